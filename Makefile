@@ -1,0 +1,159 @@
+# tschunk: GNU Makefile. Honours CC CFLAGS CPPFLAGS LDFLAGS PREFIX DESTDIR.
+# Every output goes under build/<flavour>/.
+
+VERSION_MAJOR := 0
+VERSION := 0.1.0
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+CLANG ?= clang
+FUZZ_SECONDS ?= 30
+
+WARN := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wundef \
+        -Wcast-qual -Wcast-align -Wvla -Wformat=2 -Wconversion -Wno-sign-conversion -Wfloat-equal
+# Criterion's assertion macros trip these two; test code only.
+TEST_WARN := $(filter-out -Wconversion -Wfloat-equal -Wmissing-prototypes,$(WARN))
+WERROR ?=
+BASE_CFLAGS := -std=c11 $(WARN) $(WERROR) -Iinclude -MMD -MP
+LIB_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden
+
+BUILD ?= build/release
+LIB_SRC := $(sort $(wildcard lib/*/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+STATIC := $(BUILD)/libtschunk.a
+SHARED := $(BUILD)/libtschunk.so.$(VERSION)
+SONAME := libtschunk.so.$(VERSION_MAJOR)
+PCFILE := $(BUILD)/libtschunk.pc
+CLI := $(BUILD)/tschunk
+CLI_SRC := $(sort $(wildcard tools/*.c))
+TEST_SRC := $(sort $(wildcard tests/test_*.c))
+TEST_BIN := $(BUILD)/tests/run_tests
+FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
+FUZZ_NAMES := $(FUZZ_SRC:fuzz/%.c=%)
+REPLAY_BINS := $(FUZZ_NAMES:%=$(BUILD)/replay/%)
+BENCH_BIN := $(BUILD)/bench/bench
+
+.PHONY: all lib cli deps test test-run asan bench fuzz fuzz-run fuzz-replay install uninstall \
+        check-install check-symbols demo readme-example clean
+
+all: lib cli
+
+lib: $(STATIC) $(BUILD)/libtschunk.so $(PCFILE)
+cli: $(CLI)
+
+deps:
+	@sh scripts/deps.sh
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(STATIC): $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(SHARED): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) $(LDFLAGS) -o $@ $^
+
+$(BUILD)/libtschunk.so: $(SHARED)
+	ln -sf libtschunk.so.$(VERSION) $(BUILD)/$(SONAME)
+	ln -sf libtschunk.so.$(VERSION) $@
+
+$(PCFILE): Makefile
+	@mkdir -p $(dir $@)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
+	  'Name: libtschunk' 'Description: time-series chunk codec (Gorilla-style) with DDSketch summaries' \
+	  'Version: $(VERSION)' 'Libs: -L$${libdir} -ltschunk' 'Libs.private: -lm' \
+	  'Cflags: -I$${includedir}' > $@
+
+$(CLI): $(CLI_SRC) $(STATIC) include/tschunk.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Itools $(CLI_SRC) $(STATIC) $(LDFLAGS) -lm -o $@
+
+# ---- tests ---------------------------------------------------------------
+$(TEST_BIN): $(TEST_SRC) tests/test_util.h $(STATIC) fuzz/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(TEST_WARN) $(WERROR) -Iinclude -Ilib $(CPPFLAGS) $(CFLAGS) $(TEST_SRC) $(STATIC) \
+	  $(LDFLAGS) -lcriterion -lm -o $@
+
+$(BUILD)/replay/%: fuzz/%.c fuzz/standalone_main.c fuzz/harness.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) $< fuzz/standalone_main.c $(STATIC) $(LDFLAGS) -lm -o $@
+
+fuzz-replay: $(REPLAY_BINS)
+	@for t in $(FUZZ_NAMES); do \
+	  $(BUILD)/replay/$$t fuzz/corpus/$$t || exit 1; done
+
+readme-example: $(STATIC)
+	@mkdir -p $(BUILD)/example
+	sh scripts/readme-example.sh README.md > $(BUILD)/example/example.c
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(BUILD)/example/example.c $(STATIC) $(LDFLAGS) -lm \
+	  -o $(BUILD)/example/example
+	$(BUILD)/example/example > /dev/null
+
+test: deps
+	@$(MAKE) --no-print-directory test-run
+
+test-run: all $(TEST_BIN) fuzz-replay readme-example
+	TSCHUNK_REPO=$(CURDIR) $(TEST_BIN) --jobs 2
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build/asan \
+	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	  LDFLAGS="-fsanitize=address,undefined" \
+	  ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp test-run
+
+# ---- benchmarks ----------------------------------------------------------
+$(BENCH_BIN): bench/bench.c bench/workloads.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Ibench bench/bench.c $(STATIC) $(LDFLAGS) -lm -o $@
+
+bench: $(BENCH_BIN)
+	$(BENCH_BIN) $(BENCH_ARGS)
+
+# ---- fuzzing (clang, libFuzzer) -----------------------------------------
+FUZZ_BUILD := build/fuzz
+FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+
+fuzz:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(CLANG) CFLAGS="$(FUZZ_FLAGS)" $(FUZZ_BUILD)/libtschunk.a
+	@for t in $(FUZZ_NAMES); do \
+	  $(CLANG) $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	    fuzz/$$t.c $(FUZZ_BUILD)/libtschunk.a -lm -o $(FUZZ_BUILD)/$$t || exit 1; done
+
+fuzz-run: fuzz
+	@for t in $(FUZZ_NAMES); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
+	  echo "fuzzing $$t for $(FUZZ_SECONDS) s"; \
+	  $(FUZZ_BUILD)/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t 2>&1 | tail -n 12 || exit 1; done
+
+# ---- install -------------------------------------------------------------
+install: lib
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR)
+	install -m 644 include/tschunk.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
+	ln -sf libtschunk.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf libtschunk.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libtschunk.so
+	install -m 644 $(PCFILE) $(DESTDIR)$(LIBDIR)/pkgconfig/
+	if [ -f $(CLI) ]; then install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/; fi
+
+check-install:
+	sh scripts/check-install.sh
+
+check-symbols: lib
+	sh scripts/check-symbols.sh $(STATIC)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	sh scripts/demo.sh $(CLI)
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJ:.o=.d)

@@ -1,0 +1,352 @@
+/*
+ * tschunk benchmarks: ns per push, ns per decoded sample (iterator and batch),
+ * bits per sample / timestamp / value, for 120- and 1024-sample chunks, on
+ * seeded synthetic workloads and on every dataset in ../shared/datasets.
+ * Each figure is the median of REPS repetitions. Never asserts a time.
+ *
+ *   bench [--quick] [--reps N] [--datasets DIR] [--only NAME] [--chunk N]
+ *         [--phase append|iter|batch]   (one phase only, for callgrind)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tschunk.h"
+#include "workloads.h"
+
+#define MAX_SERIES 64
+
+typedef struct {
+    int reps;
+    int quick;
+    const char *datasets;
+    const char *only;
+    size_t chunk;
+    const char *phase;
+} bench_opts;
+
+/* A workload cut into chunks: [start, start+len) ranges and their encoded bytes. */
+typedef struct {
+    const wl_series *s;
+    size_t per_chunk;
+    size_t nchunks;
+    size_t *start, *len, *offset, *size;
+    unsigned char *bytes;
+    size_t cap;
+} chunked;
+
+typedef struct {
+    double push_ns, iter_ns, batch_ns;
+    double bits_sample, bits_ts, bits_value;
+    size_t samples;
+} result;
+
+static volatile uint64_t sink;
+
+static double now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Cut where timestamps go backwards (as the CLI does) or at per_chunk samples. */
+static void chunk_plan(chunked *c, const wl_series *s, size_t per_chunk)
+{
+    memset(c, 0, sizeof(*c));
+    c->s = s;
+    c->per_chunk = per_chunk;
+    size_t max_chunks = s->n + 1;
+    c->start = malloc(max_chunks * sizeof(size_t));
+    c->len = malloc(max_chunks * sizeof(size_t));
+    c->offset = malloc(max_chunks * sizeof(size_t));
+    c->size = malloc(max_chunks * sizeof(size_t));
+    for (size_t i = 0; i < s->n;) {
+        size_t n = 1;
+        while (i + n < s->n && n < per_chunk && s->ts[i + n] >= s->ts[i + n - 1]) n++;
+        c->start[c->nchunks] = i;
+        c->len[c->nchunks++] = n;
+        c->cap += TSCHUNK_BOUND(n);
+        i += n;
+    }
+    c->bytes = malloc(c->cap);
+}
+
+static void chunked_free(chunked *c)
+{
+    free(c->start);
+    free(c->len);
+    free(c->offset);
+    free(c->size);
+    free(c->bytes);
+}
+
+static size_t encode_all(chunked *c)
+{
+    size_t off = 0, total = 0;
+    for (size_t k = 0; k < c->nchunks; k++) {
+        tschunk_encoder enc;
+        size_t bound = TSCHUNK_BOUND(c->len[k]);
+        tschunk_encoder_init(&enc, c->bytes + off, bound, NULL);
+        const int64_t *ts = c->s->ts + c->start[k];
+        const uint64_t *bits = c->s->bits + c->start[k];
+        for (size_t i = 0; i < c->len[k]; i++) tschunk_append_bits(&enc, ts[i], bits[i]);
+        c->offset[k] = off;
+        c->size[k] = tschunk_encoder_finish(&enc);
+        total += c->size[k];
+        off += bound;
+    }
+    return total;
+}
+
+static void decode_iter(const chunked *c)
+{
+    uint64_t acc = 0;
+    for (size_t k = 0; k < c->nchunks; k++) {
+        tschunk_iter it;
+        tschunk_iter_init(&it, c->bytes + c->offset[k], c->size[k]);
+        int64_t ts;
+        uint64_t bits;
+        while (tschunk_iter_next_bits(&it, &ts, &bits) == 1) acc += bits ^ (uint64_t)ts;
+    }
+    sink = acc;
+}
+
+static void decode_batch(const chunked *c, int64_t *ts, double *vals)
+{
+    uint64_t acc = 0;
+    for (size_t k = 0; k < c->nchunks; k++) {
+        size_t n = tschunk_decode(c->bytes + c->offset[k], c->size[k], ts, vals, TSCHUNK_MAX_SAMPLES);
+        acc += (uint64_t)ts[n - 1];
+    }
+    sink = acc;
+}
+
+static void sizes(const chunked *c, result *r)
+{
+    uint64_t bytes = 0, ts_bytes = 0, value_bytes = 0;
+    for (size_t k = 0; k < c->nchunks; k++) {
+        tschunk_chunk_info info;
+        tschunk_chunk_info_get(c->bytes + c->offset[k], c->size[k], &info);
+        bytes += c->size[k];
+        ts_bytes += info.ts_header_bytes + info.ts_bytes;
+        value_bytes += 8 + info.value_bytes;
+    }
+    double n = (double)c->s->n;
+    r->bits_sample = (double)bytes * 8 / n;
+    r->bits_ts = (double)ts_bytes * 8 / n;
+    r->bits_value = (double)value_bytes * 8 / n;
+}
+
+static int phase_on(const bench_opts *o, const char *p) { return !o->phase || !strcmp(o->phase, p); }
+
+static result run(const wl_series *s, size_t per_chunk, const bench_opts *o)
+{
+    chunked c;
+    chunk_plan(&c, s, per_chunk);
+    result r = {0};
+    r.samples = s->n;
+    int64_t *ts = malloc(TSCHUNK_MAX_SAMPLES * sizeof *ts);
+    double *vals = malloc(TSCHUNK_MAX_SAMPLES * sizeof *vals);
+    double *t = malloc((size_t)o->reps * sizeof *t);
+    encode_all(&c); /* warm-up, and the bytes the decoders read */
+    if (phase_on(o, "append")) {
+        for (int i = 0; i < o->reps; i++) {
+            double t0 = now_ns();
+            encode_all(&c);
+            t[i] = (now_ns() - t0) / (double)s->n;
+        }
+        r.push_ns = median(t, o->reps);
+    }
+    if (phase_on(o, "iter")) {
+        for (int i = 0; i < o->reps; i++) {
+            double t0 = now_ns();
+            decode_iter(&c);
+            t[i] = (now_ns() - t0) / (double)s->n;
+        }
+        r.iter_ns = median(t, o->reps);
+    }
+    if (phase_on(o, "batch")) {
+        for (int i = 0; i < o->reps; i++) {
+            double t0 = now_ns();
+            decode_batch(&c, ts, vals);
+            t[i] = (now_ns() - t0) / (double)s->n;
+        }
+        r.batch_ns = median(t, o->reps);
+    }
+    sizes(&c, &r);
+    free(t);
+    free(ts);
+    free(vals);
+    chunked_free(&c);
+    return r;
+}
+
+/* Prometheus 3.14 XOR, ../shared/specs/prometheus-xor.md: bytes/sample, append ns, decode ns. */
+typedef struct {
+    const char *name;
+    double bytes120, append120, decode120, bytes1024;
+} prom_ref;
+
+static const prom_ref prom_refs[] = {
+    {"const-regular", 0.400, 9.7, 5.1, 0.268},  {"const-jitter", 2.160, 13.2, 11.4, 2.053},
+    {"counter", 4.031, 52.8, 18.5, 4.139},      {"gauge-2dp", 8.478, 60.4, 20.4, 8.626},
+    {"random", 9.323, 42.6, 20.9, 9.625},       {"real: value-only (23 files)", 5.80, 44.3, 13.8, 0},
+    {"real: timestamped (15 files)", 6.11, 41.4, 14.4, 0},
+};
+
+static const prom_ref *prom_for(const char *name)
+{
+    for (size_t i = 0; i < sizeof prom_refs / sizeof prom_refs[0]; i++)
+        if (!strcmp(prom_refs[i].name, name)) return &prom_refs[i];
+    return NULL;
+}
+
+static void print_header(void)
+{
+    printf("| workload | chunk | samples | push ns | iter ns/sample | batch ns/sample | bits/sample | bits/ts | "
+           "bits/value | bytes/sample | Prom XOR bytes/sample | vs Prom |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+}
+
+static void print_row(const char *name, size_t chunk, const result *r)
+{
+    const prom_ref *p = prom_for(name);
+    double prom = p ? (chunk == 120 ? p->bytes120 : p->bytes1024) : 0;
+    double bps = r->bits_sample / 8;
+    printf("| %s | %zu | %zu | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f |", name, chunk, r->samples,
+           r->push_ns, r->iter_ns, r->batch_ns, r->bits_sample, r->bits_ts, r->bits_value, bps);
+    if (prom > 0) printf(" %.3f | %+.1f%% |\n", prom, (bps / prom - 1) * 100);
+    else printf(" | |\n");
+    fflush(stdout);
+}
+
+/* Sample-weighted mean of several results. */
+static void accumulate(result *sum, const result *r)
+{
+    double n = (double)r->samples;
+    sum->push_ns += r->push_ns * n;
+    sum->iter_ns += r->iter_ns * n;
+    sum->batch_ns += r->batch_ns * n;
+    sum->bits_sample += r->bits_sample * n;
+    sum->bits_ts += r->bits_ts * n;
+    sum->bits_value += r->bits_value * n;
+    sum->samples += r->samples;
+}
+
+static result mean_of(const result *sum)
+{
+    result m = *sum;
+    double n = sum->samples ? (double)sum->samples : 1;
+    m.push_ns /= n; m.iter_ns /= n; m.batch_ns /= n;
+    m.bits_sample /= n; m.bits_ts /= n; m.bits_value /= n;
+    return m;
+}
+
+static int wanted(const bench_opts *o, const char *name) { return !o->only || strstr(name, o->only); }
+
+static void bench_synthetic(const bench_opts *o, const size_t *chunks, int nchunks)
+{
+    size_t n = o->quick ? 12288 : 122880;
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
+        if (!wanted(o, wl_synthetic_name(kind))) continue;
+        wl_series s;
+        wl_synthetic(&s, kind, n, 42 + (uint64_t)kind);
+        for (int c = 0; c < nchunks; c++) {
+            result r = run(&s, chunks[c], o);
+            print_row(s.name, chunks[c], &r);
+        }
+        wl_free(&s);
+    }
+}
+
+static void bench_datasets(const bench_opts *o, const size_t *chunks, int nchunks)
+{
+    static char paths[MAX_SERIES][512];
+    size_t nfiles = wl_list_datasets(o->datasets, paths, MAX_SERIES);
+    if (nfiles == 0) {
+        printf("\n(no datasets at %s: dataset rows skipped)\n", o->datasets);
+        return;
+    }
+    printf("\nDatasets from %s (%zu files; value-only files get regular timestamps):\n\n", o->datasets, nfiles);
+    print_header();
+    for (int c = 0; c < nchunks; c++) {
+        result value_only = {0}, stamped = {0};
+        size_t nvo = 0, nst = 0;
+        for (size_t f = 0; f < nfiles; f++) {
+            wl_series s[8];
+            size_t k = wl_load_dataset(paths[f], s, 8);
+            int timestamped = strstr(paths[f], "/nab/") || strstr(paths[f], "/ett/") || strstr(paths[f], "/brew/");
+            result file_sum = {0};
+            for (size_t j = 0; j < k; j++) {
+                if (wanted(o, s[j].name) && s[j].n > 1) {
+                    result r = run(&s[j], chunks[c], o);
+                    accumulate(&file_sum, &r);
+                }
+                wl_free(&s[j]);
+            }
+            if (!file_sum.samples) continue;
+            result m = mean_of(&file_sum);
+            const char *base = strrchr(paths[f], '/');
+            char name[128];
+            snprintf(name, sizeof name, "%.100s", base ? base + 1 : paths[f]);
+            char *dot = strchr(name, '.');
+            if (dot) *dot = 0;
+            print_row(name, chunks[c], &m);
+            accumulate(timestamped ? &stamped : &value_only, &m);
+            *(timestamped ? &nst : &nvo) += 1;
+        }
+        /* Group rows: mean over files (each file weighs the same, as in the Prometheus figures). */
+        result g;
+        char label[64];
+        if (nvo) {
+            g = value_only;
+            snprintf(label, sizeof label, "real: value-only (%zu files)", nvo);
+            result m = mean_of(&g);
+            print_row(label, chunks[c], &m);
+        }
+        if (nst) {
+            snprintf(label, sizeof label, "real: timestamped (%zu files)", nst);
+            result m = mean_of(&stamped);
+            print_row(label, chunks[c], &m);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    bench_opts o = {7, 0, "../shared/datasets", NULL, 0, NULL};
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick")) { o.quick = 1; o.reps = 5; }
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) o.reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--datasets") && i + 1 < argc) o.datasets = argv[++i];
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) o.only = argv[++i];
+        else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) o.chunk = (size_t)atol(argv[++i]);
+        else if (!strcmp(argv[i], "--phase") && i + 1 < argc) o.phase = argv[++i];
+        else { fprintf(stderr, "bench: unknown argument %s\n", argv[i]); return 2; }
+    }
+    if (o.reps < 1) o.reps = 1;
+    size_t chunks[2] = {120, 1024};
+    int nchunks = 2;
+    if (o.chunk) { chunks[0] = o.chunk; nchunks = 1; }
+    printf("tschunk %s bench: median of %d repetitions%s\n\n", tschunk_version_string(), o.reps,
+           o.quick ? " (quick)" : "");
+    print_header();
+    bench_synthetic(&o, chunks, nchunks);
+    if (!o.quick) bench_datasets(&o, chunks, nchunks);
+    return 0;
+}

@@ -1,0 +1,304 @@
+/*
+ * tschunk: compress (int64 timestamp, float64 value) samples into chunks.
+ *
+ * The one public header. Every function documents what it does, what it
+ * returns and its error cases.
+ *
+ * Error convention (as zstd): functions that can fail return a size_t. A
+ * result for which tschunk_is_error() is true is an error; its code is
+ * tschunk_get_error_code(result) and its name tschunk_error_name(result).
+ * Otherwise the result is the documented count or size (0 where the function
+ * only reports success). The library never prints, never aborts on input and
+ * keeps no global mutable state.
+ *
+ * Thread safety: an encoder or an iterator belongs to one thread at a time.
+ * Distinct objects may be used from distinct threads freely. Chunk bytes are
+ * only read by iterators, so any number of iterators may read one chunk
+ * concurrently.
+ *
+ * Endianness: every multi-byte field of the format is little-endian on every
+ * host; the bit streams are written most-significant-bit first (README,
+ * "Format"). Chunks written on any host read on any other.
+ */
+#ifndef TSCHUNK_H
+#define TSCHUNK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#  define TSCHUNK_API
+#elif defined(__GNUC__) && (__GNUC__ >= 4)
+#  define TSCHUNK_API __attribute__((visibility("default")))
+#else
+#  define TSCHUNK_API
+#endif
+
+#define TSCHUNK_VERSION_MAJOR 0
+#define TSCHUNK_VERSION_MINOR 1
+#define TSCHUNK_VERSION_PATCH 0
+#define TSCHUNK_VERSION_NUMBER \
+    (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
+#define TSCHUNK_VERSION_STRING "0.1.0"
+
+/** @return TSCHUNK_VERSION_NUMBER of the library actually linked. */
+TSCHUNK_API unsigned tschunk_version_number(void);
+/** @return TSCHUNK_VERSION_STRING of the library actually linked. */
+TSCHUNK_API const char *tschunk_version_string(void);
+
+/* ------------------------------------------------------------------------
+ * Errors. The numeric values are pinned: they never change meaning.
+ * ---------------------------------------------------------------------- */
+typedef enum {
+    TSCHUNK_OK = 0,
+    TSCHUNK_ERROR_GENERIC = 1,
+    TSCHUNK_ERROR_DST_TOO_SMALL = 2,     /* caller's buffer cannot hold the result */
+    TSCHUNK_ERROR_CHUNK_FULL = 3,        /* configured max_samples or max_bytes reached */
+    TSCHUNK_ERROR_OUT_OF_ORDER = 4,      /* timestamp earlier than the previous one */
+    TSCHUNK_ERROR_TRUNCATED = 5,         /* input ends before the data it declares */
+    TSCHUNK_ERROR_BAD_MAGIC = 6,         /* not a tschunk chunk */
+    TSCHUNK_ERROR_BAD_VERSION = 7,       /* format version newer than this library */
+    TSCHUNK_ERROR_BAD_CODEC = 8,         /* codec id unknown to this library */
+    TSCHUNK_ERROR_RESERVED_BITS = 9,     /* a reserved bit or padding bit is set */
+    TSCHUNK_ERROR_CORRUPT = 10,          /* fields contradict each other */
+    TSCHUNK_ERROR_BAD_PARAMETER = 11,    /* NULL pointer, option out of range */
+    TSCHUNK_ERROR_STAGE = 12,            /* call not valid in the object's current stage */
+    TSCHUNK_ERROR_TOO_MANY_SAMPLES = 13, /* more samples than TSCHUNK_MAX_SAMPLES */
+    TSCHUNK_ERROR_MAX_CODE = 14
+} tschunk_error_code;
+
+/** @return non-zero when `result` is an error code rather than a count or size. */
+TSCHUNK_API unsigned tschunk_is_error(size_t result);
+/** @return the error code carried by `result`, TSCHUNK_OK when it is not an error. */
+TSCHUNK_API tschunk_error_code tschunk_get_error_code(size_t result);
+/** @return a readable, static name for the error carried by `result` ("no error" otherwise). */
+TSCHUNK_API const char *tschunk_error_name(size_t result);
+/** @return a readable, static name for `code` ("unknown error" for unknown values). */
+TSCHUNK_API const char *tschunk_error_string(tschunk_error_code code);
+
+/* ------------------------------------------------------------------------
+ * Limits and codecs.
+ * ---------------------------------------------------------------------- */
+/** Most samples one chunk holds (the count is at most 3 varint bytes). */
+#define TSCHUNK_MAX_SAMPLES 65535u
+
+/** Codec ids, stored in every chunk header. */
+#define TSCHUNK_CODEC_GORILLA 1u
+
+/** Largest chunk header, in bytes. */
+#define TSCHUNK_HEADER_MAX 40u
+
+/** Working room the encoder needs beyond the chunk it builds (the header it
+ *  reserves in front plus 8 bytes of store slack behind each bit stream). */
+#define TSCHUNK_ENCODER_OVERHEAD (TSCHUNK_HEADER_MAX + 16u)
+
+/**
+ * Buffer size that always holds a chunk of n samples, working room included.
+ * Worst case per sample after the first: 68 timestamp bits + 77 value bits.
+ * Exact for n <= TSCHUNK_MAX_SAMPLES; usable in constant expressions.
+ */
+#define TSCHUNK_BOUND(n) \
+    ((size_t)TSCHUNK_ENCODER_OVERHEAD + (((size_t)(n) * 145u + 7u) / 8u) + 2u)
+
+/** Function twin of TSCHUNK_BOUND. @return 0 when n > TSCHUNK_MAX_SAMPLES. */
+TSCHUNK_API size_t tschunk_bound(size_t n);
+
+/* ------------------------------------------------------------------------
+ * Appending encoder.
+ * ---------------------------------------------------------------------- */
+typedef struct {
+    uint32_t codec;       /* 0 or TSCHUNK_CODEC_GORILLA */
+    uint32_t max_samples; /* 0 means TSCHUNK_MAX_SAMPLES */
+    uint32_t max_bytes;   /* largest finished chunk, 0 means only the capacity limits it */
+    uint32_t reserved;    /* must be 0 */
+} tschunk_encoder_options;
+
+/* One bit stream being written: 64-bit accumulator holding the bits of the
+ * partial byte at `base + (bit_count >> 3)`, which is also in memory. */
+typedef struct {
+    uint8_t *base;
+    uint64_t bit_count;
+    uint64_t partial;
+    uint64_t bit_limit;
+} tschunk_bit_writer;
+
+/**
+ * Encoder state. Caller-allocated (the stack is fine); its fields are private
+ * and may change in any release: use it only through the functions below.
+ */
+typedef struct {
+    tschunk_bit_writer ts_out;   /* delta-of-delta stream */
+    tschunk_bit_writer val_out;  /* XOR stream */
+    int64_t prev_ts;
+    uint64_t prev_delta;
+    uint64_t prev_bits;
+    uint64_t budget_bits;        /* bits both streams may hold within the byte limit */
+    uint32_t count;
+    uint32_t max_samples;
+    uint8_t window_lead;         /* leading zeros of the current XOR window */
+    uint8_t window_trail;        /* trailing zeros of the current XOR window */
+    uint8_t window_open;
+    uint8_t stage;
+    uint32_t codec;
+    int64_t first_ts;
+    uint64_t first_bits;
+    uint64_t first_delta;
+    uint8_t *dst;
+    size_t capacity;
+    size_t byte_limit;           /* max_bytes, 0 when unlimited */
+} tschunk_encoder;
+
+/**
+ * Start a chunk in caller memory `dst` of `capacity` bytes. Nothing is
+ * allocated, now or later; `dst` must stay valid until finish.
+ * @param opts NULL for defaults.
+ * @return 0, or an error: BAD_PARAMETER (NULL pointers, unknown codec, option
+ *         out of range), DST_TOO_SMALL (capacity < TSCHUNK_BOUND(1)).
+ */
+TSCHUNK_API size_t tschunk_encoder_init(tschunk_encoder *enc, void *dst, size_t capacity,
+                                        const tschunk_encoder_options *opts);
+
+/**
+ * Append one sample. Transactional: on error nothing changes, neither the
+ * encoder nor a single byte of `dst`. Timestamps must not decrease; equal
+ * timestamps are allowed and kept in append order. Values are stored as their
+ * exact 64-bit pattern (NaN payloads, -0.0, infinities survive).
+ * @return 0, or an error: OUT_OF_ORDER (ts < previous ts), CHUNK_FULL
+ *         (max_samples or max_bytes would be exceeded), DST_TOO_SMALL (the
+ *         buffer cannot hold it), STAGE (encoder finished or not initialised).
+ */
+TSCHUNK_API size_t tschunk_append(tschunk_encoder *enc, int64_t ts, double value);
+
+/** As tschunk_append, with the value given as its IEEE-754 bit pattern. */
+TSCHUNK_API size_t tschunk_append_bits(tschunk_encoder *enc, int64_t ts, uint64_t value_bits);
+
+/** @return the number of samples appended so far. */
+TSCHUNK_API size_t tschunk_encoder_count(const tschunk_encoder *enc);
+
+/**
+ * Lay the chunk out at the start of `dst` and end the encoder. The chunk is
+ * then the first `result` bytes of `dst`.
+ * @return the chunk size in bytes, or STAGE if already finished.
+ */
+TSCHUNK_API size_t tschunk_encoder_finish(tschunk_encoder *enc);
+
+/**
+ * One-shot encode of n samples into dst.
+ * @return the chunk size, or an error as tschunk_append reports it for the
+ *         first sample that fails, or TOO_MANY_SAMPLES.
+ */
+TSCHUNK_API size_t tschunk_encode(void *dst, size_t capacity, const int64_t *ts,
+                                  const double *values, size_t n,
+                                  const tschunk_encoder_options *opts);
+
+/* ------------------------------------------------------------------------
+ * Reading chunks.
+ * ---------------------------------------------------------------------- */
+#define TSCHUNK_FLAG_TS_CONST 0x01u  /* every delta equals the first: no timestamp stream */
+#define TSCHUNK_FLAG_VAL_CONST 0x02u /* every value equals the first: no value stream */
+
+typedef struct {
+    uint32_t version;       /* format version of the chunk */
+    uint32_t codec;         /* TSCHUNK_CODEC_* */
+    uint32_t flags;         /* TSCHUNK_FLAG_* */
+    uint32_t count;         /* samples */
+    int64_t first_ts;       /* valid when count >= 1 */
+    uint64_t first_bits;    /* value bits of the first sample, valid when count >= 1 */
+    uint64_t first_delta;   /* ts[1] - ts[0], valid when count >= 2 */
+    size_t header_bytes;    /* bytes before the first stream */
+    size_t ts_header_bytes; /* bytes of the header spent on the first timestamp and delta */
+    size_t value_bytes;     /* bytes of the value stream */
+    size_t ts_bytes;        /* bytes of the timestamp stream */
+    size_t total_bytes;     /* whole chunk */
+} tschunk_chunk_info;
+
+/**
+ * Read a chunk's header without decoding samples. Checks magic, version,
+ * codec, reserved bits, that the declared stream sizes add up to `size` and
+ * that the declared count is possible for those sizes.
+ * @return 0 or an error (TRUNCATED, BAD_MAGIC, BAD_VERSION, BAD_CODEC,
+ *         RESERVED_BITS, CORRUPT, BAD_PARAMETER).
+ */
+TSCHUNK_API size_t tschunk_chunk_info_get(const void *chunk, size_t size, tschunk_chunk_info *info);
+
+/** Same checks as tschunk_chunk_info_get, without the result. @return 0 or an error. */
+TSCHUNK_API size_t tschunk_validate(const void *chunk, size_t size);
+
+/* One bit stream being read. */
+typedef struct {
+    const uint8_t *base;
+    uint64_t bit_pos;
+    uint64_t bit_len;
+    size_t byte_len;
+} tschunk_bit_reader;
+
+/**
+ * Iterator state. Caller-allocated, borrows the chunk bytes (which must stay
+ * valid and unchanged while it is used); its fields are private.
+ */
+typedef struct {
+    tschunk_bit_reader ts_in;
+    tschunk_bit_reader val_in;
+    int64_t ts;              /* last sample produced */
+    uint64_t delta;
+    uint64_t bits;
+    uint32_t index;          /* samples produced so far */
+    uint32_t count;
+    uint8_t window_lead;
+    uint8_t window_width;
+    uint8_t flags;
+    uint8_t pending;         /* seek left the current sample to be returned by next */
+    uint32_t error;          /* sticky error code, 0 when none */
+    const uint8_t *chunk;
+    size_t size;
+    int64_t first_ts;
+    uint64_t first_bits;
+    uint64_t first_delta;
+} tschunk_iter;
+
+/**
+ * Prepare to read `chunk` (header checked as by tschunk_chunk_info_get).
+ * @return 0 or an error.
+ */
+TSCHUNK_API size_t tschunk_iter_init(tschunk_iter *it, const void *chunk, size_t size);
+
+/**
+ * Produce the next sample.
+ * @return 1 with *ts and *value set, 0 at the end of the chunk, or an error
+ *         (TRUNCATED or CORRUPT for damaged bytes; sticky).
+ */
+TSCHUNK_API size_t tschunk_iter_next(tschunk_iter *it, int64_t *ts, double *value);
+
+/** As tschunk_iter_next, with the value as its bit pattern. */
+TSCHUNK_API size_t tschunk_iter_next_bits(tschunk_iter *it, int64_t *ts, uint64_t *value_bits);
+
+/**
+ * Position on the first sample with timestamp >= t; the next call to
+ * tschunk_iter_next returns it. Seeking backwards restarts from the start.
+ * @return 1 when such a sample exists, 0 when none does, or an error.
+ */
+TSCHUNK_API size_t tschunk_iter_seek(tschunk_iter *it, int64_t t);
+
+/**
+ * Decode up to `capacity` samples into caller arrays (either may be NULL to
+ * skip it). Values are written as doubles carrying the exact bit patterns.
+ * @return the number of samples written (0 at the end), or an error.
+ */
+TSCHUNK_API size_t tschunk_iter_read(tschunk_iter *it, int64_t *ts, double *values, size_t capacity);
+
+/**
+ * Decode a whole chunk into caller arrays of `capacity` entries.
+ * @return the number of samples, DST_TOO_SMALL when capacity is short, or an error.
+ */
+TSCHUNK_API size_t tschunk_decode(const void *chunk, size_t size, int64_t *ts, double *values,
+                                  size_t capacity);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TSCHUNK_H */

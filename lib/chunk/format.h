@@ -1,0 +1,58 @@
+/*
+ * Chunk format v1 constants shared by the encoder and the decoder. The byte
+ * layout is specified once, in README.md ("Chunk format v1"); this header
+ * only names its numbers.
+ */
+#ifndef TSCHUNK_CHUNK_FORMAT_H
+#define TSCHUNK_CHUNK_FORMAT_H
+
+#include "../common/common.h"
+
+#define TSC_MAGIC 0x54u /* 'T' */
+#define TSC_FORMAT_VERSION 1u
+#define TSC_FLAGS_KNOWN (TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST)
+
+/*
+ * Delta-of-delta buckets (measured: README "Timestamp buckets").
+ *   `0`              dod == 0
+ *   `10`   + 5 bits  [-16, 15]
+ *   `110`  + 8 bits  [-128, 127]
+ *   `1110` + 16 bits [-32768, 32767]
+ *   `1111` + 64 bits anything (two's complement of the wrapping difference)
+ * Payloads are two's complement. A bucket is picked by the signed bit width
+ * of the dod, so the smallest bucket that holds it is always used.
+ */
+#define TSC_DOD_BUCKETS 5
+#define TSC_DOD_ESCAPE 4
+
+typedef struct {
+    uint8_t prefix;      /* prefix code, prefix_len bits */
+    uint8_t prefix_len;
+    uint8_t payload_len;
+} tsc_dod_bucket;
+
+static const tsc_dod_bucket tsc_dod_table[TSC_DOD_BUCKETS] = {
+    {0x0, 1, 0}, {0x2, 2, 5}, {0x6, 3, 8}, {0xe, 4, 16}, {0xf, 4, 64},
+};
+
+/* XOR value field: `0` same value; `10` + window bits; `11` + 5-bit leading
+ * zeros (clamped to 31) + 6-bit (significant bits - 1) + significant bits. */
+#define TSC_LEAD_MAX 31u
+
+/*
+ * Window reset (metrictank's rule, measured: README): a value that fits the
+ * current window still opens a new one when the window is this many bits or
+ * more wider than the value needs.
+ */
+#define TSC_WINDOW_RESET_BITS 22u
+
+/* Decoded header, as tschunk_chunk_info plus stream positions. */
+typedef struct {
+    tschunk_chunk_info info;
+    size_t value_offset;
+    size_t ts_offset;
+} tsc_chunk_header;
+
+size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h);
+
+#endif

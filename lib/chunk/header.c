@@ -1,0 +1,111 @@
+/* Chunk header: parse and check without decoding samples (info, validate). */
+#include "format.h"
+
+/* Reads one uvarint at *pos; TRUNCATED when the bytes end inside it. */
+static size_t read_uvarint(const uint8_t *src, size_t size, size_t *pos, uint64_t *out)
+{
+    size_t n = tsc_get_uvarint(src + *pos, size - *pos, out);
+    if (n == 0) {
+        size_t i = *pos;
+        while (i < size && i - *pos < 10 && (src[i] & 0x80)) i++;
+        return i == size ? TSC_ERROR(TRUNCATED) : TSC_ERROR(CORRUPT);
+    }
+    *pos += n;
+    return 0;
+}
+
+static size_t bytes_for_bits(uint64_t bits) { return (size_t)((bits + 7) / 8); }
+
+/* Stream sizes possible for `fields` fields of 1 to `max_bits` bits each. */
+static int stream_size_ok(size_t bytes, uint64_t fields, unsigned max_bits)
+{
+    return bytes >= bytes_for_bits(fields) && bytes <= bytes_for_bits(fields * max_bits);
+}
+
+static size_t parse_samples(const uint8_t *src, size_t size, size_t pos, tsc_chunk_header *h)
+{
+    tschunk_chunk_info *info = &h->info;
+    uint64_t v;
+    size_t ts_start = pos;
+    size_t err = read_uvarint(src, size, &pos, &v);
+    if (err) return err;
+    info->first_ts = tsc_unzigzag(v);
+    info->ts_header_bytes = pos - ts_start;
+    if (size - pos < 8) return TSC_ERROR(TRUNCATED);
+    info->first_bits = tsc_load64_le(src + pos);
+    pos += 8;
+    if (info->count == 1) {
+        if (info->flags) return TSC_ERROR(CORRUPT);
+        info->header_bytes = pos;
+        return pos == size ? 0 : TSC_ERROR(CORRUPT);
+    }
+    ts_start = pos;
+    if ((err = read_uvarint(src, size, &pos, &info->first_delta))) return err;
+    /* ts[1] must be a representable int64 at or after ts[0]. */
+    if (info->first_delta > (uint64_t)INT64_MAX - (uint64_t)info->first_ts) return TSC_ERROR(CORRUPT);
+    info->ts_header_bytes += pos - ts_start;
+    if (info->count == 2 && !(info->flags & TSCHUNK_FLAG_TS_CONST)) return TSC_ERROR(CORRUPT);
+    uint64_t vbytes = 0;
+    if (!(info->flags & TSCHUNK_FLAG_VAL_CONST)) {
+        if ((err = read_uvarint(src, size, &pos, &vbytes))) return err;
+        if (!stream_size_ok((size_t)vbytes, info->count - 1, 77)) return TSC_ERROR(CORRUPT);
+    }
+    if (vbytes > size - pos) return TSC_ERROR(TRUNCATED);
+    size_t tbytes = size - pos - (size_t)vbytes;
+    if (info->flags & TSCHUNK_FLAG_TS_CONST) {
+        if (tbytes) return TSC_ERROR(CORRUPT);
+    } else {
+        if (tbytes == 0) return TSC_ERROR(TRUNCATED);
+        if (!stream_size_ok(tbytes, info->count - 2, 68)) return TSC_ERROR(CORRUPT);
+    }
+    info->header_bytes = pos;
+    info->value_bytes = (size_t)vbytes;
+    info->ts_bytes = tbytes;
+    h->value_offset = pos;
+    h->ts_offset = pos + (size_t)vbytes;
+    return 0;
+}
+
+size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h)
+{
+    memset(h, 0, sizeof(*h));
+    tschunk_chunk_info *info = &h->info;
+    if (size < 4) return size && src[0] != TSC_MAGIC ? TSC_ERROR(BAD_MAGIC) : TSC_ERROR(TRUNCATED);
+    if (src[0] != TSC_MAGIC) return TSC_ERROR(BAD_MAGIC);
+    info->version = src[1] >> 4;
+    info->codec = src[1] & 0x0f;
+    info->flags = src[2];
+    info->total_bytes = size;
+    if (info->version == 0 || info->version > TSC_FORMAT_VERSION) return TSC_ERROR(BAD_VERSION);
+    if (info->codec != TSCHUNK_CODEC_GORILLA) return TSC_ERROR(BAD_CODEC);
+    if (info->flags & ~TSC_FLAGS_KNOWN) return TSC_ERROR(RESERVED_BITS);
+    size_t pos = 3;
+    uint64_t count;
+    size_t err = read_uvarint(src, size, &pos, &count);
+    if (err) return err;
+    if (count > TSCHUNK_MAX_SAMPLES) return TSC_ERROR(CORRUPT);
+    info->count = (uint32_t)count;
+    info->header_bytes = pos;
+    if (count == 0) {
+        if (info->flags) return TSC_ERROR(CORRUPT);
+        return pos == size ? 0 : TSC_ERROR(CORRUPT);
+    }
+    return parse_samples(src, size, pos, h);
+}
+
+size_t tschunk_chunk_info_get(const void *chunk, size_t size, tschunk_chunk_info *info)
+{
+    if (!chunk || !info) return TSC_ERROR(BAD_PARAMETER);
+    tsc_chunk_header h;
+    size_t err = tsc_chunk_parse((const uint8_t *)chunk, size, &h);
+    if (err) return err;
+    *info = h.info;
+    return 0;
+}
+
+size_t tschunk_validate(const void *chunk, size_t size)
+{
+    if (!chunk) return TSC_ERROR(BAD_PARAMETER);
+    tsc_chunk_header h;
+    return tsc_chunk_parse((const uint8_t *)chunk, size, &h);
+}

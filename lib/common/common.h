@@ -1,0 +1,94 @@
+/* Internal: compiler macros, byte-order helpers, varints, error returns. */
+#ifndef TSCHUNK_COMMON_H
+#define TSCHUNK_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tschunk.h"
+
+#if defined(__GNUC__)
+#  define TSC_LIKELY(x) __builtin_expect(!!(x), 1)
+#  define TSC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#  define TSC_INLINE static inline __attribute__((always_inline))
+#else
+#  define TSC_LIKELY(x) (x)
+#  define TSC_UNLIKELY(x) (x)
+#  define TSC_INLINE static inline
+#endif
+
+/* zstd-style error results: the negated code, seen as size_t. */
+#define TSC_ERROR(name) ((size_t) - (ptrdiff_t)TSCHUNK_ERROR_##name)
+#define TSC_ERROR_CODE(code) ((size_t) - (ptrdiff_t)(code))
+
+TSC_INLINE unsigned tsc_clz64(uint64_t x) { return x ? (unsigned)__builtin_clzll(x) : 64u; }
+TSC_INLINE unsigned tsc_ctz64(uint64_t x) { return x ? (unsigned)__builtin_ctzll(x) : 64u; }
+
+TSC_INLINE uint64_t tsc_load64_be(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+TSC_INLINE void tsc_store64_be(uint8_t *p, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    memcpy(p, &v, 8);
+}
+
+TSC_INLINE uint64_t tsc_load64_le(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+TSC_INLINE void tsc_store64_le(uint8_t *p, uint64_t v)
+{
+    for (unsigned i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+TSC_INLINE uint64_t tsc_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+TSC_INLINE int64_t tsc_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+/* LEB128: 7 bits per byte, least significant group first, 0x80 = more. */
+TSC_INLINE size_t tsc_uvarint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) { v >>= 7; n++; }
+    return n;
+}
+
+TSC_INLINE size_t tsc_put_uvarint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) { p[n++] = (uint8_t)(v | 0x80); v >>= 7; }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+/* @return bytes read, 0 when truncated or longer than 10 bytes / 64 bits. */
+TSC_INLINE size_t tsc_get_uvarint(const uint8_t *p, size_t avail, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < avail && i < 10; i++) {
+        uint64_t b = p[i];
+        if (i == 9 && b > 1) return 0; /* would overflow 64 bits */
+        v |= (b & 0x7f) << (7 * i);
+        if (b < 0x80) {
+            if (i > 0 && b == 0) return 0; /* non-canonical: trailing zero group */
+            *out = v;
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+#endif

@@ -1,0 +1,28 @@
+#!/bin/sh
+# make demo: compress a real dataset shipped in the repo, check the round trip, show the figures.
+set -eu
+CLI=${1:-build/release/tschunk}
+DATA=tests/data/nab_ambient_temperature_system_failure.csv.gz
+OUT=build/demo
+mkdir -p $OUT
+gzip -dc $DATA > $OUT/ambient_temperature.csv
+echo "== dataset: NAB realKnownCause/ambient_temperature_system_failure (MIT, Numenta)"
+echo "   $(wc -l < $OUT/ambient_temperature.csv) lines, $(wc -c < $OUT/ambient_temperature.csv) bytes of CSV; first lines:"
+head -3 $OUT/ambient_temperature.csv | sed 's/^/     /'
+echo
+echo "== tschunk compress (120-sample chunks, as Prometheus cuts them)"
+$CLI compress $OUT/ambient_temperature.csv -o $OUT/ambient_120.tsc --samples-per-chunk 120 --verify
+echo
+echo "== tschunk compress (default 1024-sample chunks)"
+$CLI compress $OUT/ambient_temperature.csv -o $OUT/ambient.tsc --verify
+echo
+echo "== tschunk stats"
+$CLI stats $OUT/ambient.tsc
+echo
+echo "== tschunk decompress --iso (round trip back to CSV)"
+$CLI decompress $OUT/ambient.tsc -o $OUT/roundtrip.csv --iso
+head -4 $OUT/roundtrip.csv | sed 's/^/     /'
+$CLI decompress $OUT/ambient.tsc -o $OUT/roundtrip_bits.csv --bits
+echo "   values re-read bit-for-bit: $(wc -l < $OUT/roundtrip_bits.csv) lines written"
+echo
+echo "demo ok: files in $OUT/"

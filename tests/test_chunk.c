@@ -1,0 +1,366 @@
+/* Chunk codec: round trips, API contracts, transactional append. */
+#include <stdint.h>
+
+#include "test_util.h"
+
+static const uint64_t special_bits[] = {
+    0x0000000000000000, 0x8000000000000000, /* +0.0, -0.0 */
+    0x7ff0000000000000, 0xfff0000000000000, /* +-Inf */
+    0x7ff8000000000000, 0xfff8000000000000, /* quiet NaNs */
+    0x7ff0000000000002,                     /* Prometheus stale marker */
+    0x7ff0000000000001, 0x7ff4000000000000, /* signalling NaNs */
+    0x7fffffffffffffff, 0xffffffffffffffff, /* NaN with every payload bit */
+    0x0000000000000001, 0x000fffffffffffff, /* subnormals */
+    0x8000000000000001, 0x0010000000000000, /* -min subnormal, min normal */
+    0x7fefffffffffffff, 0xffefffffffffffff, /* +-max */
+    0x3ff0000000000000, 0x3ff0000000000001, /* 1.0 and its neighbour */
+    0x5555555555555555, 0xaaaaaaaaaaaaaaaa,
+};
+
+Test(chunk, special_values_round_trip_in_every_order)
+{
+    size_t k = sizeof special_bits / sizeof special_bits[0];
+    wl_series s;
+    wl_alloc(&s, k * k * 2, "special");
+    size_t n = 0;
+    for (size_t a = 0; a < k; a++)
+        for (size_t b = 0; b < k; b++) {
+            s.ts[n] = (int64_t)n * 1000;
+            s.bits[n++] = special_bits[a];
+            s.ts[n] = (int64_t)n * 1000;
+            s.bits[n++] = special_bits[b];
+        }
+    roundtrip_series(&s, 120);
+    roundtrip_series(&s, TSCHUNK_MAX_SAMPLES);
+    wl_free(&s);
+}
+
+Test(chunk, double_api_keeps_nan_payloads)
+{
+    double v[3];
+    uint64_t b[3] = {0x7ff0000000000002, 0xfff8000000000123, 0x8000000000000000};
+    memcpy(v, b, sizeof v);
+    int64_t ts[3] = {1, 2, 3}, out_ts[3];
+    double out_v[3];
+    unsigned char buf[TSCHUNK_BOUND(3)];
+    size_t size = tschunk_encode(buf, sizeof buf, ts, v, 3, NULL);
+    cr_assert(!tschunk_is_error(size));
+    cr_assert_eq(tschunk_decode(buf, size, out_ts, out_v, 3), 3);
+    cr_assert(memcmp(out_v, b, sizeof b) == 0);
+}
+
+Test(chunk, timestamp_edges_round_trip)
+{
+    const int64_t seqs[][6] = {
+        {INT64_MIN, INT64_MIN, INT64_MIN + 1, INT64_MIN + 3, 0, INT64_MAX},
+        {INT64_MIN, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX},
+        {INT64_MAX - 5, INT64_MAX - 4, INT64_MAX - 2, INT64_MAX - 2, INT64_MAX - 1, INT64_MAX},
+        {-5, -5, -5, -5, -5, -5},
+        {0, 1, 1 << 20, (int64_t)1 << 40, (int64_t)1 << 40, ((int64_t)1 << 40) + 1},
+        {-1000, 0, 15000, 30000, 77767, 92766},
+        {0, 15, 15 + 32, 15 + 32 + 32 + 127, 300, 300 + 40000},
+    };
+    for (size_t q = 0; q < sizeof seqs / sizeof seqs[0]; q++) {
+        wl_series s;
+        wl_alloc(&s, 6, "ts-edges");
+        for (size_t i = 0; i < 6; i++) {
+            s.ts[i] = seqs[q][i];
+            s.bits[i] = wl_bits((double)i);
+        }
+        for (size_t i = 1; i < 6; i++) cr_assert(s.ts[i] >= s.ts[i - 1], "bad test sequence %zu", q);
+        roundtrip_series(&s, 6);
+        wl_free(&s);
+    }
+}
+
+Test(chunk, every_dod_bucket_edge_round_trips)
+{
+    const int64_t edges[] = {0, 1, -1, 15, -16, 16, -17, 127, -128, 128, -129,
+                             32767, -32768, 32768, -32769, INT32_MAX, INT32_MIN, (int64_t)1 << 50};
+    size_t k = sizeof edges / sizeof edges[0];
+    wl_series s;
+    wl_alloc(&s, 3 * k + 2, "dod-edges");
+    int64_t t = 0, delta = (int64_t)1 << 51;
+    size_t n = 0;
+    s.ts[n] = t; s.bits[n++] = 0;
+    for (size_t i = 0; i < k; i++)
+        for (int rep = 0; rep < 3; rep++) {
+            delta += rep == 0 ? edges[i] : 0;
+            t += delta;
+            s.ts[n] = t;
+            s.bits[n] = wl_bits((double)n);
+            n++;
+        }
+    s.n = n;
+    roundtrip_series(&s, 1000);
+    wl_free(&s);
+}
+
+/* >= 1,000,000 samples over the shapes the issue names, fixed seeds. */
+Test(chunk, property_round_trip_million_samples, .timeout = 120)
+{
+    size_t total = 0;
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
+        wl_series s;
+        wl_synthetic(&s, kind, 120000, 1000 + (uint64_t)kind);
+        roundtrip_series(&s, 120);
+        roundtrip_series(&s, 1024);
+        total += 2 * s.n;
+        wl_free(&s);
+    }
+    uint64_t rng = 7;
+    wl_series s;
+    wl_alloc(&s, 200000, "random-bits-nan-heavy");
+    int64_t t = -1000000;
+    for (size_t i = 0; i < s.n; i++) {
+        uint64_t r = wl_rng(&rng);
+        t += (int64_t)(r % 7 == 0 ? wl_rng(&rng) % 100000 : r % 3);
+        s.ts[i] = t;
+        switch (r % 5) {
+        case 0: s.bits[i] = wl_rng(&rng); break;                      /* random bit patterns */
+        case 1: s.bits[i] = 0x7ff8000000000000 | (wl_rng(&rng) >> 13); break; /* NaN payloads */
+        case 2: s.bits[i] = 0x7ff0000000000002; break;                 /* stale marker */
+        case 3: s.bits[i] = i ? s.bits[i - 1] : 0; break;              /* repeats */
+        default: s.bits[i] = wl_bits(round(wl_uniform(&rng) * 1e4) / 10.0); break;
+        }
+    }
+    roundtrip_series(&s, 120);
+    roundtrip_series(&s, 4096);
+    total += 2 * s.n;
+    wl_free(&s);
+    cr_assert_geq(total, 1000000);
+}
+
+Test(chunk, constant_streams_are_elided)
+{
+    wl_series s;
+    wl_synthetic(&s, WL_CONST_REGULAR, 120, 1);
+    unsigned char *chunk;
+    size_t size = encode_range(&s, 0, 120, &chunk);
+    tschunk_chunk_info info;
+    cr_assert_eq(tschunk_chunk_info_get(chunk, size, &info), 0);
+    cr_assert_eq(info.flags, TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST);
+    cr_assert_eq(info.ts_bytes + info.value_bytes, 0);
+    cr_assert_eq(info.count, 120);
+    cr_assert_lt(size, 24);
+    check_chunk(chunk, size, &s, 0, 120);
+    free(chunk);
+    wl_free(&s);
+}
+
+Test(chunk, empty_and_single_sample_chunks)
+{
+    unsigned char buf[TSCHUNK_BOUND(1)];
+    size_t size = tschunk_encode(buf, sizeof buf, NULL, NULL, 0, NULL);
+    cr_assert_eq(size, 4);
+    tschunk_iter it;
+    cr_assert_eq(tschunk_iter_init(&it, buf, size), 0);
+    cr_assert_eq(tschunk_iter_next(&it, NULL, NULL), 0);
+    int64_t ts = INT64_MIN;
+    double v = -0.0;
+    size = tschunk_encode(buf, sizeof buf, &ts, &v, 1, NULL);
+    cr_assert(!tschunk_is_error(size));
+    int64_t out_ts;
+    double out_v;
+    cr_assert_eq(tschunk_decode(buf, size, &out_ts, &out_v, 1), 1);
+    cr_assert_eq(out_ts, INT64_MIN);
+    cr_assert(memcmp(&out_v, &v, 8) == 0);
+}
+
+/* Snapshot of everything an append may touch. */
+typedef struct {
+    tschunk_encoder enc;
+    unsigned char *buf;
+} snapshot;
+
+static void expect_unchanged(const tschunk_encoder *enc, const unsigned char *buf, size_t cap,
+                             const snapshot *before)
+{
+    cr_assert(memcmp(enc, &before->enc, sizeof *enc) == 0, "encoder state changed");
+    cr_assert(memcmp(buf, before->buf, cap) == 0, "buffer bytes changed");
+}
+
+Test(chunk, refused_append_changes_nothing)
+{
+    wl_series s;
+    wl_synthetic(&s, WL_RANDOM, 4000, 99);
+    const size_t cap = 700;
+    unsigned char *buf = malloc(cap);
+    memset(buf, 0x3c, cap);
+    snapshot snap = {.buf = malloc(cap)};
+    tschunk_encoder enc;
+    cr_assert_eq(tschunk_encoder_init(&enc, buf, cap, NULL), 0);
+    size_t i = 0, refused = 0;
+    for (; i < s.n; i++) {
+        /* An out-of-order sample is refused and leaves everything as it was. */
+        if (i > 0) {
+            memcpy(&snap.enc, &enc, sizeof enc);
+            memcpy(snap.buf, buf, cap);
+            cr_assert_eq(tschunk_get_error_code(tschunk_append_bits(&enc, s.ts[i - 1] - 1, 0)),
+                         TSCHUNK_ERROR_OUT_OF_ORDER);
+            expect_unchanged(&enc, buf, cap, &snap);
+        }
+        memcpy(&snap.enc, &enc, sizeof enc);
+        memcpy(snap.buf, buf, cap);
+        size_t r = tschunk_append_bits(&enc, s.ts[i], s.bits[i]);
+        if (tschunk_is_error(r)) {
+            cr_assert_eq(tschunk_get_error_code(r), TSCHUNK_ERROR_DST_TOO_SMALL, "%s", tschunk_error_name(r));
+            expect_unchanged(&enc, buf, cap, &snap);
+            refused++;
+            break;
+        }
+    }
+    cr_assert_eq(refused, 1, "the buffer should have filled up");
+    cr_assert_gt(i, 20);
+    /* Nothing lost: the chunk still holds exactly the accepted samples. */
+    size_t size = tschunk_encoder_finish(&enc);
+    cr_assert_leq(size, cap);
+    check_chunk(buf, size, &s, 0, i);
+    cr_assert_eq(tschunk_get_error_code(tschunk_append(&enc, 0, 0)), TSCHUNK_ERROR_STAGE);
+    free(buf);
+    free(snap.buf);
+    wl_free(&s);
+}
+
+Test(chunk, max_samples_and_max_bytes_are_exact_limits)
+{
+    wl_series s;
+    wl_synthetic(&s, WL_GAUGE_2DP, 3000, 5);
+    size_t cap = TSCHUNK_BOUND(3000);
+    unsigned char *buf = malloc(cap);
+    tschunk_encoder enc;
+    tschunk_encoder_options o = {0, 100, 0, 0};
+    cr_assert_eq(tschunk_encoder_init(&enc, buf, cap, &o), 0);
+    for (size_t i = 0; i < 100; i++) cr_assert_eq(tschunk_append_bits(&enc, s.ts[i], s.bits[i]), 0);
+    cr_assert_eq(tschunk_get_error_code(tschunk_append_bits(&enc, s.ts[100], s.bits[100])),
+                 TSCHUNK_ERROR_CHUNK_FULL);
+    cr_assert_eq(tschunk_encoder_count(&enc), 100);
+    check_chunk(buf, tschunk_encoder_finish(&enc), &s, 0, 100);
+
+    for (uint32_t max_bytes = 20; max_bytes < 900; max_bytes += 37) {
+        tschunk_encoder_options lim = {0, 0, max_bytes, 0};
+        cr_assert_eq(tschunk_encoder_init(&enc, buf, cap, &lim), 0);
+        size_t i = 0;
+        while (i < s.n && tschunk_append_bits(&enc, s.ts[i], s.bits[i]) == 0) i++;
+        size_t size = tschunk_encoder_finish(&enc);
+        cr_assert_leq(size, max_bytes, "chunk of %zu bytes over max_bytes %u", size, max_bytes);
+        /* The refused sample really would not have fitted. */
+        unsigned char *probe;
+        size_t bigger = encode_range(&s, 0, i + 1, &probe);
+        cr_assert_gt(bigger, max_bytes, "sample %zu refused but a %zu-byte chunk fits %u", i, bigger,
+                     max_bytes);
+        free(probe);
+        check_chunk(buf, size, &s, 0, i);
+    }
+    free(buf);
+    wl_free(&s);
+}
+
+Test(chunk, small_buffers_rebalance_streams)
+{
+    /* Timestamps that need the escape bucket make the ts stream outgrow its first share. */
+    wl_series s;
+    wl_alloc(&s, 3000, "escape-heavy");
+    uint64_t rng = 3;
+    int64_t t = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        t += (int64_t)(wl_rng(&rng) >> 20);
+        s.ts[i] = t;
+        s.bits[i] = 0x4000000000000000;
+    }
+    for (size_t cap = TSCHUNK_BOUND(1); cap < 4000; cap = cap * 5 / 4) {
+        unsigned char *buf = malloc(cap);
+        tschunk_encoder enc;
+        cr_assert_eq(tschunk_encoder_init(&enc, buf, cap, NULL), 0);
+        size_t i = 0;
+        while (i < s.n && tschunk_append_bits(&enc, s.ts[i], s.bits[i]) == 0) i++;
+        size_t size = tschunk_encoder_finish(&enc);
+        cr_assert_leq(size, cap);
+        /* Working room is the only slack: a chunk within 80 bytes of the buffer is not refused. */
+        cr_assert_geq(size + 80 + 10, cap - 0, "cap %zu: stopped at %zu bytes", cap, size);
+        check_chunk(buf, size, &s, 0, i);
+        free(buf);
+    }
+    wl_free(&s);
+}
+
+Test(chunk, seek_and_batch_read)
+{
+    wl_series s;
+    wl_synthetic(&s, WL_COUNTER, 1000, 11);
+    unsigned char *chunk;
+    size_t size = encode_range(&s, 0, 1000, &chunk);
+    tschunk_iter it;
+    cr_assert_eq(tschunk_iter_init(&it, chunk, size), 0);
+    uint64_t rng = 5;
+    for (int q = 0; q < 300; q++) {
+        size_t target = (size_t)(wl_rng(&rng) % 1000);
+        int64_t t = s.ts[target] - (q & 1); /* exact hits and in-between */
+        size_t want = 0;
+        while (want < s.n && s.ts[want] < t) want++;
+        cr_assert_eq(tschunk_iter_seek(&it, t), 1);
+        int64_t ts;
+        uint64_t bits;
+        cr_assert_eq(tschunk_iter_next_bits(&it, &ts, &bits), 1);
+        cr_assert_eq(ts, s.ts[want]);
+        cr_assert_eq(bits, s.bits[want]);
+    }
+    cr_assert_eq(tschunk_iter_seek(&it, s.ts[999] + 1), 0);
+    /* Batch reads in odd-sized pieces after a seek. */
+    cr_assert_eq(tschunk_iter_seek(&it, s.ts[10]), 1);
+    int64_t ts[37];
+    double v[37];
+    size_t pos = 10, got;
+    while ((got = tschunk_iter_read(&it, ts, v, 37)) > 0) {
+        cr_assert(!tschunk_is_error(got));
+        cr_assert(memcmp(ts, s.ts + pos, got * 8) == 0);
+        cr_assert(memcmp(v, s.bits + pos, got * 8) == 0);
+        pos += got;
+    }
+    cr_assert_eq(pos, 1000);
+    free(chunk);
+    wl_free(&s);
+}
+
+Test(chunk, errors_have_names_and_bad_parameters_are_refused)
+{
+    for (int c = 0; c < TSCHUNK_ERROR_MAX_CODE; c++) {
+        cr_assert_neq(strcmp(tschunk_error_string((tschunk_error_code)c), "unknown error"), 0);
+        size_t r = (size_t)0 - (size_t)c;
+        cr_assert_eq(tschunk_is_error(r), c != 0);
+        cr_assert_eq((int)tschunk_get_error_code(r), c);
+    }
+    cr_assert(!tschunk_is_error(12345));
+    tschunk_encoder enc;
+    unsigned char buf[256];
+    tschunk_encoder_options bad = {7, 0, 0, 0};
+    cr_assert_eq(tschunk_get_error_code(tschunk_encoder_init(&enc, buf, sizeof buf, &bad)),
+                 TSCHUNK_ERROR_BAD_PARAMETER);
+    cr_assert_eq(tschunk_get_error_code(tschunk_encoder_init(&enc, buf, 10, NULL)), TSCHUNK_ERROR_DST_TOO_SMALL);
+    cr_assert_eq(tschunk_get_error_code(tschunk_encoder_init(NULL, buf, 256, NULL)), TSCHUNK_ERROR_BAD_PARAMETER);
+    cr_assert_eq(tschunk_bound(TSCHUNK_MAX_SAMPLES + 1), 0);
+    cr_assert_eq(tschunk_bound(120), TSCHUNK_BOUND(120));
+    cr_assert_eq(tschunk_version_number(), TSCHUNK_VERSION_NUMBER);
+    cr_assert_str_eq(tschunk_version_string(), TSCHUNK_VERSION_STRING);
+}
+
+Test(chunk, bound_holds_the_worst_case)
+{
+    /* Alternating escapes and 64-bit XORs: the most bits a sample can take. */
+    size_t n = 2000;
+    wl_series s;
+    wl_alloc(&s, n, "worst");
+    uint64_t rng = 1;
+    int64_t t = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        t += (int64_t)((i & 1) ? (UINT64_C(1) << 61) / 1000 : 1);
+        s.ts[i] = t;
+        s.bits[i] = (i & 1) ? 0x8000000000000001 : 0xffffffffffffffff ^ (wl_rng(&rng) & 1);
+    }
+    unsigned char *chunk;
+    size_t size = encode_range(&s, 0, n, &chunk);
+    cr_assert_leq(size, TSCHUNK_BOUND(n));
+    check_chunk(chunk, size, &s, 0, n);
+    free(chunk);
+    wl_free(&s);
+}

@@ -1,0 +1,115 @@
+/* Untrusted bytes: truncations, bit flips, hostile headers. Run under ASan by make asan. */
+#include "test_util.h"
+
+/* Decode everything every API offers; must end in an error or in samples, never crash. */
+static size_t decode_all(const unsigned char *buf, size_t size)
+{
+    tschunk_chunk_info info;
+    size_t r = tschunk_chunk_info_get(buf, size, &info);
+    if (tschunk_is_error(r)) {
+        cr_assert_eq(tschunk_validate(buf, size), r);
+        return r;
+    }
+    tschunk_iter it;
+    cr_assert_eq(tschunk_iter_init(&it, buf, size), 0);
+    size_t n = 0;
+    int64_t ts, prev = INT64_MIN;
+    double v;
+    while ((r = tschunk_iter_next(&it, &ts, &v)) == 1) {
+        cr_assert_geq(ts, prev, "decoded timestamps must not go backwards");
+        prev = ts;
+        n++;
+        cr_assert_leq(n, info.count);
+    }
+    size_t result = tschunk_is_error(r) ? r : n;
+    if (tschunk_iter_init(&it, buf, size) == 0) {
+        tschunk_iter_seek(&it, prev);
+        int64_t tsa[64];
+        double va[64];
+        while ((r = tschunk_iter_read(&it, tsa, va, 64)) > 0 && !tschunk_is_error(r)) {}
+    }
+    return result;
+}
+
+static unsigned char *sample_chunk(int kind, size_t n, size_t *size)
+{
+    wl_series s;
+    wl_synthetic(&s, kind, n, 77);
+    unsigned char *chunk;
+    *size = encode_range(&s, 0, n, &chunk);
+    wl_free(&s);
+    return chunk;
+}
+
+Test(robust, every_truncation_is_an_error)
+{
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
+        size_t size;
+        unsigned char *chunk = sample_chunk(kind, 120, &size);
+        for (size_t len = 0; len < size; len++) {
+            unsigned char *copy = malloc(len ? len : 1); /* exact size: ASan sees over-reads */
+            memcpy(copy, chunk, len);
+            size_t r = decode_all(copy, len);
+            cr_assert(tschunk_is_error(r), "kind %d: truncated at %zu of %zu decoded cleanly", kind, len, size);
+            free(copy);
+        }
+        free(chunk);
+    }
+}
+
+Test(robust, every_bit_flip_is_an_error_or_samples, .timeout = 60)
+{
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
+        size_t size;
+        unsigned char *chunk = sample_chunk(kind, 120, &size);
+        unsigned char *copy = malloc(size);
+        size_t errors = 0;
+        for (size_t bit = 0; bit < size * 8; bit++) {
+            memcpy(copy, chunk, size);
+            copy[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+            size_t r = decode_all(copy, size);
+            errors += tschunk_is_error(r);
+        }
+        cr_log_info("kind %d: %zu of %zu bit flips detected as errors", kind, errors, size * 8);
+        free(copy);
+        free(chunk);
+    }
+}
+
+Test(robust, huge_declared_count_is_refused_before_work)
+{
+    /* Header claims 65535 samples with a 1-byte value stream. */
+    const unsigned char bad[] = {'T', 0x11, 0x00, 0xff, 0xff, 0x03, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0x01, 0x00, 0x00};
+    cr_assert_eq(tschunk_get_error_code(tschunk_validate(bad, sizeof bad)), TSCHUNK_ERROR_CORRUPT);
+    /* Counts past the limit are refused whatever follows. */
+    const unsigned char over[] = {'T', 0x11, 0x00, 0x80, 0x80, 0x04};
+    cr_assert_eq(tschunk_get_error_code(tschunk_validate(over, sizeof over)), TSCHUNK_ERROR_CORRUPT);
+}
+
+Test(robust, header_checks_name_the_problem)
+{
+    size_t size;
+    unsigned char *chunk = sample_chunk(WL_GAUGE_2DP, 50, &size);
+    unsigned char *copy = malloc(size);
+    struct { size_t at; unsigned char val; tschunk_error_code want; } cases[] = {
+        {0, 'X', TSCHUNK_ERROR_BAD_MAGIC},
+        {1, 0x21, TSCHUNK_ERROR_BAD_VERSION},
+        {1, 0x01, TSCHUNK_ERROR_BAD_VERSION},
+        {1, 0x12, TSCHUNK_ERROR_BAD_CODEC},
+        {2, 0x80, TSCHUNK_ERROR_RESERVED_BITS},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memcpy(copy, chunk, size);
+        copy[cases[i].at] = cases[i].val;
+        cr_assert_eq(tschunk_get_error_code(tschunk_validate(copy, size)), cases[i].want, "case %zu", i);
+    }
+    /* A set padding bit at the end of the chunk is caught when iteration ends. */
+    memcpy(copy, chunk, size);
+    tschunk_chunk_info info;
+    cr_assert_eq(tschunk_chunk_info_get(copy, size, &info), 0);
+    copy[size - 1] |= 1;
+    size_t r = decode_all(copy, size);
+    cr_assert(tschunk_is_error(r) || (copy[size - 1] & 1), "flip of the last bit");
+    free(copy);
+    free(chunk);
+}

@@ -1,0 +1,81 @@
+/* Helpers shared by the Criterion suites. */
+#ifndef TSCHUNK_TEST_UTIL_H
+#define TSCHUNK_TEST_UTIL_H
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tschunk.h"
+#include "../bench/workloads.h"
+
+/* Directory of the repository (set by make test), for vectors and corpora. */
+static inline const char *repo_dir(void)
+{
+    const char *d = getenv("TSCHUNK_REPO");
+    return d && *d ? d : ".";
+}
+
+/* Encode s[start, start+n) as one chunk into a fresh buffer; returns its size. */
+static inline size_t encode_range(const wl_series *s, size_t start, size_t n, unsigned char **out)
+{
+    size_t cap = TSCHUNK_BOUND(n);
+    unsigned char *buf = malloc(cap);
+    cr_assert(buf);
+    tschunk_encoder enc;
+    size_t r = tschunk_encoder_init(&enc, buf, cap, NULL);
+    cr_assert(!tschunk_is_error(r), "init: %s", tschunk_error_name(r));
+    for (size_t i = start; i < start + n; i++) {
+        r = tschunk_append_bits(&enc, s->ts[i], s->bits[i]);
+        cr_assert(!tschunk_is_error(r), "append %zu: %s", i, tschunk_error_name(r));
+    }
+    size_t size = tschunk_encoder_finish(&enc);
+    cr_assert(!tschunk_is_error(size));
+    *out = buf;
+    return size;
+}
+
+/* Decode with the iterator and the batch reader; both must give s[start, start+n) exactly. */
+static inline void check_chunk(const unsigned char *chunk, size_t size, const wl_series *s, size_t start,
+                               size_t n)
+{
+    cr_assert_eq(tschunk_validate(chunk, size), 0);
+    tschunk_iter it;
+    cr_assert_eq(tschunk_iter_init(&it, chunk, size), 0);
+    for (size_t i = 0; i < n; i++) {
+        int64_t ts;
+        uint64_t bits;
+        size_t r = tschunk_iter_next_bits(&it, &ts, &bits);
+        cr_assert_eq(r, 1, "%s: sample %zu: %s", s->name, start + i, tschunk_error_name(r));
+        cr_assert_eq(ts, s->ts[start + i], "%s: ts %zu", s->name, start + i);
+        cr_assert_eq(bits, s->bits[start + i], "%s: value %zu: %016llx != %016llx", s->name, start + i,
+                     (unsigned long long)bits, (unsigned long long)s->bits[start + i]);
+    }
+    cr_assert_eq(tschunk_iter_next_bits(&it, NULL, NULL), 0);
+    int64_t *ts = malloc((n + 1) * sizeof *ts);
+    double *v = malloc((n + 1) * sizeof *v);
+    cr_assert_eq(tschunk_decode(chunk, size, ts, v, n), n);
+    cr_assert(memcmp(ts, s->ts + start, n * sizeof *ts) == 0, "%s: batch timestamps", s->name);
+    cr_assert(memcmp(v, s->bits + start, n * sizeof *v) == 0, "%s: batch values", s->name);
+    free(ts);
+    free(v);
+}
+
+/* Round-trip a whole series in chunks of `per_chunk`, cutting where time goes backwards. */
+static inline size_t roundtrip_series(const wl_series *s, size_t per_chunk)
+{
+    size_t bytes = 0;
+    for (size_t start = 0; start < s->n;) {
+        size_t n = 1;
+        while (start + n < s->n && n < per_chunk && s->ts[start + n] >= s->ts[start + n - 1]) n++;
+        unsigned char *chunk;
+        size_t size = encode_range(s, start, n, &chunk);
+        check_chunk(chunk, size, s, start, n);
+        free(chunk);
+        bytes += size;
+        start += n;
+    }
+    return bytes;
+}
+
+#endif

@@ -1,0 +1,283 @@
+/* CSV parsing and value/timestamp text for the CLI. Timestamps stay int64 throughout. */
+#include "csv.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const unit_names[] = {"raw", "s", "ms", "us", "ns"};
+static const int64_t units_per_second[] = {1, 1, 1000, 1000000, 1000000000};
+
+int unit_parse(const char *name)
+{
+    for (int u = UNIT_S; u <= UNIT_NS; u++)
+        if (strcmp(name, unit_names[u]) == 0) return u;
+    return -1;
+}
+
+const char *unit_name(int unit) { return unit >= 0 && unit <= UNIT_NS ? unit_names[unit] : "?"; }
+
+void csv_init(csv_reader *r, FILE *in, int unit)
+{
+    memset(r, 0, sizeof(*r));
+    r->in = in;
+    r->unit = unit;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s)) s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1])) s[--n] = 0;
+    if (n >= 2 && s[0] == '"' && s[n - 1] == '"') {
+        s[n - 1] = 0;
+        s++;
+    }
+    return s;
+}
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+int parse_value(const char *s, uint64_t *bits)
+{
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        uint64_t v = 0;
+        for (int i = 0; i < 16; i++) {
+            int h = hexval((unsigned char)s[2 + i]);
+            if (h < 0) return -1;
+            v = v << 4 | (uint64_t)h;
+        }
+        if (s[18] != 0) return -1;
+        *bits = v;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    double d = strtod(s, &end);
+    if (end == s || *end != 0) return -1;
+    /* strtod accepts C99 hex floats and "nan(...)"; keep to decimals and the names. */
+    for (const char *p = s; *p; p++)
+        if (*p == 'x' || *p == 'X' || *p == '(') return -1;
+    if (isnan(d)) d = NAN; /* "NaN" and "-NaN" both mean the canonical quiet NaN */
+    memcpy(bits, &d, 8);
+    return 0;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's days_from_civil). */
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static int read_digits(const char **p, int n, int64_t *out)
+{
+    int64_t v = 0;
+    for (int i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)(*p)[i])) return -1;
+        v = v * 10 + ((*p)[i] - '0');
+    }
+    *p += n;
+    *out = v;
+    return 0;
+}
+
+/* "YYYY-MM-DD[ T]HH:MM:SS[.fff...][Z|+HH:MM|-HH:MM]" -> unit. */
+static int parse_datetime(const char *s, int unit, int64_t *out)
+{
+    int64_t y, mo, d, h, mi, se, frac_units = 0;
+    const char *p = s;
+    if (read_digits(&p, 4, &y) || *p++ != '-' || read_digits(&p, 2, &mo) || *p++ != '-' ||
+        read_digits(&p, 2, &d))
+        return -1;
+    if (*p != ' ' && *p != 'T') return -1;
+    p++;
+    if (read_digits(&p, 2, &h) || *p++ != ':' || read_digits(&p, 2, &mi) || *p++ != ':' ||
+        read_digits(&p, 2, &se))
+        return -1;
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return -1;
+    int64_t per_s = units_per_second[unit];
+    if (*p == '.') {
+        p++;
+        int64_t scale = per_s;
+        if (!isdigit((unsigned char)*p)) return -1;
+        while (isdigit((unsigned char)*p)) {
+            scale /= 10;
+            frac_units += (*p - '0') * scale; /* digits finer than the unit are dropped */
+            p++;
+        }
+    }
+    int64_t offset_s = 0;
+    if (*p == 'Z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int sign = *p++ == '-' ? -1 : 1;
+        int64_t oh, om = 0;
+        if (read_digits(&p, 2, &oh)) return -1;
+        if (*p == ':') p++;
+        if (*p && read_digits(&p, 2, &om)) return -1;
+        offset_s = sign * (oh * 3600 + om * 60);
+    }
+    if (*p) return -1;
+    int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - offset_s;
+    *out = secs * per_s + frac_units;
+    return 0;
+}
+
+int parse_timestamp(const char *s, int unit, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end != s && *end == 0) {
+        if (errno == ERANGE) return -1;
+        *out = (int64_t)v;
+        return 0;
+    }
+    return parse_datetime(s, unit == UNIT_RAW ? UNIT_MS : unit, out);
+}
+
+static int split(char *line, char **fields, int max)
+{
+    int n = 0;
+    char *p = line;
+    while (n < max) {
+        fields[n++] = p;
+        char *c = strchr(p, ',');
+        if (!c) return n;
+        *c = 0;
+        p = c + 1;
+    }
+    return max + 1; /* too many */
+}
+
+/* A first line that does not parse as data is a header. */
+static int looks_like_header(char **fields, int n, int unit)
+{
+    int64_t ts;
+    uint64_t bits;
+    char *v = trim(fields[n - 1]);
+    if (n == 2 && parse_timestamp(trim(fields[0]), unit, &ts) != 0) return 1;
+    return *v && parse_value(v, &bits) != 0;
+}
+
+int csv_next(csv_reader *r, int64_t *ts, uint64_t *bits)
+{
+    while (fgets(r->line, sizeof r->line, r->in)) {
+        r->line_no++;
+        size_t len = strlen(r->line);
+        if (len == sizeof r->line - 1 && r->line[len - 1] != '\n') {
+            snprintf(r->error, sizeof r->error, "line %zu: longer than %zu bytes", r->line_no, sizeof r->line - 2);
+            return -1;
+        }
+        char *fields[3];
+        int n = split(r->line, fields, 2);
+        if (n == 1 && *trim(fields[0]) == 0 && r->columns != 1) continue; /* blank line */
+        if (n > 2) {
+            snprintf(r->error, sizeof r->error,
+                     "line %zu: more than 2 columns (expected timestamp,value or value)", r->line_no);
+            return -1;
+        }
+        if (!r->header_checked) {
+            r->header_checked = 1;
+            r->columns = (size_t)n;
+            if (looks_like_header(fields, n, r->unit)) continue;
+        }
+        if ((size_t)n != r->columns) {
+            snprintf(r->error, sizeof r->error, "line %zu: %d columns, the file started with %zu", r->line_no, n,
+                     r->columns);
+            return -1;
+        }
+        if (n == 2) {
+            char *t = trim(fields[0]);
+            if (parse_timestamp(t, r->unit, ts) != 0) {
+                snprintf(r->error, sizeof r->error, "line %zu: bad timestamp '%.60s'", r->line_no, t);
+                return -1;
+            }
+        } else {
+            *ts = r->next_implicit_ts;
+        }
+        char *v = trim(fields[n - 1]);
+        if (*v == 0) {
+            r->skipped++;
+            if (n == 1) r->next_implicit_ts++;
+            continue;
+        }
+        if (parse_value(v, bits) != 0) {
+            snprintf(r->error, sizeof r->error, "line %zu: bad value '%.60s'", r->line_no, v);
+            return -1;
+        }
+        if (n == 1) r->next_implicit_ts++;
+        return 1;
+    }
+    if (ferror(r->in)) {
+        snprintf(r->error, sizeof r->error, "read error after line %zu", r->line_no);
+        return -1;
+    }
+    return 0;
+}
+
+void format_value(char *buf, size_t size, uint64_t bits)
+{
+    double d;
+    memcpy(&d, &bits, 8);
+    if (isnan(d)) {
+        snprintf(buf, size, "NaN");
+        return;
+    }
+    if (isinf(d)) {
+        snprintf(buf, size, d > 0 ? "Inf" : "-Inf");
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, size, "%.*g", prec, d);
+        double back = strtod(buf, NULL);
+        uint64_t back_bits;
+        memcpy(&back_bits, &back, 8);
+        if (back_bits == bits) return;
+    }
+}
+
+void format_iso(char *buf, size_t size, int64_t ts, int unit)
+{
+    int64_t per_s = units_per_second[unit == UNIT_RAW ? UNIT_MS : unit];
+    int64_t secs = ts / per_s, frac = ts % per_s;
+    if (frac < 0) {
+        frac += per_s;
+        secs--;
+    }
+    int64_t days = secs / 86400, rem = secs % 86400;
+    if (rem < 0) {
+        rem += 86400;
+        days--;
+    }
+    /* civil_from_days (Hinnant) */
+    int64_t z = days + 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    int64_t d = doy - (153 * mp + 2) / 5 + 1;
+    int64_t m = mp < 10 ? mp + 3 : mp - 9;
+    int64_t y = yoe + era * 400 + (m <= 2);
+    int n = snprintf(buf, size, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld", (long long)y, (long long)m,
+                     (long long)d, (long long)(rem / 3600), (long long)(rem / 60 % 60), (long long)(rem % 60));
+    if (per_s > 1 && n > 0 && (size_t)n < size) {
+        int digits = per_s == 1000 ? 3 : per_s == 1000000 ? 6 : 9;
+        n += snprintf(buf + n, size - (size_t)n, ".%0*lld", digits, (long long)frac);
+    }
+    if (n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, "Z");
+}

@@ -1,0 +1,44 @@
+/* CSV input and text output for the tschunk CLI. */
+#ifndef TSCHUNK_CLI_CSV_H
+#define TSCHUNK_CLI_CSV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum ts_unit { UNIT_RAW = 0, UNIT_S = 1, UNIT_MS = 2, UNIT_US = 3, UNIT_NS = 4 };
+
+/* @return the unit for "s", "ms", "us", "ns", or -1. */
+int unit_parse(const char *name);
+const char *unit_name(int unit);
+
+typedef struct {
+    FILE *in;
+    int unit;            /* unit date-times are converted to */
+    size_t line_no;      /* line last read */
+    size_t columns;      /* 1 or 2, fixed by the first data line */
+    size_t skipped;      /* empty values skipped */
+    int64_t next_implicit_ts;
+    int header_checked;
+    char line[8192];
+    char error[256];
+} csv_reader;
+
+void csv_init(csv_reader *r, FILE *in, int unit);
+
+/* @return 1 with a sample, 0 at end of input, -1 on a malformed line (r->error says why). */
+int csv_next(csv_reader *r, int64_t *ts, uint64_t *bits);
+
+/* Parse a value: decimal, NaN/Inf/-Inf, or 0x + 16 hex digits. @return 0 or -1. */
+int parse_value(const char *s, uint64_t *bits);
+
+/* Parse an int64 timestamp or a date-time converted to `unit`. @return 0 or -1. */
+int parse_timestamp(const char *s, int unit, int64_t *out);
+
+/* Shortest decimal text that parses back to the same double (NaN, Inf, -Inf spelled so). */
+void format_value(char *buf, size_t size, uint64_t bits);
+
+/* ISO-8601 UTC text of a timestamp in `unit`. */
+void format_iso(char *buf, size_t size, int64_t ts, int unit);
+
+#endif

@@ -1,0 +1,150 @@
+/* The CLI's chunk file: atomic writer (temp file + rename) and checked reader. */
+#define _POSIX_C_SOURCE 200809L
+#include "file.h"
+
+#include "tschunk.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const unsigned char magic[4] = {'T', 'S', 'C', 'F'};
+
+static int put_uvarint(FILE *f, uint64_t v)
+{
+    unsigned char b[10];
+    size_t n = 0;
+    while (v >= 0x80) {
+        b[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    b[n++] = (unsigned char)v;
+    return fwrite(b, 1, n, f) == n ? (int)n : -1;
+}
+
+int tscf_create(tscf_writer *w, const char *path, int unit)
+{
+    memset(w, 0, sizeof(*w));
+    w->final_path = path;
+    snprintf(w->tmp_path, sizeof w->tmp_path, "%s.tmp.%ld", path, (long)getpid());
+    w->out = fopen(w->tmp_path, "wb");
+    if (!w->out) return -1;
+    unsigned char head[8] = {'T', 'S', 'C', 'F', 1, (unsigned char)unit, 0, 0};
+    if (fwrite(head, 1, 8, w->out) != 8) return -1;
+    w->bytes = 8;
+    return 0;
+}
+
+int tscf_write_chunk(tscf_writer *w, const void *chunk, size_t size, uint32_t samples)
+{
+    int n = put_uvarint(w->out, size);
+    if (n < 0 || fwrite(chunk, 1, size, w->out) != size) return -1;
+    w->bytes += (uint64_t)n + size;
+    w->samples += samples;
+    w->chunks++;
+    return 0;
+}
+
+int tscf_commit(tscf_writer *w)
+{
+    int a = put_uvarint(w->out, 0), b = put_uvarint(w->out, w->samples), c = put_uvarint(w->out, w->chunks);
+    if (a < 0 || b < 0 || c < 0) return -1;
+    w->bytes += (uint64_t)(a + b + c);
+    if (fflush(w->out) != 0 || fsync(fileno(w->out)) != 0) return -1;
+    int closed = fclose(w->out);
+    w->out = NULL;
+    if (closed != 0) return -1;
+    return rename(w->tmp_path, w->final_path);
+}
+
+void tscf_abort(tscf_writer *w)
+{
+    if (w->out) fclose(w->out);
+    w->out = NULL;
+    remove(w->tmp_path);
+}
+
+int tscf_open(tscf_reader *r, const char *path)
+{
+    memset(r, 0, sizeof(*r));
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(r->error, sizeof r->error, "cannot open %s", path);
+        return -1;
+    }
+    size_t cap = 1 << 16;
+    r->data = malloc(cap);
+    size_t got;
+    while (r->data && (got = fread(r->data + r->size, 1, cap - r->size, f)) > 0) {
+        r->size += got;
+        if (r->size == cap) r->data = realloc(r->data, cap *= 2);
+    }
+    fclose(f);
+    if (!r->data) {
+        snprintf(r->error, sizeof r->error, "out of memory reading %s", path);
+        return -1;
+    }
+    if (r->size < 8 || memcmp(r->data, magic, 4) != 0) {
+        snprintf(r->error, sizeof r->error, "%s: not a tschunk file (no TSCF header)", path);
+        return -1;
+    }
+    if (r->data[4] != 1 || r->data[5] > 4 || r->data[6] || r->data[7]) {
+        snprintf(r->error, sizeof r->error, "%s: unsupported file version or reserved bytes set", path);
+        return -1;
+    }
+    r->unit = r->data[5];
+    r->pos = 8;
+    return 0;
+}
+
+static int get_uvarint(tscf_reader *r, uint64_t *v)
+{
+    *v = 0;
+    for (unsigned shift = 0; shift < 64 && r->pos < r->size; shift += 7) {
+        unsigned char b = r->data[r->pos++];
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (b < 0x80) return 0;
+    }
+    return -1;
+}
+
+int tscf_next(tscf_reader *r, const unsigned char **chunk, size_t *size)
+{
+    uint64_t len;
+    if (get_uvarint(r, &len) != 0) {
+        snprintf(r->error, sizeof r->error, "truncated at byte %zu (no end record)", r->pos);
+        return -1;
+    }
+    if (len == 0) {
+        uint64_t samples, chunks;
+        if (get_uvarint(r, &samples) || get_uvarint(r, &chunks) || r->pos != r->size ||
+            samples != r->samples_seen || chunks != r->chunks_seen) {
+            snprintf(r->error, sizeof r->error, "end record does not match the chunks read");
+            return -1;
+        }
+        return 0;
+    }
+    if (len > r->size - r->pos) {
+        snprintf(r->error, sizeof r->error, "chunk at byte %zu runs past the end of the file", r->pos);
+        return -1;
+    }
+    tschunk_chunk_info info;
+    size_t err = tschunk_chunk_info_get(r->data + r->pos, (size_t)len, &info);
+    if (tschunk_is_error(err)) {
+        snprintf(r->error, sizeof r->error, "chunk %llu at byte %zu: %s", (unsigned long long)r->chunks_seen,
+                 r->pos, tschunk_error_name(err));
+        return -1;
+    }
+    *chunk = r->data + r->pos;
+    *size = (size_t)len;
+    r->pos += (size_t)len;
+    r->chunks_seen++;
+    r->samples_seen += info.count;
+    return 1;
+}
+
+void tscf_close(tscf_reader *r)
+{
+    free(r->data);
+    r->data = NULL;
+}

@@ -1,0 +1,52 @@
+/*
+ * The CLI's chunk file ("TSCF" v1): a sequence of chunks, written atomically.
+ *
+ *   bytes 0-3  "TSCF"
+ *   byte  4    file version (1)
+ *   byte  5    timestamp unit (0 raw integers, 1 s, 2 ms, 3 us, 4 ns)
+ *   bytes 6-7  reserved, zero
+ *   records    uvarint chunk length (> 0), then the chunk bytes
+ *   end        uvarint 0, uvarint total samples, uvarint chunk count
+ *
+ * The end record lets a reader tell a complete file from a truncated one.
+ */
+#ifndef TSCHUNK_CLI_FILE_H
+#define TSCHUNK_CLI_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct {
+    FILE *out;
+    char tmp_path[4200];
+    const char *final_path;
+    uint64_t samples;
+    uint64_t chunks;
+    uint64_t bytes;
+} tscf_writer;
+
+int tscf_create(tscf_writer *w, const char *path, int unit);
+int tscf_write_chunk(tscf_writer *w, const void *chunk, size_t size, uint32_t samples);
+/* Write the end record, flush, fsync and rename into place. @return 0 or -1. */
+int tscf_commit(tscf_writer *w);
+/* Remove the temporary file: the final path is never left half-written. */
+void tscf_abort(tscf_writer *w);
+
+typedef struct {
+    unsigned char *data; /* whole file */
+    size_t size;
+    size_t pos;
+    int unit;
+    uint64_t chunks_seen;
+    uint64_t samples_seen;
+    char error[256];
+} tscf_reader;
+
+/* @return 0, or -1 with r->error set. */
+int tscf_open(tscf_reader *r, const char *path);
+/* @return 1 with the next chunk, 0 after a valid end record, -1 on damage (r->error). */
+int tscf_next(tscf_reader *r, const unsigned char **chunk, size_t *size);
+void tscf_close(tscf_reader *r);
+
+#endif
