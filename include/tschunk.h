@@ -137,6 +137,7 @@ typedef struct {
     uint64_t prev_delta;
     uint64_t prev_bits;
     uint64_t budget_bits;        /* bits both streams may hold within the byte limit */
+    uint32_t safe_left;          /* appends that certainly fit every limit: no checks needed */
     uint32_t count;
     uint32_t max_samples;
     uint8_t window_lead;         /* leading zeros of the current XOR window */

@@ -18,99 +18,109 @@ enum { STAGE_NONE = 0, STAGE_ACTIVE = 0x5a, STAGE_FINISHED = 0xa5 };
 #define SLACK 8u
 #define NO_WINDOW 0xffu
 
-/* One value's XOR field, as at most two writes. */
-typedef struct {
-    uint64_t head;      /* control bits (+ lead and size for a new window) */
-    uint64_t payload;   /* significant bits */
-    unsigned head_len;
-    unsigned payload_len;
-    uint8_t new_lead;   /* window after this value */
-    uint8_t new_trail;
-} value_field;
+/* Worst-case bits of one sample in each stream, and in both. */
+#define WORST_TS_BITS 68u
+#define WORST_VALUE_BITS 77u
 
-/* One timestamp's dod field. */
+/* Non-escape dod buckets by index (see format.h): total length, prefix already
+ * shifted above the payload, payload mask. */
 typedef struct {
-    uint64_t code;      /* prefix and payload, when they fit one write */
-    uint64_t dod;
+    uint64_t prefix_shifted;
+    uint64_t mask;
     unsigned len;
-    unsigned escape;
-} dod_field;
+} dod_code;
+
+static const dod_code dod_codes[TSC_DOD_ESCAPE] = {
+    {0x0, 0x0, 1}, {UINT64_C(0x2) << 5, 0x1f, 7}, {UINT64_C(0x6) << 8, 0xff, 11},
+    {UINT64_C(0xe) << 16, 0xffff, 20},
+};
+
+/* Bucket of a dod: 0 for 0, then by the bit width of its zigzag form. */
+TSC_INLINE unsigned dod_bucket(int64_t dod)
+{
+    uint64_t z = tsc_zigzag(dod);
+    unsigned width = z ? 64u - (unsigned)__builtin_clzll(z) : 0u;
+    return (width > 0) + (width > 5) + (width > 8) + (width > 16);
+}
+
+TSC_INLINE unsigned dod_bits(int64_t dod)
+{
+    unsigned b = dod_bucket(dod);
+    return b == TSC_DOD_ESCAPE ? 4u + 64u : dod_codes[b].len;
+}
+
+TSC_INLINE void write_dod(tschunk_bit_writer *restrict w, int64_t dod)
+{
+    unsigned b = dod_bucket(dod);
+    if (TSC_LIKELY(b != TSC_DOD_ESCAPE)) {
+        const dod_code *c = &dod_codes[b];
+        tsc_bw_put(w, c->prefix_shifted | ((uint64_t)dod & c->mask), c->len);
+    } else {
+        tsc_bw_put(w, tsc_dod_table[TSC_DOD_ESCAPE].prefix, tsc_dod_table[TSC_DOD_ESCAPE].prefix_len);
+        tsc_bw_put64(w, (uint64_t)dod, 64);
+    }
+}
+
+/* Whether x (non-zero) is written in the current window rather than a new one. */
+TSC_INLINE int reuse_window(unsigned lead, unsigned trail, unsigned wlead, unsigned wtrail)
+{
+    /* NO_WINDOW (255) fails the first test, so no separate "open" flag. */
+    return lead >= wlead && trail >= wtrail && lead + trail < wlead + wtrail + TSC_WINDOW_RESET_BITS;
+}
+
+TSC_INLINE unsigned clamped_lead(uint64_t x)
+{
+    unsigned lead = (unsigned)__builtin_clzll(x);
+    return lead > TSC_LEAD_MAX ? TSC_LEAD_MAX : lead;
+}
+
+/* Bits the XOR field of `bits` costs, without writing it. */
+static unsigned value_bits(const tschunk_encoder *enc, uint64_t bits)
+{
+    uint64_t x = bits ^ enc->prev_bits;
+    if (x == 0) return 1;
+    unsigned lead = clamped_lead(x), trail = (unsigned)__builtin_ctzll(x);
+    if (reuse_window(lead, trail, enc->window_lead, enc->window_trail))
+        return 2 + 64 - enc->window_lead - enc->window_trail;
+    return 13 + 64 - lead - trail;
+}
+
+/* Write the XOR field of `bits` and move the window. */
+TSC_INLINE void write_value(tschunk_encoder *restrict enc, uint64_t bits)
+{
+    tschunk_bit_writer *restrict w = &enc->val_out;
+    uint64_t x = bits ^ enc->prev_bits;
+    if (x == 0) {
+        tsc_bw_put(w, 0, 1);
+        return;
+    }
+    unsigned lead = clamped_lead(x), trail = (unsigned)__builtin_ctzll(x);
+    unsigned wlead = enc->window_lead, wtrail = enc->window_trail;
+    if (reuse_window(lead, trail, wlead, wtrail)) {
+        unsigned width = 64 - wlead - wtrail;
+        if (TSC_LIKELY(width <= TSC_BITS_MAX_FIELD - 2)) {
+            tsc_bw_put(w, (UINT64_C(0x2) << width) | (x >> wtrail), width + 2);
+        } else {
+            tsc_bw_put(w, 0x2, 2);
+            tsc_bw_put64(w, x >> wtrail, width);
+        }
+        return;
+    }
+    unsigned size = 64 - lead - trail; /* 1..64 */
+    uint64_t head = (UINT64_C(0x3) << 11) | ((uint64_t)lead << 6) | (size - 1);
+    if (TSC_LIKELY(size <= TSC_BITS_MAX_FIELD - 13)) {
+        tsc_bw_put(w, (head << size) | (x >> trail), 13 + size);
+    } else {
+        tsc_bw_put(w, head, 13);
+        tsc_bw_put64(w, x >> trail, size);
+    }
+    enc->window_lead = (uint8_t)lead;
+    enc->window_trail = (uint8_t)trail;
+}
 
 size_t tschunk_bound(size_t n)
 {
     return n > TSCHUNK_MAX_SAMPLES ? 0 : TSCHUNK_BOUND(n);
-}
-
-TSC_INLINE value_field plan_value(const tschunk_encoder *enc, uint64_t bits)
-{
-    value_field f;
-    uint64_t x = bits ^ enc->prev_bits;
-    f.new_lead = enc->window_lead;
-    f.new_trail = enc->window_trail;
-    f.payload = 0;
-    f.payload_len = 0;
-    if (x == 0) {
-        f.head = 0;
-        f.head_len = 1;
-        return f;
-    }
-    unsigned lead = tsc_clz64(x);
-    unsigned trail = tsc_ctz64(x);
-    if (lead > TSC_LEAD_MAX) lead = TSC_LEAD_MAX;
-    unsigned wlead = enc->window_lead, wtrail = enc->window_trail;
-    /* NO_WINDOW (255) fails the first test, so no separate "open" flag. */
-    if (lead >= wlead && trail >= wtrail &&
-        (lead + trail) - (wlead + wtrail) < TSC_WINDOW_RESET_BITS) {
-        f.head = 0x2;
-        f.head_len = 2;
-        f.payload = x >> wtrail;
-        f.payload_len = 64 - wlead - wtrail;
-        return f;
-    }
-    unsigned size = 64 - lead - trail; /* 1..64 */
-    f.head = (UINT64_C(0x3) << 11) | ((uint64_t)lead << 6) | (size - 1);
-    f.head_len = 13;
-    f.payload = x >> trail;
-    f.payload_len = size;
-    f.new_lead = (uint8_t)lead;
-    f.new_trail = (uint8_t)trail;
-    return f;
-}
-
-TSC_INLINE dod_field plan_dod(int64_t dod)
-{
-    /* Bits of a two's complement field that holds dod: 1..64. */
-    unsigned width = 65 - tsc_clz64((uint64_t)(dod ^ (dod >> 63)));
-    unsigned bucket = dod == 0 ? 0 : width <= 5 ? 1 : width <= 8 ? 2 : width <= 16 ? 3 : 4;
-    const tsc_dod_bucket *b = &tsc_dod_table[bucket];
-    dod_field f;
-    f.dod = (uint64_t)dod;
-    f.len = (unsigned)b->prefix_len + b->payload_len;
-    f.escape = bucket == TSC_DOD_ESCAPE;
-    uint64_t mask = (UINT64_C(1) << (b->payload_len & 63)) - 1; /* escape never uses it */
-    f.code = ((uint64_t)b->prefix << b->payload_len % 64) | ((uint64_t)dod & mask);
-    return f;
-}
-
-TSC_INLINE void write_value(tschunk_bit_writer *restrict w, const value_field *f)
-{
-    unsigned total = f->head_len + f->payload_len;
-    if (TSC_LIKELY(total <= TSC_BITS_MAX_FIELD)) {
-        tsc_bw_put(w, (f->head << f->payload_len) | f->payload, total);
-    } else {
-        tsc_bw_put(w, f->head, f->head_len);
-        tsc_bw_put64(w, f->payload, f->payload_len);
-    }
-}
-
-TSC_INLINE void write_dod(tschunk_bit_writer *restrict w, const dod_field *f)
-{
-    if (TSC_LIKELY(!f->escape)) {
-        tsc_bw_put(w, f->code, f->len);
-    } else {
-        tsc_bw_put(w, tsc_dod_table[TSC_DOD_ESCAPE].prefix, tsc_dod_table[TSC_DOD_ESCAPE].prefix_len);
-        tsc_bw_put64(w, f->dod, 64);
-    }
 }
 
 /* Exact header size of a chunk with these fields. */
@@ -126,16 +136,7 @@ static size_t header_size(uint32_t count, int64_t first_ts, uint64_t first_delta
     return n;
 }
 
-/* Exact finished size (streams not elided) after adding the given bits. */
-static size_t size_after(const tschunk_encoder *enc, uint32_t count, uint64_t first_delta,
-                         unsigned ts_bits, unsigned value_bits)
-{
-    size_t vbytes = (size_t)((enc->val_out.bit_count + value_bits + 7) >> 3);
-    size_t tbytes = (size_t)((enc->ts_out.bit_count + ts_bits + 7) >> 3);
-    return header_size(count, enc->first_ts, first_delta, vbytes, 0) + vbytes + tbytes;
-}
-
-/* A fast, conservative bound on stream bits: worst-case header, worst-case padding. */
+/* A conservative bound on stream bits: worst-case header, worst-case padding. */
 static void update_budget(tschunk_encoder *enc)
 {
     size_t worst_header = 3 + 3 + tsc_uvarint_len(tsc_zigzag(enc->first_ts)) + 8 +
@@ -147,6 +148,23 @@ static void update_budget(tschunk_encoder *enc)
     }
     /* Each stream may end with up to 7 padding bits. */
     enc->budget_bits = room > 2 ? (uint64_t)room * 8 - 14 : 0;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* How many worst-case samples fit every limit: the hot path only counts down. */
+static void refresh_safe_left(tschunk_encoder *enc)
+{
+    if (enc->stage != STAGE_ACTIVE || enc->count < 2) {
+        enc->safe_left = 0;
+        return;
+    }
+    uint64_t used = enc->ts_out.bit_count + enc->val_out.bit_count;
+    uint64_t n = enc->max_samples - enc->count;
+    n = min_u64(n, enc->budget_bits > used ? (enc->budget_bits - used) / (WORST_TS_BITS + WORST_VALUE_BITS) : 0);
+    n = min_u64(n, (enc->val_out.bit_limit - enc->val_out.bit_count) / WORST_VALUE_BITS);
+    n = min_u64(n, (enc->ts_out.bit_limit - enc->ts_out.bit_count) / WORST_TS_BITS);
+    enc->safe_left = (uint32_t)n;
 }
 
 static void set_stream_regions(tschunk_encoder *enc, size_t ts_base)
@@ -176,7 +194,7 @@ size_t tschunk_encoder_init(tschunk_encoder *enc, void *dst, size_t capacity,
     enc->window_trail = NO_WINDOW;
     /* Split the stream room in the worst-case ratio, 77 value : 68 timestamp bits. */
     size_t room = capacity - TSCHUNK_ENCODER_OVERHEAD;
-    size_t ts_base = TSCHUNK_HEADER_MAX + SLACK + room * 77 / 145;
+    size_t ts_base = TSCHUNK_HEADER_MAX + SLACK + room * WORST_VALUE_BITS / (WORST_TS_BITS + WORST_VALUE_BITS);
     tsc_bw_init(&enc->val_out, enc->dst + TSCHUNK_HEADER_MAX, 0);
     tsc_bw_init(&enc->ts_out, enc->dst + ts_base, 0);
     set_stream_regions(enc, ts_base);
@@ -188,9 +206,9 @@ size_t tschunk_encoder_init(tschunk_encoder *enc, void *dst, size_t capacity,
  * Give each stream room in proportion to its size, moving the timestamp
  * stream. Called only when the whole chunk is known to fit.
  */
-static void rebalance(tschunk_encoder *enc, unsigned ts_bits, unsigned value_bits)
+static void rebalance(tschunk_encoder *enc, unsigned ts_bits, unsigned val_bits)
 {
-    size_t vneed = (size_t)((enc->val_out.bit_count + value_bits + 7) >> 3);
+    size_t vneed = (size_t)((enc->val_out.bit_count + val_bits + 7) >> 3);
     size_t tneed = (size_t)((enc->ts_out.bit_count + ts_bits + 7) >> 3);
     size_t free_room = enc->capacity - TSCHUNK_ENCODER_OVERHEAD - vneed - tneed;
     size_t value_share = (size_t)((double)free_room * (double)(vneed + 1) / (double)(vneed + tneed + 2));
@@ -200,75 +218,65 @@ static void rebalance(tschunk_encoder *enc, unsigned ts_bits, unsigned value_bit
     set_stream_regions(enc, ts_base);
 }
 
-/* Limits for a sample costing these bits; rebalances the streams if needed. */
-static size_t admit(tschunk_encoder *enc, uint32_t count, uint64_t first_delta, unsigned ts_bits,
-                    unsigned value_bits)
-{
-    if (count >= enc->max_samples) return TSC_ERROR(CHUNK_FULL);
-    size_t vneed = (size_t)((enc->val_out.bit_count + value_bits + 7) >> 3);
-    size_t tneed = (size_t)((enc->ts_out.bit_count + ts_bits + 7) >> 3);
-    if (vneed + tneed > enc->capacity - TSCHUNK_ENCODER_OVERHEAD) return TSC_ERROR(DST_TOO_SMALL);
-    if (enc->byte_limit && size_after(enc, count + 1, first_delta, ts_bits, value_bits) > enc->byte_limit)
-        return TSC_ERROR(CHUNK_FULL);
-    if (enc->val_out.bit_count + value_bits > enc->val_out.bit_limit ||
-        enc->ts_out.bit_count + ts_bits > enc->ts_out.bit_limit)
-        rebalance(enc, ts_bits, value_bits);
-    return 0;
-}
-
-static size_t append_first(tschunk_encoder *enc, int64_t ts, uint64_t bits)
+/* Every limit, exactly, for a sample costing these bits; rebalances the streams if needed. */
+static size_t admit(tschunk_encoder *enc, uint64_t first_delta, unsigned ts_bits, unsigned val_bits)
 {
     if (enc->count >= enc->max_samples) return TSC_ERROR(CHUNK_FULL);
-    if (enc->byte_limit && header_size(1, ts, 0, 0, 1) > enc->byte_limit) return TSC_ERROR(CHUNK_FULL);
-    enc->first_ts = enc->prev_ts = ts;
-    enc->first_bits = enc->prev_bits = bits;
-    enc->count = 1;
+    size_t vneed = (size_t)((enc->val_out.bit_count + val_bits + 7) >> 3);
+    size_t tneed = (size_t)((enc->ts_out.bit_count + ts_bits + 7) >> 3);
+    if (vneed + tneed > enc->capacity - TSCHUNK_ENCODER_OVERHEAD) return TSC_ERROR(DST_TOO_SMALL);
+    if (enc->byte_limit &&
+        header_size(enc->count + 1, enc->first_ts, first_delta, vneed, 0) + vneed + tneed > enc->byte_limit)
+        return TSC_ERROR(CHUNK_FULL);
+    if (enc->val_out.bit_count + val_bits > enc->val_out.bit_limit ||
+        enc->ts_out.bit_count + ts_bits > enc->ts_out.bit_limit)
+        rebalance(enc, ts_bits, val_bits);
     return 0;
 }
 
-static size_t append_second(tschunk_encoder *enc, int64_t ts, uint64_t bits)
+/* Every append that the hot path does not take: first samples, limits near, errors. */
+static size_t append_checked(tschunk_encoder *enc, int64_t ts, uint64_t bits)
 {
+    if (enc->stage != STAGE_ACTIVE) return TSC_ERROR(STAGE);
+    if (enc->count && ts < enc->prev_ts) return TSC_ERROR(OUT_OF_ORDER);
+    if (enc->count == 0) {
+        if (enc->max_samples == 0) return TSC_ERROR(CHUNK_FULL);
+        if (enc->byte_limit && header_size(1, ts, 0, 0, 1) > enc->byte_limit) return TSC_ERROR(CHUNK_FULL);
+        enc->first_ts = enc->prev_ts = ts;
+        enc->first_bits = enc->prev_bits = bits;
+        enc->count = 1;
+        return 0;
+    }
     uint64_t delta = (uint64_t)ts - (uint64_t)enc->prev_ts;
-    value_field vf = plan_value(enc, bits);
-    size_t err = admit(enc, 1, delta, 0, vf.head_len + vf.payload_len);
+    int64_t dod = (int64_t)(delta - enc->prev_delta);
+    int second = enc->count == 1;
+    unsigned ts_bits = second ? 0 : dod_bits(dod);
+    size_t err = admit(enc, second ? delta : enc->first_delta, ts_bits, value_bits(enc, bits));
     if (err) return err;
-    write_value(&enc->val_out, &vf);
-    enc->window_lead = vf.new_lead;
-    enc->window_trail = vf.new_trail;
-    enc->first_delta = enc->prev_delta = delta;
+    if (second) enc->first_delta = delta;
+    else write_dod(&enc->ts_out, dod);
+    write_value(enc, bits);
+    enc->prev_delta = delta;
     enc->prev_ts = ts;
     enc->prev_bits = bits;
-    enc->count = 2;
-    update_budget(enc);
+    enc->count++;
+    if (second) update_budget(enc);
+    refresh_safe_left(enc);
     return 0;
 }
 
 size_t tschunk_append_bits(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
-    if (TSC_UNLIKELY(enc->stage != STAGE_ACTIVE)) return TSC_ERROR(STAGE);
-    if (TSC_UNLIKELY(ts < enc->prev_ts) && enc->count) return TSC_ERROR(OUT_OF_ORDER);
-    if (TSC_UNLIKELY(enc->count < 2))
-        return enc->count == 0 ? append_first(enc, ts, bits) : append_second(enc, ts, bits);
-
+    /* safe_left > 0 means: active, two samples in, room for a worst-case sample. */
+    if (TSC_UNLIKELY(enc->safe_left == 0 || ts < enc->prev_ts)) return append_checked(enc, ts, bits);
     uint64_t delta = (uint64_t)ts - (uint64_t)enc->prev_ts;
-    dod_field df = plan_dod((int64_t)(delta - enc->prev_delta));
-    value_field vf = plan_value(enc, bits);
-    unsigned value_bits = vf.head_len + vf.payload_len;
-    if (TSC_UNLIKELY(enc->count >= enc->max_samples ||
-                     enc->ts_out.bit_count + enc->val_out.bit_count + df.len + value_bits > enc->budget_bits ||
-                     enc->val_out.bit_count + value_bits > enc->val_out.bit_limit ||
-                     enc->ts_out.bit_count + df.len > enc->ts_out.bit_limit)) {
-        size_t err = admit(enc, enc->count, enc->first_delta, df.len, value_bits);
-        if (err) return err;
-    }
-    write_dod(&enc->ts_out, &df);
-    write_value(&enc->val_out, &vf);
-    enc->window_lead = vf.new_lead;
-    enc->window_trail = vf.new_trail;
+    write_dod(&enc->ts_out, (int64_t)(delta - enc->prev_delta));
+    write_value(enc, bits);
     enc->prev_delta = delta;
     enc->prev_ts = ts;
     enc->prev_bits = bits;
     enc->count++;
+    enc->safe_left--;
     return 0;
 }
 
@@ -310,6 +318,7 @@ size_t tschunk_encoder_finish(tschunk_encoder *enc)
     memmove(enc->dst + h + vbytes, enc->ts_out.base, tbytes);
     memcpy(enc->dst, header, h);
     enc->stage = STAGE_FINISHED;
+    enc->safe_left = 0;
     return h + vbytes + tbytes;
 }
 

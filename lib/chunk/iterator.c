@@ -10,71 +10,89 @@
 #include "format.h"
 #include "../codec/bitstream.h"
 
-/* Decode tables for dod prefixes `0`, `10`, `110`, `1110` (index = leading ones). */
-static const uint8_t dod_prefix_len[4] = {1, 2, 3, 4};
-static const uint8_t dod_payload_len[4] = {0, 5, 8, 16};
-static const uint64_t dod_sign_bit[4] = {0, UINT64_C(1) << 4, UINT64_C(1) << 7, UINT64_C(1) << 15};
-
 static size_t fail(tschunk_iter *it, tschunk_error_code code)
 {
     it->error = (uint32_t)code;
     return TSC_ERROR_CODE(code);
 }
 
-TSC_INLINE uint64_t decode_dod(tschunk_bit_reader *restrict r)
+/* The 64 bits at bit `pos` through a zero-filled copy: the last bytes of a stream. */
+__attribute__((noinline, cold)) static uint64_t peek_tail(const uint8_t *base, size_t byte_len, uint64_t pos)
 {
-    uint64_t win = tsc_br_window(r);
-    unsigned ones = tsc_clz64(~win | (UINT64_C(1) << 59)); /* 0..4 */
-    if (TSC_UNLIKELY(ones == TSC_DOD_ESCAPE)) {
-        r->bit_pos += 4;
-        return tsc_br_get64(r, 64);
-    }
-    unsigned prefix = dod_prefix_len[ones], payload = dod_payload_len[ones];
-    uint64_t raw = ((win << prefix) >> (63 - payload)) >> 1; /* payload 0 gives 0 */
-    r->bit_pos += prefix + payload;
-    return (raw ^ dod_sign_bit[ones]) - dod_sign_bit[ones];
+    tschunk_bit_reader r = {base, pos, (uint64_t)byte_len * 8, byte_len};
+    return tsc_br_window(&r);
 }
 
-/* @return the XOR with the previous value; sets *bad on an impossible field. */
-TSC_INLINE uint64_t decode_xor(tschunk_iter *restrict it, tschunk_bit_reader *restrict r, unsigned *bad)
+/* The 64 bits at bit `pos`, first bit in the MSB (>= 57 valid; zeros past the end). */
+TSC_INLINE uint64_t peek(const uint8_t *base, size_t byte_len, uint64_t pos)
 {
-    uint64_t win = tsc_br_window(r);
-    if (!(win >> 63)) {
-        r->bit_pos += 1;
-        return 0;
+    size_t byte = (size_t)(pos >> 3);
+    if (TSC_LIKELY(byte + 8 <= byte_len)) return tsc_load64_be(base + byte) << (pos & 7);
+    return peek_tail(base, byte_len, pos);
+}
+
+/* Up to 64 bits at pos (n > 32). */
+TSC_INLINE uint64_t read_wide(const uint8_t *base, size_t byte_len, uint64_t pos, unsigned n)
+{
+    uint64_t hi = peek(base, byte_len, pos) >> (64 - (n - 32));
+    uint64_t lo = peek(base, byte_len, pos + n - 32) >> 32;
+    return hi << 32 | lo;
+}
+
+/* One dod field at *pos. Lengths come from arithmetic, not tables, to keep
+ * the position chain (load -> count ones -> length -> next position) short. */
+TSC_INLINE uint64_t decode_dod(const uint8_t *base, size_t byte_len, uint64_t *pos)
+{
+    uint64_t win = peek(base, byte_len, *pos);
+    unsigned ones = (unsigned)__builtin_clzll(~win | (UINT64_C(1) << 59)); /* 0..4 */
+    if (TSC_UNLIKELY(ones == TSC_DOD_ESCAPE)) {
+        uint64_t dod = read_wide(base, byte_len, *pos + 4, 64);
+        *pos += 4 + 64;
+        return dod;
     }
+    unsigned prefix = ones + 1;                                   /* `0`, `10`, `110`, `1110` */
+    unsigned payload = (unsigned)(UINT32_C(0x10080500) >> (ones * 8)) & 0xff; /* 0, 5, 8, 16 */
+    uint64_t sign = (UINT64_C(1) << payload) >> 1;
+    uint64_t raw = ((win << prefix) >> (63 - payload)) >> 1; /* payload 0 gives 0 */
+    *pos += prefix + payload;
+    return (raw ^ sign) - sign;
+}
+
+/* Window state of the value stream: leading zeros and width of the current window. */
+typedef struct {
+    unsigned lead;
+    unsigned width; /* 0 before any window */
+} xor_window;
+
+/*
+ * One XOR field at *pos, without branching on its kind: the three cases
+ * (same, reuse, new window) are all computed and selected. Sets *bad for a
+ * field no encoder writes (reuse before a window, lead + size > 64).
+ */
+TSC_INLINE uint64_t decode_xor(const uint8_t *base, size_t byte_len, uint64_t *pos, xor_window *w,
+                               unsigned *bad)
+{
+    uint64_t win = peek(base, byte_len, *pos);
+    unsigned changed = (unsigned)(win >> 63);
+    unsigned fresh = changed & (unsigned)(win >> 62);
+    unsigned new_lead = (unsigned)(win >> 57) & 31;
+    unsigned new_width = ((unsigned)(win >> 51) & 63) + 1;
+    unsigned lead = fresh ? new_lead : w->lead;
+    unsigned width = fresh ? new_width : w->width;
+    unsigned head = 1 + changed + 11 * fresh;
+    uint64_t payload_pos = *pos + head;
     uint64_t payload;
-    if (!((win >> 62) & 1)) {
-        unsigned width = it->window_width;
-        if (TSC_UNLIKELY(width == 0)) { /* reuse before any window was opened */
-            *bad = 1;
-            return 0;
-        }
-        if (TSC_LIKELY(width <= TSC_BITS_MAX_FIELD - 2)) {
-            payload = (win << 2) >> (64 - width);
-            r->bit_pos += 2 + width;
-        } else {
-            r->bit_pos += 2;
-            payload = tsc_br_get64(r, width);
-        }
-        return payload << (64 - it->window_lead - width);
-    }
-    unsigned lead = (unsigned)(win >> 57) & 31;
-    unsigned size = ((unsigned)(win >> 51) & 63) + 1;
-    if (TSC_UNLIKELY(lead + size > 64)) {
-        *bad = 1;
-        return 0;
-    }
-    if (TSC_LIKELY(size <= TSC_BITS_MAX_FIELD - 13)) {
-        payload = (win << 13) >> (64 - size);
-        r->bit_pos += 13 + size;
-    } else {
-        r->bit_pos += 13;
-        payload = tsc_br_get64(r, size);
-    }
-    it->window_lead = (uint8_t)lead;
-    it->window_width = (uint8_t)size;
-    return payload << (64 - lead - size);
+    if (TSC_LIKELY(width <= TSC_BITS_MAX_FIELD))
+        payload = (peek(base, byte_len, payload_pos) >> 1) >> (63 - width);
+    else
+        payload = read_wide(base, byte_len, payload_pos, width);
+    /* width 0 (no window yet) wraps to a huge value, as does lead + width > 64. */
+    *bad |= changed & (lead + width - 1 > 63);
+    uint64_t x = payload << ((64 - lead - width) & 63);
+    w->lead = lead;
+    w->width = width;
+    *pos += changed ? head + width : 1;
+    return changed ? x : 0;
 }
 
 /* The bits left in a finished stream must be the zero padding of its last byte. */
@@ -95,7 +113,7 @@ static size_t finish_check(tschunk_iter *it)
 }
 
 /* Decode sample number it->index into it->ts / it->bits. @return 0 or an error. */
-TSC_INLINE size_t step(tschunk_iter *restrict it)
+static size_t step(tschunk_iter *restrict it)
 {
     uint32_t i = it->index;
     if (TSC_UNLIKELY(i < 2)) {
@@ -107,10 +125,15 @@ TSC_INLINE size_t step(tschunk_iter *restrict it)
         }
         it->delta = it->first_delta;
     } else if (!(it->flags & TSCHUNK_FLAG_TS_CONST)) {
-        it->delta += decode_dod(&it->ts_in);
+        it->delta += decode_dod(it->ts_in.base, it->ts_in.byte_len, &it->ts_in.bit_pos);
     }
     unsigned bad = 0;
-    if (!(it->flags & TSCHUNK_FLAG_VAL_CONST)) it->bits ^= decode_xor(it, &it->val_in, &bad);
+    if (!(it->flags & TSCHUNK_FLAG_VAL_CONST)) {
+        xor_window w = {it->window_lead, it->window_width};
+        it->bits ^= decode_xor(it->val_in.base, it->val_in.byte_len, &it->val_in.bit_pos, &w, &bad);
+        it->window_lead = (uint8_t)w.lead;
+        it->window_width = (uint8_t)w.width;
+    }
     int64_t ts = (int64_t)((uint64_t)it->ts + it->delta);
     if (TSC_UNLIKELY(bad | (ts < it->ts))) return fail(it, TSCHUNK_ERROR_CORRUPT);
     if (TSC_UNLIKELY(tsc_br_overrun(&it->ts_in) | tsc_br_overrun(&it->val_in)))
@@ -118,6 +141,65 @@ TSC_INLINE size_t step(tschunk_iter *restrict it)
     it->ts = ts;
     it->index = ++i;
     return i == it->count ? finish_check(it) : 0;
+}
+
+/*
+ * The batch loop: state in registers, constant streams specialised away.
+ * Reads past a stream's end see zeros (never memory outside the chunk), so
+ * overruns are checked once, after the loop. A field no encoder writes or
+ * time going backwards ends the loop before that sample, which step() then
+ * decodes again to report.
+ * @return samples decoded, or TRUNCATED.
+ */
+TSC_INLINE size_t decode_run(tschunk_iter *restrict it, int64_t *restrict ts_out, uint64_t *restrict val_out,
+                             size_t n, const int ts_const, const int val_const)
+{
+    const uint8_t *tbase = it->ts_in.base, *vbase = it->val_in.base;
+    const size_t tlen = it->ts_in.byte_len, vlen = it->val_in.byte_len;
+    uint64_t tpos = it->ts_in.bit_pos, vpos = it->val_in.bit_pos;
+    int64_t ts = it->ts;
+    uint64_t delta = it->delta, bits = it->bits;
+    xor_window w = {it->window_lead, it->window_width};
+    size_t k = 0;
+    for (; k < n; k++) {
+        xor_window next_w = w;
+        unsigned bad = 0;
+        uint64_t next_vpos = vpos;
+        uint64_t x = val_const ? 0 : decode_xor(vbase, vlen, &next_vpos, &next_w, &bad);
+        uint64_t next_tpos = tpos;
+        uint64_t next_delta = ts_const ? delta : delta + decode_dod(tbase, tlen, &next_tpos);
+        int64_t next_ts = (int64_t)((uint64_t)ts + next_delta);
+        if (TSC_UNLIKELY(bad | (next_ts < ts))) break;
+        tpos = next_tpos;
+        vpos = next_vpos;
+        w = next_w;
+        delta = next_delta;
+        bits ^= x;
+        ts = next_ts;
+        ts_out[k] = ts;
+        val_out[k] = bits;
+    }
+    if (TSC_UNLIKELY((!ts_const && tpos > it->ts_in.bit_len) || (!val_const && vpos > it->val_in.bit_len)))
+        return fail(it, TSCHUNK_ERROR_TRUNCATED);
+    if (!ts_const) it->ts_in.bit_pos = tpos;
+    if (!val_const) it->val_in.bit_pos = vpos;
+    it->ts = ts;
+    it->delta = delta;
+    it->bits = bits;
+    it->window_lead = (uint8_t)w.lead;
+    it->window_width = (uint8_t)w.width;
+    it->index += (uint32_t)k;
+    return k;
+}
+
+static size_t decode_fast(tschunk_iter *it, int64_t *ts_out, uint64_t *val_out, size_t n)
+{
+    switch (it->flags & (TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST)) {
+    case 0: return decode_run(it, ts_out, val_out, n, 0, 0);
+    case TSCHUNK_FLAG_TS_CONST: return decode_run(it, ts_out, val_out, n, 1, 0);
+    case TSCHUNK_FLAG_VAL_CONST: return decode_run(it, ts_out, val_out, n, 0, 1);
+    default: return decode_run(it, ts_out, val_out, n, 1, 1);
+    }
 }
 
 size_t tschunk_iter_init(tschunk_iter *it, const void *chunk, size_t size)
@@ -183,10 +265,26 @@ size_t tschunk_iter_seek(tschunk_iter *it, int64_t t)
     return 0;
 }
 
+/* Step one sample at a time into the arrays (first samples, stream ends, errors). */
+static size_t read_slow(tschunk_iter *it, int64_t *ts, uint64_t *bits, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        size_t err = step(it);
+        if (TSC_UNLIKELY(err != 0)) return err;
+        ts[k] = it->ts;
+        bits[k] = it->bits;
+    }
+    return n;
+}
+
+#define READ_BLOCK 256
+
 size_t tschunk_iter_read(tschunk_iter *restrict it, int64_t *restrict ts, double *restrict values,
                          size_t capacity)
 {
     if (TSC_UNLIKELY(it->error)) return TSC_ERROR_CODE(it->error);
+    int64_t ts_tmp[READ_BLOCK];
+    uint64_t bits_tmp[READ_BLOCK];
     size_t n = 0;
     if (it->pending && capacity) {
         it->pending = 0;
@@ -196,11 +294,29 @@ size_t tschunk_iter_read(tschunk_iter *restrict it, int64_t *restrict ts, double
     }
     size_t left = it->count - it->index;
     size_t end = capacity - n < left ? capacity : n + left;
-    for (; n < end; n++) {
-        size_t err = step(it);
-        if (TSC_UNLIKELY(err != 0)) return err;
-        if (ts) ts[n] = it->ts;
-        if (values) memcpy(&values[n], &it->bits, 8);
+    while (n < end) {
+        /* Either array may be NULL: decode through small blocks then. */
+        int direct = ts && values;
+        size_t want = end - n;
+        if (!direct && want > READ_BLOCK) want = READ_BLOCK;
+        int64_t *t_dst = direct ? ts + n : ts_tmp;
+        uint64_t *v_dst = direct ? (uint64_t *)(void *)(values + n) : bits_tmp;
+        size_t got = it->index >= 2 ? decode_fast(it, t_dst, v_dst, want) : 0;
+        if (TSC_UNLIKELY(tschunk_is_error(got))) return got;
+        if (got < want) {
+            size_t r = read_slow(it, t_dst + got, v_dst + got, 1);
+            if (TSC_UNLIKELY(tschunk_is_error(r))) return r;
+            got++;
+        }
+        if (!direct) {
+            if (ts) memcpy(ts + n, ts_tmp, got * sizeof *ts);
+            if (values) memcpy(values + n, bits_tmp, got * sizeof *values);
+        }
+        n += got;
+    }
+    if (it->index == it->count && it->count >= 2) {
+        size_t r = finish_check(it);
+        if (r) return r;
     }
     return n;
 }
