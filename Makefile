@@ -37,7 +37,7 @@ FUZZ_NAMES := $(FUZZ_SRC:fuzz/%.c=%)
 REPLAY_BINS := $(FUZZ_NAMES:%=$(BUILD)/replay/%)
 BENCH_BIN := $(BUILD)/bench/bench
 
-.PHONY: all lib cli deps test test-run asan bench fuzz fuzz-run fuzz-replay install uninstall \
+.PHONY: all lib cli deps test test-run asan bench tune vectors fuzz fuzz-run fuzz-replay install uninstall \
         check-install check-symbols demo readme-example clean
 
 all: lib cli
@@ -112,6 +112,14 @@ $(BENCH_BIN): bench/bench.c bench/workloads.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Ibench bench/bench.c $(STATIC) $(LDFLAGS) -lm -o $@
 
+$(BUILD)/bench/tune: bench/tune.c bench/workloads.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Ibench $< $(LDFLAGS) -lm -o $@
+
+# Bits spent by candidate dod bucket tables and window-reset thresholds (README "Format choices").
+tune: $(BUILD)/bench/tune
+	$(BUILD)/bench/tune $(BENCH_ARGS)
+
 bench: $(BENCH_BIN)
 	$(BENCH_BIN) $(BENCH_ARGS)
 
@@ -142,6 +150,12 @@ install: lib
 	ln -sf libtschunk.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libtschunk.so
 	install -m 644 $(PCFILE) $(DESTDIR)$(LIBDIR)/pkgconfig/
 	if [ -f $(CLI) ]; then install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/; fi
+
+# Rewrite the golden chunk vectors (only when the format version changes).
+vectors: lib
+	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(CFLAGS) -Iinclude scripts/make-vectors.c $(STATIC) -lm \
+	  -o $(BUILD)/make-vectors
+	$(BUILD)/make-vectors tests/vectors/chunk
 
 check-install:
 	sh scripts/check-install.sh

@@ -158,7 +158,7 @@ typedef struct {
  * allocated, now or later; `dst` must stay valid until finish.
  * @param opts NULL for defaults.
  * @return 0, or an error: BAD_PARAMETER (NULL pointers, unknown codec, option
- *         out of range), DST_TOO_SMALL (capacity < TSCHUNK_BOUND(1)).
+ *         out of range), DST_TOO_SMALL (capacity < TSCHUNK_BOUND(0)).
  */
 TSCHUNK_API size_t tschunk_encoder_init(tschunk_encoder *enc, void *dst, size_t capacity,
                                         const tschunk_encoder_options *opts);

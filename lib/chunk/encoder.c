@@ -183,7 +183,7 @@ size_t tschunk_encoder_init(tschunk_encoder *enc, void *dst, size_t capacity,
     if (o.codec == 0) o.codec = TSCHUNK_CODEC_GORILLA;
     if (o.codec != TSCHUNK_CODEC_GORILLA || o.reserved != 0 || o.max_samples > TSCHUNK_MAX_SAMPLES)
         return TSC_ERROR(BAD_PARAMETER);
-    if (capacity < TSCHUNK_BOUND(1)) return TSC_ERROR(DST_TOO_SMALL);
+    if (capacity < TSCHUNK_BOUND(0)) return TSC_ERROR(DST_TOO_SMALL);
     memset(enc, 0, sizeof(*enc));
     enc->dst = (uint8_t *)dst;
     enc->capacity = capacity;

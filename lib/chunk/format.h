@@ -40,11 +40,12 @@ static const tsc_dod_bucket tsc_dod_table[TSC_DOD_BUCKETS] = {
 #define TSC_LEAD_MAX 31u
 
 /*
- * Window reset (metrictank's rule, measured: README): a value that fits the
- * current window still opens a new one when the window is this many bits or
- * more wider than the value needs.
+ * Window reset (metrictank's rule with a measured threshold, README
+ * "Format choices"): a value that fits the current window still opens a new
+ * one when the window is this many bits or more wider than the value needs,
+ * i.e. exactly when the new window's 13 + S bits cost less than reuse's 2 + W.
  */
-#define TSC_WINDOW_RESET_BITS 22u
+#define TSC_WINDOW_RESET_BITS 12u
 
 /* Decoded header, as tschunk_chunk_info plus stream positions. */
 typedef struct {

@@ -1,0 +1,90 @@
+/* Golden chunk vectors (tests/vectors/chunk/): they pin format v1 byte for byte. */
+#include "test_util.h"
+
+typedef struct {
+    wl_series s;
+    unsigned char *chunk;
+    size_t size;
+} vector;
+
+static int hexval(int c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
+
+static void load_vector(const char *name, vector *v)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/tests/vectors/chunk/%s.txt", repo_dir(), name);
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "cannot open %s", path);
+    memset(v, 0, sizeof *v);
+    wl_alloc(&v->s, 256, name);
+    v->s.n = 0;
+    static char line[8192];
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#') continue;
+        if (!strncmp(line, "chunk ", 6)) {
+            size_t len = strcspn(line + 6, "\n") / 2;
+            v->chunk = malloc(len + 1);
+            for (size_t i = 0; i < len; i++)
+                v->chunk[i] = (unsigned char)(hexval(line[6 + 2 * i]) << 4 | hexval(line[7 + 2 * i]));
+            v->size = len;
+            continue;
+        }
+        long long ts;
+        unsigned long long bits;
+        cr_assert_eq(sscanf(line, "%lld,0x%llx", &ts, &bits), 2, "%s: bad line %s", name, line);
+        v->s.ts[v->s.n] = ts;
+        v->s.bits[v->s.n++] = bits;
+    }
+    fclose(f);
+    cr_assert(v->chunk, "%s: no chunk line", name);
+}
+
+static const char *const names[] = {"empty", "single_stale_marker", "readme_example", "dod_buckets",
+                                    "special_values", "constant_int64_max", "gauge_2dp_120", "counter_120",
+                                    "window_reset"};
+
+Test(vectors, encoder_writes_exactly_the_golden_bytes)
+{
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        vector v;
+        load_vector(names[i], &v);
+        unsigned char *chunk;
+        size_t size = encode_range(&v.s, 0, v.s.n, &chunk);
+        cr_assert_eq(size, v.size, "%s: %zu bytes, golden %zu", names[i], size, v.size);
+        cr_assert(memcmp(chunk, v.chunk, size) == 0, "%s: bytes differ from the golden vector", names[i]);
+        free(chunk);
+        free(v.chunk);
+        wl_free(&v.s);
+    }
+}
+
+Test(vectors, golden_bytes_decode_to_the_samples)
+{
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        vector v;
+        load_vector(names[i], &v);
+        check_chunk(v.chunk, v.size, &v.s, 0, v.s.n);
+        tschunk_chunk_info info;
+        cr_assert_eq(tschunk_chunk_info_get(v.chunk, v.size, &info), 0);
+        cr_assert_eq(info.count, v.s.n);
+        cr_assert_eq(info.version, 1);
+        cr_assert_eq(info.codec, TSCHUNK_CODEC_GORILLA);
+        free(v.chunk);
+        wl_free(&v.s);
+    }
+}
+
+Test(vectors, readme_example_fields)
+{
+    vector v;
+    load_vector("readme_example", &v);
+    tschunk_chunk_info info;
+    cr_assert_eq(tschunk_chunk_info_get(v.chunk, v.size, &info), 0);
+    cr_assert_eq(info.first_ts, 1700000000000);
+    cr_assert_eq(info.first_delta, 15000);
+    cr_assert_eq(info.value_bytes, 6);
+    cr_assert_eq(info.ts_bytes, 2);
+    cr_assert_eq(info.flags, 0);
+    free(v.chunk);
+    wl_free(&v.s);
+}
