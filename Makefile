@@ -99,7 +99,7 @@ test: deps
 	@$(MAKE) --no-print-directory test-run
 
 test-run: all $(TEST_BIN) fuzz-replay readme-example
-	TSCHUNK_REPO=$(CURDIR) $(TEST_BIN) --jobs 2
+	TSCHUNK_REPO=$(CURDIR) TSCHUNK_CLI=$(CURDIR)/$(CLI) $(TEST_BIN) --jobs 2
 
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build/asan \

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!tschunk_is_error(r) && n != info.count) __builtin_trap();
     /* Seek to a timestamp taken from the input, then batch-read the rest. */
     if (tschunk_iter_init(&it, data, size) == 0) {
-        int64_t target = info.first_ts + (int64_t)(size * 977);
+        int64_t target = (int64_t)((uint64_t)info.first_ts + (uint64_t)size * 977u); /* wraps by design */
         r = tschunk_iter_seek(&it, target);
         int64_t tsa[50];
         double va[50];

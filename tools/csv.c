@@ -149,28 +149,29 @@ int parse_timestamp(const char *s, int unit, int64_t *out)
     return parse_datetime(s, unit == UNIT_RAW ? UNIT_MS : unit, out);
 }
 
+/* Split on commas and trim each field (spaces, one pair of double quotes). */
 static int split(char *line, char **fields, int max)
 {
     int n = 0;
     char *p = line;
     while (n < max) {
-        fields[n++] = p;
         char *c = strchr(p, ',');
+        if (c) *c = 0;
+        fields[n++] = trim(p);
         if (!c) return n;
-        *c = 0;
         p = c + 1;
     }
     return max + 1; /* too many */
 }
 
-/* A first line that does not parse as data is a header. */
+/* A first line is a header when its timestamp (or, with one column, its value)
+ * is not data; a malformed data line is reported, not skipped as a header. */
 static int looks_like_header(char **fields, int n, int unit)
 {
     int64_t ts;
     uint64_t bits;
-    char *v = trim(fields[n - 1]);
-    if (n == 2 && parse_timestamp(trim(fields[0]), unit, &ts) != 0) return 1;
-    return *v && parse_value(v, &bits) != 0;
+    if (n == 2) return parse_timestamp(fields[0], unit, &ts) != 0 && !isdigit((unsigned char)fields[0][0]);
+    return *fields[0] && parse_value(fields[0], &bits) != 0 && isalpha((unsigned char)fields[0][0]);
 }
 
 int csv_next(csv_reader *r, int64_t *ts, uint64_t *bits)
@@ -184,7 +185,7 @@ int csv_next(csv_reader *r, int64_t *ts, uint64_t *bits)
         }
         char *fields[3];
         int n = split(r->line, fields, 2);
-        if (n == 1 && *trim(fields[0]) == 0 && r->columns != 1) continue; /* blank line */
+        if (n == 1 && *fields[0] == 0 && r->columns != 1) continue; /* blank line */
         if (n > 2) {
             snprintf(r->error, sizeof r->error,
                      "line %zu: more than 2 columns (expected timestamp,value or value)", r->line_no);
@@ -201,7 +202,7 @@ int csv_next(csv_reader *r, int64_t *ts, uint64_t *bits)
             return -1;
         }
         if (n == 2) {
-            char *t = trim(fields[0]);
+            char *t = fields[0];
             if (parse_timestamp(t, r->unit, ts) != 0) {
                 snprintf(r->error, sizeof r->error, "line %zu: bad timestamp '%.60s'", r->line_no, t);
                 return -1;
@@ -209,7 +210,7 @@ int csv_next(csv_reader *r, int64_t *ts, uint64_t *bits)
         } else {
             *ts = r->next_implicit_ts;
         }
-        char *v = trim(fields[n - 1]);
+        char *v = fields[n - 1];
         if (*v == 0) {
             r->skipped++;
             if (n == 1) r->next_implicit_ts++;

@@ -1,0 +1,166 @@
+/* The CLI contract: spellings, input forms, exact round trip, errors, atomic output. */
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+static const char *cli(void)
+{
+    const char *c = getenv("TSCHUNK_CLI");
+    cr_assert(c && *c, "TSCHUNK_CLI is not set (make test sets it)");
+    return c;
+}
+
+static char workdir[256];
+
+static void make_workdir(void)
+{
+    snprintf(workdir, sizeof workdir, "/tmp/tschunk-cli-XXXXXX");
+    cr_assert(mkdtemp(workdir));
+}
+
+static void cleanup_workdir(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", workdir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* Run `tschunk ARGS` in the work directory; returns the exit status, output in *out (may be NULL). */
+static int run(char *out, size_t out_size, const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>&1", workdir, cli(), args);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p);
+    size_t n = 0;
+    char sink[4096];
+    char *buf = out ? out : sink;
+    size_t cap = out ? out_size : sizeof sink;
+    size_t got;
+    while ((got = fread(buf + n, 1, cap - 1 - n, p)) > 0) {
+        n += got;
+        if (n == cap - 1) n = 0; /* keep the tail */
+    }
+    buf[n] = 0;
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void write_file(const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", workdir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int exists(const char *name)
+{
+    char path[512];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", workdir, name);
+    return stat(path, &st) == 0;
+}
+
+static char *read_file(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", workdir, name);
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "cannot read %s", path);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+TestSuite(cli, .init = make_workdir, .fini = cleanup_workdir);
+
+Test(cli, round_trip_of_every_input_form)
+{
+    write_file("in.csv", "timestamp,value\n"
+                         "2024-01-01 00:00:00,1.5\n"
+                         "2024-01-01T00:00:15.250Z,NaN\n"
+                         "2024-01-01 00:00:30+01:00,-Inf\n"
+                         "1704067245000,0x7ff0000000000002\n"
+                         "1704067245000,\n"           /* empty value: skipped, counted */
+                         "1704067260000,\"\"\n"       /* empty value in quotes */
+                         "1704067260000,-0\n"
+                         "1704067200000,42\n");       /* earlier: starts a new chunk */
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress in.csv -o out.tsc --samples-per-chunk 3"), 0, "%s", out);
+    cr_assert(strstr(out, "2 empty values skipped"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "decompress out.tsc -o back.csv --bits"), 0, "%s", out);
+    cr_assert_str_eq(read_file("back.csv"), "timestamp,value\n"
+                                            "1704067200000,0x3ff8000000000000\n"
+                                            "1704067215250,0x7ff8000000000000\n"
+                                            "1704063630000,0xfff0000000000000\n"
+                                            "1704067245000,0x7ff0000000000002\n"
+                                            "1704067260000,0x8000000000000000\n"
+                                            "1704067200000,0x4045000000000000\n");
+    cr_assert_eq(run(out, sizeof out, "decompress out.tsc -o - --iso"), 0);
+    cr_assert(strstr(out, "2024-01-01T00:00:15.250Z,NaN\n"), "%s", out);
+    cr_assert(strstr(out, "2024-01-01T00:01:00.000Z,-0\n"), "%s", out);
+}
+
+Test(cli, stats_json_keys)
+{
+    write_file("in.csv", "1\n2\n2.5\n\"\"\n3\n");
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress in.csv -o v.tsc"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "stats v.tsc --json"), 0, "%s", out);
+    const char *keys[] = {"\"samples\": 4,", "\"chunks\": 1,", "\"bytes\": ", "\"bits_per_sample\": ",
+                          "\"bits_per_timestamp\": ", "\"bits_per_value\": "};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) cr_assert(strstr(out, keys[i]), "no %s in %s", keys[i], out);
+    cr_assert_eq(run(out, sizeof out, "decompress v.tsc -o - --bits"), 0);
+    cr_assert(strstr(out, "\n0,0x3ff0000000000000\n1,0x4000000000000000\n2,0x4004000000000000\n4,"), "%s", out);
+}
+
+Test(cli, malformed_line_names_its_number_and_writes_nothing)
+{
+    write_file("bad.csv", "timestamp,value\n1,1.0\n2,2.0\n3,abc\n4,4.0\n");
+    char out[4096];
+    cr_assert_neq(run(out, sizeof out, "compress bad.csv -o bad.tsc"), 0);
+    cr_assert(strstr(out, "line 4"), "%s", out);
+    cr_assert(!exists("bad.tsc"), "a half-written output exists");
+    write_file("bad2.csv", "1,1.0\n2024-13-01 00:00:00,2.0\n");
+    cr_assert_neq(run(out, sizeof out, "compress bad2.csv -o bad2.tsc"), 0);
+    cr_assert(strstr(out, "line 2"), "%s", out);
+    write_file("bad3.csv", "1,0x7ff00000000000\n");
+    cr_assert_neq(run(out, sizeof out, "compress bad3.csv -o bad3.tsc"), 0, "15 hex digits must be refused");
+    cr_assert_neq(run(out, sizeof out, "compress nothere.csv -o x.tsc"), 0);
+    cr_assert_neq(run(out, sizeof out, "compress bad.csv -o x.tsc --ts-unit hours"), 0);
+}
+
+Test(cli, damaged_file_is_an_error)
+{
+    write_file("in.csv", "1,1\n2,2\n3,3\n");
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress in.csv -o ok.tsc"), 0);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "cd '%s' && head -c 20 ok.tsc > cut.tsc", workdir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_neq(run(out, sizeof out, "decompress cut.tsc -o back.csv"), 0);
+    cr_assert(!exists("back.csv"));
+    cr_assert_neq(run(out, sizeof out, "stats in.csv"), 0, "a CSV is not a tschunk file");
+}
+
+Test(cli, ts_unit_converts_date_times)
+{
+    write_file("in.csv", "2024-01-01 00:00:01.5,1\n");
+    char out[4096];
+    const char *units[] = {"s", "ms", "us", "ns"};
+    const char *want[] = {"1704067201,", "1704067201500,", "1704067201500000,", "1704067201500000000,"};
+    for (int i = 0; i < 4; i++) {
+        char args[200];
+        snprintf(args, sizeof args, "compress in.csv -o u.tsc --ts-unit %s", units[i]);
+        cr_assert_eq(run(out, sizeof out, args), 0, "%s", out);
+        cr_assert_eq(run(out, sizeof out, "decompress u.tsc -o -"), 0);
+        cr_assert(strstr(out, want[i]), "unit %s: %s", units[i], out);
+    }
+}
