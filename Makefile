@@ -37,7 +37,7 @@ FUZZ_NAMES := $(FUZZ_SRC:fuzz/%.c=%)
 REPLAY_BINS := $(FUZZ_NAMES:%=$(BUILD)/replay/%)
 BENCH_BIN := $(BUILD)/bench/bench
 
-.PHONY: all lib cli deps test test-run asan bench tune vectors fuzz fuzz-run fuzz-replay install uninstall \
+.PHONY: all lib cli deps test test-run asan bench bench-instr tune vectors fuzz fuzz-run fuzz-replay install uninstall \
         check-install check-symbols demo readme-example clean
 
 all: lib cli
@@ -122,6 +122,11 @@ tune: $(BUILD)/bench/tune
 
 bench: $(BENCH_BIN)
 	$(BENCH_BIN) $(BENCH_ARGS)
+
+# Instructions per push and per decoded sample under callgrind (stable on a noisy machine).
+bench-instr: $(BENCH_BIN)
+	@for w in const-regular const-jitter counter gauge-2dp random; do for c in 120 1024; do \
+	  sh scripts/instr-per-op.sh $(BENCH_BIN) $$w $$c; done; done
 
 # ---- fuzzing (clang, libFuzzer) -----------------------------------------
 FUZZ_BUILD := build/fuzz
