@@ -298,6 +298,107 @@ TSCHUNK_API size_t tschunk_iter_read(tschunk_iter *it, int64_t *ts, double *valu
 TSCHUNK_API size_t tschunk_decode(const void *chunk, size_t size, int64_t *ts, double *values,
                                   size_t capacity);
 
+/* ------------------------------------------------------------------------
+ * Prometheus XOR chunks (Prometheus' `EncXOR`, the bytes `XORChunk.Bytes()`
+ * returns): same API shape as the native codec, bytes identical to
+ * Prometheus 3.x for the same samples. Where Prometheus and the native codec
+ * differ, this codec follows Prometheus:
+ *  - the count is a big-endian uint16 at bytes 0-1, rewritten on every append:
+ *    the bytes are a valid chunk after every append, finish only ends it;
+ *  - timestamps that go backwards are accepted and stored (Prometheus refuses
+ *    them above the chunk, in its head); the decoder returns them as they are;
+ *  - dod buckets 14/17/20/64 bits, no window reset, no constant-stream flags,
+ *    one interleaved bit stream;
+ *  - decoding: a "reuse" field before any window reads 64 bits (as
+ *    Prometheus' reader does); bytes after the last sample are ignored
+ *    (Prometheus 2.x wrote a spare 0x00).
+ * One difference is kept: a new-window field whose leading zeros plus
+ * significant bits exceed 64 is CORRUPT (Prometheus computes a wrapped shift).
+ * ---------------------------------------------------------------------- */
+#define TSCHUNK_PROM_MAX_SAMPLES 65535u
+
+/** Buffer size that always holds a Prometheus XOR chunk of n samples (8 bytes of store slack included). */
+#define TSCHUNK_PROM_BOUND(n) ((size_t)2u + 10u + 8u + 10u + (((size_t)(n) * 145u + 7u) / 8u) + 8u)
+
+/** Function twin of TSCHUNK_PROM_BOUND. @return 0 when n > TSCHUNK_PROM_MAX_SAMPLES. */
+TSCHUNK_API size_t tschunk_prom_bound(size_t n);
+
+/** Prometheus XOR encoder state; caller-allocated, fields private. */
+typedef struct {
+    tschunk_bit_writer out;  /* bit stream from byte 2 on */
+    int64_t prev_ts;
+    uint64_t prev_delta;
+    uint64_t prev_bits;
+    uint32_t count;
+    uint32_t max_samples;
+    uint8_t window_lead;     /* 0xff: no window yet */
+    uint8_t window_trail;
+    uint8_t stage;
+    uint8_t reserved;
+    uint8_t *dst;
+    size_t capacity;
+    size_t byte_limit;       /* max_bytes, 0 when unlimited */
+} tschunk_prom_encoder;
+
+/**
+ * Start an empty Prometheus XOR chunk in dst (the 2 bytes `00 00`).
+ * opts: codec must be 0; max_samples and max_bytes as for the native codec.
+ * @return 0, or BAD_PARAMETER, DST_TOO_SMALL (capacity < TSCHUNK_PROM_BOUND(0)).
+ */
+TSCHUNK_API size_t tschunk_prom_encoder_init(tschunk_prom_encoder *enc, void *dst, size_t capacity,
+                                             const tschunk_encoder_options *opts);
+
+/**
+ * Append one sample, exactly as Prometheus' XOR appender does. Transactional:
+ * on error nothing changes. After a successful append dst holds a complete
+ * chunk of tschunk_prom_encoder_size() bytes.
+ * @return 0, or CHUNK_FULL, DST_TOO_SMALL, STAGE.
+ */
+TSCHUNK_API size_t tschunk_prom_append(tschunk_prom_encoder *enc, int64_t ts, double value);
+TSCHUNK_API size_t tschunk_prom_append_bits(tschunk_prom_encoder *enc, int64_t ts, uint64_t value_bits);
+
+/** @return the current chunk size in bytes (valid after every append). */
+TSCHUNK_API size_t tschunk_prom_encoder_size(const tschunk_prom_encoder *enc);
+
+/** End the encoder. @return the chunk size, or STAGE if already finished. */
+TSCHUNK_API size_t tschunk_prom_encoder_finish(tschunk_prom_encoder *enc);
+
+/** One-shot encode. @return the chunk size or an error. */
+TSCHUNK_API size_t tschunk_prom_encode(void *dst, size_t capacity, const int64_t *ts, const double *values,
+                                       size_t n, const tschunk_encoder_options *opts);
+
+/** Prometheus XOR iterator state; caller-allocated, borrows the bytes, fields private. */
+typedef struct {
+    tschunk_bit_reader in;
+    int64_t ts;
+    uint64_t delta;
+    uint64_t bits;
+    uint32_t index;
+    uint32_t count;
+    uint8_t window_lead;
+    uint8_t window_width;   /* 64 - lead - trail; 64 before any window, as Prometheus */
+    uint8_t pending;
+    uint8_t reserved;
+    uint32_t error;
+    const uint8_t *chunk;
+    size_t size;
+} tschunk_prom_iter;
+
+/** @return 0, or TRUNCATED (fewer than 2 bytes), BAD_PARAMETER. */
+TSCHUNK_API size_t tschunk_prom_iter_init(tschunk_prom_iter *it, const void *chunk, size_t size);
+/** @return 1 with a sample, 0 after the count's last sample, or an error (TRUNCATED, CORRUPT; sticky). */
+TSCHUNK_API size_t tschunk_prom_iter_next(tschunk_prom_iter *it, int64_t *ts, double *value);
+TSCHUNK_API size_t tschunk_prom_iter_next_bits(tschunk_prom_iter *it, int64_t *ts, uint64_t *value_bits);
+/** Position on the first sample, in chunk order, with timestamp >= t. @return 1, 0 (none) or an error. */
+TSCHUNK_API size_t tschunk_prom_iter_seek(tschunk_prom_iter *it, int64_t t);
+/** Decode up to capacity samples (either array may be NULL). @return samples written, 0 at the end, or an error. */
+TSCHUNK_API size_t tschunk_prom_iter_read(tschunk_prom_iter *it, int64_t *ts, double *values, size_t capacity);
+/** @return the chunk's sample count (its first two bytes), or an error. */
+TSCHUNK_API size_t tschunk_prom_count(const void *chunk, size_t size);
+/** Decode a whole chunk. @return the number of samples, DST_TOO_SMALL, or an error. */
+TSCHUNK_API size_t tschunk_prom_decode(const void *chunk, size_t size, int64_t *ts, double *values,
+                                       size_t capacity);
+
 #ifdef __cplusplus
 }
 #endif

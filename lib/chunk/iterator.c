@@ -16,37 +16,14 @@ static size_t fail(tschunk_iter *it, tschunk_error_code code)
     return TSC_ERROR_CODE(code);
 }
 
-/* The 64 bits at bit `pos` through a zero-filled copy: the last bytes of a stream. */
-__attribute__((noinline, cold)) static uint64_t peek_tail(const uint8_t *base, size_t byte_len, uint64_t pos)
-{
-    tschunk_bit_reader r = {base, pos, (uint64_t)byte_len * 8, byte_len};
-    return tsc_br_window(&r);
-}
-
-/* The 64 bits at bit `pos`, first bit in the MSB (>= 57 valid; zeros past the end). */
-TSC_INLINE uint64_t peek(const uint8_t *base, size_t byte_len, uint64_t pos)
-{
-    size_t byte = (size_t)(pos >> 3);
-    if (TSC_LIKELY(byte + 8 <= byte_len)) return tsc_load64_be(base + byte) << (pos & 7);
-    return peek_tail(base, byte_len, pos);
-}
-
-/* Up to 64 bits at pos (n > 32). */
-TSC_INLINE uint64_t read_wide(const uint8_t *base, size_t byte_len, uint64_t pos, unsigned n)
-{
-    uint64_t hi = peek(base, byte_len, pos) >> (64 - (n - 32));
-    uint64_t lo = peek(base, byte_len, pos + n - 32) >> 32;
-    return hi << 32 | lo;
-}
-
 /* One dod field at *pos. Lengths come from arithmetic, not tables, to keep
  * the position chain (load -> count ones -> length -> next position) short. */
 TSC_INLINE uint64_t decode_dod(const uint8_t *base, size_t byte_len, uint64_t *pos)
 {
-    uint64_t win = peek(base, byte_len, *pos);
+    uint64_t win = tsc_peek(base, byte_len, *pos);
     unsigned ones = (unsigned)__builtin_clzll(~win | (UINT64_C(1) << 59)); /* 0..4 */
     if (TSC_UNLIKELY(ones == TSC_DOD_ESCAPE)) {
-        uint64_t dod = read_wide(base, byte_len, *pos + 4, 64);
+        uint64_t dod = tsc_peek_wide(base, byte_len, *pos + 4, 64);
         *pos += 4 + 64;
         return dod;
     }
@@ -72,7 +49,7 @@ typedef struct {
 TSC_INLINE uint64_t decode_xor(const uint8_t *base, size_t byte_len, uint64_t *pos, xor_window *w,
                                unsigned *bad)
 {
-    uint64_t win = peek(base, byte_len, *pos);
+    uint64_t win = tsc_peek(base, byte_len, *pos);
     unsigned changed = (unsigned)(win >> 63);
     unsigned fresh = changed & (unsigned)(win >> 62);
     unsigned new_lead = (unsigned)(win >> 57) & 31;
@@ -83,9 +60,9 @@ TSC_INLINE uint64_t decode_xor(const uint8_t *base, size_t byte_len, uint64_t *p
     uint64_t payload_pos = *pos + head;
     uint64_t payload;
     if (TSC_LIKELY(width <= TSC_BITS_MAX_FIELD))
-        payload = (peek(base, byte_len, payload_pos) >> 1) >> (63 - width);
+        payload = (tsc_peek(base, byte_len, payload_pos) >> 1) >> (63 - width);
     else
-        payload = read_wide(base, byte_len, payload_pos, width);
+        payload = tsc_peek_wide(base, byte_len, payload_pos, width);
     /* width 0 (no window yet) wraps to a huge value, as does lead + width > 64. */
     *bad |= changed & (lead + width - 1 > 63);
     uint64_t x = payload << ((64 - lead - width) & 63);

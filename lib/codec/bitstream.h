@@ -97,4 +97,31 @@ TSC_INLINE uint64_t tsc_br_get64(tschunk_bit_reader *restrict r, unsigned n)
 
 TSC_INLINE int tsc_br_overrun(const tschunk_bit_reader *r) { return r->bit_pos > r->bit_len; }
 
+/*
+ * Position-based reads for decode loops that keep the position in a
+ * register: the 64 bits at bit `pos` of a stream of `byte_len` bytes, first
+ * bit in the MSB, at least 57 of them valid (zeros past the end).
+ */
+__attribute__((noinline, cold, unused)) static uint64_t tsc_peek_tail(const uint8_t *base, size_t byte_len,
+                                                                        uint64_t pos)
+{
+    tschunk_bit_reader r = {base, pos, (uint64_t)byte_len * 8, byte_len};
+    return tsc_br_window(&r);
+}
+
+TSC_INLINE uint64_t tsc_peek(const uint8_t *base, size_t byte_len, uint64_t pos)
+{
+    size_t byte = (size_t)(pos >> 3);
+    if (TSC_LIKELY(byte + 8 <= byte_len)) return tsc_load64_be(base + byte) << (pos & 7);
+    return tsc_peek_tail(base, byte_len, pos);
+}
+
+/* n bits at pos, 32 < n <= 64. */
+TSC_INLINE uint64_t tsc_peek_wide(const uint8_t *base, size_t byte_len, uint64_t pos, unsigned n)
+{
+    uint64_t hi = tsc_peek(base, byte_len, pos) >> (64 - (n - 32));
+    uint64_t lo = tsc_peek(base, byte_len, pos + n - 32) >> 32;
+    return hi << 32 | lo;
+}
+
 #endif

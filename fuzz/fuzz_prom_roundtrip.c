@@ -1,0 +1,37 @@
+/* Differential: bytes -> samples (time may go backwards, as Prometheus' format
+ * allows) -> Prometheus XOR encode -> decode -> compare bits; aborts on mismatch. */
+#include <string.h>
+
+#include "harness.h"
+#include "tschunk.h"
+
+#define MAX_SAMPLES 2048
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static int64_t ts[MAX_SAMPLES], out_ts[MAX_SAMPLES];
+    static uint64_t bits[MAX_SAMPLES];
+    static double values[MAX_SAMPLES], out_v[MAX_SAMPLES];
+    static unsigned char buf[TSCHUNK_PROM_BOUND(MAX_SAMPLES)];
+    size_t n = 0;
+    int64_t t = 1700000000000;
+    uint64_t prev = 0;
+    for (size_t off = 0; off + 9 <= size && n < MAX_SAMPLES; off += 9) {
+        uint8_t sel = data[off];
+        uint64_t raw;
+        memcpy(&raw, data + off + 1, 8);
+        uint64_t step = sel < 100 ? 15000 + (sel & 15) : sel < 200 ? raw >> (sel & 63) : raw;
+        t = (int64_t)((uint64_t)t + step); /* wraps: any int64 sequence */
+        uint64_t v = (sel & 3) == 0 ? prev : (sel & 3) == 1 ? prev ^ (raw >> 40) : raw;
+        ts[n] = t;
+        bits[n] = prev = v;
+        memcpy(&values[n], &v, 8);
+        n++;
+    }
+    size_t chunk = tschunk_prom_encode(buf, sizeof buf, ts, values, n, NULL);
+    if (tschunk_is_error(chunk)) __builtin_trap();
+    if (tschunk_prom_count(buf, chunk) != n) __builtin_trap();
+    size_t got = tschunk_prom_decode(buf, chunk, out_ts, out_v, MAX_SAMPLES);
+    if (got != n || memcmp(out_ts, ts, n * 8) != 0 || memcmp(out_v, bits, n * 8) != 0) __builtin_trap();
+    return 0;
+}

@@ -1,0 +1,221 @@
+/*
+ * Prometheus XOR chunk encoder: the bytes Prometheus 3.x's XORChunk appender
+ * produces (README "Prometheus XOR chunks" lists the layout). One bit stream
+ * from byte 2 on, MSB first, timestamp and value fields interleaved; the
+ * big-endian sample count at bytes 0-1 is rewritten after every append, so
+ * the buffer holds a complete chunk at all times.
+ */
+#include "../common/common.h"
+#include "../codec/bitstream.h"
+
+enum { STAGE_ACTIVE = 0x5a, STAGE_FINISHED = 0xa5 };
+
+#define NO_WINDOW 0xffu
+#define SLACK 8u
+#define LEAD_MAX 31u
+#define WORST_SAMPLE_BITS (68u + 77u)
+
+size_t tschunk_prom_bound(size_t n)
+{
+    return n > TSCHUNK_PROM_MAX_SAMPLES ? 0 : TSCHUNK_PROM_BOUND(n);
+}
+
+/* Bits of a dod field: `0`, `10`+14, `110`+17, `1110`+20, `1111`+64. The
+ * ranges are Prometheus' asymmetric ones: -(2^(n-1)-1) .. 2^(n-1). */
+TSC_INLINE unsigned dod_payload(int64_t dod)
+{
+    if (dod == 0) return 0;
+    if (dod >= -8191 && dod <= 8192) return 14;
+    if (dod >= -65535 && dod <= 65536) return 17;
+    if (dod >= -524287 && dod <= 524288) return 20;
+    return 64;
+}
+
+TSC_INLINE unsigned dod_field_bits(unsigned payload)
+{
+    return payload == 0 ? 1 : payload == 14 ? 16 : payload == 17 ? 20 : payload == 20 ? 24 : 68;
+}
+
+static void write_dod(tschunk_bit_writer *w, int64_t dod, unsigned payload)
+{
+    switch (payload) {
+    case 0: tsc_bw_put(w, 0, 1); break;
+    case 14: tsc_bw_put(w, UINT64_C(0x2) << 14 | ((uint64_t)dod & 0x3fff), 16); break;
+    case 17: tsc_bw_put(w, UINT64_C(0x6) << 17 | ((uint64_t)dod & 0x1ffff), 20); break;
+    case 20: tsc_bw_put(w, UINT64_C(0xe) << 20 | ((uint64_t)dod & 0xfffff), 24); break;
+    default:
+        tsc_bw_put(w, 0xf, 4);
+        tsc_bw_put64(w, (uint64_t)dod, 64);
+        break;
+    }
+}
+
+/* XOR field: `0` same; `10` + window bits; `11` + 5-bit lead + 6-bit size (64 as 0) + size bits. */
+typedef struct {
+    uint64_t head, payload;
+    unsigned head_len, payload_len;
+    unsigned lead, trail;
+} value_field;
+
+TSC_INLINE value_field plan_value(const tschunk_prom_encoder *enc, uint64_t bits)
+{
+    value_field f = {0, 0, 1, 0, enc->window_lead, enc->window_trail};
+    uint64_t x = bits ^ enc->prev_bits;
+    if (x == 0) return f;
+    unsigned lead = (unsigned)__builtin_clzll(x), trail = (unsigned)__builtin_ctzll(x);
+    if (lead > LEAD_MAX) lead = LEAD_MAX;
+    /* NO_WINDOW fails the first test: the first change always opens a window. */
+    if (lead >= enc->window_lead && trail >= enc->window_trail) {
+        f.head = 0x2;
+        f.head_len = 2;
+        f.payload_len = 64 - enc->window_lead - enc->window_trail;
+        f.payload = x >> enc->window_trail;
+        return f;
+    }
+    unsigned size = 64 - lead - trail;
+    f.head = UINT64_C(0x3) << 11 | (uint64_t)lead << 6 | (size & 63);
+    f.head_len = 13;
+    f.payload_len = size;
+    f.payload = x >> trail;
+    f.lead = lead;
+    f.trail = trail;
+    return f;
+}
+
+TSC_INLINE void write_value(tschunk_prom_encoder *enc, const value_field *f)
+{
+    if (f->head_len + f->payload_len <= TSC_BITS_MAX_FIELD) {
+        tsc_bw_put(&enc->out, f->head << f->payload_len | f->payload, f->head_len + f->payload_len);
+    } else {
+        tsc_bw_put(&enc->out, f->head, f->head_len);
+        tsc_bw_put64(&enc->out, f->payload, f->payload_len);
+    }
+    enc->window_lead = (uint8_t)f->lead;
+    enc->window_trail = (uint8_t)f->trail;
+}
+
+static void write_uvarint(tschunk_bit_writer *w, uint64_t v)
+{
+    uint8_t buf[10];
+    size_t n = tsc_put_uvarint(buf, v);
+    for (size_t i = 0; i < n; i++) tsc_bw_put(w, buf[i], 8);
+}
+
+static void store_count(tschunk_prom_encoder *enc)
+{
+    enc->dst[0] = (uint8_t)(enc->count >> 8);
+    enc->dst[1] = (uint8_t)enc->count;
+}
+
+size_t tschunk_prom_encoder_init(tschunk_prom_encoder *enc, void *dst, size_t capacity,
+                                 const tschunk_encoder_options *opts)
+{
+    if (!enc || !dst) return TSC_ERROR(BAD_PARAMETER);
+    tschunk_encoder_options o = {0, 0, 0, 0};
+    if (opts) o = *opts;
+    if (o.codec != 0 || o.reserved != 0 || o.max_samples > TSCHUNK_PROM_MAX_SAMPLES)
+        return TSC_ERROR(BAD_PARAMETER);
+    if (capacity < TSCHUNK_PROM_BOUND(0)) return TSC_ERROR(DST_TOO_SMALL);
+    memset(enc, 0, sizeof(*enc));
+    enc->dst = (uint8_t *)dst;
+    enc->capacity = capacity;
+    enc->max_samples = o.max_samples ? o.max_samples : TSCHUNK_PROM_MAX_SAMPLES;
+    enc->byte_limit = o.max_bytes;
+    enc->window_lead = NO_WINDOW;
+    enc->window_trail = NO_WINDOW;
+    tsc_bw_init(&enc->out, enc->dst + 2, (uint64_t)(capacity - 2 - SLACK) * 8);
+    store_count(enc);
+    enc->stage = STAGE_ACTIVE;
+    return 0;
+}
+
+/* Every limit, exactly, for `bits` more stream bits. */
+static size_t admit(const tschunk_prom_encoder *enc, unsigned bits)
+{
+    if (enc->count >= enc->max_samples) return TSC_ERROR(CHUNK_FULL);
+    uint64_t total = enc->out.bit_count + bits;
+    if (total > enc->out.bit_limit) return TSC_ERROR(DST_TOO_SMALL);
+    if (enc->byte_limit && 2 + ((total + 7) >> 3) > enc->byte_limit) return TSC_ERROR(CHUNK_FULL);
+    return 0;
+}
+
+static size_t append_first_two(tschunk_prom_encoder *enc, int64_t ts, uint64_t bits)
+{
+    if (enc->count == 0) {
+        size_t err = admit(enc, (unsigned)tsc_uvarint_len(tsc_zigzag(ts)) * 8 + 64);
+        if (err) return err;
+        write_uvarint(&enc->out, tsc_zigzag(ts));
+        tsc_bw_put64(&enc->out, bits, 64);
+    } else {
+        uint64_t delta = (uint64_t)ts - (uint64_t)enc->prev_ts;
+        value_field f = plan_value(enc, bits);
+        size_t err = admit(enc, (unsigned)tsc_uvarint_len(delta) * 8 + f.head_len + f.payload_len);
+        if (err) return err;
+        write_uvarint(&enc->out, delta);
+        write_value(enc, &f);
+        enc->prev_delta = delta;
+    }
+    enc->prev_ts = ts;
+    enc->prev_bits = bits;
+    enc->count++;
+    store_count(enc);
+    return 0;
+}
+
+size_t tschunk_prom_append_bits(tschunk_prom_encoder *restrict enc, int64_t ts, uint64_t bits)
+{
+    if (TSC_UNLIKELY(enc->stage != STAGE_ACTIVE)) return TSC_ERROR(STAGE);
+    if (TSC_UNLIKELY(enc->count < 2)) return append_first_two(enc, ts, bits);
+    uint64_t delta = (uint64_t)ts - (uint64_t)enc->prev_ts; /* wraps when time goes back, as in Go */
+    int64_t dod = (int64_t)(delta - enc->prev_delta);
+    unsigned payload = dod_payload(dod);
+    value_field f = plan_value(enc, bits);
+    /* The worst case fits: skip the exact checks. */
+    if (TSC_UNLIKELY(enc->count >= enc->max_samples || enc->byte_limit ||
+                     enc->out.bit_count + WORST_SAMPLE_BITS > enc->out.bit_limit)) {
+        size_t err = admit(enc, dod_field_bits(payload) + f.head_len + f.payload_len);
+        if (err) return err;
+    }
+    write_dod(&enc->out, dod, payload);
+    write_value(enc, &f);
+    enc->prev_delta = delta;
+    enc->prev_ts = ts;
+    enc->prev_bits = bits;
+    enc->count++;
+    store_count(enc);
+    return 0;
+}
+
+size_t tschunk_prom_append(tschunk_prom_encoder *enc, int64_t ts, double value)
+{
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    return tschunk_prom_append_bits(enc, ts, bits);
+}
+
+size_t tschunk_prom_encoder_size(const tschunk_prom_encoder *enc)
+{
+    return 2 + tsc_bw_bytes(&enc->out);
+}
+
+size_t tschunk_prom_encoder_finish(tschunk_prom_encoder *enc)
+{
+    if (!enc || enc->stage != STAGE_ACTIVE) return TSC_ERROR(STAGE);
+    enc->stage = STAGE_FINISHED;
+    return tschunk_prom_encoder_size(enc);
+}
+
+size_t tschunk_prom_encode(void *dst, size_t capacity, const int64_t *ts, const double *values, size_t n,
+                           const tschunk_encoder_options *opts)
+{
+    if ((!ts || !values) && n) return TSC_ERROR(BAD_PARAMETER);
+    if (n > TSCHUNK_PROM_MAX_SAMPLES) return TSC_ERROR(TOO_MANY_SAMPLES);
+    tschunk_prom_encoder enc;
+    size_t r = tschunk_prom_encoder_init(&enc, dst, capacity, opts);
+    if (tschunk_is_error(r)) return r;
+    for (size_t i = 0; i < n; i++) {
+        r = tschunk_prom_append(&enc, ts[i], values[i]);
+        if (tschunk_is_error(r)) return r;
+    }
+    return tschunk_prom_encoder_finish(&enc);
+}

@@ -1,0 +1,241 @@
+/* Prometheus XOR chunks: golden vectors from Prometheus itself, round trips, hostile bytes. */
+#include "test_util.h"
+
+typedef struct {
+    wl_series s;
+    unsigned char *chunk, *alt;
+    size_t size, alt_size;
+} prom_vector;
+
+static const char *after(const char *text, const char *key)
+{
+    const char *p = strstr(text, key);
+    return p ? p + strlen(key) : NULL;
+}
+
+static unsigned char *parse_hex(const char *p, size_t *size)
+{
+    size_t len = strcspn(p, "\"") / 2;
+    unsigned char *out = malloc(len + 1);
+    for (size_t i = 0; i < len; i++) {
+        unsigned v;
+        sscanf(p + 2 * i, "%2x", &v);
+        out[i] = (unsigned char)v;
+    }
+    *size = len;
+    return out;
+}
+
+static void load_prom_vector(const char *name, prom_vector *v)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/tests/vectors/prometheus-xor/%s.json", repo_dir(), name);
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "cannot open %s", path);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    memset(v, 0, sizeof *v);
+    int samples = atoi(after(text, "\"num_samples\":"));
+    wl_alloc(&v->s, (size_t)samples + 1, name);
+    const char *p = after(text, "\"timestamps\":");
+    p = strchr(p, '[') + 1;
+    for (int i = 0; i < samples; i++) {
+        char *end;
+        v->s.ts[i] = strtoll(p, &end, 10);
+        p = end + 1;
+    }
+    p = after(text, "\"values_bits\":");
+    for (int i = 0; i < samples; i++) {
+        p = strchr(p, '"') + 1;
+        v->s.bits[i] = strtoull(p, NULL, 16);
+        p = strchr(p, '"') + 1;
+    }
+    v->s.n = (size_t)samples;
+    v->chunk = parse_hex(after(text, "\"chunk_hex\": \""), &v->size);
+    const char *alt = after(text, "\"alt_chunk_hex_pre_v3\": \"");
+    if (alt) v->alt = parse_hex(alt, &v->alt_size);
+}
+
+static void free_prom_vector(prom_vector *v)
+{
+    free(v->chunk);
+    free(v->alt);
+    wl_free(&v->s);
+}
+
+static const char *const prom_names[] = {
+    "single_sample", "two_samples", "three_samples", "identical_values_regular", "nan_values",
+    "stale_marker", "inf_values", "negative_zero", "dod_bucket_14bit_edges", "irregular_intervals",
+    "counter_120", "gauge_random_walk_120", "xor_leading_zero_clamp",
+};
+#define NPROM (sizeof prom_names / sizeof prom_names[0])
+
+static size_t prom_encode_series(const wl_series *s, size_t start, size_t n, unsigned char **out)
+{
+    size_t cap = TSCHUNK_PROM_BOUND(n);
+    unsigned char *buf = malloc(cap);
+    tschunk_prom_encoder enc;
+    cr_assert_eq(tschunk_prom_encoder_init(&enc, buf, cap, NULL), 0);
+    for (size_t i = start; i < start + n; i++) {
+        size_t r = tschunk_prom_append_bits(&enc, s->ts[i], s->bits[i]);
+        cr_assert_eq(r, 0, "%s: append %zu: %s", s->name, i, tschunk_error_name(r));
+        /* The buffer holds a complete chunk after every append. */
+        cr_assert_eq(tschunk_prom_count(buf, tschunk_prom_encoder_size(&enc)), i - start + 1);
+    }
+    *out = buf;
+    return tschunk_prom_encoder_finish(&enc);
+}
+
+static void check_prom_decode(const unsigned char *chunk, size_t size, const wl_series *s, size_t start, size_t n)
+{
+    tschunk_prom_iter it;
+    cr_assert_eq(tschunk_prom_iter_init(&it, chunk, size), 0, "%s", s->name);
+    for (size_t i = 0; i < n; i++) {
+        int64_t ts;
+        uint64_t bits;
+        size_t r = tschunk_prom_iter_next_bits(&it, &ts, &bits);
+        cr_assert_eq(r, 1, "%s: sample %zu: %s", s->name, i, tschunk_error_name(r));
+        cr_assert_eq(ts, s->ts[start + i], "%s: ts %zu", s->name, i);
+        cr_assert_eq(bits, s->bits[start + i], "%s: value %zu", s->name, i);
+    }
+    cr_assert_eq(tschunk_prom_iter_next_bits(&it, NULL, NULL), 0, "%s: end of data without error", s->name);
+    int64_t *ts = malloc((n + 1) * 8);
+    double *v = malloc((n + 1) * 8);
+    cr_assert_eq(tschunk_prom_decode(chunk, size, ts, v, n), n, "%s: batch", s->name);
+    cr_assert(memcmp(ts, s->ts + start, n * 8) == 0, "%s: batch timestamps", s->name);
+    cr_assert(memcmp(v, s->bits + start, n * 8) == 0, "%s: batch values", s->name);
+    free(ts);
+    free(v);
+}
+
+Test(prom, encoder_writes_prometheus_bytes)
+{
+    for (size_t i = 0; i < NPROM; i++) {
+        prom_vector v;
+        load_prom_vector(prom_names[i], &v);
+        unsigned char *chunk;
+        size_t size = prom_encode_series(&v.s, 0, v.s.n, &chunk);
+        cr_assert_eq(size, v.size, "%s: %zu bytes, Prometheus wrote %zu", prom_names[i], size, v.size);
+        cr_assert(memcmp(chunk, v.chunk, size) == 0, "%s: bytes differ from Prometheus'", prom_names[i]);
+        free(chunk);
+        free_prom_vector(&v);
+    }
+}
+
+Test(prom, decoder_reads_prometheus_bytes_v3_and_v2)
+{
+    size_t alts = 0;
+    for (size_t i = 0; i < NPROM; i++) {
+        prom_vector v;
+        load_prom_vector(prom_names[i], &v);
+        check_prom_decode(v.chunk, v.size, &v.s, 0, v.s.n);
+        if (v.alt) {
+            check_prom_decode(v.alt, v.alt_size, &v.s, 0, v.s.n);
+            alts++;
+        }
+        free_prom_vector(&v);
+    }
+    cr_assert_eq(alts, 2, "single_sample and irregular_intervals carry a Prometheus 2.x form");
+}
+
+Test(prom, seek_follows_chunk_order)
+{
+    prom_vector v;
+    load_prom_vector("irregular_intervals", &v);
+    tschunk_prom_iter it;
+    cr_assert_eq(tschunk_prom_iter_init(&it, v.chunk, v.size), 0);
+    for (size_t target = 0; target < v.s.n; target += 3) {
+        cr_assert_eq(tschunk_prom_iter_seek(&it, v.s.ts[target]), 1);
+        int64_t ts;
+        cr_assert_eq(tschunk_prom_iter_next(&it, &ts, NULL), 1);
+        cr_assert_eq(ts, v.s.ts[target]);
+    }
+    cr_assert_eq(tschunk_prom_iter_seek(&it, v.s.ts[v.s.n - 1] + 1), 0);
+    free_prom_vector(&v);
+}
+
+Test(prom, round_trip_workloads_and_backwards_time)
+{
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
+        wl_series s;
+        wl_synthetic(&s, kind, 120 * 160, 300 + (uint64_t)kind);
+        for (size_t start = 0; start < s.n; start += 120) {
+            unsigned char *chunk;
+            size_t size = prom_encode_series(&s, start, 120, &chunk);
+            check_prom_decode(chunk, size, &s, start, 120);
+            free(chunk);
+        }
+        wl_free(&s);
+    }
+    /* Prometheus' format stores time going backwards (its head refuses it, not the chunk). */
+    wl_series s;
+    wl_alloc(&s, 8, "backwards");
+    const int64_t t[8] = {1000, 500, INT64_MIN, INT64_MAX, 0, 0, -7, 1 << 30};
+    for (int i = 0; i < 8; i++) { s.ts[i] = t[i]; s.bits[i] = (uint64_t)i * 0x0123456789abcdefULL; }
+    unsigned char *chunk;
+    size_t size = prom_encode_series(&s, 0, 8, &chunk);
+    check_prom_decode(chunk, size, &s, 0, 8);
+    free(chunk);
+    wl_free(&s);
+}
+
+Test(prom, transactional_limits)
+{
+    wl_series s;
+    wl_synthetic(&s, WL_RANDOM, 2000, 8);
+    unsigned char buf[600];
+    tschunk_prom_encoder enc;
+    cr_assert_eq(tschunk_prom_encoder_init(&enc, buf, sizeof buf, NULL), 0);
+    size_t i = 0;
+    for (;; i++) {
+        unsigned char before[sizeof buf];
+        tschunk_prom_encoder enc_before = enc;
+        memcpy(before, buf, sizeof buf);
+        size_t r = tschunk_prom_append_bits(&enc, s.ts[i], s.bits[i]);
+        if (r) {
+            cr_assert_eq(tschunk_get_error_code(r), TSCHUNK_ERROR_DST_TOO_SMALL);
+            cr_assert(memcmp(before, buf, sizeof buf) == 0, "refused append changed bytes");
+            cr_assert(memcmp(&enc_before, &enc, sizeof enc) == 0, "refused append changed state");
+            break;
+        }
+    }
+    check_prom_decode(buf, tschunk_prom_encoder_finish(&enc), &s, 0, i);
+    tschunk_encoder_options lim = {0, 10, 0, 0};
+    cr_assert_eq(tschunk_prom_encoder_init(&enc, buf, sizeof buf, &lim), 0);
+    for (i = 0; i < 10; i++) cr_assert_eq(tschunk_prom_append_bits(&enc, s.ts[i], s.bits[i]), 0);
+    cr_assert_eq(tschunk_get_error_code(tschunk_prom_append_bits(&enc, s.ts[i], s.bits[i])), TSCHUNK_ERROR_CHUNK_FULL);
+    wl_free(&s);
+}
+
+Test(prom, hostile_bytes_error_or_samples)
+{
+    prom_vector v;
+    load_prom_vector("gauge_random_walk_120", &v);
+    for (size_t len = 0; len < v.size; len++) {
+        unsigned char *copy = malloc(len ? len : 1);
+        memcpy(copy, v.chunk, len);
+        int64_t ts[200];
+        double vals[200];
+        size_t r = tschunk_prom_decode(copy, len, ts, vals, 200);
+        /* The last byte holds padding and bits of the last sample only. */
+        if (len + 1 < v.size) cr_assert(tschunk_is_error(r), "truncated at %zu decoded", len);
+        free(copy);
+    }
+    unsigned char *copy = malloc(v.size);
+    for (size_t bit = 0; bit < v.size * 8; bit++) {
+        memcpy(copy, v.chunk, v.size);
+        copy[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+        int64_t ts[70000];
+        static double vals[70000];
+        size_t r = tschunk_prom_decode(copy, v.size, ts, vals, 70000);
+        cr_assert(tschunk_is_error(r) || r <= 65535);
+    }
+    free(copy);
+    /* A count that the bytes cannot hold is refused before any work. */
+    const unsigned char big[] = {0xff, 0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0};
+    tschunk_prom_iter it;
+    cr_assert_eq(tschunk_get_error_code(tschunk_prom_iter_init(&it, big, sizeof big)), TSCHUNK_ERROR_TRUNCATED);
+    free_prom_vector(&v);
+}
