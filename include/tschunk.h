@@ -399,6 +399,21 @@ TSCHUNK_API size_t tschunk_prom_count(const void *chunk, size_t size);
 TSCHUNK_API size_t tschunk_prom_decode(const void *chunk, size_t size, int64_t *ts, double *values,
                                        size_t capacity);
 
+/**
+ * Transcode a Prometheus XOR chunk into a native chunk, bit-exact on samples.
+ * dst of TSCHUNK_BOUND(count) bytes always suffices.
+ * @return the native chunk size, OUT_OF_ORDER when the Prometheus chunk's
+ *         time goes backwards (native chunks refuse that), or a decode error.
+ */
+TSCHUNK_API size_t tschunk_prom_to_native(const void *prom, size_t prom_size, void *dst, size_t capacity);
+
+/**
+ * Transcode a native chunk into the bytes Prometheus would write for its
+ * samples. dst of TSCHUNK_PROM_BOUND(count) bytes always suffices.
+ * @return the Prometheus chunk size or an error.
+ */
+TSCHUNK_API size_t tschunk_native_to_prom(const void *chunk, size_t size, void *dst, size_t capacity);
+
 #ifdef __cplusplus
 }
 #endif

@@ -164,3 +164,37 @@ Test(cli, ts_unit_converts_date_times)
         cr_assert(strstr(out, want[i]), "unit %s: %s", units[i], out);
     }
 }
+
+Test(cli, prometheus_export_import_and_direct_reading)
+{
+    write_file("in.csv", "timestamp,value\n1700000000000,1.5\n1700000015000,1.5\n1700000030007,3.25\n"
+                         "1700000020000,7\n1700000035000,0x7ff0000000000002\n");
+    char out[8192];
+    cr_assert_eq(run(out, sizeof out, "export-prom in.csv -o p.bin"), 0, "%s", out);
+    /* Records: uvarint length, then the chunk exactly as Prometheus' Bytes() returns it. The
+     * first chunk is README's three-sample example from the Prometheus vectors. */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "cd '%s' && od -An -tx1 -v p.bin | tr -d ' \\n'", workdir);
+    FILE *p = popen(cmd, "r");
+    char hex[512] = {0};
+    cr_assert(fgets(hex, sizeof hex, p));
+    pclose(p);
+    cr_assert(!strncmp(hex, "18000380a0abfef9623ff800000000000098754003e13bff90", 50), "%s", hex);
+    cr_assert_eq(run(out, sizeof out, "decompress p.bin -o - --bits"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1700000000000,0x3ff8000000000000\n1700000015000,0x3ff8000000000000\n"
+                          "1700000030007,0x400a000000000000\n1700000020000,0x401c000000000000\n"
+                          "1700000035000,0x7ff0000000000002\n");
+    cr_assert_eq(run(out, sizeof out, "import-prom p.bin -o n.tsc"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress in.csv -o c.tsc --samples-per-chunk 120"), 0, "%s", out);
+    snprintf(cmd, sizeof cmd, "cd '%s' && cmp -s n.tsc c.tsc", workdir);
+    cr_assert_eq(system(cmd), 0, "import-prom and compress differ");
+    cr_assert_eq(run(out, sizeof out, "stats p.bin --json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"codec\": \"prometheus-xor\"") && strstr(out, "\"samples\": 5,"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "stats n.tsc --json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"prom_xor_bytes\": "), "%s", out);
+    write_file("junk.bin", "\x05hello");
+    cr_assert_neq(run(out, sizeof out, "decompress junk.bin -o j.csv"), 0);
+    cr_assert(!exists("j.csv"));
+    cr_assert_neq(run(out, sizeof out, "export-prom nothere.csv -o x.bin"), 0);
+    cr_assert(!exists("x.bin"));
+}

@@ -239,3 +239,29 @@ Test(prom, hostile_bytes_error_or_samples)
     cr_assert_eq(tschunk_get_error_code(tschunk_prom_iter_init(&it, big, sizeof big)), TSCHUNK_ERROR_TRUNCATED);
     free_prom_vector(&v);
 }
+
+Test(prom, transcode_both_ways_bit_exact)
+{
+    for (size_t i = 0; i < NPROM; i++) {
+        prom_vector v;
+        load_prom_vector(prom_names[i], &v);
+        size_t ncap = TSCHUNK_BOUND(v.s.n), pcap = TSCHUNK_PROM_BOUND(v.s.n);
+        unsigned char *native = malloc(ncap), *back = malloc(pcap);
+        size_t nsize = tschunk_prom_to_native(v.chunk, v.size, native, ncap);
+        cr_assert(!tschunk_is_error(nsize), "%s: %s", prom_names[i], tschunk_error_name(nsize));
+        check_chunk(native, nsize, &v.s, 0, v.s.n);
+        size_t psize = tschunk_native_to_prom(native, nsize, back, pcap);
+        cr_assert_eq(psize, v.size, "%s", prom_names[i]);
+        cr_assert(memcmp(back, v.chunk, psize) == 0, "%s: round trip changed the Prometheus bytes", prom_names[i]);
+        free(native);
+        free(back);
+        free_prom_vector(&v);
+    }
+    /* Time going backwards cannot become a native chunk: said, not hidden. */
+    int64_t ts[3] = {10, 5, 20};
+    double vals[3] = {1, 2, 3};
+    unsigned char prom[TSCHUNK_PROM_BOUND(3)], native[TSCHUNK_BOUND(3)];
+    size_t psize = tschunk_prom_encode(prom, sizeof prom, ts, vals, 3, NULL);
+    cr_assert_eq(tschunk_get_error_code(tschunk_prom_to_native(prom, psize, native, sizeof native)),
+                 TSCHUNK_ERROR_OUT_OF_ORDER);
+}

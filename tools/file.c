@@ -22,13 +22,15 @@ static int put_uvarint(FILE *f, uint64_t v)
     return fwrite(b, 1, n, f) == n ? (int)n : -1;
 }
 
-int tscf_create(tscf_writer *w, const char *path, int unit)
+int tscf_create(tscf_writer *w, const char *path, int unit, int format)
 {
     memset(w, 0, sizeof(*w));
     w->final_path = path;
+    w->format = format;
     snprintf(w->tmp_path, sizeof w->tmp_path, "%s.tmp.%ld", path, (long)getpid());
     w->out = fopen(w->tmp_path, "wb");
     if (!w->out) return -1;
+    if (format == FORMAT_PROM) return 0;
     unsigned char head[8] = {'T', 'S', 'C', 'F', 1, (unsigned char)unit, 0, 0};
     if (fwrite(head, 1, 8, w->out) != 8) return -1;
     w->bytes = 8;
@@ -47,9 +49,11 @@ int tscf_write_chunk(tscf_writer *w, const void *chunk, size_t size, uint32_t sa
 
 int tscf_commit(tscf_writer *w)
 {
-    int a = put_uvarint(w->out, 0), b = put_uvarint(w->out, w->samples), c = put_uvarint(w->out, w->chunks);
-    if (a < 0 || b < 0 || c < 0) return -1;
-    w->bytes += (uint64_t)(a + b + c);
+    if (w->format == FORMAT_NATIVE) {
+        int a = put_uvarint(w->out, 0), b = put_uvarint(w->out, w->samples), c = put_uvarint(w->out, w->chunks);
+        if (a < 0 || b < 0 || c < 0) return -1;
+        w->bytes += (uint64_t)(a + b + c);
+    }
     if (fflush(w->out) != 0 || fsync(fileno(w->out)) != 0) return -1;
     int closed = fclose(w->out);
     w->out = NULL;
@@ -85,8 +89,14 @@ int tscf_open(tscf_reader *r, const char *path)
         return -1;
     }
     if (r->size < 8 || memcmp(r->data, magic, 4) != 0) {
-        snprintf(r->error, sizeof r->error, "%s: not a tschunk file (no TSCF header)", path);
-        return -1;
+        /* Not native: Prometheus records, checked as they are read. */
+        r->format = FORMAT_PROM;
+        r->unit = 2; /* Prometheus timestamps are milliseconds */
+        if (r->size == 0) {
+            snprintf(r->error, sizeof r->error, "%s: empty file", path);
+            return -1;
+        }
+        return 0;
     }
     if (r->data[4] != 1 || r->data[5] > 4 || r->data[6] || r->data[7]) {
         snprintf(r->error, sizeof r->error, "%s: unsupported file version or reserved bytes set", path);
@@ -108,8 +118,40 @@ static int get_uvarint(tscf_reader *r, uint64_t *v)
     return -1;
 }
 
+void tscf_rewind(tscf_reader *r)
+{
+    r->pos = r->format == FORMAT_NATIVE ? 8 : 0;
+    r->chunks_seen = r->samples_seen = 0;
+}
+
+static int next_prom(tscf_reader *r, const unsigned char **chunk, size_t *size)
+{
+    if (r->pos == r->size) return 0;
+    uint64_t len;
+    size_t at = r->pos;
+    if (get_uvarint(r, &len) != 0 || len == 0 || len > r->size - r->pos) {
+        snprintf(r->error, sizeof r->error,
+                 "not a tschunk file, nor Prometheus chunks: bad record length at byte %zu", at);
+        return -1;
+    }
+    tschunk_prom_iter it;
+    size_t err = tschunk_prom_iter_init(&it, r->data + r->pos, (size_t)len);
+    if (tschunk_is_error(err)) {
+        snprintf(r->error, sizeof r->error, "Prometheus chunk %llu at byte %zu: %s",
+                 (unsigned long long)r->chunks_seen, at, tschunk_error_name(err));
+        return -1;
+    }
+    *chunk = r->data + r->pos;
+    *size = (size_t)len;
+    r->pos += (size_t)len;
+    r->chunks_seen++;
+    r->samples_seen += tschunk_prom_count(*chunk, *size);
+    return 1;
+}
+
 int tscf_next(tscf_reader *r, const unsigned char **chunk, size_t *size)
 {
+    if (r->format == FORMAT_PROM) return next_prom(r, chunk, size);
     uint64_t len;
     if (get_uvarint(r, &len) != 0) {
         snprintf(r->error, sizeof r->error, "truncated at byte %zu (no end record)", r->pos);

@@ -9,7 +9,13 @@
  *   end        uvarint 0, uvarint total samples, uvarint chunk count
  *
  * The end record lets a reader tell a complete file from a truncated one.
+ *
+ * A Prometheus file (export-prom) is only records: uvarint length, then the
+ * chunk bytes exactly as Prometheus' XORChunk.Bytes() returns them; no header
+ * and no end record. tscf_open tells the two apart by the magic.
  */
+
+enum file_format { FORMAT_NATIVE = 0, FORMAT_PROM = 1 };
 #ifndef TSCHUNK_CLI_FILE_H
 #define TSCHUNK_CLI_FILE_H
 
@@ -19,6 +25,7 @@
 
 typedef struct {
     FILE *out;
+    int format;
     char tmp_path[4200];
     const char *final_path;
     uint64_t samples;
@@ -26,7 +33,7 @@ typedef struct {
     uint64_t bytes;
 } tscf_writer;
 
-int tscf_create(tscf_writer *w, const char *path, int unit);
+int tscf_create(tscf_writer *w, const char *path, int unit, int format);
 int tscf_write_chunk(tscf_writer *w, const void *chunk, size_t size, uint32_t samples);
 /* Write the end record, flush, fsync and rename into place. @return 0 or -1. */
 int tscf_commit(tscf_writer *w);
@@ -38,6 +45,7 @@ typedef struct {
     size_t size;
     size_t pos;
     int unit;
+    int format;
     uint64_t chunks_seen;
     uint64_t samples_seen;
     char error[256];
@@ -45,6 +53,8 @@ typedef struct {
 
 /* @return 0, or -1 with r->error set. */
 int tscf_open(tscf_reader *r, const char *path);
+/* Back to the first chunk. */
+void tscf_rewind(tscf_reader *r);
 /* @return 1 with the next chunk, 0 after a valid end record, -1 on damage (r->error). */
 int tscf_next(tscf_reader *r, const unsigned char **chunk, size_t *size);
 void tscf_close(tscf_reader *r);

@@ -5,6 +5,10 @@
  *                    [--ts-unit s|ms|us|ns] [--codec gorilla] [--verify]
  *   tschunk decompress IN -o OUT.csv [--iso] [--bits]
  *   tschunk stats IN [--json]
+ *   tschunk export-prom IN.csv -o OUT [--samples-per-chunk N]
+ *   tschunk import-prom IN -o OUT
+ * Every command that reads a chunk file reads native files and Prometheus
+ * XOR files (export-prom's length-prefixed records) alike.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
@@ -20,6 +24,17 @@
 
 #define DEFAULT_SAMPLES_PER_CHUNK 1024
 
+/* Bytes of v as a LEB128 uvarint. */
+static unsigned uvarint_size(uint64_t v)
+{
+    unsigned n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
 static double now_s(void)
 {
     struct timespec t;
@@ -34,6 +49,8 @@ static int usage(void)
           "                   [--ts-unit s|ms|us|ns] [--codec gorilla] [--verify]\n"
           "  tschunk decompress IN -o OUT.csv [--iso] [--bits]\n"
           "  tschunk stats IN [--json]\n"
+          "  tschunk export-prom IN.csv -o OUT [--samples-per-chunk N]   (Prometheus XOR chunks)\n"
+          "  tschunk import-prom IN -o OUT                               (Prometheus XOR -> native)\n"
           "  tschunk version\n"
           "IN.csv: 'timestamp,value' or 'value' lines, header optional; '-' reads stdin.\n",
           stderr);
@@ -55,6 +72,7 @@ __attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
 typedef struct {
     const char *in, *out;
     long samples_per_chunk;
+    int samples_per_chunk_set;
     long max_chunk_bytes;
     int unit;
     int json, iso, bits, verify;
@@ -85,6 +103,7 @@ static int parse_options(int argc, char **argv, options *o)
         else if (!strcmp(a, "--samples-per-chunk") && next) {
             if (parse_long(next, 1, TSCHUNK_MAX_SAMPLES, &o->samples_per_chunk))
                 return fail("--samples-per-chunk must be 1..65535, not '%s'", next);
+            o->samples_per_chunk_set = 1;
             i++;
         } else if (!strcmp(a, "--max-chunk-bytes") && next) {
             if (parse_long(next, 32, 1L << 30, &o->max_chunk_bytes))
@@ -159,55 +178,104 @@ static int read_csv(const options *o, sample_set *s, size_t *skipped)
     return 0;
 }
 
-/* ---- compress ------------------------------------------------------------- */
-static int verify_file(const char *path, const sample_set *s);
+/* ---- encoding in either format ---------------------------------------------- */
+typedef struct {
+    int format;
+    tschunk_encoder native;
+    tschunk_prom_encoder prom;
+} any_encoder;
 
-static int write_chunks(const options *o, const sample_set *s, tscf_writer *w, double *encode_s)
+static size_t any_init(any_encoder *e, int format, void *buf, size_t cap, uint32_t per_chunk, uint32_t max_bytes)
 {
-    size_t cap = TSCHUNK_BOUND((size_t)o->samples_per_chunk);
+    e->format = format;
+    tschunk_encoder_options o = {format == FORMAT_NATIVE ? TSCHUNK_CODEC_GORILLA : 0, per_chunk, max_bytes, 0};
+    return format == FORMAT_NATIVE ? tschunk_encoder_init(&e->native, buf, cap, &o)
+                                   : tschunk_prom_encoder_init(&e->prom, buf, cap, &o);
+}
+
+static size_t any_append(any_encoder *e, int64_t ts, uint64_t bits)
+{
+    return e->format == FORMAT_NATIVE ? tschunk_append_bits(&e->native, ts, bits)
+                                      : tschunk_prom_append_bits(&e->prom, ts, bits);
+}
+
+static size_t any_finish(any_encoder *e)
+{
+    return e->format == FORMAT_NATIVE ? tschunk_encoder_finish(&e->native) : tschunk_prom_encoder_finish(&e->prom);
+}
+
+static size_t any_count(const any_encoder *e)
+{
+    return e->format == FORMAT_NATIVE ? tschunk_encoder_count(&e->native) : e->prom.count;
+}
+
+static size_t bound_for(int format, size_t n) { return format == FORMAT_NATIVE ? TSCHUNK_BOUND(n) : TSCHUNK_PROM_BOUND(n); }
+
+/*
+ * Cut samples [0, n) into chunks of the file's format: a chunk ends when full
+ * or where time goes backwards (nothing dropped, nothing reordered).
+ * Calls emit for each chunk. @return 0 or 1 after printing the problem.
+ */
+typedef int (*chunk_sink)(void *ctx, const unsigned char *chunk, size_t size, uint32_t samples);
+
+static int encode_chunks(int format, const int64_t *ts, const uint64_t *bits, size_t n, uint32_t per_chunk,
+                         uint32_t max_bytes, chunk_sink emit, void *ctx, double *encode_s)
+{
+    size_t cap = bound_for(format, per_chunk);
     unsigned char *buf = malloc(cap);
     if (!buf) return fail("out of memory");
-    tschunk_encoder_options eo = {TSCHUNK_CODEC_GORILLA, (uint32_t)o->samples_per_chunk,
-                                  (uint32_t)o->max_chunk_bytes, 0};
-    tschunk_encoder enc;
-    *encode_s = 0;
+    any_encoder enc;
     size_t i = 0;
-    while (i < s->n) {
+    while (i < n) {
         double t0 = now_s();
-        tschunk_encoder_init(&enc, buf, cap, &eo);
-        /* A timestamp going backwards, or a full chunk, ends the chunk. */
-        while (i < s->n && tschunk_append_bits(&enc, s->ts[i], s->bits[i]) == 0) i++;
-        size_t size = tschunk_encoder_finish(&enc);
-        *encode_s += now_s() - t0;
-        if (tschunk_encoder_count(&enc) == 0) {
+        any_init(&enc, format, buf, cap, per_chunk, max_bytes);
+        size_t start = i;
+        while (i < n && (i == start || ts[i] >= ts[i - 1]) && any_append(&enc, ts[i], bits[i]) == 0) i++;
+        size_t size = any_finish(&enc);
+        if (encode_s) *encode_s += now_s() - t0;
+        if (i == start) {
             free(buf);
             return fail("sample %zu cannot be stored: --max-chunk-bytes too small", i);
         }
-        if (tscf_write_chunk(w, buf, size, (uint32_t)tschunk_encoder_count(&enc))) {
+        if (emit(ctx, buf, size, (uint32_t)any_count(&enc))) {
             free(buf);
-            return fail("write error on %s", w->tmp_path);
+            return 1;
         }
     }
     free(buf);
     return 0;
 }
 
-static int cmd_compress(const options *o)
+static int write_record(void *ctx, const unsigned char *chunk, size_t size, uint32_t samples)
 {
-    if (!o->out) return fail("compress needs -o OUT");
+    tscf_writer *w = ctx;
+    return tscf_write_chunk(w, chunk, size, samples) ? fail("write error on %s", w->tmp_path) : 0;
+}
+
+static int verify_file(const char *path, const sample_set *s);
+
+/* compress and export-prom: CSV in, chunk file out, atomically. */
+static int csv_to_chunks(const options *o, int format, long per_chunk)
+{
+    if (!o->out) return fail("this command needs -o OUT");
     sample_set s = {0};
     size_t skipped = 0;
     if (read_csv(o, &s, &skipped)) { samples_free(&s); return 1; }
     tscf_writer w;
-    if (tscf_create(&w, o->out, o->unit)) { samples_free(&s); return fail("cannot create %s", o->out); }
+    if (tscf_create(&w, o->out, format == FORMAT_PROM ? UNIT_MS : o->unit, format)) {
+        samples_free(&s);
+        return fail("cannot create %s", o->out);
+    }
     double encode_s = 0;
-    if (write_chunks(o, &s, &w, &encode_s) || tscf_commit(&w)) {
+    if (encode_chunks(format, s.ts, s.bits, s.n, (uint32_t)per_chunk, (uint32_t)o->max_chunk_bytes, write_record,
+                      &w, &encode_s) || tscf_commit(&w)) {
         tscf_abort(&w);
         samples_free(&s);
         return fail("%s not written", o->out);
     }
-    printf("%s -> %s: %zu samples (%zu empty values skipped), %llu chunks, %llu bytes\n", o->in, o->out, s.n,
-           skipped, (unsigned long long)w.chunks, (unsigned long long)w.bytes);
+    printf("%s -> %s: %zu samples (%zu empty values skipped), %llu %schunks, %llu bytes\n", o->in, o->out, s.n,
+           skipped, (unsigned long long)w.chunks, format == FORMAT_PROM ? "Prometheus XOR " : "",
+           (unsigned long long)w.bytes);
     if (s.n)
         printf("  %.3f bytes/sample (%.2f bits), %.1fx smaller than 16-byte raw samples, encode %.2f ns/sample\n",
                (double)w.bytes / (double)s.n, (double)w.bytes * 8 / (double)s.n,
@@ -217,7 +285,23 @@ static int cmd_compress(const options *o)
     return rc;
 }
 
+static int cmd_compress(const options *o) { return csv_to_chunks(o, FORMAT_NATIVE, o->samples_per_chunk); }
+
+static int cmd_export_prom(const options *o)
+{
+    return csv_to_chunks(o, FORMAT_PROM, o->samples_per_chunk_set ? o->samples_per_chunk : 120);
+}
+
 /* ---- reading files -------------------------------------------------------- */
+static int64_t chunk_ts[TSCHUNK_MAX_SAMPLES];
+static double chunk_values[TSCHUNK_MAX_SAMPLES];
+
+static size_t decode_any(int format, const unsigned char *chunk, size_t size)
+{
+    return format == FORMAT_NATIVE ? tschunk_decode(chunk, size, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES)
+                                   : tschunk_prom_decode(chunk, size, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
+}
+
 typedef int (*sample_fn)(void *ctx, int64_t ts, uint64_t bits);
 
 /* Decode every sample of a file in order. @return 0, or 1 after printing the damage. */
@@ -230,16 +314,16 @@ static int for_each_sample(const char *path, int *unit, sample_fn fn, void *ctx)
     size_t size;
     int got;
     while ((got = tscf_next(&r, &chunk, &size)) == 1) {
-        tschunk_iter it;
-        tschunk_iter_init(&it, chunk, size);
-        int64_t ts;
-        uint64_t bits;
-        size_t res;
-        while ((res = tschunk_iter_next_bits(&it, &ts, &bits)) == 1)
-            if (fn(ctx, ts, bits)) { tscf_close(&r); return 1; }
-        if (tschunk_is_error(res)) {
+        size_t n = decode_any(r.format, chunk, size);
+        if (tschunk_is_error(n)) {
             tscf_close(&r);
-            return fail("%s: damaged chunk: %s", path, tschunk_error_name(res));
+            return fail("%s: damaged chunk %llu: %s", path, (unsigned long long)r.chunks_seen - 1,
+                        tschunk_error_name(n));
+        }
+        for (size_t i = 0; i < n; i++) {
+            uint64_t bits;
+            memcpy(&bits, &chunk_values[i], 8);
+            if (fn(ctx, chunk_ts[i], bits)) { tscf_close(&r); return 1; }
         }
     }
     tscf_close(&r);
@@ -313,25 +397,84 @@ static int cmd_decompress(const options *o)
 /* ---- stats ---------------------------------------------------------------- */
 typedef struct {
     uint64_t samples, chunks, bytes, ts_bits, value_bits;
+    uint64_t native_bytes, prom_bytes; /* the same samples, chunk for chunk, in each format */
+    uint64_t native_chunks;
     double decode_ns;
+    int format;
 } stats;
+
+static uint64_t chunk_bits[TSCHUNK_MAX_SAMPLES];
 
 static double time_decode(tscf_reader *r, uint64_t samples)
 {
-    static int64_t ts[TSCHUNK_MAX_SAMPLES];
-    static double vals[TSCHUNK_MAX_SAMPLES];
     double best = 0;
     for (int rep = 0; rep < 5 && samples; rep++) {
-        r->pos = 8;
-        r->chunks_seen = r->samples_seen = 0;
+        tscf_rewind(r);
         const unsigned char *chunk;
         size_t size;
         double t0 = now_s();
-        while (tscf_next(r, &chunk, &size) == 1) tschunk_decode(chunk, size, ts, vals, TSCHUNK_MAX_SAMPLES);
+        while (tscf_next(r, &chunk, &size) == 1) decode_any(r->format, chunk, size);
         double ns = (now_s() - t0) * 1e9 / (double)samples;
         if (rep == 0 || ns < best) best = ns;
     }
     return best;
+}
+
+/* Bits a Prometheus XOR chunk spends on timestamps: varint t0, uvarint first delta, dods. */
+static uint64_t prom_ts_bits(const int64_t *ts, size_t n)
+{
+    uint64_t bits = 0, prev_delta = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0) { bits += 8 * uvarint_size(((uint64_t)ts[0] << 1) ^ (uint64_t)(ts[0] >> 63)); continue; }
+        uint64_t delta = (uint64_t)ts[i] - (uint64_t)ts[i - 1];
+        if (i == 1) bits += 8 * uvarint_size(delta);
+        else {
+            int64_t dod = (int64_t)(delta - prev_delta);
+            bits += dod == 0 ? 1 : (dod >= -8191 && dod <= 8192) ? 16 : (dod >= -65535 && dod <= 65536) ? 20
+                  : (dod >= -524287 && dod <= 524288) ? 24 : 68;
+        }
+        prev_delta = delta;
+    }
+    return bits;
+}
+
+typedef struct {
+    uint64_t bytes, chunks;
+} byte_count;
+
+/* Sink that sizes a chunk file record without writing it. */
+static int count_bytes(void *ctx, const unsigned char *chunk, size_t size, uint32_t samples)
+{
+    (void)chunk;
+    (void)samples;
+    byte_count *c = ctx;
+    c->bytes += uvarint_size(size) + size;
+    c->chunks++;
+    return 0;
+}
+
+static int chunk_stats(stats *st, int format, const unsigned char *chunk, size_t size, size_t n)
+{
+    for (size_t i = 0; i < n; i++) memcpy(&chunk_bits[i], &chunk_values[i], 8);
+    uint32_t whole = n ? (uint32_t)n : 1;
+    if (format == FORMAT_NATIVE) {
+        tschunk_chunk_info info;
+        tschunk_chunk_info_get(chunk, size, &info);
+        st->ts_bits += (uint64_t)(info.ts_header_bytes + info.ts_bytes) * 8;
+        st->value_bits += (uint64_t)(n ? 8 + info.value_bytes : 0) * 8;
+        byte_count c = {0, 0};
+        int rc = encode_chunks(FORMAT_PROM, chunk_ts, chunk_bits, n, whole, 0, count_bytes, &c, NULL);
+        st->prom_bytes += c.bytes;
+        return rc;
+    }
+    uint64_t tsb = prom_ts_bits(chunk_ts, n);
+    st->ts_bits += tsb;
+    st->value_bits += (uint64_t)(size - 2) * 8 - tsb;
+    byte_count c = {0, 0};
+    int rc = encode_chunks(FORMAT_NATIVE, chunk_ts, chunk_bits, n, whole, 0, count_bytes, &c, NULL);
+    st->native_bytes += c.bytes;
+    st->native_chunks += c.chunks;
+    return rc;
 }
 
 static int collect_stats(const char *path, stats *st)
@@ -339,19 +482,22 @@ static int collect_stats(const char *path, stats *st)
     memset(st, 0, sizeof(*st));
     tscf_reader r;
     if (tscf_open(&r, path)) { tscf_close(&r); return fail("%s", r.error); }
+    st->format = r.format;
     const unsigned char *chunk;
     size_t size;
     int got;
     while ((got = tscf_next(&r, &chunk, &size)) == 1) {
-        tschunk_chunk_info info;
-        tschunk_chunk_info_get(chunk, size, &info);
+        size_t n = decode_any(r.format, chunk, size);
+        if (tschunk_is_error(n)) { tscf_close(&r); return fail("%s: damaged chunk: %s", path, tschunk_error_name(n)); }
         st->chunks++;
-        st->samples += info.count;
-        st->ts_bits += (uint64_t)(info.ts_header_bytes + info.ts_bytes) * 8;
-        st->value_bits += (uint64_t)(info.count ? 8 + info.value_bytes : 0) * 8;
+        st->samples += n;
+        if (chunk_stats(st, r.format, chunk, size, n)) { tscf_close(&r); return 1; }
     }
     if (got < 0) { tscf_close(&r); return fail("%s: %s", path, r.error); }
     st->bytes = r.size;
+    if (r.format == FORMAT_NATIVE) st->native_bytes = r.size;
+    else /* plus the TSCF header and end record */
+        st->prom_bytes = r.size, st->native_bytes += 8 + 1 + uvarint_size(st->samples) + uvarint_size(st->native_chunks);
     st->decode_ns = time_decode(&r, st->samples);
     tscf_close(&r);
     return 0;
@@ -364,16 +510,20 @@ static int cmd_stats(const options *o)
     double n = st.samples ? (double)st.samples : 1;
     double bps = (double)st.bytes * 8 / n, bpt = (double)st.ts_bits / n, bpv = (double)st.value_bits / n;
     double ratio = st.bytes ? 16.0 * (double)st.samples / (double)st.bytes : 0;
+    const char *fmt = st.format == FORMAT_NATIVE ? "gorilla" : "prometheus-xor";
     if (o->json) {
-        printf("{\"file\": \"%s\", \"codec\": \"gorilla\", \"samples\": %llu, \"chunks\": %llu, \"bytes\": %llu, "
+        printf("{\"file\": \"%s\", \"codec\": \"%s\", \"samples\": %llu, \"chunks\": %llu, \"bytes\": %llu, "
                "\"bits_per_sample\": %.4f, \"bits_per_timestamp\": %.4f, \"bits_per_value\": %.4f, "
-               "\"ratio\": %.4f, \"decode_ns_per_sample\": %.3f}\n",
-               o->in, (unsigned long long)st.samples, (unsigned long long)st.chunks,
-               (unsigned long long)st.bytes, bps, bpt, bpv, ratio, st.decode_ns);
+               "\"ratio\": %.4f, \"decode_ns_per_sample\": %.3f, \"native_bytes\": %llu, "
+               "\"prom_xor_bytes\": %llu}\n",
+               o->in, fmt, (unsigned long long)st.samples, (unsigned long long)st.chunks,
+               (unsigned long long)st.bytes, bps, bpt, bpv, ratio, st.decode_ns,
+               (unsigned long long)st.native_bytes, (unsigned long long)st.prom_bytes);
         return 0;
     }
     printf("file             %s\n", o->in);
-    printf("codec            gorilla (tschunk chunk format v1)\n");
+    printf("codec            %s\n", st.format == FORMAT_NATIVE ? "gorilla (tschunk chunk format v1)"
+                                                                : "Prometheus XOR chunks (length-prefixed)");
     printf("samples          %llu\n", (unsigned long long)st.samples);
     printf("chunks           %llu\n", (unsigned long long)st.chunks);
     printf("bytes            %llu (%.3f bytes/sample)\n", (unsigned long long)st.bytes, (double)st.bytes / n);
@@ -382,6 +532,42 @@ static int cmd_stats(const options *o)
     printf("ratio            %.2fx against 16 raw bytes per sample\n", ratio);
     printf("decode           %.2f ns/sample (%.0f M samples/s, best of 5)\n", st.decode_ns,
            st.decode_ns > 0 ? 1e3 / st.decode_ns : 0);
+    printf("same samples as  tschunk native: %llu bytes (%.3f bytes/sample); Prometheus XOR: %llu bytes "
+           "(%.3f bytes/sample); native is %+.1f%%\n",
+           (unsigned long long)st.native_bytes, (double)st.native_bytes / n, (unsigned long long)st.prom_bytes,
+           (double)st.prom_bytes / n,
+           st.prom_bytes ? ((double)st.native_bytes / (double)st.prom_bytes - 1) * 100 : 0);
+    return 0;
+}
+
+/* ---- import-prom ---------------------------------------------------------- */
+static int cmd_import_prom(const options *o)
+{
+    if (!o->out) return fail("import-prom needs -o OUT");
+    tscf_reader r;
+    if (tscf_open(&r, o->in)) { tscf_close(&r); return fail("%s", r.error); }
+    if (r.format != FORMAT_PROM) { tscf_close(&r); return fail("%s is a native file already", o->in); }
+    tscf_writer w;
+    if (tscf_create(&w, o->out, UNIT_MS, FORMAT_NATIVE)) { tscf_close(&r); return fail("cannot create %s", o->out); }
+    const unsigned char *chunk;
+    size_t size;
+    int got, rc = 0;
+    /* One native chunk per Prometheus chunk; split only where time goes backwards. */
+    while (rc == 0 && (got = tscf_next(&r, &chunk, &size)) == 1) {
+        size_t n = tschunk_prom_decode(chunk, size, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
+        if (tschunk_is_error(n)) { rc = fail("%s: damaged chunk: %s", o->in, tschunk_error_name(n)); break; }
+        for (size_t i = 0; i < n; i++) memcpy(&chunk_bits[i], &chunk_values[i], 8);
+        rc = encode_chunks(FORMAT_NATIVE, chunk_ts, chunk_bits, n, n ? (uint32_t)n : 1, 0, write_record, &w, NULL);
+    }
+    if (rc == 0 && got < 0) rc = fail("%s: %s", o->in, r.error);
+    tscf_close(&r);
+    if (rc || tscf_commit(&w)) {
+        tscf_abort(&w);
+        return rc ? rc : fail("%s not written", o->out);
+    }
+    printf("%s -> %s: %llu samples, %llu Prometheus XOR chunks -> %llu native chunks, %zu -> %llu bytes\n", o->in,
+           o->out, (unsigned long long)w.samples, (unsigned long long)r.chunks_seen, (unsigned long long)w.chunks,
+           r.size, (unsigned long long)w.bytes);
     return 0;
 }
 
@@ -402,6 +588,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "compress")) return cmd_compress(&o);
     if (!strcmp(cmd, "decompress")) return cmd_decompress(&o);
     if (!strcmp(cmd, "stats")) return cmd_stats(&o);
+    if (!strcmp(cmd, "export-prom")) return cmd_export_prom(&o);
+    if (!strcmp(cmd, "import-prom")) return cmd_import_prom(&o);
     fprintf(stderr, "tschunk: unknown command '%s'\n", cmd);
     return usage();
 }
