@@ -4,7 +4,7 @@
  * seeded synthetic workloads and on every dataset in ../shared/datasets.
  * Each figure is the median of REPS repetitions. Never asserts a time.
  *
- *   bench [--quick] [--reps N] [--datasets DIR] [--only NAME] [--chunk N]
+ *   bench [--quick] [--reps N] [--datasets DIR] [--only NAME] [--chunk N] [--codec tschunk|prom]
  *         [--phase append|iter|batch]   (one phase only, for callgrind)
  */
 #define _POSIX_C_SOURCE 200809L
@@ -18,9 +18,13 @@
 
 #define MAX_SERIES 64
 
+enum { CODEC_NATIVE, CODEC_PROM, CODEC_COUNT };
+static const char *const codec_names[CODEC_COUNT] = {"tschunk", "prom-xor"};
+
 typedef struct {
     int reps;
     int quick;
+    int codec;
     const char *datasets;
     const char *only;
     size_t chunk;
@@ -80,7 +84,7 @@ static void chunk_plan(chunked *c, const wl_series *s, size_t per_chunk)
         while (i + n < s->n && n < per_chunk && s->ts[i + n] >= s->ts[i + n - 1]) n++;
         c->start[c->nchunks] = i;
         c->len[c->nchunks++] = n;
-        c->cap += TSCHUNK_BOUND(n);
+        c->cap += TSCHUNK_BOUND(n) > TSCHUNK_PROM_BOUND(n) ? TSCHUNK_BOUND(n) : TSCHUNK_PROM_BOUND(n);
         i += n;
     }
     c->bytes = malloc(c->cap);
@@ -95,51 +99,69 @@ static void chunked_free(chunked *c)
     free(c->bytes);
 }
 
-static size_t encode_all(chunked *c)
+static size_t bound_of(int codec, size_t n) { return codec == CODEC_NATIVE ? TSCHUNK_BOUND(n) : TSCHUNK_PROM_BOUND(n); }
+
+static size_t encode_all(chunked *c, int codec)
 {
     size_t off = 0, total = 0;
     for (size_t k = 0; k < c->nchunks; k++) {
-        tschunk_encoder enc;
-        size_t bound = TSCHUNK_BOUND(c->len[k]);
-        tschunk_encoder_init(&enc, c->bytes + off, bound, NULL);
+        size_t bound = bound_of(codec, c->len[k]);
         const int64_t *ts = c->s->ts + c->start[k];
         const uint64_t *bits = c->s->bits + c->start[k];
-        for (size_t i = 0; i < c->len[k]; i++) tschunk_append_bits(&enc, ts[i], bits[i]);
         c->offset[k] = off;
-        c->size[k] = tschunk_encoder_finish(&enc);
+        if (codec == CODEC_NATIVE) {
+            tschunk_encoder enc;
+            tschunk_encoder_init(&enc, c->bytes + off, bound, NULL);
+            for (size_t i = 0; i < c->len[k]; i++) tschunk_append_bits(&enc, ts[i], bits[i]);
+            c->size[k] = tschunk_encoder_finish(&enc);
+        } else {
+            tschunk_prom_encoder enc;
+            tschunk_prom_encoder_init(&enc, c->bytes + off, bound, NULL);
+            for (size_t i = 0; i < c->len[k]; i++) tschunk_prom_append_bits(&enc, ts[i], bits[i]);
+            c->size[k] = tschunk_prom_encoder_finish(&enc);
+        }
         total += c->size[k];
         off += bound;
     }
     return total;
 }
 
-static void decode_iter(const chunked *c)
+static void decode_iter(const chunked *c, int codec)
 {
     uint64_t acc = 0;
+    int64_t ts;
+    uint64_t bits;
     for (size_t k = 0; k < c->nchunks; k++) {
-        tschunk_iter it;
-        tschunk_iter_init(&it, c->bytes + c->offset[k], c->size[k]);
-        int64_t ts;
-        uint64_t bits;
-        while (tschunk_iter_next_bits(&it, &ts, &bits) == 1) acc += bits ^ (uint64_t)ts;
+        if (codec == CODEC_NATIVE) {
+            tschunk_iter it;
+            tschunk_iter_init(&it, c->bytes + c->offset[k], c->size[k]);
+            while (tschunk_iter_next_bits(&it, &ts, &bits) == 1) acc += bits ^ (uint64_t)ts;
+        } else {
+            tschunk_prom_iter it;
+            tschunk_prom_iter_init(&it, c->bytes + c->offset[k], c->size[k]);
+            while (tschunk_prom_iter_next_bits(&it, &ts, &bits) == 1) acc += bits ^ (uint64_t)ts;
+        }
     }
     sink = acc;
 }
 
-static void decode_batch(const chunked *c, int64_t *ts, double *vals)
+static void decode_batch(const chunked *c, int codec, int64_t *ts, double *vals)
 {
     uint64_t acc = 0;
     for (size_t k = 0; k < c->nchunks; k++) {
-        size_t n = tschunk_decode(c->bytes + c->offset[k], c->size[k], ts, vals, TSCHUNK_MAX_SAMPLES);
+        size_t n = codec == CODEC_NATIVE
+                       ? tschunk_decode(c->bytes + c->offset[k], c->size[k], ts, vals, TSCHUNK_MAX_SAMPLES)
+                       : tschunk_prom_decode(c->bytes + c->offset[k], c->size[k], ts, vals, TSCHUNK_MAX_SAMPLES);
         acc += (uint64_t)ts[n - 1];
     }
     sink = acc;
 }
 
-static void sizes(const chunked *c, result *r)
+static void sizes(const chunked *c, int codec, result *r)
 {
     uint64_t bytes = 0, ts_bytes = 0, value_bytes = 0;
-    for (size_t k = 0; k < c->nchunks; k++) {
+    for (size_t k = 0; k < c->nchunks && codec == CODEC_PROM; k++) bytes += c->size[k];
+    for (size_t k = 0; k < c->nchunks && codec == CODEC_NATIVE; k++) {
         tschunk_chunk_info info;
         tschunk_chunk_info_get(c->bytes + c->offset[k], c->size[k], &info);
         bytes += c->size[k];
@@ -163,11 +185,11 @@ static result run(const wl_series *s, size_t per_chunk, const bench_opts *o)
     int64_t *ts = malloc(TSCHUNK_MAX_SAMPLES * sizeof *ts);
     double *vals = malloc(TSCHUNK_MAX_SAMPLES * sizeof *vals);
     double *t = malloc((size_t)o->reps * sizeof *t);
-    encode_all(&c); /* warm-up, and the bytes the decoders read */
+    encode_all(&c, o->codec); /* warm-up, and the bytes the decoders read */
     if (phase_on(o, "append")) {
         for (int i = 0; i < o->reps; i++) {
             double t0 = now_ns();
-            encode_all(&c);
+            encode_all(&c, o->codec);
             t[i] = (now_ns() - t0) / (double)s->n;
         }
         r.push_ns = median(t, o->reps);
@@ -175,7 +197,7 @@ static result run(const wl_series *s, size_t per_chunk, const bench_opts *o)
     if (phase_on(o, "iter")) {
         for (int i = 0; i < o->reps; i++) {
             double t0 = now_ns();
-            decode_iter(&c);
+            decode_iter(&c, o->codec);
             t[i] = (now_ns() - t0) / (double)s->n;
         }
         r.iter_ns = median(t, o->reps);
@@ -183,12 +205,12 @@ static result run(const wl_series *s, size_t per_chunk, const bench_opts *o)
     if (phase_on(o, "batch")) {
         for (int i = 0; i < o->reps; i++) {
             double t0 = now_ns();
-            decode_batch(&c, ts, vals);
+            decode_batch(&c, o->codec, ts, vals);
             t[i] = (now_ns() - t0) / (double)s->n;
         }
         r.batch_ns = median(t, o->reps);
     }
-    sizes(&c, &r);
+    sizes(&c, o->codec, &r);
     free(t);
     free(ts);
     free(vals);
@@ -218,18 +240,22 @@ static const prom_ref *prom_for(const char *name)
 
 static void print_header(void)
 {
-    printf("| workload | chunk | samples | push ns | iter ns/sample | batch ns/sample | bits/sample | bits/ts | "
+    printf("| workload | codec | chunk | samples | push ns | iter ns/sample | batch ns/sample | bits/sample | bits/ts | "
            "bits/value | bytes/sample | Prom XOR bytes/sample | vs Prom |\n");
-    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 }
+
+static const bench_opts *current;
 
 static void print_row(const char *name, size_t chunk, const result *r)
 {
     const prom_ref *p = prom_for(name);
     double prom = p ? (chunk == 120 ? p->bytes120 : p->bytes1024) : 0;
     double bps = r->bits_sample / 8;
-    printf("| %s | %zu | %zu | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f |", name, chunk, r->samples,
-           r->push_ns, r->iter_ns, r->batch_ns, r->bits_sample, r->bits_ts, r->bits_value, bps);
+    printf("| %s | %s | %zu | %zu | %.2f | %.2f | %.2f | %.2f |", name, codec_names[current->codec], chunk,
+           r->samples, r->push_ns, r->iter_ns, r->batch_ns, r->bits_sample);
+    if (current->codec == CODEC_NATIVE) printf(" %.2f | %.2f | %.3f |", r->bits_ts, r->bits_value, bps);
+    else printf(" - | - | %.3f |", bps);
     if (prom > 0) printf(" %.3f | %+.1f%% |\n", prom, (bps / prom - 1) * 100);
     else printf(" | |\n");
     fflush(stdout);
@@ -329,7 +355,9 @@ static void bench_datasets(const bench_opts *o, const size_t *chunks, int nchunk
 
 int main(int argc, char **argv)
 {
-    bench_opts o = {7, 0, "../shared/datasets", NULL, 0, NULL};
+    bench_opts o = {7, 0, CODEC_NATIVE, "../shared/datasets", NULL, 0, NULL};
+    int only_codec = 0;
+    current = &o;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) { o.quick = 1; o.reps = 5; }
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) o.reps = atoi(argv[++i]);
@@ -337,6 +365,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) o.only = argv[++i];
         else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) o.chunk = (size_t)atol(argv[++i]);
         else if (!strcmp(argv[i], "--phase") && i + 1 < argc) o.phase = argv[++i];
+        else if (!strcmp(argv[i], "--codec") && i + 1 < argc) {
+            const char *c = argv[++i];
+            o.codec = !strcmp(c, "prom") || !strcmp(c, "prom-xor") ? CODEC_PROM : CODEC_NATIVE;
+            only_codec = 1;
+        }
         else { fprintf(stderr, "bench: unknown argument %s\n", argv[i]); return 2; }
     }
     if (o.reps < 1) o.reps = 1;
@@ -346,7 +379,9 @@ int main(int argc, char **argv)
     printf("tschunk %s bench: median of %d repetitions%s\n\n", tschunk_version_string(), o.reps,
            o.quick ? " (quick)" : "");
     print_header();
-    bench_synthetic(&o, chunks, nchunks);
-    if (!o.quick) bench_datasets(&o, chunks, nchunks);
+    int first = only_codec ? o.codec : CODEC_NATIVE, last = only_codec ? o.codec : CODEC_PROM;
+    for (o.codec = first; o.codec <= last; o.codec++) bench_synthetic(&o, chunks, nchunks);
+    if (!o.quick)
+        for (o.codec = first; o.codec <= last; o.codec++) bench_datasets(&o, chunks, nchunks);
     return 0;
 }

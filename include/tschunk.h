@@ -117,8 +117,8 @@ typedef struct {
     uint32_t reserved;    /* must be 0 */
 } tschunk_encoder_options;
 
-/* One bit stream being written: 64-bit accumulator holding the bits of the
- * partial byte at `base + (bit_count >> 3)`, which is also in memory. */
+/* One bit stream being written: a 64-bit accumulator whose low (bit_count % 8)
+ * bits are the partial byte at `base + (bit_count >> 3)`, also in memory. */
 typedef struct {
     uint8_t *base;
     uint64_t bit_count;

@@ -30,14 +30,18 @@ TSC_INLINE void tsc_bw_init(tschunk_bit_writer *w, uint8_t *base, uint64_t bit_l
     w->bit_limit = bit_limit;
 }
 
-/* Write the low n bits of v (1 <= n <= 57, v < 2^n). */
+/*
+ * Write the low n bits of v (1 <= n <= 57, v < 2^n). `partial` keeps the
+ * partial byte's bits in its low end and is never masked: bits above the
+ * `filled` valid ones are shifted out of every store.
+ */
 TSC_INLINE void tsc_bw_put(tschunk_bit_writer *restrict w, uint64_t v, unsigned n)
 {
     unsigned filled = (unsigned)(w->bit_count & 7) + n; /* 1..64 */
     uint64_t acc = (w->partial << n) | v;
     tsc_store64_be(w->base + (w->bit_count >> 3), acc << (64 - filled));
     w->bit_count += n;
-    w->partial = acc & ((UINT64_C(1) << (filled & 7)) - 1);
+    w->partial = acc;
 }
 
 /* Write the low n bits of v, 0 <= n <= 64. */
