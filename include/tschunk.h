@@ -98,11 +98,11 @@ TSCHUNK_API const char *tschunk_error_string(tschunk_error_code code);
 
 /**
  * Buffer size that always holds a chunk of n samples, working room included.
- * Worst case per sample after the first: 68 timestamp bits + 77 value bits.
+ * Worst case per sample after the first: 69 timestamp bits + 77 value bits.
  * Exact for n <= TSCHUNK_MAX_SAMPLES; usable in constant expressions.
  */
 #define TSCHUNK_BOUND(n) \
-    ((size_t)TSCHUNK_ENCODER_OVERHEAD + (((size_t)(n) * 145u + 7u) / 8u) + 2u)
+    ((size_t)TSCHUNK_ENCODER_OVERHEAD + (((size_t)(n) * 146u + 7u) / 8u) + 2u)
 
 /** Function twin of TSCHUNK_BOUND. @return 0 when n > TSCHUNK_MAX_SAMPLES. */
 TSCHUNK_API size_t tschunk_bound(size_t n);
@@ -131,8 +131,8 @@ typedef struct {
  * and may change in any release: use it only through the functions below.
  */
 typedef struct {
-    tschunk_bit_writer ts_out;   /* delta-of-delta stream */
-    tschunk_bit_writer val_out;  /* XOR stream */
+    tschunk_bit_writer ts_out;   /* delta-of-delta stream, first after the header */
+    tschunk_bit_writer val_out;  /* XOR stream, after it */
     int64_t prev_ts;
     uint64_t prev_delta;
     uint64_t prev_bits;

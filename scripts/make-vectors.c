@@ -38,7 +38,7 @@ static void emit(const char *dir, const char *name, const char *note, const int6
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "tests/vectors/chunk";
-    emit(dir, "empty", "no samples: the 4-byte chunk", NULL, NULL, 0);
+    emit(dir, "empty", "no samples: the 3-byte chunk", NULL, NULL, 0);
     int64_t t1[] = {-1700000000123};
     uint64_t b1[] = {0x7ff0000000000002};
     emit(dir, "single_stale_marker", "one sample, negative timestamp, Prometheus stale marker", t1, b1, 1);
@@ -48,7 +48,8 @@ int main(int argc, char **argv)
     int64_t ts[64];
     uint64_t bits[64];
     /* Every dod bucket edge, escape included. */
-    const int64_t dods[] = {0, 15, -16, 16, -17, 127, -128, 128, -129, 32767, -32768, 32768, -32769, (int64_t)1 << 40};
+    const int64_t dods[] = {0, 15, -16, 16, -17, 127, -128, 128, -129, 1023, -1024, 1024, -1025,
+                            524287, -524288, 524288, -524289, (int64_t)1 << 40};
     int64_t delta = 15000, t = 0;
     size_t n = 0;
     ts[n] = t; bits[n++] = 0x4059000000000000;

@@ -78,11 +78,11 @@ Test(robust, every_bit_flip_is_an_error_or_samples, .timeout = 60)
 
 Test(robust, huge_declared_count_is_refused_before_work)
 {
-    /* Header claims 65535 samples with a 1-byte value stream. */
-    const unsigned char bad[] = {'T', 0x11, 0x00, 0xff, 0xff, 0x03, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0x01, 0x00, 0x00};
+    /* Header claims 65535 samples with 1-byte streams. */
+    const unsigned char bad[] = {0xc1, 0x01, 0xff, 0xff, 0x03, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0x01, 0x00, 0x00};
     cr_assert_eq(tschunk_get_error_code(tschunk_validate(bad, sizeof bad)), TSCHUNK_ERROR_CORRUPT);
     /* Counts past the limit are refused whatever follows. */
-    const unsigned char over[] = {'T', 0x11, 0x00, 0x80, 0x80, 0x04};
+    const unsigned char over[] = {0xc1, 0x01, 0x80, 0x80, 0x04};
     cr_assert_eq(tschunk_get_error_code(tschunk_validate(over, sizeof over)), TSCHUNK_ERROR_CORRUPT);
 }
 
@@ -92,11 +92,12 @@ Test(robust, header_checks_name_the_problem)
     unsigned char *chunk = sample_chunk(WL_GAUGE_2DP, 50, &size);
     unsigned char *copy = malloc(size);
     struct { size_t at; unsigned char val; tschunk_error_code want; } cases[] = {
-        {0, 'X', TSCHUNK_ERROR_BAD_MAGIC},
-        {1, 0x21, TSCHUNK_ERROR_BAD_VERSION},
-        {1, 0x01, TSCHUNK_ERROR_BAD_VERSION},
-        {1, 0x12, TSCHUNK_ERROR_BAD_CODEC},
-        {2, 0x80, TSCHUNK_ERROR_RESERVED_BITS},
+        {0, 'T', TSCHUNK_ERROR_BAD_MAGIC},
+        {0, 0xc2, TSCHUNK_ERROR_BAD_VERSION},
+        {0, 0xc0, TSCHUNK_ERROR_BAD_VERSION},
+        {1, 0x02, TSCHUNK_ERROR_BAD_CODEC},
+        {1, 0x41, TSCHUNK_ERROR_RESERVED_BITS},
+        {1, 0x81, TSCHUNK_ERROR_RESERVED_BITS},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         memcpy(copy, chunk, size);

@@ -2,7 +2,7 @@
  * Appending chunk encoder (codec 1, Gorilla-style).
  *
  * While appending, the caller's buffer holds, in this order: room for the
- * largest header, the value stream, slack, the timestamp stream, slack. The
+ * largest header, the timestamp stream, slack, the value stream, slack. The
  * two streams are kept apart so that a decoder can run their two serial
  * dependency chains in parallel. finish() writes the real header and slides
  * both streams down behind it (two left moves, no overlap hazards).
@@ -19,7 +19,7 @@ enum { STAGE_NONE = 0, STAGE_ACTIVE = 0x5a, STAGE_FINISHED = 0xa5 };
 #define NO_WINDOW 0xffu
 
 /* Worst-case bits of one sample in each stream, and in both. */
-#define WORST_TS_BITS 68u
+#define WORST_TS_BITS TSC_DOD_MAX_BITS
 #define WORST_VALUE_BITS 77u
 
 /* Non-escape dod buckets by index (see format.h): total length, prefix already
@@ -31,8 +31,11 @@ typedef struct {
 } dod_code;
 
 static const dod_code dod_codes[TSC_DOD_ESCAPE] = {
-    {0x0, 0x0, 1}, {UINT64_C(0x2) << 5, 0x1f, 7}, {UINT64_C(0x6) << 8, 0xff, 11},
-    {UINT64_C(0xe) << 16, 0xffff, 20},
+    {0x0, 0x0, 1},
+    {UINT64_C(0x2) << 5, 0x1f, 7},
+    {UINT64_C(0x6) << 8, 0xff, 11},
+    {UINT64_C(0xe) << 11, 0x7ff, 15},
+    {UINT64_C(0x1e) << 20, 0xfffff, 25},
 };
 
 /* Bucket of a dod: 0 for 0, then by the bit width of its zigzag form. */
@@ -40,13 +43,13 @@ TSC_INLINE unsigned dod_bucket(int64_t dod)
 {
     uint64_t z = tsc_zigzag(dod);
     unsigned width = z ? 64u - (unsigned)__builtin_clzll(z) : 0u;
-    return (width > 0) + (width > 5) + (width > 8) + (width > 16);
+    return (width > 0) + (width > 5) + (width > 8) + (width > 11) + (width > 20);
 }
 
 TSC_INLINE unsigned dod_bits(int64_t dod)
 {
     unsigned b = dod_bucket(dod);
-    return b == TSC_DOD_ESCAPE ? 4u + 64u : dod_codes[b].len;
+    return b == TSC_DOD_ESCAPE ? TSC_DOD_MAX_BITS : dod_codes[b].len;
 }
 
 TSC_INLINE void write_dod(tschunk_bit_writer *restrict w, int64_t dod)
@@ -124,14 +127,13 @@ size_t tschunk_bound(size_t n)
 }
 
 /* Exact header size of a chunk with these fields. */
-static size_t header_size(uint32_t count, int64_t first_ts, uint64_t first_delta, size_t value_bytes,
-                          int value_const)
+static size_t header_size(uint32_t count, int64_t first_ts, uint64_t first_delta, size_t ts_bytes, int ts_const)
 {
-    size_t n = 3 + tsc_uvarint_len(count);
+    size_t n = 2 + tsc_uvarint_len(count);
     if (count >= 1) n += tsc_uvarint_len(tsc_zigzag(first_ts)) + 8;
     if (count >= 2) {
         n += tsc_uvarint_len(first_delta);
-        if (!value_const) n += tsc_uvarint_len(value_bytes);
+        if (!ts_const) n += tsc_uvarint_len(ts_bytes);
     }
     return n;
 }
@@ -139,7 +141,7 @@ static size_t header_size(uint32_t count, int64_t first_ts, uint64_t first_delta
 /* A conservative bound on stream bits: worst-case header, worst-case padding. */
 static void update_budget(tschunk_encoder *enc)
 {
-    size_t worst_header = 3 + 3 + tsc_uvarint_len(tsc_zigzag(enc->first_ts)) + 8 +
+    size_t worst_header = 2 + 3 + tsc_uvarint_len(tsc_zigzag(enc->first_ts)) + 8 +
                           tsc_uvarint_len(enc->first_delta) + 5;
     size_t room = enc->capacity - TSCHUNK_ENCODER_OVERHEAD;
     if (enc->byte_limit) {
@@ -167,11 +169,12 @@ static void refresh_safe_left(tschunk_encoder *enc)
     enc->safe_left = (uint32_t)n;
 }
 
-static void set_stream_regions(tschunk_encoder *enc, size_t ts_base)
+/* The timestamp stream starts after the header room; the value stream at val_base. */
+static void set_stream_regions(tschunk_encoder *enc, size_t val_base)
 {
-    enc->val_out.bit_limit = (uint64_t)(ts_base - TSCHUNK_HEADER_MAX - SLACK) * 8;
-    enc->ts_out.base = enc->dst + ts_base;
-    enc->ts_out.bit_limit = (uint64_t)(enc->capacity - ts_base - SLACK) * 8;
+    enc->ts_out.bit_limit = (uint64_t)(val_base - TSCHUNK_HEADER_MAX - SLACK) * 8;
+    enc->val_out.base = enc->dst + val_base;
+    enc->val_out.bit_limit = (uint64_t)(enc->capacity - val_base - SLACK) * 8;
 }
 
 size_t tschunk_encoder_init(tschunk_encoder *enc, void *dst, size_t capacity,
@@ -192,30 +195,30 @@ size_t tschunk_encoder_init(tschunk_encoder *enc, void *dst, size_t capacity,
     enc->byte_limit = o.max_bytes;
     enc->window_lead = NO_WINDOW;
     enc->window_trail = NO_WINDOW;
-    /* Split the stream room in the worst-case ratio, 77 value : 68 timestamp bits. */
+    /* Split the stream room in the worst-case ratio of timestamp to value bits. */
     size_t room = capacity - TSCHUNK_ENCODER_OVERHEAD;
-    size_t ts_base = TSCHUNK_HEADER_MAX + SLACK + room * WORST_VALUE_BITS / (WORST_TS_BITS + WORST_VALUE_BITS);
-    tsc_bw_init(&enc->val_out, enc->dst + TSCHUNK_HEADER_MAX, 0);
-    tsc_bw_init(&enc->ts_out, enc->dst + ts_base, 0);
-    set_stream_regions(enc, ts_base);
+    size_t val_base = TSCHUNK_HEADER_MAX + SLACK + room * WORST_TS_BITS / (WORST_TS_BITS + WORST_VALUE_BITS);
+    tsc_bw_init(&enc->ts_out, enc->dst + TSCHUNK_HEADER_MAX, 0);
+    tsc_bw_init(&enc->val_out, enc->dst + val_base, 0);
+    set_stream_regions(enc, val_base);
     enc->stage = STAGE_ACTIVE;
     return 0;
 }
 
 /*
- * Give each stream room in proportion to its size, moving the timestamp
- * stream. Called only when the whole chunk is known to fit.
+ * Give each stream room in proportion to its size, moving the value stream.
+ * Called only when the whole chunk is known to fit.
  */
 static void rebalance(tschunk_encoder *enc, unsigned ts_bits, unsigned val_bits)
 {
     size_t vneed = (size_t)((enc->val_out.bit_count + val_bits + 7) >> 3);
     size_t tneed = (size_t)((enc->ts_out.bit_count + ts_bits + 7) >> 3);
     size_t free_room = enc->capacity - TSCHUNK_ENCODER_OVERHEAD - vneed - tneed;
-    size_t value_share = (size_t)((double)free_room * (double)(vneed + 1) / (double)(vneed + tneed + 2));
-    size_t ts_base = TSCHUNK_HEADER_MAX + vneed + SLACK + value_share;
-    size_t old_base = (size_t)(enc->ts_out.base - enc->dst);
-    memmove(enc->dst + ts_base, enc->dst + old_base, tsc_bw_bytes(&enc->ts_out));
-    set_stream_regions(enc, ts_base);
+    size_t ts_share = (size_t)((double)free_room * (double)(tneed + 1) / (double)(vneed + tneed + 2));
+    size_t val_base = TSCHUNK_HEADER_MAX + tneed + SLACK + ts_share;
+    size_t old_base = (size_t)(enc->val_out.base - enc->dst);
+    memmove(enc->dst + val_base, enc->dst + old_base, tsc_bw_bytes(&enc->val_out));
+    set_stream_regions(enc, val_base);
 }
 
 /* Every limit, exactly, for a sample costing these bits; rebalances the streams if needed. */
@@ -226,7 +229,7 @@ static size_t admit(tschunk_encoder *enc, uint64_t first_delta, unsigned ts_bits
     size_t tneed = (size_t)((enc->ts_out.bit_count + ts_bits + 7) >> 3);
     if (vneed + tneed > enc->capacity - TSCHUNK_ENCODER_OVERHEAD) return TSC_ERROR(DST_TOO_SMALL);
     if (enc->byte_limit &&
-        header_size(enc->count + 1, enc->first_ts, first_delta, vneed, 0) + vneed + tneed > enc->byte_limit)
+        header_size(enc->count + 1, enc->first_ts, first_delta, tneed, 0) + vneed + tneed > enc->byte_limit)
         return TSC_ERROR(CHUNK_FULL);
     if (enc->val_out.bit_count + val_bits > enc->val_out.bit_limit ||
         enc->ts_out.bit_count + ts_bits > enc->ts_out.bit_limit)
@@ -301,9 +304,9 @@ size_t tschunk_encoder_finish(tschunk_encoder *enc)
 
     uint8_t header[TSCHUNK_HEADER_MAX];
     size_t h = 0;
-    header[h++] = TSC_MAGIC;
-    header[h++] = (uint8_t)(TSC_FORMAT_VERSION << 4 | enc->codec);
-    header[h++] = (uint8_t)((ts_const ? TSCHUNK_FLAG_TS_CONST : 0) | (value_const ? TSCHUNK_FLAG_VAL_CONST : 0));
+    unsigned flags = (ts_const ? TSCHUNK_FLAG_TS_CONST : 0) | (value_const ? TSCHUNK_FLAG_VAL_CONST : 0);
+    header[h++] = (uint8_t)(TSC_MAGIC_NIBBLE << 4 | TSC_FORMAT_VERSION);
+    header[h++] = (uint8_t)(flags << 4 | enc->codec);
     h += tsc_put_uvarint(header + h, n);
     if (n >= 1) {
         h += tsc_put_uvarint(header + h, tsc_zigzag(enc->first_ts));
@@ -312,10 +315,10 @@ size_t tschunk_encoder_finish(tschunk_encoder *enc)
     }
     if (n >= 2) {
         h += tsc_put_uvarint(header + h, enc->first_delta);
-        if (!value_const) h += tsc_put_uvarint(header + h, vbytes);
+        if (!ts_const) h += tsc_put_uvarint(header + h, tbytes);
     }
-    memmove(enc->dst + h, enc->val_out.base, vbytes);
-    memmove(enc->dst + h + vbytes, enc->ts_out.base, tbytes);
+    memmove(enc->dst + h, enc->ts_out.base, tbytes);
+    memmove(enc->dst + h + tbytes, enc->val_out.base, vbytes);
     memcpy(enc->dst, header, h);
     enc->stage = STAGE_FINISHED;
     enc->safe_left = 0;

@@ -45,24 +45,24 @@ static size_t parse_samples(const uint8_t *src, size_t size, size_t pos, tsc_chu
     if (info->first_delta > (uint64_t)INT64_MAX - (uint64_t)info->first_ts) return TSC_ERROR(CORRUPT);
     info->ts_header_bytes += pos - ts_start;
     if (info->count == 2 && !(info->flags & TSCHUNK_FLAG_TS_CONST)) return TSC_ERROR(CORRUPT);
-    uint64_t vbytes = 0;
-    if (!(info->flags & TSCHUNK_FLAG_VAL_CONST)) {
-        if ((err = read_uvarint(src, size, &pos, &vbytes))) return err;
-        if (!stream_size_ok((size_t)vbytes, info->count - 1, 77)) return TSC_ERROR(CORRUPT);
+    uint64_t tbytes = 0;
+    if (!(info->flags & TSCHUNK_FLAG_TS_CONST)) {
+        if ((err = read_uvarint(src, size, &pos, &tbytes))) return err;
+        if (!stream_size_ok((size_t)tbytes, info->count - 2, 69)) return TSC_ERROR(CORRUPT);
     }
-    if (vbytes > size - pos) return TSC_ERROR(TRUNCATED);
-    size_t tbytes = size - pos - (size_t)vbytes;
-    if (info->flags & TSCHUNK_FLAG_TS_CONST) {
-        if (tbytes) return TSC_ERROR(CORRUPT);
+    if (tbytes > size - pos) return TSC_ERROR(TRUNCATED);
+    size_t vbytes = size - pos - (size_t)tbytes;
+    if (info->flags & TSCHUNK_FLAG_VAL_CONST) {
+        if (vbytes) return TSC_ERROR(CORRUPT);
     } else {
-        if (tbytes == 0) return TSC_ERROR(TRUNCATED);
-        if (!stream_size_ok(tbytes, info->count - 2, 68)) return TSC_ERROR(CORRUPT);
+        if (vbytes == 0) return TSC_ERROR(TRUNCATED);
+        if (!stream_size_ok(vbytes, info->count - 1, 77)) return TSC_ERROR(CORRUPT);
     }
     info->header_bytes = pos;
-    info->value_bytes = (size_t)vbytes;
-    info->ts_bytes = tbytes;
-    h->value_offset = pos;
-    h->ts_offset = pos + (size_t)vbytes;
+    info->ts_bytes = (size_t)tbytes;
+    info->value_bytes = vbytes;
+    h->ts_offset = pos;
+    h->value_offset = pos + (size_t)tbytes;
     return 0;
 }
 
@@ -70,16 +70,16 @@ size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h)
 {
     memset(h, 0, sizeof(*h));
     tschunk_chunk_info *info = &h->info;
-    if (size < 4) return size && src[0] != TSC_MAGIC ? TSC_ERROR(BAD_MAGIC) : TSC_ERROR(TRUNCATED);
-    if (src[0] != TSC_MAGIC) return TSC_ERROR(BAD_MAGIC);
-    info->version = src[1] >> 4;
+    if (size && (src[0] >> 4) != TSC_MAGIC_NIBBLE) return TSC_ERROR(BAD_MAGIC);
+    if (size < 3) return TSC_ERROR(TRUNCATED);
+    info->version = src[0] & 0x0f;
     info->codec = src[1] & 0x0f;
-    info->flags = src[2];
+    info->flags = src[1] >> 4;
     info->total_bytes = size;
     if (info->version == 0 || info->version > TSC_FORMAT_VERSION) return TSC_ERROR(BAD_VERSION);
     if (info->codec != TSCHUNK_CODEC_GORILLA) return TSC_ERROR(BAD_CODEC);
     if (info->flags & ~TSC_FLAGS_KNOWN) return TSC_ERROR(RESERVED_BITS);
-    size_t pos = 3;
+    size_t pos = 2;
     uint64_t count;
     size_t err = read_uvarint(src, size, &pos, &count);
     if (err) return err;

@@ -21,14 +21,14 @@ static size_t fail(tschunk_iter *it, tschunk_error_code code)
 TSC_INLINE uint64_t decode_dod(const uint8_t *base, size_t byte_len, uint64_t *pos)
 {
     uint64_t win = tsc_peek(base, byte_len, *pos);
-    unsigned ones = (unsigned)__builtin_clzll(~win | (UINT64_C(1) << 59)); /* 0..4 */
+    unsigned ones = (unsigned)__builtin_clzll(~win | (UINT64_C(1) << 58)); /* 0..5 */
     if (TSC_UNLIKELY(ones == TSC_DOD_ESCAPE)) {
-        uint64_t dod = tsc_peek_wide(base, byte_len, *pos + 4, 64);
-        *pos += 4 + 64;
+        uint64_t dod = tsc_peek_wide(base, byte_len, *pos + 5, 64);
+        *pos += TSC_DOD_MAX_BITS;
         return dod;
     }
-    unsigned prefix = ones + 1;                                   /* `0`, `10`, `110`, `1110` */
-    unsigned payload = (unsigned)(UINT32_C(0x10080500) >> (ones * 8)) & 0xff; /* 0, 5, 8, 16 */
+    unsigned prefix = ones + 1;                                                     /* `0` .. `11110` */
+    unsigned payload = (unsigned)(UINT64_C(0x140b080500) >> (ones * 8)) & 0xff;     /* 0, 5, 8, 11, 20 */
     uint64_t sign = (UINT64_C(1) << payload) >> 1;
     uint64_t raw = ((win << prefix) >> (63 - payload)) >> 1; /* payload 0 gives 0 */
     *pos += prefix + payload;
