@@ -68,7 +68,10 @@ typedef enum {
     TSCHUNK_ERROR_BAD_PARAMETER = 11,    /* NULL pointer, option out of range */
     TSCHUNK_ERROR_STAGE = 12,            /* call not valid in the object's current stage */
     TSCHUNK_ERROR_TOO_MANY_SAMPLES = 13, /* more samples than TSCHUNK_MAX_SAMPLES */
-    TSCHUNK_ERROR_MAX_CODE = 14
+    TSCHUNK_ERROR_NOT_MERGEABLE = 14,    /* sketches with different index mappings */
+    TSCHUNK_ERROR_UNTRACKABLE = 15,      /* NaN, infinite or out-of-range value or weight */
+    TSCHUNK_ERROR_ALLOCATION = 16,       /* the allocator returned NULL */
+    TSCHUNK_ERROR_MAX_CODE = 17
 } tschunk_error_code;
 
 /** @return non-zero when `result` is an error code rather than a count or size. */
@@ -398,6 +401,124 @@ TSCHUNK_API size_t tschunk_prom_count(const void *chunk, size_t size);
 /** Decode a whole chunk. @return the number of samples, DST_TOO_SMALL, or an error. */
 TSCHUNK_API size_t tschunk_prom_decode(const void *chunk, size_t size, int64_t *ts, double *values,
                                        size_t capacity);
+
+/* ------------------------------------------------------------------------
+ * DDSketch: relative-accuracy quantile sketch, byte-compatible with the
+ * compact encoding of Datadog's sketches-java and sketches-go.
+ * ---------------------------------------------------------------------- */
+typedef enum {
+    TSCHUNK_MAPPING_LOGARITHMIC = 0, /* the memory-optimal one; flag 0x02 */
+    TSCHUNK_MAPPING_LINEAR = 1,      /* flag 0x06 */
+    TSCHUNK_MAPPING_QUADRATIC = 2,   /* flag 0x0A */
+    TSCHUNK_MAPPING_CUBIC = 3,       /* cubically interpolated, no log call; flag 0x0E */
+    TSCHUNK_MAPPING_QUARTIC = 4      /* flag 0x12 */
+} tschunk_mapping_kind;
+
+/** Per-object allocator; NULL functions mean malloc/free. */
+typedef struct {
+    void *(*alloc)(void *opaque, size_t size);
+    void (*free)(void *opaque, void *ptr);
+    void *opaque;
+} tschunk_allocator;
+
+typedef struct {
+    tschunk_mapping_kind mapping;
+    double relative_accuracy; /* 0 means 0.01 */
+    uint32_t max_bins;        /* bins per sign kept in memory; 0 means 2048 */
+    uint32_t collapse_highest; /* 0: beyond max_bins the lowest bins merge (keeps high quantiles exact) */
+    tschunk_allocator allocator;
+} tschunk_sketch_options;
+
+/** A sketch: opaque, created by tschunk_sketch_create, never resized afterwards. */
+typedef struct tschunk_sketch tschunk_sketch;
+
+/**
+ * Create a sketch. Its memory (two stores of max_bins doubles) is allocated
+ * here once; adding, merging and decoding never allocate.
+ * @return 0, BAD_PARAMETER (accuracy outside (0,1), max_bins > 2^20) or ALLOCATION.
+ */
+TSCHUNK_API size_t tschunk_sketch_create(tschunk_sketch **out, const tschunk_sketch_options *opts);
+
+/** Create a sketch whose mapping is given by its parameters (gamma > 1, finite offset). */
+TSCHUNK_API size_t tschunk_sketch_create_mapping(tschunk_sketch **out, tschunk_mapping_kind kind, double gamma,
+                                                 double index_offset, const tschunk_sketch_options *opts);
+TSCHUNK_API void tschunk_sketch_free(tschunk_sketch *sketch);
+/** Empty the sketch, keeping its mapping. */
+TSCHUNK_API void tschunk_sketch_clear(tschunk_sketch *sketch);
+
+/**
+ * Add a value (weight 1) or a value with a weight > 0. Values whose magnitude
+ * is below the mapping's smallest indexable value (0, -0.0, subnormals) go to
+ * the zero bucket. NaN, infinities and magnitudes above the largest indexable
+ * value are refused with UNTRACKABLE and change nothing (the reference
+ * libraries count NaN as zero, or throw).
+ */
+TSCHUNK_API size_t tschunk_sketch_add(tschunk_sketch *sketch, double value);
+TSCHUNK_API size_t tschunk_sketch_add_weighted(tschunk_sketch *sketch, double value, double weight);
+
+/** Merge src into dst. @return 0 or NOT_MERGEABLE (mappings differ in any bit). */
+TSCHUNK_API size_t tschunk_sketch_merge(tschunk_sketch *dst, const tschunk_sketch *src);
+
+/**
+ * Value at quantile q in [0, 1], with sketches-java's rule: rank = q (count - 1),
+ * the first bin whose cumulative count exceeds rank, negative bins from the most
+ * negative; clamped to the exact [min, max].
+ * @return 0, or BAD_PARAMETER (q outside [0,1]), STAGE (empty sketch).
+ */
+TSCHUNK_API size_t tschunk_sketch_quantile(const tschunk_sketch *sketch, double q, double *value);
+
+typedef struct {
+    double count, sum, min, max; /* exact while every input carried them (see exact) */
+    double zero_count;
+    uint32_t exact;              /* 0 when a decoded stream had no exact statistics: then derived from bins */
+    tschunk_mapping_kind mapping;
+    double gamma, index_offset, relative_accuracy;
+    uint32_t positive_bins, negative_bins; /* non-empty bins */
+} tschunk_sketch_stats;
+
+TSCHUNK_API void tschunk_sketch_get_stats(const tschunk_sketch *sketch, tschunk_sketch_stats *stats);
+
+/**
+ * Visit the non-empty bins of one sign (negative != 0: the negative store,
+ * indexed by |value|), by ascending index. @return the number of bins visited.
+ */
+TSCHUNK_API size_t tschunk_sketch_bins(const tschunk_sketch *sketch, int negative,
+                                       void (*visit)(void *ctx, int32_t index, double count), void *ctx);
+
+#define TSCHUNK_SKETCH_OMIT_MAPPING 0x1u /* no mapping block (the reader must know it) */
+#define TSCHUNK_SKETCH_EXACT_STATS 0x2u  /* COUNT, MIN, MAX, SUM blocks first, as DDSketchWithExactSummaryStatistics */
+#define TSCHUNK_SKETCH_SPARSE 0x4u       /* bins as index deltas and counts, as sketches-java's SparseStore */
+
+/** Bytes that always hold the encoding of this sketch. */
+TSCHUNK_API size_t tschunk_sketch_encode_bound(const tschunk_sketch *sketch);
+
+/**
+ * Compact encoding, byte-identical to sketches-java's encode(out, omitMapping)
+ * for its dense (UnboundedSizeDenseStore) and sparse stores: mapping, zero
+ * count, positive store, negative store; each dense store as contiguous counts
+ * or index deltas and counts, whichever Java's size rule picks.
+ * @return the size, or DST_TOO_SMALL.
+ */
+TSCHUNK_API size_t tschunk_sketch_encode(const tschunk_sketch *sketch, void *dst, size_t capacity, unsigned flags);
+
+/**
+ * Decode a compact encoding and merge it into sketch, without allocating.
+ * The whole input is checked first, then merged: on error the sketch is
+ * unchanged. Stricter than both reference libraries: unknown flags or
+ * subflags, truncation, indexes outside int32, negative, NaN or infinite
+ * counts, a NaN or <= 1 gamma are errors (CORRUPT or TRUNCATED, *error_offset
+ * set to the offending byte when error_offset is not NULL); a mapping block
+ * that differs in any bit from the sketch's is NOT_MERGEABLE.
+ */
+TSCHUNK_API size_t tschunk_sketch_decode_merge(tschunk_sketch *sketch, const void *src, size_t size,
+                                               size_t *error_offset);
+
+/**
+ * Decode a standalone encoding (its mapping block gives the mapping) into a new sketch.
+ * @return 0 or an error; *out is NULL on error.
+ */
+TSCHUNK_API size_t tschunk_sketch_decode_new(tschunk_sketch **out, const void *src, size_t size,
+                                             const tschunk_sketch_options *opts, size_t *error_offset);
 
 /**
  * Transcode a Prometheus XOR chunk into a native chunk, bit-exact on samples.

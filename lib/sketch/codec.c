@@ -1,0 +1,442 @@
+/*
+ * DDSketch compact encoding (sketches-go PR #42 / sketches-java PR #58 and
+ * later): a sequence of blocks, each a flag byte (type in bits 0-1, subflag
+ * above) and a payload. README "DDSketch" has the layout; this file writes
+ * what sketches-java writes, byte for byte, and reads what either library
+ * writes, more strictly than both.
+ */
+#include <math.h>
+
+#include "sketch.h"
+
+enum {
+    FLAG_ZERO_COUNT = 0x04,
+    FLAG_COUNT = 0xa0,
+    FLAG_SUM = 0x84,
+    FLAG_MIN = 0x88,
+    FLAG_MAX = 0x8c,
+    TYPE_FEATURE = 0,
+    TYPE_POSITIVE = 1,
+    TYPE_MAPPING = 2,
+    TYPE_NEGATIVE = 3,
+    BINS_INDEX_DELTAS_AND_COUNTS = 1,
+    BINS_INDEX_DELTAS = 2,
+    BINS_CONTIGUOUS = 3,
+};
+
+static uint64_t bits_of(double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, 8);
+    return b;
+}
+
+static double double_of(uint64_t b)
+{
+    double v;
+    memcpy(&v, &b, 8);
+    return v;
+}
+
+/* ---- primitive writers: every one checks room and returns the new position ---- */
+typedef struct {
+    uint8_t *dst;
+    size_t cap, pos;
+    int overflow;
+} out_buf;
+
+static void put_byte(out_buf *o, uint8_t b)
+{
+    if (o->pos < o->cap) o->dst[o->pos] = b;
+    else o->overflow = 1;
+    o->pos++;
+}
+
+/* Unsigned varint, at most 9 bytes: the 9th carries 8 full bits. */
+static void put_uvarint(out_buf *o, uint64_t v)
+{
+    for (int i = 0; i < 8 && v >= 0x80; i++) {
+        put_byte(o, (uint8_t)(v | 0x80));
+        v >>= 7;
+    }
+    put_byte(o, (uint8_t)v);
+}
+
+static void put_varint(out_buf *o, int64_t v) { put_uvarint(o, tsc_zigzag(v)); }
+
+static unsigned uvarint_size(uint64_t v)
+{
+    unsigned bits = 64 - tsc_clz64(v);
+    unsigned n = bits ? (bits + 6) / 7 : 1;
+    return n > 9 ? 9 : n;
+}
+
+static unsigned varint_size(int64_t v) { return uvarint_size(tsc_zigzag(v)); }
+
+static uint64_t rotl6(uint64_t x) { return x << 6 | x >> 58; }
+static uint64_t rotr6(uint64_t x) { return x >> 6 | x << 58; }
+
+/* varfloat64: bits(v + 1) - bits(1), rotated left by 6, 7 bits a byte from the top. */
+static void put_varfloat(out_buf *o, double v)
+{
+    uint64_t x = rotl6(bits_of(v + 1.0) - bits_of(1.0));
+    for (int i = 0; i < 8; i++) {
+        uint8_t n = (uint8_t)(x >> 57);
+        x <<= 7;
+        if (x == 0) {
+            put_byte(o, n);
+            return;
+        }
+        put_byte(o, n | 0x80);
+    }
+    put_byte(o, (uint8_t)(x >> 56));
+}
+
+static unsigned varfloat_size(double v)
+{
+    uint64_t x = rotl6(bits_of(v + 1.0) - bits_of(1.0));
+    if (x == 0) return 1;
+    unsigned n = (64 - tsc_ctz64(x) + 6) / 7;
+    return n > 9 ? 9 : n;
+}
+
+static void put_f64(out_buf *o, double v)
+{
+    uint64_t b = bits_of(v);
+    for (int i = 0; i < 8; i++) put_byte(o, (uint8_t)(b >> (8 * i)));
+}
+
+static uint8_t mapping_flag(tschunk_mapping_kind kind) { return (uint8_t)(TYPE_MAPPING | (unsigned)kind << 2); }
+
+/*
+ * One store, as sketches-java's dense stores write it: contiguous counts over
+ * [min, max] or index deltas and counts over the non-empty bins, contiguous
+ * when its size estimate is <= the sparse estimate (Java's estimates, whose
+ * tie-breaking the vectors pin).
+ */
+static void put_store(out_buf *o, const tsc_store *st, uint8_t type, int sparse_only)
+{
+    if (st->min_index > st->max_index) return;
+    uint64_t dense = uvarint_size((uint64_t)(st->max_index - st->min_index + 1)) + varint_size(st->min_index) +
+                     varint_size(1), sparse = 0, nonempty = 0;
+    int64_t prev = 0;
+    for (int64_t i = st->min_index; i <= st->max_index; i++) {
+        double c = st->counts[i - st->offset];
+        dense += varfloat_size(c);
+        if (tsc_is_zero(c)) continue;
+        sparse += varint_size(i - prev) + varfloat_size(c);
+        prev = i;
+        nonempty++;
+    }
+    if (!sparse_only && dense <= sparse) {
+        put_byte(o, (uint8_t)(type | BINS_CONTIGUOUS << 2));
+        put_uvarint(o, (uint64_t)(st->max_index - st->min_index + 1));
+        put_varint(o, st->min_index);
+        put_varint(o, 1);
+        for (int64_t i = st->min_index; i <= st->max_index; i++) put_varfloat(o, st->counts[i - st->offset]);
+        return;
+    }
+    put_byte(o, (uint8_t)(type | BINS_INDEX_DELTAS_AND_COUNTS << 2));
+    put_uvarint(o, nonempty);
+    prev = 0;
+    for (int64_t i = st->min_index; i <= st->max_index; i++) {
+        double c = st->counts[i - st->offset];
+        if (tsc_is_zero(c)) continue;
+        put_varint(o, i - prev);
+        put_varfloat(o, c);
+        prev = i;
+    }
+}
+
+size_t tschunk_sketch_encode_bound(const tschunk_sketch *s)
+{
+    size_t bins = 0;
+    if (s->pos.min_index <= s->pos.max_index) bins += (size_t)(s->pos.max_index - s->pos.min_index + 1);
+    if (s->neg.min_index <= s->neg.max_index) bins += (size_t)(s->neg.max_index - s->neg.min_index + 1);
+    /* stats 3+9+9+9, mapping 17, zero 10, two block heads 1+9+9+9, 18 bytes a bin at most */
+    return 30 + 17 + 10 + 2 * 28 + bins * 18;
+}
+
+size_t tschunk_sketch_encode(const tschunk_sketch *s, void *dst, size_t capacity, unsigned flags)
+{
+    if (!s || (!dst && capacity)) return TSC_ERROR(BAD_PARAMETER);
+    out_buf o = {(uint8_t *)dst, capacity, 0, 0};
+    if (flags & TSCHUNK_SKETCH_EXACT_STATS) {
+        /* sketches-java's DDSketchWithExactSummaryStatistics order. */
+        if (!tsc_is_zero(s->count)) {
+            put_byte(&o, FLAG_COUNT);
+            put_varfloat(&o, s->count);
+            put_byte(&o, FLAG_MIN);
+            put_f64(&o, s->min);
+            put_byte(&o, FLAG_MAX);
+            put_f64(&o, s->max);
+        }
+        if (!tsc_is_zero(s->sum)) {
+            put_byte(&o, FLAG_SUM);
+            put_f64(&o, s->sum);
+        }
+    }
+    if (!(flags & TSCHUNK_SKETCH_OMIT_MAPPING)) {
+        put_byte(&o, mapping_flag(s->mapping.kind));
+        put_f64(&o, s->mapping.gamma);
+        put_f64(&o, s->mapping.index_offset);
+    }
+    if (!tsc_is_zero(s->zero_count)) {
+        put_byte(&o, FLAG_ZERO_COUNT);
+        put_varfloat(&o, s->zero_count);
+    }
+    int sparse = (flags & TSCHUNK_SKETCH_SPARSE) != 0;
+    put_store(&o, &s->pos, TYPE_POSITIVE, sparse);
+    put_store(&o, &s->neg, TYPE_NEGATIVE, sparse);
+    return o.overflow ? TSC_ERROR(DST_TOO_SMALL) : o.pos;
+}
+
+/* ---- decoding ----------------------------------------------------------- */
+typedef struct {
+    const uint8_t *src;
+    size_t size, pos;
+    size_t err_at;
+} in_buf;
+
+static size_t fail_at(in_buf *in, size_t at, size_t err)
+{
+    in->err_at = at;
+    return err;
+}
+
+static size_t get_uvarint(in_buf *in, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < 9; i++) {
+        if (in->pos >= in->size) return fail_at(in, in->pos, TSC_ERROR(TRUNCATED));
+        uint64_t b = in->src[in->pos++];
+        if (i == 8) {
+            v |= b << 56;
+            break;
+        }
+        v |= (b & 0x7f) << (7 * i);
+        if (b < 0x80) break;
+    }
+    *out = v;
+    return 0;
+}
+
+static size_t get_varint(in_buf *in, int64_t *out)
+{
+    uint64_t z;
+    size_t err = get_uvarint(in, &z);
+    if (!err) *out = tsc_unzigzag(z);
+    return err;
+}
+
+/* A count: finite and >= 0, else CORRUPT. */
+static size_t get_count(in_buf *in, double *out)
+{
+    size_t at = in->pos;
+    uint64_t x = 0;
+    unsigned shift = 57;
+    for (unsigned i = 0; i < 9; i++) {
+        if (in->pos >= in->size) return fail_at(in, in->pos, TSC_ERROR(TRUNCATED));
+        uint64_t b = in->src[in->pos++];
+        if (i == 8) {
+            x |= b;
+            break;
+        }
+        if (b < 0x80) {
+            x |= b << shift;
+            break;
+        }
+        x |= (b & 0x7f) << shift;
+        shift -= 7;
+    }
+    double v = double_of(rotr6(x) + bits_of(1.0)) - 1.0;
+    if (!(v >= 0) || !isfinite(v)) return fail_at(in, at, TSC_ERROR(CORRUPT));
+    *out = v;
+    return 0;
+}
+
+static size_t get_f64(in_buf *in, double *out)
+{
+    if (in->size - in->pos < 8) return fail_at(in, in->pos, TSC_ERROR(TRUNCATED));
+    *out = double_of(tsc_load64_le(in->src + in->pos));
+    in->pos += 8;
+    return 0;
+}
+
+/* What a stream says besides its bins, gathered while it is read. */
+typedef struct {
+    int has_mapping, has_count, has_sum, has_min, has_max;
+    tsc_mapping mapping;
+    double count, sum, min, max, zero_count, bins_total;
+} stream_info;
+
+/* A bin index must stay within int32 as both libraries' stores hold it. */
+static size_t add_bin(tschunk_sketch *s, in_buf *in, size_t at, int negative, int64_t index, double count,
+                      stream_info *info, int commit)
+{
+    if (index < INT32_MIN || index > INT32_MAX) return fail_at(in, at, TSC_ERROR(CORRUPT));
+    if (tsc_is_zero(count)) return 0;
+    info->bins_total += count;
+    if (commit) tsc_store_add(s, negative ? &s->neg : &s->pos, index, count);
+    return 0;
+}
+
+static size_t read_bins(tschunk_sketch *s, in_buf *in, unsigned subflag, int negative, stream_info *info,
+                        int commit)
+{
+    size_t at = in->pos, err;
+    uint64_t n;
+    if ((err = get_uvarint(in, &n))) return err;
+    /* Every bin takes at least one byte: a count beyond the input is a lie. */
+    if (n > in->size - in->pos) return fail_at(in, at, TSC_ERROR(TRUNCATED));
+    int64_t index = 0, delta = 1;
+    if (subflag == BINS_CONTIGUOUS) {
+        if ((err = get_varint(in, &index)) || (err = get_varint(in, &delta))) return err;
+        if (index < INT32_MIN || index > INT32_MAX || delta < INT32_MIN || delta > INT32_MAX)
+            return fail_at(in, at, TSC_ERROR(CORRUPT));
+    }
+    for (uint64_t k = 0; k < n; k++) {
+        size_t bin_at = in->pos;
+        double count = 1;
+        if (subflag != BINS_CONTIGUOUS) {
+            int64_t d;
+            if ((err = get_varint(in, &d))) return err;
+            if (d < INT32_MIN * INT64_C(2) || d > INT32_MAX * INT64_C(2)) return fail_at(in, bin_at, TSC_ERROR(CORRUPT));
+            index += d;
+        } else if (k > 0) {
+            index += delta;
+        }
+        if (subflag != BINS_INDEX_DELTAS && (err = get_count(in, &count))) return err;
+        if ((err = add_bin(s, in, bin_at, negative, index, count, info, commit))) return err;
+    }
+    return 0;
+}
+
+static size_t read_feature(in_buf *in, uint8_t flag, stream_info *info)
+{
+    size_t at = in->pos - 1, err = 0;
+    double v;
+    switch (flag) {
+    case FLAG_ZERO_COUNT:
+        if ((err = get_count(in, &v))) return err;
+        info->zero_count += v;
+        return 0;
+    case FLAG_COUNT:
+        if ((err = get_count(in, &v))) return err;
+        info->count += v;
+        info->has_count = 1;
+        return 0;
+    case FLAG_SUM:
+        if ((err = get_f64(in, &v))) return err;
+        if (!isfinite(v)) return fail_at(in, at, TSC_ERROR(CORRUPT));
+        info->sum += v;
+        info->has_sum = 1;
+        return 0;
+    case FLAG_MIN:
+    case FLAG_MAX:
+        if ((err = get_f64(in, &v))) return err;
+        if (isnan(v)) return fail_at(in, at, TSC_ERROR(CORRUPT));
+        if (flag == FLAG_MIN) info->min = info->has_min ? fmin(info->min, v) : v, info->has_min = 1;
+        else info->max = info->has_max ? fmax(info->max, v) : v, info->has_max = 1;
+        return 0;
+    default: return fail_at(in, at, TSC_ERROR(CORRUPT));
+    }
+}
+
+static size_t read_mapping(tschunk_sketch *s, in_buf *in, uint8_t flag, stream_info *info)
+{
+    size_t at = in->pos - 1, err;
+    unsigned layout = flag >> 2;
+    double gamma, offset;
+    if (layout > TSCHUNK_MAPPING_QUARTIC) return fail_at(in, at, TSC_ERROR(CORRUPT));
+    if ((err = get_f64(in, &gamma)) || (err = get_f64(in, &offset))) return err;
+    tsc_mapping m;
+    if (tsc_mapping_from_gamma(&m, (tschunk_mapping_kind)layout, gamma, offset))
+        return fail_at(in, at, TSC_ERROR(CORRUPT));
+    if (s && !tsc_mapping_equal(&m, &s->mapping)) return fail_at(in, at, TSC_ERROR(NOT_MERGEABLE));
+    if (info->has_mapping && !tsc_mapping_equal(&m, &info->mapping)) return fail_at(in, at, TSC_ERROR(CORRUPT));
+    info->mapping = m;
+    info->has_mapping = 1;
+    return 0;
+}
+
+/* One pass over the blocks; with commit, bins go into s. */
+static size_t read_stream(tschunk_sketch *s, in_buf *in, stream_info *info, int commit)
+{
+    memset(info, 0, sizeof *info);
+    in->pos = 0;
+    while (in->pos < in->size) {
+        size_t at = in->pos, err;
+        uint8_t flag = in->src[in->pos++];
+        unsigned type = flag & 3, subflag = flag >> 2;
+        switch (type) {
+        case TYPE_FEATURE: err = read_feature(in, flag, info); break;
+        case TYPE_MAPPING: err = read_mapping(s, in, flag, info); break;
+        default:
+            if (subflag < BINS_INDEX_DELTAS_AND_COUNTS || subflag > BINS_CONTIGUOUS)
+                return fail_at(in, at, TSC_ERROR(CORRUPT));
+            err = read_bins(s, in, subflag, type == TYPE_NEGATIVE, info, commit);
+            break;
+        }
+        if (err) return err;
+    }
+    return 0;
+}
+
+/* Statistics of the merged stream: exact when it carried COUNT, else from its bins. */
+static void merge_stats(tschunk_sketch *s, const stream_info *info)
+{
+    s->zero_count += info->zero_count;
+    if (info->has_count) {
+        double term = (info->has_sum ? info->sum : 0) - s->sum_compensation;
+        double sum = s->sum + term;
+        s->sum_compensation = (sum - s->sum) - term;
+        s->sum = sum;
+        s->count += info->count;
+        if (info->has_min && info->min < s->min) s->min = info->min;
+        if (info->has_max && info->max > s->max) s->max = info->max;
+        return;
+    }
+    double added = info->bins_total + info->zero_count;
+    if (added > 0) s->exact = 0;
+    s->count += added;
+    /* Without exact statistics: the approximate sum, min and max of the sketch itself. */
+    double lo, hi;
+    if (added > 0 && tsc_sketch_quantile_unclamped(s, 0, &lo) == 0 && tsc_sketch_quantile_unclamped(s, 1, &hi) == 0) {
+        if (lo < s->min) s->min = lo;
+        if (hi > s->max) s->max = hi;
+    }
+}
+
+size_t tschunk_sketch_decode_merge(tschunk_sketch *s, const void *src, size_t size, size_t *error_offset)
+{
+    if (!s || (!src && size)) return TSC_ERROR(BAD_PARAMETER);
+    in_buf in = {(const uint8_t *)src, size, 0, 0};
+    stream_info info;
+    size_t err = read_stream(s, &in, &info, 0); /* check everything first: nothing changes on error */
+    if (err) {
+        if (error_offset) *error_offset = in.err_at;
+        return err;
+    }
+    read_stream(s, &in, &info, 1);
+    merge_stats(s, &info);
+    return 0;
+}
+
+size_t tschunk_sketch_decode_new(tschunk_sketch **out, const void *src, size_t size,
+                                 const tschunk_sketch_options *opts, size_t *error_offset)
+{
+    if (!out || (!src && size)) return TSC_ERROR(BAD_PARAMETER);
+    *out = NULL;
+    in_buf in = {(const uint8_t *)src, size, 0, 0};
+    stream_info info;
+    size_t err = read_stream(NULL, &in, &info, 0);
+    if (!err && !info.has_mapping) err = fail_at(&in, 0, TSC_ERROR(CORRUPT)); /* the mapping is missing */
+    if (err) {
+        if (error_offset) *error_offset = in.err_at;
+        return err;
+    }
+    err = tschunk_sketch_create_mapping(out, info.mapping.kind, info.mapping.gamma, info.mapping.index_offset, opts);
+    if (err) return err;
+    return tschunk_sketch_decode_merge(*out, src, size, error_offset);
+}

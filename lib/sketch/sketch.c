@@ -1,0 +1,310 @@
+/*
+ * DDSketch: two dense stores (positive values, negative values by |v|), a
+ * zero bucket and exact statistics. Each store is a window of max_bins
+ * counts allocated once at creation; a range wider than max_bins collapses
+ * its lowest bins (or its highest, by option) into the edge bin, so memory is
+ * bounded whatever the input and adding never allocates.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "sketch.h"
+
+#define DEFAULT_MAX_BINS 2048u
+#define MAX_MAX_BINS (1u << 20)
+
+static void *default_alloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    return malloc(size);
+}
+
+static void default_free(void *opaque, void *ptr)
+{
+    (void)opaque;
+    free(ptr);
+}
+
+static int store_empty(const tsc_store *st) { return st->min_index > st->max_index; }
+
+static void store_clear(tsc_store *st, uint32_t max_bins)
+{
+    memset(st->counts, 0, (size_t)max_bins * sizeof(double));
+    st->offset = 0;
+    st->min_index = INT64_MAX;
+    st->max_index = INT64_MIN;
+    st->total = 0;
+}
+
+/* Move the window so that it covers [lo, hi] (hi - lo < max_bins). */
+static void store_cover(tsc_store *st, int64_t lo, int64_t hi, uint32_t max_bins)
+{
+    if (lo >= st->offset && hi < st->offset + (int64_t)max_bins) return;
+    int64_t offset = lo - ((int64_t)max_bins - (hi - lo + 1)) / 2;
+    if (!store_empty(st)) {
+        size_t n = (size_t)(st->max_index - st->min_index + 1);
+        double *from = st->counts + (st->min_index - st->offset), *to = st->counts + (st->min_index - offset);
+        memmove(to, from, n * sizeof(double));
+        size_t head = (size_t)(st->min_index - offset), tail = head + n;
+        memset(st->counts, 0, head * sizeof(double));
+        memset(st->counts + tail, 0, ((size_t)max_bins - tail) * sizeof(double));
+    }
+    st->offset = offset;
+}
+
+/* Fold the bins outside [keep_lo, keep_hi] into the edge bin they fall past. */
+static double store_fold(tsc_store *st, int64_t keep_lo, int64_t keep_hi)
+{
+    double folded = 0;
+    for (int64_t i = st->min_index; i <= st->max_index && i < keep_lo; i++) {
+        folded += st->counts[i - st->offset];
+        st->counts[i - st->offset] = 0;
+    }
+    for (int64_t i = st->max_index; i >= st->min_index && i > keep_hi; i--) {
+        folded += st->counts[i - st->offset];
+        st->counts[i - st->offset] = 0;
+    }
+    if (st->min_index < keep_lo) st->min_index = keep_lo;
+    if (st->max_index > keep_hi) st->max_index = keep_hi;
+    return folded;
+}
+
+void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, double count)
+{
+    uint32_t max_bins = s->max_bins;
+    double folded = 0;
+    int64_t fold_at = index;
+    if (!store_empty(st)) {
+        int64_t lo = index < st->min_index ? index : st->min_index;
+        int64_t hi = index > st->max_index ? index : st->max_index;
+        if (hi - lo + 1 > (int64_t)max_bins) {
+            if (s->collapse_highest) hi = lo + max_bins - 1;
+            else lo = hi - max_bins + 1;
+            fold_at = s->collapse_highest ? hi : lo;
+            folded = store_fold(st, lo, hi);
+            if (index < lo) index = lo;
+            if (index > hi) index = hi;
+        }
+        store_cover(st, lo, hi, max_bins);
+    } else {
+        store_cover(st, index, index, max_bins);
+    }
+    st->counts[index - st->offset] += count;
+    if (!tsc_is_zero(folded)) st->counts[fold_at - st->offset] += folded;
+    int64_t touched_lo = index < fold_at ? index : fold_at, touched_hi = index > fold_at ? index : fold_at;
+    if (tsc_is_zero(folded)) touched_lo = touched_hi = index;
+    if (touched_lo < st->min_index) st->min_index = touched_lo;
+    if (touched_hi > st->max_index) st->max_index = touched_hi;
+    st->total += count;
+}
+
+static size_t sketch_alloc(tschunk_sketch **out, const tschunk_sketch_options *opts)
+{
+    tschunk_sketch_options o;
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    if (o.max_bins == 0) o.max_bins = DEFAULT_MAX_BINS;
+    if (o.max_bins > MAX_MAX_BINS) return TSC_ERROR(BAD_PARAMETER);
+    if (!o.allocator.alloc || !o.allocator.free) {
+        o.allocator.alloc = default_alloc;
+        o.allocator.free = default_free;
+    }
+    size_t bytes = sizeof(tschunk_sketch) + 2 * (size_t)o.max_bins * sizeof(double);
+    tschunk_sketch *s = (tschunk_sketch *)o.allocator.alloc(o.allocator.opaque, bytes);
+    if (!s) return TSC_ERROR(ALLOCATION);
+    memset(s, 0, sizeof *s);
+    s->allocator = o.allocator;
+    s->max_bins = o.max_bins;
+    s->collapse_highest = o.collapse_highest != 0;
+    s->pos.counts = (double *)(void *)(s + 1);
+    s->neg.counts = s->pos.counts + o.max_bins;
+    tschunk_sketch_clear(s);
+    *out = s;
+    return 0;
+}
+
+size_t tschunk_sketch_create(tschunk_sketch **out, const tschunk_sketch_options *opts)
+{
+    if (!out) return TSC_ERROR(BAD_PARAMETER);
+    *out = NULL;
+    tsc_mapping m;
+    double ra = opts && !tsc_is_zero(opts->relative_accuracy) ? opts->relative_accuracy : 0.01;
+    size_t err = tsc_mapping_from_accuracy(&m, opts ? opts->mapping : TSCHUNK_MAPPING_LOGARITHMIC, ra);
+    if (err) return err;
+    if ((err = sketch_alloc(out, opts))) return err;
+    (*out)->mapping = m;
+    return 0;
+}
+
+size_t tschunk_sketch_create_mapping(tschunk_sketch **out, tschunk_mapping_kind kind, double gamma,
+                                     double index_offset, const tschunk_sketch_options *opts)
+{
+    if (!out) return TSC_ERROR(BAD_PARAMETER);
+    *out = NULL;
+    tsc_mapping m;
+    size_t err = tsc_mapping_from_gamma(&m, kind, gamma, index_offset);
+    if (err) return err;
+    if ((err = sketch_alloc(out, opts))) return err;
+    (*out)->mapping = m;
+    return 0;
+}
+
+void tschunk_sketch_free(tschunk_sketch *s)
+{
+    if (s) s->allocator.free(s->allocator.opaque, s);
+}
+
+void tschunk_sketch_clear(tschunk_sketch *s)
+{
+    store_clear(&s->pos, s->max_bins);
+    store_clear(&s->neg, s->max_bins);
+    s->zero_count = s->count = s->sum = s->sum_compensation = 0;
+    s->min = INFINITY;
+    s->max = -INFINITY;
+    s->exact = 1;
+}
+
+void tsc_sketch_accept_stats(tschunk_sketch *s, double value, double weight)
+{
+    /* Kahan-compensated sum, as both reference libraries keep it. */
+    double term = value * weight - s->sum_compensation;
+    double sum = s->sum + term;
+    s->sum_compensation = (sum - s->sum) - term;
+    s->sum = sum;
+    s->count += weight;
+    if (value < s->min) s->min = value;
+    if (value > s->max) s->max = value;
+}
+
+size_t tschunk_sketch_add_weighted(tschunk_sketch *s, double value, double weight)
+{
+    double magnitude = fabs(value);
+    if (!(weight > 0) || !isfinite(weight) || !(magnitude <= s->mapping.max_indexable))
+        return TSC_ERROR(UNTRACKABLE); /* NaN fails every comparison */
+    if (magnitude > s->mapping.min_indexable) {
+        tsc_store *st = value > 0 ? &s->pos : &s->neg;
+        tsc_store_add(s, st, tsc_mapping_index(&s->mapping, magnitude), weight);
+    } else {
+        s->zero_count += weight;
+    }
+    tsc_sketch_accept_stats(s, value, weight);
+    return 0;
+}
+
+size_t tschunk_sketch_add(tschunk_sketch *s, double value) { return tschunk_sketch_add_weighted(s, value, 1.0); }
+
+static void merge_store(tschunk_sketch *dst, tsc_store *to, const tsc_store *from)
+{
+    for (int64_t i = from->min_index; i <= from->max_index; i++) {
+        double c = from->counts[i - from->offset];
+        if (!tsc_is_zero(c)) tsc_store_add(dst, to, i, c);
+    }
+}
+
+size_t tschunk_sketch_merge(tschunk_sketch *dst, const tschunk_sketch *src)
+{
+    if (!dst || !src) return TSC_ERROR(BAD_PARAMETER);
+    if (!tsc_mapping_equal(&dst->mapping, &src->mapping)) return TSC_ERROR(NOT_MERGEABLE);
+    merge_store(dst, &dst->pos, &src->pos);
+    merge_store(dst, &dst->neg, &src->neg);
+    dst->zero_count += src->zero_count;
+    double term = src->sum - dst->sum_compensation;
+    double sum = dst->sum + term;
+    dst->sum_compensation = (sum - dst->sum) - term;
+    dst->sum = sum;
+    dst->count += src->count;
+    if (src->min < dst->min) dst->min = src->min;
+    if (src->max > dst->max) dst->max = src->max;
+    dst->exact &= src->exact;
+    return 0;
+}
+
+/* A store's total as sketches-java computes it: its bins summed by ascending
+ * index (with non-integer counts the order changes the last bits, and the rank). */
+static double store_sum(const tsc_store *st)
+{
+    double total = 0;
+    for (int64_t i = st->min_index; i <= st->max_index; i++) total += st->counts[i - st->offset];
+    return total;
+}
+
+size_t tsc_sketch_quantile_unclamped(const tschunk_sketch *s, double q, double *value)
+{
+    if (!(q >= 0 && q <= 1)) return TSC_ERROR(BAD_PARAMETER);
+    double count = s->zero_count + store_sum(&s->neg) + store_sum(&s->pos);
+    if (!(count > 0)) return TSC_ERROR(STAGE);
+    double rank = q * (count - 1), n = 0;
+    for (int64_t i = s->neg.max_index; i >= s->neg.min_index; i--) {
+        n += s->neg.counts[i - s->neg.offset];
+        if (n > rank) {
+            *value = -tsc_mapping_value(&s->mapping, (int32_t)i);
+            return 0;
+        }
+    }
+    n += s->zero_count;
+    if (n > rank) {
+        *value = 0;
+        return 0;
+    }
+    for (int64_t i = s->pos.min_index; i <= s->pos.max_index; i++) {
+        n += s->pos.counts[i - s->pos.offset];
+        if (n > rank) {
+            *value = tsc_mapping_value(&s->mapping, (int32_t)i);
+            return 0;
+        }
+    }
+    /* Rounding in the running sum: the largest value. */
+    *value = store_empty(&s->pos) ? 0 : tsc_mapping_value(&s->mapping, (int32_t)s->pos.max_index);
+    return 0;
+}
+
+size_t tschunk_sketch_quantile(const tschunk_sketch *s, double q, double *value)
+{
+    if (!s || !value) return TSC_ERROR(BAD_PARAMETER);
+    size_t err = tsc_sketch_quantile_unclamped(s, q, value);
+    if (err) return err;
+    if (s->exact && s->count > 0) {
+        if (*value < s->min) *value = s->min;
+        if (*value > s->max) *value = s->max;
+    }
+    return 0;
+}
+
+static uint32_t nonempty_bins(const tsc_store *st)
+{
+    uint32_t n = 0;
+    for (int64_t i = st->min_index; i <= st->max_index; i++) n += !tsc_is_zero(st->counts[i - st->offset]);
+    return n;
+}
+
+void tschunk_sketch_get_stats(const tschunk_sketch *s, tschunk_sketch_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    out->count = s->count;
+    out->sum = s->sum;
+    out->min = s->min;
+    out->max = s->max;
+    out->zero_count = s->zero_count;
+    out->exact = s->exact;
+    out->mapping = s->mapping.kind;
+    out->gamma = s->mapping.gamma;
+    out->index_offset = s->mapping.index_offset;
+    out->relative_accuracy = s->mapping.relative_accuracy;
+    out->positive_bins = nonempty_bins(&s->pos);
+    out->negative_bins = nonempty_bins(&s->neg);
+}
+
+size_t tschunk_sketch_bins(const tschunk_sketch *s, int negative, void (*visit)(void *ctx, int32_t index, double count),
+                           void *ctx)
+{
+    const tsc_store *st = negative ? &s->neg : &s->pos;
+    size_t n = 0;
+    for (int64_t i = st->min_index; i <= st->max_index; i++) {
+        double c = st->counts[i - st->offset];
+        if (tsc_is_zero(c)) continue;
+        if (visit) visit(ctx, (int32_t)i, c);
+        n++;
+    }
+    return n;
+}

@@ -1,0 +1,305 @@
+/* DDSketch against the golden vectors of sketches-java and sketches-go (tests/vectors/ddsketch/). */
+#include <dirent.h>
+#include <math.h>
+
+#include "test_util.h"
+#include "sketch/sketch.h"
+
+#define MAXV 1100
+#define MAXBINS 2600
+#define MAXHEX 60000
+
+typedef struct {
+    char name[128], producer[8], kind[16], store[24];
+    uint64_t ra, gamma, offset, effective_ra;
+    int deterministic, nvalues, has_values;
+    uint64_t values[MAXV], weights[MAXV];
+    int weighted;
+    char encoded[MAXHEX], encoded_omit[MAXHEX], exact_encoded[MAXHEX];
+    char stats[4][20];
+    char quantiles[9][20], exact_quantiles[9][20], decoded_quantiles[9][20];
+    uint64_t decoded_zero;
+    int nbins;
+    char bin_sign[MAXBINS];
+    int32_t bin_index[MAXBINS];
+    uint64_t bin_count[MAXBINS];
+} vec;
+
+static double dbl(uint64_t b)
+{
+    double v;
+    memcpy(&v, &b, 8);
+    return v;
+}
+
+static uint64_t bits(double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, 8);
+    return b;
+}
+
+static void read_words(char *rest, char out[][20], int n)
+{
+    for (int i = 0; i < n; i++) {
+        char *tok = strtok(i == 0 ? rest : NULL, " \n");
+        snprintf(out[i], 20, "%s", tok ? tok : "null");
+    }
+}
+
+static void load(const char *path, vec *v)
+{
+    memset(v, 0, sizeof *v);
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "%s", path);
+    static char line[MAXHEX + 64];
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        char *sp = strchr(line, ' ');
+        char *rest = sp ? sp + 1 : line + strlen(line);
+        if (!strncmp(line, "name ", 5)) snprintf(v->name, sizeof v->name, "%s", rest);
+        else if (!strncmp(line, "producer ", 9)) snprintf(v->producer, sizeof v->producer, "%s", rest);
+        else if (!strncmp(line, "mapping ", 8)) {
+            unsigned long long a, b, c, d;
+            char kind[16];
+            cr_assert_eq(sscanf(rest, "%15s %llx %llx %llx %llx", kind, &a, &b, &c, &d), 5);
+            snprintf(v->kind, sizeof v->kind, "%s", kind);
+            v->ra = a; v->gamma = b; v->offset = c; v->effective_ra = d;
+        } else if (!strncmp(line, "store ", 6)) snprintf(v->store, sizeof v->store, "%s", rest);
+        else if (!strncmp(line, "deterministic ", 14)) v->deterministic = atoi(rest);
+        else if (!strncmp(line, "values ", 7)) v->has_values = 1;
+        else if (!strncmp(line, "v ", 2)) {
+            unsigned long long a, b;
+            int n = sscanf(rest, "%llx %llx", &a, &b);
+            cr_assert(v->nvalues < MAXV);
+            v->values[v->nvalues] = a;
+            if (n == 2) { v->weights[v->nvalues] = b; v->weighted = 1; }
+            v->nvalues++;
+        } else if (!strncmp(line, "encoded ", 8)) snprintf(v->encoded, MAXHEX, "%s", rest);
+        else if (!strncmp(line, "encoded_omit ", 13)) snprintf(v->encoded_omit, MAXHEX, "%s", rest);
+        else if (!strncmp(line, "exact_encoded ", 14)) snprintf(v->exact_encoded, MAXHEX, "%s", rest);
+        else if (!strncmp(line, "exact_stats ", 12)) read_words(rest, v->stats, 4);
+        else if (!strncmp(line, "quantiles ", 10)) read_words(rest, v->quantiles, 9);
+        else if (!strncmp(line, "exact_quantiles ", 16)) read_words(rest, v->exact_quantiles, 9);
+        else if (!strncmp(line, "decoded_quantiles_java ", 23)) read_words(rest, v->decoded_quantiles, 9);
+        else if (!strncmp(line, "decoded_zero ", 13)) v->decoded_zero = strtoull(rest, NULL, 16);
+        else if (!strncmp(line, "dbin ", 5)) {
+            char sign;
+            int idx;
+            unsigned long long c;
+            cr_assert_eq(sscanf(rest, "%c %d %llx", &sign, &idx, &c), 3);
+            cr_assert(v->nbins < MAXBINS);
+            v->bin_sign[v->nbins] = sign;
+            v->bin_index[v->nbins] = idx;
+            v->bin_count[v->nbins++] = c;
+        }
+    }
+    fclose(f);
+}
+
+static size_t unhex(const char *hex, unsigned char *out)
+{
+    size_t n = strlen(hex) / 2;
+    for (size_t i = 0; i < n; i++) {
+        unsigned b;
+        sscanf(hex + 2 * i, "%2x", &b);
+        out[i] = (unsigned char)b;
+    }
+    return n;
+}
+
+static void tohex(const unsigned char *b, size_t n, char *out)
+{
+    for (size_t i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", b[i]);
+    out[2 * n] = 0;
+}
+
+static tschunk_mapping_kind kind_of(const vec *v)
+{
+    return !strcmp(v->kind, "cubic") ? TSCHUNK_MAPPING_CUBIC : TSCHUNK_MAPPING_LOGARITHMIC;
+}
+
+static const double qs[9] = {0, 0.01, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1};
+
+/* Logarithmic: bit-exact. Cubic: 1e-12 relative (glibc's cbrt is an ulp away from Java's, spec 3.3). */
+static void check_quantile(const vec *v, const char *what, double q, double got, const char *want_hex)
+{
+    if (!strcmp(want_hex, "null")) return;
+    double want = dbl(strtoull(want_hex, NULL, 16));
+    if (kind_of(v) == TSCHUNK_MAPPING_LOGARITHMIC) {
+        cr_assert_eq(bits(got), bits(want), "%s %s q=%g: %.17g, Java %.17g", v->name, what, q, got, want);
+    } else {
+        double rel = want == 0 ? fabs(got) : fabs(got - want) / fabs(want);
+        cr_assert_leq(rel, 1e-12, "%s %s q=%g: %.17g, Java %.17g", v->name, what, q, got, want);
+    }
+}
+
+static tschunk_sketch *sketch_of(const vec *v)
+{
+    tschunk_sketch_options o = {kind_of(v), dbl(v->ra), 1u << 16, 0, {NULL, NULL, NULL}};
+    tschunk_sketch *s;
+    cr_assert_eq(tschunk_sketch_create(&s, &o), 0);
+    for (int i = 0; i < v->nvalues; i++) {
+        double w = v->weighted ? dbl(v->weights[i]) : 1.0;
+        cr_assert_eq(tschunk_sketch_add_weighted(s, dbl(v->values[i]), w), 0, "%s value %d", v->name, i);
+    }
+    return s;
+}
+
+typedef struct {
+    const vec *v;
+    int negative, seen;
+} bin_check;
+
+static void visit_bin(void *ctx, int32_t index, double count)
+{
+    bin_check *c = ctx;
+    const vec *v = c->v;
+    int k = 0, match = -1;
+    for (int i = 0; i < v->nbins; i++) {
+        if ((v->bin_sign[i] == '-') != c->negative) continue;
+        if (k++ == c->seen) { match = i; break; }
+    }
+    cr_assert_neq(match, -1, "%s: extra bin %d", v->name, index);
+    cr_assert_eq(v->bin_index[match], index, "%s: bin index", v->name);
+    cr_assert_eq(v->bin_count[match], bits(count), "%s: bin %d count %.17g", v->name, index, count);
+    c->seen++;
+}
+
+static int count_bins(const vec *v, int negative)
+{
+    int n = 0;
+    for (int i = 0; i < v->nbins; i++) n += (v->bin_sign[i] == '-') == negative;
+    return n;
+}
+
+static size_t for_each_vector(void (*fn)(const vec *))
+{
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/tests/vectors/ddsketch", repo_dir());
+    DIR *d = opendir(dir);
+    cr_assert(d, "%s", dir);
+    static vec v;
+    struct dirent *e;
+    size_t n = 0;
+    while ((e = readdir(d))) {
+        if (!strstr(e->d_name, ".txt")) continue;
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        load(path, &v);
+        fn(&v);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static void mapping_matches(const vec *v)
+{
+    if (strcmp(v->producer, "java")) return;
+    tsc_mapping m;
+    cr_assert_eq(tsc_mapping_from_accuracy(&m, kind_of(v), dbl(v->ra)), 0);
+    cr_assert_eq(bits(m.gamma), v->gamma, "%s: gamma %016llx", v->name, (unsigned long long)bits(m.gamma));
+    cr_assert_eq(bits(m.index_offset), v->offset, "%s: offset", v->name);
+    cr_assert_eq(bits(m.relative_accuracy), v->effective_ra, "%s: relative accuracy %016llx", v->name,
+                 (unsigned long long)bits(m.relative_accuracy));
+}
+
+Test(sketch, mappings_match_sketches_java)
+{
+    cr_assert_eq(for_each_vector(mapping_matches), 240);
+}
+
+static size_t encoded_checked;
+
+static void encoding_matches(const vec *v)
+{
+    int dense = !strcmp(v->store, "dense"), sparse = !strcmp(v->store, "sparse");
+    if (strcmp(v->producer, "java") || !(dense || sparse) || !v->has_values) return;
+    tschunk_sketch *s = sketch_of(v);
+    static unsigned char buf[MAXHEX];
+    static char hex[2 * MAXHEX];
+    unsigned flags = sparse ? TSCHUNK_SKETCH_SPARSE : 0;
+    size_t n = tschunk_sketch_encode(s, buf, sizeof buf, flags);
+    cr_assert(!tschunk_is_error(n));
+    cr_assert_leq(n, tschunk_sketch_encode_bound(s));
+    tohex(buf, n, hex);
+    cr_assert_str_eq(hex, v->encoded, "%s: bytes differ from sketches-java", v->name);
+    n = tschunk_sketch_encode(s, buf, sizeof buf, flags | TSCHUNK_SKETCH_OMIT_MAPPING);
+    tohex(buf, n, hex);
+    cr_assert_str_eq(hex, v->encoded_omit, "%s: omit-mapping bytes", v->name);
+    n = tschunk_sketch_encode(s, buf, sizeof buf, flags | TSCHUNK_SKETCH_EXACT_STATS);
+    tohex(buf, n, hex);
+    cr_assert_str_eq(hex, v->exact_encoded, "%s: exact-statistics bytes", v->name);
+    /* One byte short is refused. */
+    if (n > 0) cr_assert_eq(tschunk_get_error_code(tschunk_sketch_encode(s, buf, n - 1, flags | TSCHUNK_SKETCH_EXACT_STATS)),
+                 TSCHUNK_ERROR_DST_TOO_SMALL);
+    /* tschunk's store is dense in memory; sketches-java's SparseStore totals its bins with
+     * DoubleStream.sum (compensated), which moves the rank for non-integer weights. The bytes
+     * and bins are still identical (checked above); its quantiles are compared only unweighted. */
+    int same_store_semantics = dense || !v->weighted;
+    for (int i = 0; i < 9 && same_store_semantics; i++) {
+        double got;
+        if (tsc_sketch_quantile_unclamped(s, qs[i], &got) == 0) check_quantile(v, "quantile", qs[i], got, v->quantiles[i]);
+        if (tschunk_sketch_quantile(s, qs[i], &got) == 0) check_quantile(v, "exact quantile", qs[i], got, v->exact_quantiles[i]);
+    }
+    tschunk_sketch_stats st;
+    tschunk_sketch_get_stats(s, &st);
+    cr_assert_eq(bits(st.count), strtoull(v->stats[0], NULL, 16), "%s: count", v->name);
+    cr_assert_eq(bits(st.sum), strtoull(v->stats[1], NULL, 16), "%s: sum", v->name);
+    tschunk_sketch_free(s);
+    encoded_checked++;
+}
+
+Test(sketch, encoder_writes_sketches_java_bytes_and_quantiles)
+{
+    encoded_checked = 0;
+    for_each_vector(encoding_matches);
+    /* 80 Java dense and sparse vectors, less the 10 whose 100,000-value inputs are not copied. */
+    cr_assert_eq(encoded_checked, 70, "%zu vectors encoded", encoded_checked);
+}
+
+static size_t decoded_checked;
+
+static void decoding_matches(const vec *v)
+{
+    static unsigned char buf[MAXHEX];
+    size_t n = unhex(v->encoded, buf), at = 0;
+    tschunk_sketch *s;
+    size_t r = tschunk_sketch_decode_new(&s, buf, n, &(tschunk_sketch_options){0, 0, 1u << 16, 0, {0, 0, 0}}, &at);
+    cr_assert_eq(r, 0, "%s: %s at byte %zu", v->name, tschunk_error_name(r), at);
+    tschunk_sketch_stats st;
+    tschunk_sketch_get_stats(s, &st);
+    cr_assert_eq(bits(st.zero_count), v->decoded_zero, "%s: zero count", v->name);
+    for (int neg = 0; neg < 2; neg++) {
+        bin_check c = {v, neg, 0};
+        tschunk_sketch_bins(s, neg, visit_bin, &c);
+        cr_assert_eq(c.seen, count_bins(v, neg), "%s: number of bins", v->name);
+    }
+    for (int i = 0; i < 9; i++) {
+        double got;
+        if (tsc_sketch_quantile_unclamped(s, qs[i], &got) == 0)
+            check_quantile(v, "decoded quantile", qs[i], got, v->decoded_quantiles[i]);
+    }
+    tschunk_sketch_free(s);
+    /* The exact-statistics stream gives the exact count, sum, min and max. */
+    n = unhex(v->exact_encoded, buf);
+    cr_assert_eq(tschunk_sketch_decode_new(&s, buf, n, NULL, NULL), 0, "%s: exact stream", v->name);
+    tschunk_sketch_get_stats(s, &st);
+    cr_assert(st.exact);
+    cr_assert_eq(bits(st.count), strtoull(v->stats[0], NULL, 16), "%s: exact count", v->name);
+    if (strcmp(v->stats[1], "null")) cr_assert_eq(bits(st.sum), strtoull(v->stats[1], NULL, 16), "%s: exact sum", v->name);
+    if (st.count > 0) {
+        cr_assert_eq(bits(st.min), strtoull(v->stats[2], NULL, 16), "%s: exact min", v->name);
+        cr_assert_eq(bits(st.max), strtoull(v->stats[3], NULL, 16), "%s: exact max", v->name);
+    }
+    tschunk_sketch_free(s);
+    decoded_checked++;
+}
+
+Test(sketch, decoder_reads_every_java_and_go_stream, .timeout = 60)
+{
+    decoded_checked = 0;
+    for_each_vector(decoding_matches);
+    cr_assert_eq(decoded_checked, 240);
+}
