@@ -1,5 +1,6 @@
 /* DDSketch against the golden vectors of sketches-java and sketches-go (tests/vectors/ddsketch/). */
 #include <dirent.h>
+#include <float.h>
 #include <math.h>
 
 #include "test_util.h"
@@ -302,4 +303,198 @@ Test(sketch, decoder_reads_every_java_and_go_stream, .timeout = 60)
     decoded_checked = 0;
     for_each_vector(decoding_matches);
     cr_assert_eq(decoded_checked, 240);
+}
+
+/* ---- behaviour beyond the vectors ----------------------------------------------------------- */
+
+static const char *const LOG001 = "02fd4a815abf52f03f0000000000000000"; /* logarithmic 0.01 mapping block */
+
+static size_t decode_hex_into(tschunk_sketch *s, const char *hex, size_t *at)
+{
+    static unsigned char buf[4096];
+    size_t n = unhex(hex, buf);
+    return tschunk_sketch_decode_merge(s, buf, n, at);
+}
+
+static tschunk_sketch *log001(void)
+{
+    tschunk_sketch *s;
+    cr_assert_eq(tschunk_sketch_create(&s, NULL), 0); /* default: logarithmic 0.01 */
+    return s;
+}
+
+Test(sketch, decoder_edge_cases_of_the_spec)
+{
+    struct { const char *after_mapping; tschunk_error_code want; } cases[] = {
+        {"", TSCHUNK_OK},                      /* empty stream into a sketch with a mapping */
+        {"0802", TSCHUNK_ERROR_CORRUPT},       /* unknown feature flag */
+        {"0002", TSCHUNK_ERROR_CORRUPT},
+        {"050244", TSCHUNK_ERROR_TRUNCATED},   /* store truncated, count missing */
+        {"0502440288", TSCHUNK_ERROR_TRUNCATED},
+        {"01014402", TSCHUNK_ERROR_CORRUPT},   /* store subflag 0 */
+        {"110501000002", TSCHUNK_ERROR_CORRUPT}, /* store subflag 4 */
+        {"05010002ff", TSCHUNK_ERROR_CORRUPT}, /* trailing 0xff */
+        {"1600", TSCHUNK_ERROR_CORRUPT},       /* mapping subflag 5 */
+        {"05010082808080808080808030", TSCHUNK_ERROR_CORRUPT}, /* count -1 */
+        {"050180808080100" "2", TSCHUNK_ERROR_CORRUPT}, /* index 2^31 */
+        {"0501feffffffffffffffff02", TSCHUNK_ERROR_CORRUPT}, /* index 2^63 - 1 */
+        {"04020403", TSCHUNK_OK},             /* zero count twice: 3 */
+        {"0501000205010004", TSCHUNK_OK},     /* bin 0 twice: 4 */
+        {"0d0300040204" "06", TSCHUNK_OK},    /* contiguous, delta 2 */
+        {"0d030a01020406", TSCHUNK_OK},       /* contiguous, delta -1 */
+        {"0903" "0a0303", TSCHUNK_OK},        /* index deltas 5, -2, -2 */
+        {"050100e7ffffffffffffff80", TSCHUNK_OK}, /* 9-byte count 2^52 - 2 */
+        {"05ffffffffffffffff7f", TSCHUNK_ERROR_TRUNCATED}, /* absurd bin count */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tschunk_sketch *s = log001();
+        char hex[256];
+        snprintf(hex, sizeof hex, "%s%s", LOG001, cases[i].after_mapping);
+        size_t at = 0, r = decode_hex_into(s, hex, &at);
+        cr_assert_eq((int)tschunk_get_error_code(r), (int)cases[i].want, "case %zu (%s): %s at %zu", i,
+                     cases[i].after_mapping, tschunk_error_name(r), at);
+        tschunk_sketch_free(s);
+    }
+    /* Spot checks of what decoded. */
+    tschunk_sketch *s = log001();
+    cr_assert_eq(decode_hex_into(s, "0d030a01020406", NULL), 0);
+    tschunk_sketch_stats st;
+    tschunk_sketch_get_stats(s, &st);
+    cr_assert_eq(st.count, 11);
+    cr_assert(!st.exact, "bins without COUNT give derived statistics");
+    tschunk_sketch_free(s);
+}
+
+Test(sketch, failed_decode_changes_nothing_and_names_the_offset)
+{
+    tschunk_sketch *s = log001();
+    for (int i = 1; i < 100; i++) tschunk_sketch_add(s, i * 1.5);
+    unsigned char before[4096], after[4096];
+    size_t n1 = tschunk_sketch_encode(s, before, sizeof before, TSCHUNK_SKETCH_EXACT_STATS);
+    char hex[256];
+    snprintf(hex, sizeof hex, "%s05020002" "0a02" "05", LOG001); /* a good bin, then a truncated block */
+    size_t at = 0;
+    cr_assert_eq(tschunk_get_error_code(decode_hex_into(s, hex, &at)), TSCHUNK_ERROR_TRUNCATED);
+    cr_assert_eq(at, 24, "offset of the missing byte (block flag at 23), got %zu", at);
+    size_t n2 = tschunk_sketch_encode(s, after, sizeof after, TSCHUNK_SKETCH_EXACT_STATS);
+    cr_assert(n1 == n2 && memcmp(before, after, n1) == 0, "a failed decode changed the sketch");
+    /* A different mapping is refused, not mis-merged. */
+    cr_assert_eq(tschunk_get_error_code(decode_hex_into(s, "022a7839052fa7f03f000000000000000005010002", NULL)),
+                 TSCHUNK_ERROR_NOT_MERGEABLE);
+    tschunk_sketch_free(s);
+}
+
+Test(sketch, untrackable_values_are_refused_and_change_nothing)
+{
+    tschunk_sketch *s = log001();
+    const double bad[] = {NAN, INFINITY, -INFINITY, DBL_MAX, -DBL_MAX};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_assert_eq(tschunk_get_error_code(tschunk_sketch_add(s, bad[i])), TSCHUNK_ERROR_UNTRACKABLE);
+    cr_assert_eq(tschunk_get_error_code(tschunk_sketch_add_weighted(s, 1, -1)), TSCHUNK_ERROR_UNTRACKABLE);
+    cr_assert_eq(tschunk_get_error_code(tschunk_sketch_add_weighted(s, 1, NAN)), TSCHUNK_ERROR_UNTRACKABLE);
+    double q;
+    cr_assert_eq(tschunk_get_error_code(tschunk_sketch_quantile(s, 0.5, &q)), TSCHUNK_ERROR_STAGE);
+    /* Zero, -0.0 and subnormals go to the zero bucket. */
+    cr_assert_eq(tschunk_sketch_add(s, 0.0), 0);
+    cr_assert_eq(tschunk_sketch_add(s, -0.0), 0);
+    cr_assert_eq(tschunk_sketch_add(s, 1e-310), 0);
+    tschunk_sketch_stats st;
+    tschunk_sketch_get_stats(s, &st);
+    cr_assert_eq(st.zero_count, 3);
+    cr_assert_eq(st.count, 3);
+    cr_assert_eq(tschunk_get_error_code(tschunk_sketch_quantile(s, 1.5, &q)), TSCHUNK_ERROR_BAD_PARAMETER);
+    tschunk_sketch_free(s);
+}
+
+Test(sketch, bounded_bins_collapse_and_keep_accuracy_where_kept)
+{
+    tschunk_sketch_options o = {TSCHUNK_MAPPING_LOGARITHMIC, 0.01, 64, 0, {0, 0, 0}};
+    tschunk_sketch *s;
+    cr_assert_eq(tschunk_sketch_create(&s, &o), 0);
+    /* Values over 12 decades need ~1400 bins: only the top 64 are kept. */
+    uint64_t rng = 3;
+    double sorted_max = 0;
+    for (int i = 0; i < 100000; i++) {
+        double v = pow(10, wl_uniform(&rng) * 12 - 6);
+        if (v > sorted_max) sorted_max = v;
+        cr_assert_eq(tschunk_sketch_add(s, v), 0);
+    }
+    tschunk_sketch_stats st;
+    tschunk_sketch_get_stats(s, &st);
+    cr_assert_leq(st.positive_bins, 64);
+    cr_assert_eq(st.count, 100000);
+    double q;
+    cr_assert_eq(tschunk_sketch_quantile(s, 1, &q), 0);
+    cr_assert_leq(fabs(q - sorted_max) / sorted_max, 0.01);
+    cr_assert_eq(tschunk_sketch_quantile(s, 0.999, &q), 0);
+    cr_assert_geq(q, 9.0e5 * 0.98); /* the top decade is still resolved */
+    tschunk_sketch_free(s);
+}
+
+Test(sketch, merge_equals_sketch_of_the_union)
+{
+    tschunk_sketch *a = log001(), *b = log001(), *all = log001();
+    uint64_t rng = 9;
+    for (int i = 0; i < 20000; i++) {
+        double v = (wl_uniform(&rng) - 0.3) * 1000;
+        tschunk_sketch_add(i & 1 ? a : b, v);
+        tschunk_sketch_add(all, v);
+    }
+    cr_assert_eq(tschunk_sketch_merge(a, b), 0);
+    for (int i = 0; i < 9; i++) {
+        double x, y;
+        cr_assert_eq(tschunk_sketch_quantile(a, qs[i], &x), 0);
+        cr_assert_eq(tschunk_sketch_quantile(all, qs[i], &y), 0);
+        cr_assert_eq(bits(x), bits(y), "q=%g", qs[i]);
+    }
+    /* Through bytes: decode-merge of b's encoding into a copy of a. */
+    tschunk_sketch *c = log001(), *d = log001();
+    unsigned char buf[8192];
+    size_t n = tschunk_sketch_encode(b, buf, sizeof buf, TSCHUNK_SKETCH_EXACT_STATS);
+    cr_assert_eq(tschunk_sketch_decode_merge(c, buf, n, NULL), 0);
+    n = tschunk_sketch_encode(all, buf, sizeof buf, TSCHUNK_SKETCH_EXACT_STATS);
+    cr_assert_eq(tschunk_sketch_decode_merge(d, buf, n, NULL), 0);
+    tschunk_sketch_stats sc, sd;
+    tschunk_sketch_get_stats(c, &sc);
+    tschunk_sketch_get_stats(d, &sd);
+    cr_assert(sc.exact && sd.exact);
+    tschunk_sketch *cubic;
+    tschunk_sketch_options co = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    cr_assert_eq(tschunk_sketch_create(&cubic, &co), 0);
+    cr_assert_eq(tschunk_get_error_code(tschunk_sketch_merge(a, cubic)), TSCHUNK_ERROR_NOT_MERGEABLE);
+    tschunk_sketch_free(a); tschunk_sketch_free(b); tschunk_sketch_free(all);
+    tschunk_sketch_free(c); tschunk_sketch_free(d); tschunk_sketch_free(cubic);
+}
+
+static size_t allocations;
+
+static void *counting_alloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    allocations++;
+    return malloc(size);
+}
+
+static void counting_free(void *opaque, void *p)
+{
+    (void)opaque;
+    allocations--;
+    free(p);
+}
+
+Test(sketch, allocates_once_through_the_hooks)
+{
+    tschunk_sketch_options o = {TSCHUNK_MAPPING_CUBIC, 0.02, 512, 1, {counting_alloc, counting_free, NULL}};
+    tschunk_sketch *s;
+    allocations = 0;
+    cr_assert_eq(tschunk_sketch_create(&s, &o), 0);
+    cr_assert_eq(allocations, 1);
+    for (int i = 0; i < 100000; i++) tschunk_sketch_add(s, (double)(i % 977) - 300.5);
+    unsigned char buf[16384];
+    size_t n = tschunk_sketch_encode(s, buf, sizeof buf, 0);
+    cr_assert(!tschunk_is_error(n));
+    cr_assert_eq(tschunk_sketch_decode_merge(s, buf, n, NULL), 0);
+    cr_assert_eq(allocations, 1, "adding, encoding and decoding allocated");
+    tschunk_sketch_free(s);
+    cr_assert_eq(allocations, 0);
 }

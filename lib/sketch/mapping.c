@@ -30,9 +30,13 @@ static double double_of(uint64_t b)
 static double exponent_of(uint64_t b) { return (double)((int64_t)((b & EXPONENT_MASK) >> 52) - 1023); }
 static double significand_plus_one(uint64_t b) { return double_of((b & SIGNIFICAND_MASK) | bits_of(1.0)); }
 
-static double build_double(int64_t exponent, double significand_plus_one)
+/* 2^exponent (1 + s). Exponents beyond the double range (hostile decoded
+ * mappings) saturate to infinity or zero instead of wrapping. */
+static double build_double(double exponent, double significand_plus_one)
 {
-    return double_of(((uint64_t)(exponent + 1023) << 52 & EXPONENT_MASK) |
+    if (!(exponent <= 1023)) return exponent > 1023 ? INFINITY : NAN;
+    if (!(exponent >= -1022)) return 0;
+    return double_of(((uint64_t)((int64_t)exponent + 1023) << 52 & EXPONENT_MASK) |
                      (bits_of(significand_plus_one) & SIGNIFICAND_MASK));
 }
 
@@ -81,7 +85,7 @@ static double cubic_inverse(double x)
     double s1 = -(B + p + d0 / p) / (3 * A) + 1;
     if (tsc_is_zero(x - exponent) || s1 < 1) s1 = 1;
     if (s1 >= 2) s1 = nextafter(2, 1);
-    return build_double((int64_t)exponent, s1);
+    return build_double(exponent, s1);
 }
 
 /* Ferrari's method, as sketches-java. */
@@ -100,7 +104,7 @@ static double quartic_inverse(double x)
     double y = -(5 * alpha) / 6 + u - p / (3 * u);
     double w = sqrt(alpha + 2 * y);
     double s = -B / (4 * A) + (w - sqrt(-(3 * alpha + 2 * y + (2 * beta) / w))) / 2;
-    return build_double((int64_t)exponent, tsc_is_zero(x - exponent) ? 1 : s + 1);
+    return build_double(exponent, tsc_is_zero(x - exponent) ? 1 : s + 1);
 }
 
 static double approx_log_inverse(tschunk_mapping_kind kind, double x)
@@ -109,11 +113,11 @@ static double approx_log_inverse(tschunk_mapping_kind kind, double x)
     case TSCHUNK_MAPPING_LOGARITHMIC: return exp(x);
     case TSCHUNK_MAPPING_LINEAR: {
         double exponent = floor(x - 1);
-        return build_double((int64_t)exponent, x - exponent);
+        return build_double(exponent, x - exponent);
     }
     case TSCHUNK_MAPPING_QUADRATIC: {
         double exponent = floor(x);
-        return build_double((int64_t)exponent, 3 - sqrt(4 - 3 * (x - exponent)));
+        return build_double(exponent, 3 - sqrt(4 - 3 * (x - exponent)));
     }
     case TSCHUNK_MAPPING_CUBIC: return cubic_inverse(x);
     default: return quartic_inverse(x);
@@ -156,6 +160,9 @@ size_t tsc_mapping_from_accuracy(tsc_mapping *m, tschunk_mapping_kind kind, doub
 int32_t tsc_mapping_index(const tsc_mapping *m, double value)
 {
     double x = approx_log(m->kind, value) * m->multiplier + m->norm_offset;
+    /* Values within [min_indexable, max_indexable] stay inside int32; saturate anything else. */
+    if (!(x < (double)INT32_MAX)) return x > 0 ? INT32_MAX : 0;
+    if (!(x > (double)INT32_MIN + 1)) return INT32_MIN;
     return x >= 0 ? (int32_t)x : (int32_t)x - 1; /* not floor: an exact negative integer k gives k - 1 */
 }
 

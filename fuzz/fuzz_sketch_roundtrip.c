@@ -1,0 +1,55 @@
+/* Values -> sketch -> bytes -> sketch: same quantiles, same bytes on re-encode; and merge of two
+ * decoded halves equals the sketch of the union. Aborts on any difference. */
+#include <math.h>
+#include <string.h>
+
+#include "harness.h"
+#include "tschunk.h"
+
+static uint64_t bits(double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, 8);
+    return b;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 2) return 0;
+    tschunk_sketch_options o = {(tschunk_mapping_kind)(data[0] % 5), 0.005 + (data[1] % 8) * 0.01,
+                                (uint32_t)(16 + (data[1] >> 3) * 8), data[0] >> 7, {0, 0, 0}};
+    tschunk_sketch *all, *half[2], *back, *merged;
+    if (tschunk_sketch_create(&all, &o) || tschunk_sketch_create(&half[0], &o) || tschunk_sketch_create(&half[1], &o))
+        __builtin_trap();
+    for (size_t off = 2; off + 8 <= size; off += 8) {
+        double v;
+        memcpy(&v, data + off, 8);
+        if (tschunk_is_error(tschunk_sketch_add(all, v))) continue; /* NaN, Inf, out of range: refused */
+        tschunk_sketch_add(half[(off / 8) & 1], v);
+    }
+    static unsigned char buf[1 << 17], again[1 << 17], h0[1 << 17], h1[1 << 17];
+    size_t n = tschunk_sketch_encode(all, buf, sizeof buf, TSCHUNK_SKETCH_EXACT_STATS);
+    if (tschunk_is_error(n)) __builtin_trap();
+    if (tschunk_sketch_decode_new(&back, buf, n, &o, NULL)) __builtin_trap();
+    size_t m = tschunk_sketch_encode(back, again, sizeof again, TSCHUNK_SKETCH_EXACT_STATS);
+    if (m != n || memcmp(buf, again, n) != 0) __builtin_trap();
+    size_t n0 = tschunk_sketch_encode(half[0], h0, sizeof h0, TSCHUNK_SKETCH_EXACT_STATS);
+    size_t n1 = tschunk_sketch_encode(half[1], h1, sizeof h1, TSCHUNK_SKETCH_EXACT_STATS);
+    if (tschunk_sketch_decode_new(&merged, h0, n0, &o, NULL) || tschunk_sketch_decode_merge(merged, h1, n1, NULL))
+        __builtin_trap();
+    tschunk_sketch_stats sa, sm;
+    tschunk_sketch_get_stats(all, &sa);
+    tschunk_sketch_get_stats(merged, &sm);
+    if (bits(sa.count) != bits(sm.count) || bits(sa.zero_count) != bits(sm.zero_count)) __builtin_trap();
+    for (int i = 0; i <= 20; i++) {
+        double x, y, z;
+        size_t ra = tschunk_sketch_quantile(all, i / 20.0, &x), rb = tschunk_sketch_quantile(back, i / 20.0, &y);
+        size_t rm = tschunk_sketch_quantile(merged, i / 20.0, &z);
+        if (ra != rb || ra != rm) __builtin_trap();
+        /* Integer counts: the same bins give the same answers. */
+        if (!ra && (bits(x) != bits(y) || bits(x) != bits(z))) __builtin_trap();
+    }
+    tschunk_sketch_free(all); tschunk_sketch_free(half[0]); tschunk_sketch_free(half[1]);
+    tschunk_sketch_free(back); tschunk_sketch_free(merged);
+    return 0;
+}
