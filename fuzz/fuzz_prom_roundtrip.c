@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t sel = data[off];
         uint64_t raw;
         memcpy(&raw, data + off + 1, 8);
-        uint64_t step = sel < 100 ? 15000 + (sel & 15) : sel < 200 ? raw >> (sel & 63) : raw;
+        uint64_t step = sel < 100 ? (uint64_t)(15000 + (sel & 15)) : sel < 200 ? raw >> (sel & 63) : raw;
         t = (int64_t)((uint64_t)t + step); /* wraps: any int64 sequence */
         uint64_t v = (sel & 3) == 0 ? prev : (sel & 3) == 1 ? prev ^ (raw >> 40) : raw;
         ts[n] = t;
