@@ -198,3 +198,34 @@ Test(cli, prometheus_export_import_and_direct_reading)
     cr_assert_neq(run(out, sizeof out, "export-prom nothere.csv -o x.bin"), 0);
     cr_assert(!exists("x.bin"));
 }
+
+Test(cli, sketch_encode_and_decode)
+{
+    write_file("v.txt", "0\n2\n28\n-3\n");
+    char out[8192];
+    cr_assert_eq(run(out, sizeof out, "sketch encode < v.txt"), 0, "%s", out);
+    /* sketches-java's bytes for these values (spec example A). */
+    cr_assert_str_eq(out, "02fd4a815abf52f03f000000000000000004020502440288020207016c02\n");
+    cr_assert_eq(run(out, sizeof out, "sketch encode --exact-stats --omit-mapping < v.txt"), 0, "%s", out);
+    cr_assert_str_eq(out, "a084408800000000000008c08c0000000000003c40840000000000003b4004020502440288020207016c02\n");
+    write_file("w.txt", "0,0.1\n2,1.2\n0x403c000000000000,8.66\n-3,2.33\n");
+    cr_assert_eq(run(out, sizeof out, "sketch encode < w.txt"), 0, "%s", out);
+    cr_assert_str_eq(out, "02fd4a815abf52f03f0000000000000000048099cce6b399cce680050244" "8299cce6b399cce680"
+                          "880286b58fae8a9edc948007016c83aa9edc94bdb829\n");
+    cr_assert_eq(run(out, sizeof out, "sketch decode 02fd4a815abf52f03f000000000000000004020502440288020207016c02"
+                                      " --json --q 0,0.5"), 0, "%s", out);
+    cr_assert(strstr(out, "\"count\": 4,") && strstr(out, "\"zero_count\": 1,"), "%s", out);
+    cr_assert(strstr(out, "\"positive_bins\": [[34, 1], [166, 1]], \"negative_bins\": [[54, 1]]"), "%s", out);
+    cr_assert(strstr(out, "\"quantiles\": {\"0\": -2.9742334234767016, \"0.5\": 0}"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "sketch encode --mapping cubic --store sparse < v.txt"), 0);
+    cr_assert(!strncmp(out, "0ec2f1e7e9ed51f03f", 18), "cubic 0.01 gamma as sketches-java: %s", out);
+    /* Errors name the offset. */
+    cr_assert_neq(run(out, sizeof out, "sketch decode 02fd4a815abf52f03f00000000000000000502"), 0);
+    cr_assert(strstr(out, "at byte 19"), "%s", out);
+    cr_assert_neq(run(out, sizeof out, "sketch decode 0502"), 0);
+    write_file("bad.txt", "1\nabc\n");
+    cr_assert_neq(run(out, sizeof out, "sketch encode < bad.txt"), 0);
+    cr_assert(strstr(out, "line 2"), "%s", out);
+    write_file("nan.txt", "1\nNaN\n");
+    cr_assert_neq(run(out, sizeof out, "sketch encode < nan.txt"), 0, "NaN is refused, not binned");
+}

@@ -20,6 +20,7 @@
 
 #include "csv.h"
 #include "file.h"
+#include "sketch_cmd.h"
 #include "tschunk.h"
 
 #define DEFAULT_SAMPLES_PER_CHUNK 1024
@@ -51,6 +52,9 @@ static int usage(void)
           "  tschunk stats IN [--json]\n"
           "  tschunk export-prom IN.csv -o OUT [--samples-per-chunk N]   (Prometheus XOR chunks)\n"
           "  tschunk import-prom IN -o OUT                               (Prometheus XOR -> native)\n"
+          "  tschunk sketch encode [--mapping logarithmic|cubic] [--alpha A] [--store dense|sparse]\n"
+          "                        [--exact-stats] [--omit-mapping]  < values   (DDSketch, hex out)\n"
+          "  tschunk sketch decode HEX [--q 0.5,0.99] [--json]\n"
           "  tschunk version\n"
           "IN.csv: 'timestamp,value' or 'value' lines, header optional; '-' reads stdin.\n",
           stderr);
@@ -583,6 +587,7 @@ int main(int argc, char **argv)
         usage();
         return 0;
     }
+    if (!strcmp(cmd, "sketch")) return cmd_sketch(argc - 2, argv + 2);
     options o;
     if (parse_options(argc - 2, argv + 2, &o)) return 2;
     if (!strcmp(cmd, "compress")) return cmd_compress(&o);

@@ -288,7 +288,7 @@ static size_t read_bins(tschunk_sketch *s, in_buf *in, unsigned subflag, int neg
     uint64_t n;
     if ((err = get_uvarint(in, &n))) return err;
     /* Every bin takes at least one byte: a count beyond the input is a lie. */
-    if (n > in->size - in->pos) return fail_at(in, at, TSC_ERROR(TRUNCATED));
+    if (n > in->size - in->pos) return fail_at(in, in->size, TSC_ERROR(TRUNCATED));
     int64_t index = 0, delta = 1;
     if (subflag == BINS_CONTIGUOUS) {
         if ((err = get_varint(in, &index)) || (err = get_varint(in, &delta))) return err;
@@ -400,6 +400,15 @@ static void merge_stats(tschunk_sketch *s, const stream_info *info)
     double added = info->bins_total + info->zero_count;
     if (added > 0) s->exact = 0;
     s->count += added;
+    if (!s->exact) { /* sketches-java's getSum: every bin at its representative value */
+        double sum = 0;
+        for (int64_t i = s->pos.min_index; i <= s->pos.max_index; i++)
+            sum += tsc_mapping_value(&s->mapping, (int32_t)i) * s->pos.counts[i - s->pos.offset];
+        for (int64_t i = s->neg.min_index; i <= s->neg.max_index; i++)
+            sum -= tsc_mapping_value(&s->mapping, (int32_t)i) * s->neg.counts[i - s->neg.offset];
+        s->sum = sum;
+        s->sum_compensation = 0;
+    }
     /* Without exact statistics: the approximate sum, min and max of the sketch itself. */
     double lo, hi;
     if (added > 0 && tsc_sketch_quantile_unclamped(s, 0, &lo) == 0 && tsc_sketch_quantile_unclamped(s, 1, &hi) == 0) {
