@@ -154,6 +154,9 @@ typedef struct {
     uint8_t *dst;
     size_t capacity;
     size_t byte_limit;           /* max_bytes, 0 when unlimited */
+    struct tschunk_sketch *summary; /* attached by tschunk_encoder_set_summary, NULL when off */
+    uint64_t nan_count;          /* values the summary's sketch cannot hold */
+    uint64_t inf_count;
 } tschunk_encoder;
 
 /**
@@ -182,6 +185,29 @@ TSCHUNK_API size_t tschunk_append_bits(tschunk_encoder *enc, int64_t ts, uint64_
 
 /** @return the number of samples appended so far. */
 TSCHUNK_API size_t tschunk_encoder_count(const tschunk_encoder *enc);
+
+struct tschunk_sketch;
+
+/**
+ * Keep a summary of the chunk while appending: the caller's sketch (cleared
+ * here, its mapping kept) receives every value; NaNs (stale markers
+ * included) and values the sketch cannot hold (infinities, beyond its range)
+ * are counted instead. Call before the first append; pass NULL to turn it
+ * off. Appending still allocates nothing.
+ * @return 0, STAGE (samples already appended) or BAD_PARAMETER.
+ */
+TSCHUNK_API size_t tschunk_encoder_set_summary(tschunk_encoder *enc, struct tschunk_sketch *sketch);
+
+/** Bytes that always hold the summary blob of this encoder's chunk. */
+TSCHUNK_API size_t tschunk_encoder_summary_bound(const tschunk_encoder *enc);
+
+/**
+ * Write the chunk's summary blob (README "Summary blob v1": count, first and
+ * last timestamp, NaN and infinity counts, then the DDSketch compact
+ * encoding with exact count/min/max/sum). Call after tschunk_encoder_finish.
+ * @return the blob size, STAGE (no summary, or not finished) or DST_TOO_SMALL.
+ */
+TSCHUNK_API size_t tschunk_encoder_write_summary(const tschunk_encoder *enc, void *dst, size_t capacity);
 
 /**
  * Lay the chunk out at the start of `dst` and end the encoder. The chunk is
@@ -519,6 +545,48 @@ TSCHUNK_API size_t tschunk_sketch_decode_merge(tschunk_sketch *sketch, const voi
  */
 TSCHUNK_API size_t tschunk_sketch_decode_new(tschunk_sketch **out, const void *src, size_t size,
                                              const tschunk_sketch_options *opts, size_t *error_offset);
+
+/* ------------------------------------------------------------------------
+ * Chunk summaries: read without decoding samples, merged for range queries.
+ * ---------------------------------------------------------------------- */
+typedef struct {
+    uint32_t count;           /* samples in the chunk */
+    int64_t first_ts, last_ts;
+    uint64_t nan_count, inf_count;
+    const uint8_t *sketch;    /* DDSketch compact encoding inside the blob */
+    size_t sketch_size;
+} tschunk_summary_info;
+
+/** Parse a summary blob's fields. @return 0, TRUNCATED, BAD_MAGIC, BAD_VERSION or CORRUPT. */
+TSCHUNK_API size_t tschunk_summary_parse(const void *blob, size_t size, tschunk_summary_info *info);
+
+/** Merge a summary blob's sketch into acc (mappings must be equal). @return 0 or an error. */
+TSCHUNK_API size_t tschunk_summary_merge(struct tschunk_sketch *acc, const void *blob, size_t size);
+
+/** One chunk and its summary blob, as a range query takes them. */
+typedef struct {
+    const void *chunk;
+    size_t chunk_size;
+    const void *summary;
+    size_t summary_size;
+} tschunk_chunk_ref;
+
+typedef struct {
+    uint64_t chunks_from_summaries; /* wholly inside [from, to]: merged without decoding */
+    uint64_t chunks_decoded;        /* straddling an end (or without a summary): decoded */
+    uint64_t chunks_skipped;        /* outside the range */
+    uint64_t samples_decoded;
+    uint64_t nan_count, inf_count;  /* untracked values in the range */
+} tschunk_range_stats;
+
+/**
+ * Merge into acc every value with from <= ts <= to: chunks wholly inside the
+ * range contribute their summary, chunks that straddle an end are decoded
+ * (exact for their samples), others are skipped.
+ * @return 0 or the first error (the stats say how far it got).
+ */
+TSCHUNK_API size_t tschunk_range_merge(struct tschunk_sketch *acc, const tschunk_chunk_ref *chunks, size_t n,
+                                       int64_t from, int64_t to, tschunk_range_stats *stats);
 
 /**
  * Transcode a Prometheus XOR chunk into a native chunk, bit-exact on samples.

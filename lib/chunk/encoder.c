@@ -15,6 +15,9 @@
 
 enum { STAGE_NONE = 0, STAGE_ACTIVE = 0x5a, STAGE_FINISHED = 0xa5 };
 
+/* lib/sketch/summary.c: add one value to the attached summary sketch. */
+void tsc_summary_push(tschunk_encoder *enc, uint64_t bits);
+
 #define SLACK 8u
 #define NO_WINDOW 0xffu
 
@@ -248,6 +251,7 @@ static size_t append_checked(tschunk_encoder *enc, int64_t ts, uint64_t bits)
         enc->first_ts = enc->prev_ts = ts;
         enc->first_bits = enc->prev_bits = bits;
         enc->count = 1;
+        if (enc->summary) tsc_summary_push(enc, bits);
         return 0;
     }
     uint64_t delta = (uint64_t)ts - (uint64_t)enc->prev_ts;
@@ -265,6 +269,7 @@ static size_t append_checked(tschunk_encoder *enc, int64_t ts, uint64_t bits)
     enc->count++;
     if (second) update_budget(enc);
     refresh_safe_left(enc);
+    if (enc->summary) tsc_summary_push(enc, bits);
     return 0;
 }
 
@@ -280,6 +285,7 @@ size_t tschunk_append_bits(tschunk_encoder *restrict enc, int64_t ts, uint64_t b
     enc->prev_bits = bits;
     enc->count++;
     enc->safe_left--;
+    if (TSC_UNLIKELY(enc->summary != NULL)) tsc_summary_push(enc, bits); /* off: one predictable branch */
     return 0;
 }
 
