@@ -229,3 +229,32 @@ Test(cli, sketch_encode_and_decode)
     write_file("nan.txt", "1\nNaN\n");
     cr_assert_neq(run(out, sizeof out, "sketch encode < nan.txt"), 0, "NaN is refused, not binned");
 }
+
+Test(cli, summaries_answer_range_quantiles)
+{
+    FILE *f;
+    char path[512];
+    snprintf(path, sizeof path, "%s/in.csv", workdir);
+    f = fopen(path, "w");
+    for (int i = 0; i < 5000; i++) fprintf(f, "%d,%d\n", i * 10, (i * 7919) % 1000 + 1);
+    fclose(f);
+    char out[8192];
+    cr_assert_eq(run(out, sizeof out, "compress in.csv -o s.tsc --summary --samples-per-chunk 100"), 0, "%s", out);
+    cr_assert(strstr(out, "summaries"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "quantiles s.tsc --q 0.5,0.99 --exact"), 0, "%s", out);
+    cr_assert(strstr(out, "50 from summaries, 0 decoded"), "%s", out);
+    cr_assert(strstr(out, "samples     5000 in range"), "%s", out);
+    /* Every answer within the sketch's 1% relative accuracy of the exact quantile. */
+    char *line = strstr(out, "\n0.5 ");
+    cr_assert(line, "%s", out);
+    double v, e, rel;
+    cr_assert_eq(sscanf(line + 1, "%*s %lf %lf %lf", &v, &e, &rel), 3, "%s", line);
+    cr_assert_leq(rel, 0.01);
+    /* 1005 cuts chunk 1 (1000..1990); 30995 lies past chunk 30 (..30990): one chunk decoded. */
+    cr_assert_eq(run(out, sizeof out, "quantiles s.tsc --from 1005 --to 30995"), 0, "%s", out);
+    cr_assert(strstr(out, "29 from summaries, 1 decoded (99 samples)"), "%s", out);
+    cr_assert(strstr(out, "samples     2999 in range"), "%s", out);
+    /* Summaries change nothing for the other commands. */
+    cr_assert_eq(run(out, sizeof out, "decompress s.tsc -o - --bits"), 0);
+    cr_assert(strstr(out, "\n49990,0x"), "%s", out + strlen(out) - 40);
+}

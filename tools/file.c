@@ -22,16 +22,17 @@ static int put_uvarint(FILE *f, uint64_t v)
     return fwrite(b, 1, n, f) == n ? (int)n : -1;
 }
 
-int tscf_create(tscf_writer *w, const char *path, int unit, int format)
+int tscf_create(tscf_writer *w, const char *path, int unit, int format, int summaries)
 {
     memset(w, 0, sizeof(*w));
     w->final_path = path;
     w->format = format;
+    w->summaries = summaries;
     snprintf(w->tmp_path, sizeof w->tmp_path, "%s.tmp.%ld", path, (long)getpid());
     w->out = fopen(w->tmp_path, "wb");
     if (!w->out) return -1;
     if (format == FORMAT_PROM) return 0;
-    unsigned char head[8] = {'T', 'S', 'C', 'F', 1, (unsigned char)unit, 0, 0};
+    unsigned char head[8] = {'T', 'S', 'C', 'F', 1, (unsigned char)unit, (unsigned char)(summaries ? 1 : 0), 0};
     if (fwrite(head, 1, 8, w->out) != 8) return -1;
     w->bytes = 8;
     return 0;
@@ -44,6 +45,15 @@ int tscf_write_chunk(tscf_writer *w, const void *chunk, size_t size, uint32_t sa
     w->bytes += (uint64_t)n + size;
     w->samples += samples;
     w->chunks++;
+    return 0;
+}
+
+int tscf_write_summary(tscf_writer *w, const void *blob, size_t size)
+{
+    int n = put_uvarint(w->out, size);
+    if (n < 0 || fwrite(blob, 1, size, w->out) != size) return -1;
+    w->bytes += (uint64_t)n + size;
+    w->summary_bytes += (uint64_t)n + size;
     return 0;
 }
 
@@ -98,11 +108,12 @@ int tscf_open(tscf_reader *r, const char *path)
         }
         return 0;
     }
-    if (r->data[4] != 1 || r->data[5] > 4 || r->data[6] || r->data[7]) {
+    if (r->data[4] != 1 || r->data[5] > 4 || (r->data[6] & ~1u) || r->data[7]) {
         snprintf(r->error, sizeof r->error, "%s: unsupported file version or reserved bytes set", path);
         return -1;
     }
     r->unit = r->data[5];
+    r->summaries = r->data[6] & 1;
     r->pos = 8;
     return 0;
 }
@@ -182,6 +193,19 @@ int tscf_next(tscf_reader *r, const unsigned char **chunk, size_t *size)
     r->pos += (size_t)len;
     r->chunks_seen++;
     r->samples_seen += info.count;
+    r->summary = NULL;
+    r->summary_size = 0;
+    if (r->summaries) {
+        uint64_t slen;
+        if (get_uvarint(r, &slen) != 0 || slen > r->size - r->pos) {
+            snprintf(r->error, sizeof r->error, "summary of chunk %llu runs past the end of the file",
+                     (unsigned long long)r->chunks_seen - 1);
+            return -1;
+        }
+        r->summary = r->data + r->pos;
+        r->summary_size = (size_t)slen;
+        r->pos += (size_t)slen;
+    }
     return 1;
 }
 

@@ -4,8 +4,10 @@
  *   bytes 0-3  "TSCF"
  *   byte  4    file version (1)
  *   byte  5    timestamp unit (0 raw integers, 1 s, 2 ms, 3 us, 4 ns)
- *   bytes 6-7  reserved, zero
- *   records    uvarint chunk length (> 0), then the chunk bytes
+ *   byte  6    flags: bit 0 = every record carries a summary blob; other bits zero
+ *   byte  7    reserved, zero
+ *   records    uvarint chunk length (> 0), then the chunk bytes; with flag bit 0,
+ *              then uvarint summary length and the summary blob (README "Summary blob v1")
  *   end        uvarint 0, uvarint total samples, uvarint chunk count
  *
  * The end record lets a reader tell a complete file from a truncated one.
@@ -26,15 +28,19 @@ enum file_format { FORMAT_NATIVE = 0, FORMAT_PROM = 1 };
 typedef struct {
     FILE *out;
     int format;
+    int summaries;
     char tmp_path[4200];
     const char *final_path;
     uint64_t samples;
     uint64_t chunks;
     uint64_t bytes;
+    uint64_t summary_bytes;
 } tscf_writer;
 
-int tscf_create(tscf_writer *w, const char *path, int unit, int format);
+int tscf_create(tscf_writer *w, const char *path, int unit, int format, int summaries);
 int tscf_write_chunk(tscf_writer *w, const void *chunk, size_t size, uint32_t samples);
+/* With summaries: the blob of the chunk just written. */
+int tscf_write_summary(tscf_writer *w, const void *blob, size_t size);
 /* Write the end record, flush, fsync and rename into place. @return 0 or -1. */
 int tscf_commit(tscf_writer *w);
 /* Remove the temporary file: the final path is never left half-written. */
@@ -46,6 +52,9 @@ typedef struct {
     size_t pos;
     int unit;
     int format;
+    int summaries;
+    const unsigned char *summary; /* of the chunk tscf_next returned last, or NULL */
+    size_t summary_size;
     uint64_t chunks_seen;
     uint64_t samples_seen;
     char error[256];

@@ -11,6 +11,7 @@
  * XOR files (export-prom's length-prefixed records) alike.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,8 @@ static int usage(void)
           "  tschunk sketch encode [--mapping logarithmic|cubic] [--alpha A] [--store dense|sparse]\n"
           "                        [--exact-stats] [--omit-mapping]  < values   (DDSketch, hex out)\n"
           "  tschunk sketch decode HEX [--q 0.5,0.99] [--json]\n"
+          "  tschunk quantiles FILE [--q 0.5,0.9,0.99] [--from T --to T] [--exact]\n"
+          "  (compress --summary [--mapping cubic|logarithmic] [--alpha A] keeps a DDSketch per chunk)\n"
           "  tschunk version\n"
           "IN.csv: 'timestamp,value' or 'value' lines, header optional; '-' reads stdin.\n",
           stderr);
@@ -80,6 +83,11 @@ typedef struct {
     long max_chunk_bytes;
     int unit;
     int json, iso, bits, verify;
+    int summary, exact;
+    tschunk_mapping_kind mapping;
+    double alpha;
+    const char *qlist;
+    int64_t from, to;
 } options;
 
 static int parse_long(const char *s, long min, long max, long *out)
@@ -96,6 +104,11 @@ static int parse_options(int argc, char **argv, options *o)
     memset(o, 0, sizeof(*o));
     o->samples_per_chunk = DEFAULT_SAMPLES_PER_CHUNK;
     o->unit = UNIT_MS;
+    o->mapping = TSCHUNK_MAPPING_CUBIC;
+    o->alpha = 0.01;
+    o->qlist = "0.5,0.9,0.99";
+    o->from = INT64_MIN;
+    o->to = INT64_MAX;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -104,6 +117,26 @@ static int parse_options(int argc, char **argv, options *o)
         else if (!strcmp(a, "--iso")) o->iso = 1;
         else if (!strcmp(a, "--bits")) o->bits = 1;
         else if (!strcmp(a, "--verify")) o->verify = 1;
+        else if (!strcmp(a, "--summary")) o->summary = 1;
+        else if (!strcmp(a, "--exact")) o->exact = 1;
+        else if (!strcmp(a, "--q") && next) { o->qlist = next; i++; }
+        else if ((!strcmp(a, "--from") || !strcmp(a, "--to")) && next) {
+            char *end;
+            long long t = strtoll(next, &end, 10);
+            if (!*next || *end) return fail("%s takes an integer timestamp in the file's unit, not '%s'", a, next);
+            if (a[2] == 'f') o->from = t; else o->to = t;
+            i++;
+        } else if (!strcmp(a, "--mapping") && next) {
+            if (!strcmp(next, "cubic")) o->mapping = TSCHUNK_MAPPING_CUBIC;
+            else if (!strcmp(next, "logarithmic")) o->mapping = TSCHUNK_MAPPING_LOGARITHMIC;
+            else return fail("--mapping takes cubic or logarithmic, not '%s'", next);
+            i++;
+        } else if (!strcmp(a, "--alpha") && next) {
+            char *end;
+            o->alpha = strtod(next, &end);
+            if (*end || !(o->alpha > 0 && o->alpha < 1)) return fail("--alpha must be in (0, 1), not '%s'", next);
+            i++;
+        }
         else if (!strcmp(a, "--samples-per-chunk") && next) {
             if (parse_long(next, 1, TSCHUNK_MAX_SAMPLES, &o->samples_per_chunk))
                 return fail("--samples-per-chunk must be 1..65535, not '%s'", next);
@@ -220,40 +253,54 @@ static size_t bound_for(int format, size_t n) { return format == FORMAT_NATIVE ?
  * or where time goes backwards (nothing dropped, nothing reordered).
  * Calls emit for each chunk. @return 0 or 1 after printing the problem.
  */
-typedef int (*chunk_sink)(void *ctx, const unsigned char *chunk, size_t size, uint32_t samples);
+typedef int (*chunk_sink)(void *ctx, const unsigned char *chunk, size_t size, uint32_t samples,
+                          const unsigned char *summary, size_t summary_size);
 
+/* summary: the sketch that summarizes each native chunk, or NULL for none. */
 static int encode_chunks(int format, const int64_t *ts, const uint64_t *bits, size_t n, uint32_t per_chunk,
-                         uint32_t max_bytes, chunk_sink emit, void *ctx, double *encode_s)
+                         uint32_t max_bytes, tschunk_sketch *summary, chunk_sink emit, void *ctx, double *encode_s)
 {
     size_t cap = bound_for(format, per_chunk);
-    unsigned char *buf = malloc(cap);
+    size_t scap = 0;
+    unsigned char *buf = malloc(cap), *sbuf = NULL;
     if (!buf) return fail("out of memory");
     any_encoder enc;
     size_t i = 0;
-    while (i < n) {
+    int rc = 0;
+    while (i < n && rc == 0) {
         double t0 = now_s();
         any_init(&enc, format, buf, cap, per_chunk, max_bytes);
+        if (summary) tschunk_encoder_set_summary(&enc.native, summary);
         size_t start = i;
         while (i < n && (i == start || ts[i] >= ts[i - 1]) && any_append(&enc, ts[i], bits[i]) == 0) i++;
-        size_t size = any_finish(&enc);
+        size_t size = any_finish(&enc), ssize = 0;
+        if (summary) {
+            size_t need = tschunk_encoder_summary_bound(&enc.native);
+            if (need > scap) {
+                unsigned char *grown = realloc(sbuf, need);
+                if (!grown) { free(buf); free(sbuf); return fail("out of memory"); }
+                sbuf = grown;
+                scap = need;
+            }
+            ssize = tschunk_encoder_write_summary(&enc.native, sbuf, scap);
+        }
         if (encode_s) *encode_s += now_s() - t0;
-        if (i == start) {
-            free(buf);
-            return fail("sample %zu cannot be stored: --max-chunk-bytes too small", i);
-        }
-        if (emit(ctx, buf, size, (uint32_t)any_count(&enc))) {
-            free(buf);
-            return 1;
-        }
+        if (i == start) rc = fail("sample %zu cannot be stored: --max-chunk-bytes too small", i);
+        else if (summary && tschunk_is_error(ssize)) rc = fail("summary: %s", tschunk_error_name(ssize));
+        else rc = emit(ctx, buf, size, (uint32_t)any_count(&enc), sbuf, ssize);
     }
     free(buf);
-    return 0;
+    free(sbuf);
+    return rc;
 }
 
-static int write_record(void *ctx, const unsigned char *chunk, size_t size, uint32_t samples)
+static int write_record(void *ctx, const unsigned char *chunk, size_t size, uint32_t samples,
+                        const unsigned char *summary, size_t summary_size)
 {
     tscf_writer *w = ctx;
-    return tscf_write_chunk(w, chunk, size, samples) ? fail("write error on %s", w->tmp_path) : 0;
+    if (tscf_write_chunk(w, chunk, size, samples) || (summary && tscf_write_summary(w, summary, summary_size)))
+        return fail("write error on %s", w->tmp_path);
+    return 0;
 }
 
 static int verify_file(const char *path, const sample_set *s);
@@ -266,20 +313,31 @@ static int csv_to_chunks(const options *o, int format, long per_chunk)
     size_t skipped = 0;
     if (read_csv(o, &s, &skipped)) { samples_free(&s); return 1; }
     tscf_writer w;
-    if (tscf_create(&w, o->out, format == FORMAT_PROM ? UNIT_MS : o->unit, format)) {
+    int summaries = o->summary && format == FORMAT_NATIVE;
+    tschunk_sketch *summary = NULL;
+    if (summaries) {
+        tschunk_sketch_options so = {o->mapping, o->alpha, 0, 0, {NULL, NULL, NULL}};
+        if (tschunk_sketch_create(&summary, &so)) { samples_free(&s); return fail("cannot create the summary sketch"); }
+    }
+    if (tscf_create(&w, o->out, format == FORMAT_PROM ? UNIT_MS : o->unit, format, summaries)) {
         samples_free(&s);
+        tschunk_sketch_free(summary);
         return fail("cannot create %s", o->out);
     }
     double encode_s = 0;
-    if (encode_chunks(format, s.ts, s.bits, s.n, (uint32_t)per_chunk, (uint32_t)o->max_chunk_bytes, write_record,
-                      &w, &encode_s) || tscf_commit(&w)) {
+    if (encode_chunks(format, s.ts, s.bits, s.n, (uint32_t)per_chunk, (uint32_t)o->max_chunk_bytes, summary,
+                      write_record, &w, &encode_s) || tscf_commit(&w)) {
         tscf_abort(&w);
         samples_free(&s);
+        tschunk_sketch_free(summary);
         return fail("%s not written", o->out);
     }
-    printf("%s -> %s: %zu samples (%zu empty values skipped), %llu %schunks, %llu bytes\n", o->in, o->out, s.n,
+    tschunk_sketch_free(summary);
+    printf("%s -> %s: %zu samples (%zu empty values skipped), %llu %schunks, %llu bytes", o->in, o->out, s.n,
            skipped, (unsigned long long)w.chunks, format == FORMAT_PROM ? "Prometheus XOR " : "",
            (unsigned long long)w.bytes);
+    if (summaries) printf(" (summaries %llu of them)", (unsigned long long)w.summary_bytes);
+    printf("\n");
     if (s.n)
         printf("  %.3f bytes/sample (%.2f bits), %.1fx smaller than 16-byte raw samples, encode %.2f ns/sample\n",
                (double)w.bytes / (double)s.n, (double)w.bytes * 8 / (double)s.n,
@@ -447,10 +505,13 @@ typedef struct {
 } byte_count;
 
 /* Sink that sizes a chunk file record without writing it. */
-static int count_bytes(void *ctx, const unsigned char *chunk, size_t size, uint32_t samples)
+static int count_bytes(void *ctx, const unsigned char *chunk, size_t size, uint32_t samples,
+                       const unsigned char *summary, size_t summary_size)
 {
     (void)chunk;
     (void)samples;
+    (void)summary;
+    (void)summary_size;
     byte_count *c = ctx;
     c->bytes += uvarint_size(size) + size;
     c->chunks++;
@@ -467,7 +528,7 @@ static int chunk_stats(stats *st, int format, const unsigned char *chunk, size_t
         st->ts_bits += (uint64_t)(info.ts_header_bytes + info.ts_bytes) * 8;
         st->value_bits += (uint64_t)(n ? 8 + info.value_bytes : 0) * 8;
         byte_count c = {0, 0};
-        int rc = encode_chunks(FORMAT_PROM, chunk_ts, chunk_bits, n, whole, 0, count_bytes, &c, NULL);
+        int rc = encode_chunks(FORMAT_PROM, chunk_ts, chunk_bits, n, whole, 0, NULL, count_bytes, &c, NULL);
         st->prom_bytes += c.bytes;
         return rc;
     }
@@ -475,7 +536,7 @@ static int chunk_stats(stats *st, int format, const unsigned char *chunk, size_t
     st->ts_bits += tsb;
     st->value_bits += (uint64_t)(size - 2) * 8 - tsb;
     byte_count c = {0, 0};
-    int rc = encode_chunks(FORMAT_NATIVE, chunk_ts, chunk_bits, n, whole, 0, count_bytes, &c, NULL);
+    int rc = encode_chunks(FORMAT_NATIVE, chunk_ts, chunk_bits, n, whole, 0, NULL, count_bytes, &c, NULL);
     st->native_bytes += c.bytes;
     st->native_chunks += c.chunks;
     return rc;
@@ -544,6 +605,119 @@ static int cmd_stats(const options *o)
     return 0;
 }
 
+/* ---- quantiles -------------------------------------------------------------- */
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every finite value with from <= ts <= to, decoded, for --exact. */
+static double *exact_values(const tschunk_chunk_ref *refs, size_t n, const options *o, size_t *count)
+{
+    size_t cap = 1 << 16, k = 0;
+    double *v = malloc(cap * sizeof *v);
+    for (size_t i = 0; v && i < n; i++) {
+        tschunk_iter it;
+        if (tschunk_iter_init(&it, refs[i].chunk, refs[i].chunk_size)) continue;
+        int64_t ts;
+        double x;
+        while (tschunk_iter_next(&it, &ts, &x) == 1) {
+            if (ts < o->from || ts > o->to || !isfinite(x)) continue;
+            if (k == cap) {
+                double *grown = realloc(v, (cap *= 2) * sizeof *v);
+                if (!grown) { free(v); return NULL; }
+                v = grown;
+            }
+            v[k++] = x;
+        }
+    }
+    if (v) qsort(v, k, sizeof *v, cmp_dbl);
+    *count = k;
+    return v;
+}
+
+/* The sketch that answers: the summaries' mapping, or --mapping/--alpha without summaries. */
+static tschunk_sketch *range_sketch(const tschunk_chunk_ref *refs, size_t n, const options *o)
+{
+    tschunk_sketch *acc = NULL;
+    tschunk_summary_info info;
+    if (n && refs[0].summary && tschunk_summary_parse(refs[0].summary, refs[0].summary_size, &info) == 0 &&
+        tschunk_sketch_decode_new(&acc, info.sketch, info.sketch_size, NULL, NULL) == 0) {
+        tschunk_sketch_clear(acc);
+        return acc;
+    }
+    tschunk_sketch_options so = {o->mapping, o->alpha, 0, 0, {NULL, NULL, NULL}};
+    return tschunk_sketch_create(&acc, &so) == 0 ? acc : NULL;
+}
+
+static void print_range(const options *o, const tschunk_range_stats *st, double us, const tschunk_sketch_stats *ss)
+{
+    static const char *const names[] = {"logarithmic", "linear", "quadratic", "cubic", "quartic"};
+    printf("file        %s\n", o->in);
+    if (o->from == INT64_MIN && o->to == INT64_MAX) printf("range       all samples\n");
+    else printf("range       %lld .. %lld (inclusive, the file's timestamp unit)\n", (long long)o->from, (long long)o->to);
+    printf("samples     %.0f in range (+ %llu NaN, %llu infinite: not in the sketch)\n", ss->count,
+           (unsigned long long)st->nan_count, (unsigned long long)st->inf_count);
+    printf("chunks      %llu from summaries, %llu decoded (%llu samples), %llu outside: %.1f us\n",
+           (unsigned long long)st->chunks_from_summaries, (unsigned long long)st->chunks_decoded,
+           (unsigned long long)st->samples_decoded, (unsigned long long)st->chunks_skipped, us);
+    printf("sketch      DDSketch %s, relative accuracy %.4g\n", names[ss->mapping], ss->relative_accuracy);
+    if (ss->count > 0) printf("min/max/sum %.17g / %.17g / %.17g\n", ss->min, ss->max, ss->sum);
+}
+
+static int cmd_quantiles(const options *o)
+{
+    tscf_reader r;
+    if (tscf_open(&r, o->in)) { tscf_close(&r); return fail("%s", r.error); }
+    if (r.format != FORMAT_NATIVE) { tscf_close(&r); return fail("%s: quantiles reads native files (import-prom first)", o->in); }
+    size_t n = 0, cap = 1024;
+    tschunk_chunk_ref *refs = malloc(cap * sizeof *refs);
+    const unsigned char *chunk;
+    size_t size;
+    int got;
+    while (refs && (got = tscf_next(&r, &chunk, &size)) == 1) {
+        if (n == cap) {
+            tschunk_chunk_ref *grown = realloc(refs, (cap *= 2) * sizeof *refs);
+            if (!grown) break;
+            refs = grown;
+        }
+        refs[n++] = (tschunk_chunk_ref){chunk, size, r.summary, r.summary_size};
+    }
+    int rc = 0;
+    tschunk_sketch *acc = refs ? range_sketch(refs, n, o) : NULL;
+    if (!refs || !acc) rc = fail("out of memory");
+    else if (got < 0) rc = fail("%s: %s", o->in, r.error);
+    tschunk_range_stats st;
+    double t0 = now_s();
+    size_t err = rc ? 0 : tschunk_range_merge(acc, refs, n, o->from, o->to, &st);
+    double us = (now_s() - t0) * 1e6;
+    if (!rc && tschunk_is_error(err)) rc = fail("%s: %s", o->in, tschunk_error_name(err));
+    size_t nexact = 0;
+    double *exact = !rc && o->exact ? exact_values(refs, n, o, &nexact) : NULL;
+    if (!rc) {
+        tschunk_sketch_stats ss;
+        tschunk_sketch_get_stats(acc, &ss);
+        print_range(o, &st, us, &ss);
+        printf(o->exact ? "%-8s %-24s %-24s %s\n" : "%-8s %s\n", "q", "value", "exact", "relative error");
+        char qbuf[512];
+        snprintf(qbuf, sizeof qbuf, "%s", o->qlist);
+        for (char *tok = strtok(qbuf, ","); tok; tok = strtok(NULL, ",")) {
+            double q = strtod(tok, NULL), v;
+            size_t qr = tschunk_sketch_quantile(acc, q, &v);
+            if (tschunk_is_error(qr)) { printf("%-8s %s\n", tok, tschunk_error_name(qr)); continue; }
+            if (!exact || !nexact) { printf("%-8s %-24.17g\n", tok, v); continue; }
+            double e = exact[(size_t)floor(q * (double)(nexact - 1))];
+            printf("%-8s %-24.17g %-24.17g %.3g\n", tok, v, e, fpclassify(e) != FP_ZERO ? fabs(v - e) / fabs(e) : fabs(v));
+        }
+    }
+    free(exact);
+    free(refs);
+    tschunk_sketch_free(acc);
+    tscf_close(&r);
+    return rc;
+}
+
 /* ---- import-prom ---------------------------------------------------------- */
 static int cmd_import_prom(const options *o)
 {
@@ -552,7 +726,7 @@ static int cmd_import_prom(const options *o)
     if (tscf_open(&r, o->in)) { tscf_close(&r); return fail("%s", r.error); }
     if (r.format != FORMAT_PROM) { tscf_close(&r); return fail("%s is a native file already", o->in); }
     tscf_writer w;
-    if (tscf_create(&w, o->out, UNIT_MS, FORMAT_NATIVE)) { tscf_close(&r); return fail("cannot create %s", o->out); }
+    if (tscf_create(&w, o->out, UNIT_MS, FORMAT_NATIVE, 0)) { tscf_close(&r); return fail("cannot create %s", o->out); }
     const unsigned char *chunk;
     size_t size;
     int got, rc = 0;
@@ -561,7 +735,7 @@ static int cmd_import_prom(const options *o)
         size_t n = tschunk_prom_decode(chunk, size, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
         if (tschunk_is_error(n)) { rc = fail("%s: damaged chunk: %s", o->in, tschunk_error_name(n)); break; }
         for (size_t i = 0; i < n; i++) memcpy(&chunk_bits[i], &chunk_values[i], 8);
-        rc = encode_chunks(FORMAT_NATIVE, chunk_ts, chunk_bits, n, n ? (uint32_t)n : 1, 0, write_record, &w, NULL);
+        rc = encode_chunks(FORMAT_NATIVE, chunk_ts, chunk_bits, n, n ? (uint32_t)n : 1, 0, NULL, write_record, &w, NULL);
     }
     if (rc == 0 && got < 0) rc = fail("%s: %s", o->in, r.error);
     tscf_close(&r);
@@ -595,6 +769,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "stats")) return cmd_stats(&o);
     if (!strcmp(cmd, "export-prom")) return cmd_export_prom(&o);
     if (!strcmp(cmd, "import-prom")) return cmd_import_prom(&o);
+    if (!strcmp(cmd, "quantiles")) return cmd_quantiles(&o);
     fprintf(stderr, "tschunk: unknown command '%s'\n", cmd);
     return usage();
 }

@@ -28,9 +28,12 @@ static void default_free(void *opaque, void *ptr)
 
 static int store_empty(const tsc_store *st) { return st->min_index > st->max_index; }
 
-static void store_clear(tsc_store *st, uint32_t max_bins)
+/* Bins outside [min_index, max_index] are zero already: only the used range is cleared. */
+static void store_clear(tsc_store *st)
 {
-    memset(st->counts, 0, (size_t)max_bins * sizeof(double));
+    if (st->min_index <= st->max_index)
+        memset(st->counts + (st->min_index - st->offset), 0,
+               (size_t)(st->max_index - st->min_index + 1) * sizeof(double));
     st->offset = 0;
     st->min_index = INT64_MAX;
     st->max_index = INT64_MIN;
@@ -119,6 +122,9 @@ static size_t sketch_alloc(tschunk_sketch **out, const tschunk_sketch_options *o
     s->collapse_highest = o.collapse_highest != 0;
     s->pos.counts = (double *)(void *)(s + 1);
     s->neg.counts = s->pos.counts + o.max_bins;
+    memset(s->pos.counts, 0, 2 * (size_t)o.max_bins * sizeof(double));
+    s->pos.min_index = s->neg.min_index = INT64_MAX; /* empty: nothing for clear to zero */
+    s->pos.max_index = s->neg.max_index = INT64_MIN;
     tschunk_sketch_clear(s);
     *out = s;
     return 0;
@@ -157,8 +163,8 @@ void tschunk_sketch_free(tschunk_sketch *s)
 
 void tschunk_sketch_clear(tschunk_sketch *s)
 {
-    store_clear(&s->pos, s->max_bins);
-    store_clear(&s->neg, s->max_bins);
+    store_clear(&s->pos);
+    store_clear(&s->neg);
     s->zero_count = s->count = s->sum = s->sum_compensation = 0;
     s->min = INFINITY;
     s->max = -INFINITY;
