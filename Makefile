@@ -36,6 +36,7 @@ FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_NAMES := $(FUZZ_SRC:fuzz/%.c=%)
 REPLAY_BINS := $(FUZZ_NAMES:%=$(BUILD)/replay/%)
 BENCH_BIN := $(BUILD)/bench/bench
+SKETCH_BENCH_BIN := $(BUILD)/bench/sketch_bench
 
 .PHONY: all lib cli deps test test-run asan bench bench-instr tune vectors fuzz fuzz-run fuzz-replay install uninstall \
         check-install check-symbols demo readme-example clean
@@ -120,8 +121,14 @@ $(BUILD)/bench/tune: bench/tune.c bench/workloads.h
 tune: $(BUILD)/bench/tune
 	$(BUILD)/bench/tune $(BENCH_ARGS)
 
-bench: $(BENCH_BIN)
+$(SKETCH_BENCH_BIN): bench/sketch_bench.c bench/workloads.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -D_POSIX_C_SOURCE=200809L $(CPPFLAGS) $(CFLAGS) -Ibench bench/sketch_bench.c $(STATIC) \
+	  $(LDFLAGS) -lm -o $@
+
+bench: $(BENCH_BIN) $(SKETCH_BENCH_BIN)
 	$(BENCH_BIN) $(BENCH_ARGS)
+	$(SKETCH_BENCH_BIN) $(BENCH_ARGS)
 
 # Instructions per push and per decoded sample under callgrind (stable on a noisy machine).
 bench-instr: $(BENCH_BIN)

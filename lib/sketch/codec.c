@@ -233,6 +233,11 @@ static size_t get_varint(in_buf *in, int64_t *out)
 static size_t get_count(in_buf *in, double *out)
 {
     size_t at = in->pos;
+    if (TSC_LIKELY(in->pos < in->size && in->src[in->pos] < 0x80)) { /* one byte: small integers */
+        uint64_t x = (uint64_t)in->src[in->pos++] << 57;
+        *out = double_of(rotr6(x) + bits_of(1.0)) - 1.0; /* finite and >= 0 by construction */
+        return 0;
+    }
     uint64_t x = 0;
     unsigned shift = 57;
     for (unsigned i = 0; i < 9; i++) {
@@ -397,24 +402,10 @@ static void merge_stats(tschunk_sketch *s, const stream_info *info)
         if (info->has_max && info->max > s->max) s->max = info->max;
         return;
     }
+    /* Without COUNT the statistics are derived from the bins, when asked (tschunk_sketch_get_stats). */
     double added = info->bins_total + info->zero_count;
     if (added > 0) s->exact = 0;
     s->count += added;
-    if (!s->exact) { /* sketches-java's getSum: every bin at its representative value */
-        double sum = 0;
-        for (int64_t i = s->pos.min_index; i <= s->pos.max_index; i++)
-            sum += tsc_mapping_value(&s->mapping, (int32_t)i) * s->pos.counts[i - s->pos.offset];
-        for (int64_t i = s->neg.min_index; i <= s->neg.max_index; i++)
-            sum -= tsc_mapping_value(&s->mapping, (int32_t)i) * s->neg.counts[i - s->neg.offset];
-        s->sum = sum;
-        s->sum_compensation = 0;
-    }
-    /* Without exact statistics: the approximate sum, min and max of the sketch itself. */
-    double lo, hi;
-    if (added > 0 && tsc_sketch_quantile_unclamped(s, 0, &lo) == 0 && tsc_sketch_quantile_unclamped(s, 1, &hi) == 0) {
-        if (lo < s->min) s->min = lo;
-        if (hi > s->max) s->max = hi;
-    }
 }
 
 size_t tschunk_sketch_decode_merge(tschunk_sketch *s, const void *src, size_t size, size_t *error_offset)

@@ -73,7 +73,8 @@ static double store_fold(tsc_store *st, int64_t keep_lo, int64_t keep_hi)
     return folded;
 }
 
-void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, double count)
+/* The general case: widen or move the window, collapse beyond max_bins. */
+static void store_add_slow(tschunk_sketch *s, tsc_store *st, int64_t index, double count)
 {
     uint32_t max_bins = s->max_bins;
     double folded = 0;
@@ -100,6 +101,20 @@ void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, double count
     if (touched_lo < st->min_index) st->min_index = touched_lo;
     if (touched_hi > st->max_index) st->max_index = touched_hi;
     st->total += count;
+}
+
+void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, double count)
+{
+    /* Fast path: inside the window (which never spans more than max_bins), nothing to collapse. */
+    uint64_t slot = (uint64_t)(index - st->offset);
+    if (TSC_LIKELY(slot < s->max_bins && st->min_index <= st->max_index)) {
+        st->counts[slot] += count;
+        if (index < st->min_index) st->min_index = index;
+        if (index > st->max_index) st->max_index = index;
+        st->total += count;
+        return;
+    }
+    store_add_slow(s, st, index, count);
 }
 
 static size_t sketch_alloc(tschunk_sketch **out, const tschunk_sketch_options *opts)
@@ -284,6 +299,21 @@ static uint32_t nonempty_bins(const tsc_store *st)
     return n;
 }
 
+/* sketches-java's getSum, getMinValue, getMaxValue: every bin at its representative value. */
+static void stats_from_bins(const tschunk_sketch *s, tschunk_sketch_stats *out)
+{
+    double sum = 0, lo, hi;
+    for (int64_t i = s->pos.min_index; i <= s->pos.max_index; i++)
+        sum += tsc_mapping_value(&s->mapping, (int32_t)i) * s->pos.counts[i - s->pos.offset];
+    for (int64_t i = s->neg.min_index; i <= s->neg.max_index; i++)
+        sum -= tsc_mapping_value(&s->mapping, (int32_t)i) * s->neg.counts[i - s->neg.offset];
+    out->sum = sum;
+    if (tsc_sketch_quantile_unclamped(s, 0, &lo) == 0 && tsc_sketch_quantile_unclamped(s, 1, &hi) == 0) {
+        out->min = lo;
+        out->max = hi;
+    }
+}
+
 void tschunk_sketch_get_stats(const tschunk_sketch *s, tschunk_sketch_stats *out)
 {
     memset(out, 0, sizeof *out);
@@ -291,6 +321,7 @@ void tschunk_sketch_get_stats(const tschunk_sketch *s, tschunk_sketch_stats *out
     out->sum = s->sum;
     out->min = s->min;
     out->max = s->max;
+    if (!s->exact) stats_from_bins(s, out);
     out->zero_count = s->zero_count;
     out->exact = s->exact;
     out->mapping = s->mapping.kind;

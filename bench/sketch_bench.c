@@ -1,0 +1,248 @@
+/*
+ * DDSketch and summary figures (issue "Chunk summaries"): compact sizes beside
+ * sketches-java's, add ns per value, encode/decode of a 100,000-value sketch,
+ * push with the summary on and off, and a range quantile over 10,000 chunks
+ * from summaries against decoding them all. Medians of REPS repetitions.
+ *
+ *   sketch_bench [--quick]
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tschunk.h"
+#include "workloads.h"
+
+static int reps = 7;
+static volatile double sink;
+
+static double now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp);
+    return v[n / 2];
+}
+
+static tschunk_sketch *make(tschunk_mapping_kind kind, double gamma_or_alpha, int by_gamma)
+{
+    tschunk_sketch *s;
+    /* 65,536 bins: as sketches-java's unbounded dense store for every case here */
+    tschunk_sketch_options o = {kind, by_gamma ? 0 : gamma_or_alpha, 1u << 16, 0, {NULL, NULL, NULL}};
+    size_t r = by_gamma ? tschunk_sketch_create_mapping(&s, kind, gamma_or_alpha, 0, &o) : tschunk_sketch_create(&s, &o);
+    if (r) abort();
+    return s;
+}
+
+/* sketches-go's TestBenchmarkEncodedSize cases (cubic, gamma 1.02, offset 0) beside sketches-java's sizes. */
+static void size_table(void)
+{
+    struct { const char *name; int sparse; double v[4], w[4]; int n; int java, java_no_mapping; } cases[] = {
+        {"dense/empty", 0, {0}, {0}, 0, 17, 0},
+        {"dense/small_int_count", 0, {0, 2, 28, -3}, {1, 1, 1, 1}, 4, 30, 13},
+        {"dense/small_non_int_count", 0, {0, 2, 28, -3}, {0.1, 1.2, 8.66, 2.33}, 4, 61, 44},
+        {"dense/small_far_apart", 0, {1, 1e20}, {0.1, 1.2}, 2, 40, 23},
+        {"sparse/single_value", 1, {34654677.3676}, {1}, 1, 22, 5},
+        {"sparse/small_int_count", 1, {0, 2, 28, -3}, {1, 1, 1, 1}, 4, 30, 13},
+    };
+    printf("Compact encoding sizes (bytes; cubic mapping, gamma 1.02; sketches-java from the spec's table):\n\n");
+    printf("| case | tschunk | sketches-java | tschunk, no mapping | sketches-java, no mapping |\n|---|---:|---:|---:|---:|\n");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tschunk_sketch *s = make(TSCHUNK_MAPPING_CUBIC, 1.02, 1);
+        for (int k = 0; k < cases[i].n; k++) tschunk_sketch_add_weighted(s, cases[i].v[k], cases[i].w[k]);
+        unsigned char buf[4096];
+        unsigned flags = cases[i].sparse ? TSCHUNK_SKETCH_SPARSE : 0;
+        size_t a = tschunk_sketch_encode(s, buf, sizeof buf, flags);
+        size_t b = tschunk_sketch_encode(s, buf, sizeof buf, flags | TSCHUNK_SKETCH_OMIT_MAPPING);
+        printf("| %s | %zu | %d | %zu | %d |\n", cases[i].name, a, cases[i].java, b, cases[i].java_no_mapping);
+        tschunk_sketch_free(s);
+    }
+}
+
+static double *lognormal(size_t n, uint64_t seed)
+{
+    double *v = malloc(n * sizeof *v);
+    uint64_t rng = seed;
+    for (size_t i = 0; i < n; i++) {
+        double u1 = wl_uniform(&rng) + 1e-300, u2 = wl_uniform(&rng);
+        v[i] = exp(2 * sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2));
+    }
+    return v;
+}
+
+static void add_speed(size_t n)
+{
+    double *v = lognormal(n, 1);
+    printf("\nAdd, ns per value (%zu lognormal values, median of %d):\n\n| mapping | ns/value |\n|---|---:|\n", n, reps);
+    const struct { const char *name; tschunk_mapping_kind kind; } maps[] = {
+        {"cubic, dense", TSCHUNK_MAPPING_CUBIC}, {"logarithmic, dense", TSCHUNK_MAPPING_LOGARITHMIC}};
+    for (int m = 0; m < 2; m++) {
+        double t[32];
+        tschunk_sketch *s = make(maps[m].kind, 0.01, 0);
+        for (int r = 0; r < reps; r++) {
+            tschunk_sketch_clear(s);
+            double t0 = now_ns();
+            for (size_t i = 0; i < n; i++) tschunk_sketch_add(s, v[i]);
+            t[r] = (now_ns() - t0) / (double)n;
+        }
+        printf("| %s | %.2f |\n", maps[m].name, median(t, reps));
+        tschunk_sketch_free(s);
+    }
+    free(v);
+}
+
+/* sketches-java's jmh POISSON data: abs(round(-ln(U) / 0.1)), as integer nanoseconds. */
+static void codec_speed(void)
+{
+    printf("\nEncode and decode of a 100,000-value sketch (microseconds per sketch, median of %d x 200):\n\n", reps);
+    printf("| data | mapping | bytes | encode us | decode us (new sketch) | decode-merge us (cleared sketch) |\n");
+    printf("|---|---|---:|---:|---:|---:|\n");
+    for (int d = 0; d < 2; d++) {
+        for (int m = 0; m < 2; m++) {
+            tschunk_mapping_kind kind = m ? TSCHUNK_MAPPING_CUBIC : TSCHUNK_MAPPING_LOGARITHMIC;
+            tschunk_sketch *s = make(kind, 0.01, 0), *t = make(kind, 0.01, 0);
+            uint64_t rng = 5388928120325255124ULL;
+            double *ln = d ? lognormal(100000, 7) : NULL;
+            for (int i = 0; i < 100000; i++)
+                tschunk_sketch_add(s, d ? ln[i] : fabs(round(-log(wl_uniform(&rng) + 1e-300) / 0.1)));
+            free(ln);
+            static unsigned char buf[1 << 16];
+            size_t n = 0;
+            double te[32], td[32], tm[32];
+            for (int r = 0; r < reps; r++) {
+                double t0 = now_ns();
+                for (int k = 0; k < 200; k++) n = tschunk_sketch_encode(s, buf, sizeof buf, 0);
+                te[r] = (now_ns() - t0) / 200 / 1000;
+                t0 = now_ns();
+                for (int k = 0; k < 200; k++) {
+                    tschunk_sketch *x;
+                    tschunk_sketch_decode_new(&x, buf, n, NULL, NULL);
+                    tschunk_sketch_free(x);
+                }
+                td[r] = (now_ns() - t0) / 200 / 1000;
+                t0 = now_ns();
+                for (int k = 0; k < 200; k++) {
+                    tschunk_sketch_clear(t);
+                    tschunk_sketch_decode_merge(t, buf, n, NULL);
+                }
+                tm[r] = (now_ns() - t0) / 200 / 1000;
+            }
+            printf("| %s | %s | %zu | %.3f | %.3f | %.3f |\n", d ? "lognormal(0, 2)" : "POISSON (jmh)",
+                   m ? "cubic" : "logarithmic", n, median(te, reps), median(td, reps), median(tm, reps));
+            tschunk_sketch_free(s);
+            tschunk_sketch_free(t);
+        }
+    }
+}
+
+static double encode_series(const wl_series *s, tschunk_sketch *summary, unsigned char *buf, size_t cap)
+{
+    double t0 = now_ns();
+    for (size_t start = 0; start < s->n; start += 120) {
+        tschunk_encoder enc;
+        tschunk_encoder_init(&enc, buf, cap, NULL);
+        if (summary) tschunk_encoder_set_summary(&enc, summary);
+        for (size_t i = start; i < start + 120 && i < s->n; i++) tschunk_append_bits(&enc, s->ts[i], s->bits[i]);
+        tschunk_encoder_finish(&enc);
+    }
+    return (now_ns() - t0) / (double)s->n;
+}
+
+static void push_with_summary(void)
+{
+    printf("\nPush with the summary off and on (gauge-2dp, 120-sample chunks, cubic 0.01; ns per push):\n\n");
+    printf("| summary | ns/push |\n|---|---:|\n");
+    wl_series s;
+    wl_synthetic(&s, WL_GAUGE_2DP, 122880, 42);
+    static unsigned char buf[TSCHUNK_BOUND(120)];
+    tschunk_sketch *sk = make(TSCHUNK_MAPPING_CUBIC, 0.01, 0);
+    double off[32], on[32];
+    for (int r = 0; r < reps; r++) {
+        off[r] = encode_series(&s, NULL, buf, sizeof buf);
+        on[r] = encode_series(&s, sk, buf, sizeof buf);
+    }
+    double a = median(off, reps), b = median(on, reps);
+    printf("| off | %.2f |\n| on | %.2f |\n| difference | %+.2f |\n", a, b, b - a);
+    tschunk_sketch_free(sk);
+    wl_free(&s);
+}
+
+static void range_query(size_t nchunks)
+{
+    wl_series s;
+    wl_synthetic(&s, WL_GAUGE_2DP, nchunks * 120, 11);
+    size_t cap = TSCHUNK_BOUND(120), scap = 1 << 16;
+    unsigned char *chunks = malloc(nchunks * cap), *sums = malloc(nchunks * 4096);
+    tschunk_chunk_ref *refs = malloc(nchunks * sizeof *refs);
+    tschunk_sketch *scratch = make(TSCHUNK_MAPPING_CUBIC, 0.01, 0), *acc = make(TSCHUNK_MAPPING_CUBIC, 0.01, 0);
+    static unsigned char sbuf[1 << 16];
+    size_t summary_bytes = 0, chunk_bytes = 0;
+    for (size_t c = 0; c < nchunks; c++) {
+        tschunk_encoder enc;
+        tschunk_encoder_init(&enc, chunks + c * cap, cap, NULL);
+        tschunk_encoder_set_summary(&enc, scratch);
+        for (size_t i = c * 120; i < (c + 1) * 120; i++) tschunk_append_bits(&enc, s.ts[i], s.bits[i]);
+        size_t size = tschunk_encoder_finish(&enc), ssize = tschunk_encoder_write_summary(&enc, sbuf, scap);
+        if (tschunk_is_error(ssize) || ssize > 4096) abort();
+        memcpy(sums + c * 4096, sbuf, ssize);
+        refs[c] = (tschunk_chunk_ref){chunks + c * cap, size, sums + c * 4096, ssize};
+        summary_bytes += ssize;
+        chunk_bytes += size;
+    }
+    double ts[32], td[32], q1 = 0, q2 = 0;
+    static int64_t out_ts[120];
+    static double out_v[120];
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_ns();
+        tschunk_sketch_clear(acc);
+        tschunk_range_merge(acc, refs, nchunks, INT64_MIN, INT64_MAX, NULL);
+        tschunk_sketch_quantile(acc, 0.99, &q1);
+        ts[r] = (now_ns() - t0) / 1e6;
+        t0 = now_ns();
+        tschunk_sketch_clear(acc);
+        for (size_t c = 0; c < nchunks; c++) {
+            size_t n = tschunk_decode(refs[c].chunk, refs[c].chunk_size, out_ts, out_v, 120);
+            for (size_t i = 0; i < n; i++) tschunk_sketch_add(acc, out_v[i]);
+        }
+        tschunk_sketch_quantile(acc, 0.99, &q2);
+        td[r] = (now_ns() - t0) / 1e6;
+    }
+    sink = q1 + q2;
+    double a = median(ts, reps), b = median(td, reps);
+    printf("\nRange quantile (p99) over %zu chunks of 120 samples (gauge-2dp, cubic 0.01), median of %d:\n\n",
+           nchunks, reps);
+    printf("| method | ms | answer |\n|---|---:|---:|\n| merge summaries | %.3f | %.6g |\n| decode every chunk | %.3f | %.6g |\n",
+           a, q1, b, q2);
+    printf("\nSummaries answer %.0fx faster. Summary blobs: %.1f bytes per chunk (%.2f bytes per sample) beside %.1f "
+           "bytes per chunk of samples.\n", b / a, (double)summary_bytes / (double)nchunks,
+           (double)summary_bytes / (double)(nchunks * 120), (double)chunk_bytes / (double)nchunks);
+    free(chunks); free(sums); free(refs);
+    tschunk_sketch_free(scratch); tschunk_sketch_free(acc);
+    wl_free(&s);
+}
+
+int main(int argc, char **argv)
+{
+    int quick = argc > 1 && !strcmp(argv[1], "--quick");
+    if (quick) reps = 3;
+    size_table();
+    add_speed(quick ? 100000 : 1000000);
+    codec_speed();
+    push_with_summary();
+    range_query(quick ? 1000 : 10000);
+    return 0;
+}
