@@ -16,8 +16,17 @@ echo
 echo "== tschunk compress (default 1024-sample chunks)"
 $CLI compress $OUT/ambient_temperature.csv -o $OUT/ambient.tsc --verify
 echo
+echo "== tschunk compress --summary (a DDSketch per 120-sample chunk, for quantiles without decoding)"
+$CLI compress $OUT/ambient_temperature.csv -o $OUT/ambient_summary.tsc --samples-per-chunk 120 --summary
+echo
 echo "== tschunk stats"
 $CLI stats $OUT/ambient.tsc
+echo
+echo "== tschunk quantiles: the whole file, from the summaries, against the exact answers"
+$CLI quantiles $OUT/ambient_summary.tsc --q 0.01,0.5,0.9,0.99 --exact
+echo
+echo "== tschunk quantiles: one month (2013-12), whole chunks from summaries, the two cut chunks decoded"
+$CLI quantiles $OUT/ambient_summary.tsc --q 0.5,0.99 --from 1385856000000 --to 1388534399999
 echo
 echo "== tschunk decompress --iso (round trip back to CSV)"
 $CLI decompress $OUT/ambient.tsc -o $OUT/roundtrip.csv --iso
