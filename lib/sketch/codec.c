@@ -355,6 +355,13 @@ static size_t read_mapping(tschunk_sketch *s, in_buf *in, uint8_t flag, stream_i
     double gamma, offset;
     if (layout > TSCHUNK_MAPPING_QUARTIC) return fail_at(in, at, TSC_ERROR(CORRUPT));
     if ((err = get_f64(in, &gamma)) || (err = get_f64(in, &offset))) return err;
+    /* The usual case, the sketch's own mapping: compare bits, skip rebuilding it (log1p, pow). */
+    if (s && layout == (unsigned)s->mapping.kind && bits_of(gamma) == bits_of(s->mapping.gamma) &&
+        bits_of(offset) == bits_of(s->mapping.index_offset)) {
+        info->mapping = s->mapping;
+        info->has_mapping = 1;
+        return 0;
+    }
     tsc_mapping m;
     if (tsc_mapping_from_gamma(&m, (tschunk_mapping_kind)layout, gamma, offset))
         return fail_at(in, at, TSC_ERROR(CORRUPT));
