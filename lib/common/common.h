@@ -55,6 +55,21 @@ TSC_INLINE void tsc_store64_le(uint8_t *p, uint64_t v)
     for (unsigned i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* A double's IEEE-754 bit pattern and back (values are compared as bit patterns, never with ==). */
+TSC_INLINE uint64_t tsc_bits_of(double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, 8);
+    return b;
+}
+
+TSC_INLINE double tsc_double_of(uint64_t b)
+{
+    double v;
+    memcpy(&v, &b, 8);
+    return v;
+}
+
 TSC_INLINE uint64_t tsc_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 TSC_INLINE int64_t tsc_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 

@@ -24,19 +24,6 @@ enum {
     BINS_CONTIGUOUS = 3,
 };
 
-static uint64_t bits_of(double v)
-{
-    uint64_t b;
-    memcpy(&b, &v, 8);
-    return b;
-}
-
-static double double_of(uint64_t b)
-{
-    double v;
-    memcpy(&v, &b, 8);
-    return v;
-}
 
 /* ---- primitive writers: every one checks room and returns the new position ---- */
 typedef struct {
@@ -79,7 +66,7 @@ static uint64_t rotr6(uint64_t x) { return x >> 6 | x << 58; }
 /* varfloat64: bits(v + 1) - bits(1), rotated left by 6, 7 bits a byte from the top. */
 static void put_varfloat(out_buf *o, double v)
 {
-    uint64_t x = rotl6(bits_of(v + 1.0) - bits_of(1.0));
+    uint64_t x = rotl6(tsc_bits_of(v + 1.0) - tsc_bits_of(1.0));
     for (int i = 0; i < 8; i++) {
         uint8_t n = (uint8_t)(x >> 57);
         x <<= 7;
@@ -94,7 +81,7 @@ static void put_varfloat(out_buf *o, double v)
 
 static unsigned varfloat_size(double v)
 {
-    uint64_t x = rotl6(bits_of(v + 1.0) - bits_of(1.0));
+    uint64_t x = rotl6(tsc_bits_of(v + 1.0) - tsc_bits_of(1.0));
     if (x == 0) return 1;
     unsigned n = (64 - tsc_ctz64(x) + 6) / 7;
     return n > 9 ? 9 : n;
@@ -102,7 +89,7 @@ static unsigned varfloat_size(double v)
 
 static void put_f64(out_buf *o, double v)
 {
-    uint64_t b = bits_of(v);
+    uint64_t b = tsc_bits_of(v);
     for (int i = 0; i < 8; i++) put_byte(o, (uint8_t)(b >> (8 * i)));
 }
 
@@ -235,7 +222,7 @@ static size_t get_count(in_buf *in, double *out)
     size_t at = in->pos;
     if (TSC_LIKELY(in->pos < in->size && in->src[in->pos] < 0x80)) { /* one byte: small integers */
         uint64_t x = (uint64_t)in->src[in->pos++] << 57;
-        *out = double_of(rotr6(x) + bits_of(1.0)) - 1.0; /* finite and >= 0 by construction */
+        *out = tsc_double_of(rotr6(x) + tsc_bits_of(1.0)) - 1.0; /* finite and >= 0 by construction */
         return 0;
     }
     uint64_t x = 0;
@@ -254,7 +241,7 @@ static size_t get_count(in_buf *in, double *out)
         x |= (b & 0x7f) << shift;
         shift -= 7;
     }
-    double v = double_of(rotr6(x) + bits_of(1.0)) - 1.0;
+    double v = tsc_double_of(rotr6(x) + tsc_bits_of(1.0)) - 1.0;
     if (!(v >= 0) || !isfinite(v)) return fail_at(in, at, TSC_ERROR(CORRUPT));
     *out = v;
     return 0;
@@ -263,7 +250,7 @@ static size_t get_count(in_buf *in, double *out)
 static size_t get_f64(in_buf *in, double *out)
 {
     if (in->size - in->pos < 8) return fail_at(in, in->pos, TSC_ERROR(TRUNCATED));
-    *out = double_of(tsc_load64_le(in->src + in->pos));
+    *out = tsc_double_of(tsc_load64_le(in->src + in->pos));
     in->pos += 8;
     return 0;
 }
@@ -356,8 +343,8 @@ static size_t read_mapping(tschunk_sketch *s, in_buf *in, uint8_t flag, stream_i
     if (layout > TSCHUNK_MAPPING_QUARTIC) return fail_at(in, at, TSC_ERROR(CORRUPT));
     if ((err = get_f64(in, &gamma)) || (err = get_f64(in, &offset))) return err;
     /* The usual case, the sketch's own mapping: compare bits, skip rebuilding it (log1p, pow). */
-    if (s && layout == (unsigned)s->mapping.kind && bits_of(gamma) == bits_of(s->mapping.gamma) &&
-        bits_of(offset) == bits_of(s->mapping.index_offset)) {
+    if (s && layout == (unsigned)s->mapping.kind && tsc_bits_of(gamma) == tsc_bits_of(s->mapping.gamma) &&
+        tsc_bits_of(offset) == tsc_bits_of(s->mapping.index_offset)) {
         info->mapping = s->mapping;
         info->has_mapping = 1;
         return 0;

@@ -13,22 +13,9 @@
 #define EXPONENT_MASK UINT64_C(0x7ff0000000000000)
 #define JAVA_MATH_E 2.718281828459045 /* Math.E, 0x4005bf0a8b145769 */
 
-static uint64_t bits_of(double v)
-{
-    uint64_t b;
-    memcpy(&b, &v, 8);
-    return b;
-}
-
-static double double_of(uint64_t b)
-{
-    double v;
-    memcpy(&v, &b, 8);
-    return v;
-}
 
 static double exponent_of(uint64_t b) { return (double)((int64_t)((b & EXPONENT_MASK) >> 52) - 1023); }
-static double significand_plus_one(uint64_t b) { return double_of((b & SIGNIFICAND_MASK) | bits_of(1.0)); }
+static double significand_plus_one(uint64_t b) { return tsc_double_of((b & SIGNIFICAND_MASK) | tsc_bits_of(1.0)); }
 
 /* 2^exponent (1 + s). Exponents beyond the double range (hostile decoded
  * mappings) saturate to infinity or zero instead of wrapping. */
@@ -36,8 +23,8 @@ static double build_double(double exponent, double significand_plus_one)
 {
     if (!(exponent <= 1023)) return exponent > 1023 ? INFINITY : NAN;
     if (!(exponent >= -1022)) return 0;
-    return double_of(((uint64_t)((int64_t)exponent + 1023) << 52 & EXPONENT_MASK) |
-                     (bits_of(significand_plus_one) & SIGNIFICAND_MASK));
+    return tsc_double_of(((uint64_t)((int64_t)exponent + 1023) << 52 & EXPONENT_MASK) |
+                     (tsc_bits_of(significand_plus_one) & SIGNIFICAND_MASK));
 }
 
 /* Cubic and quartic polynomial coefficients (sketches-java). */
@@ -62,7 +49,7 @@ static double base_log(tschunk_mapping_kind kind) { return kind == TSCHUNK_MAPPI
 /* The approximate logarithm L (base e or 2). */
 static double approx_log(tschunk_mapping_kind kind, double v)
 {
-    uint64_t b = bits_of(v);
+    uint64_t b = tsc_bits_of(v);
     double e = exponent_of(b), s1 = significand_plus_one(b), s = s1 - 1;
     switch (kind) {
     case TSCHUNK_MAPPING_LOGARITHMIC: return log(v);
@@ -173,6 +160,6 @@ double tsc_mapping_value(const tsc_mapping *m, int32_t index)
 
 int tsc_mapping_equal(const tsc_mapping *a, const tsc_mapping *b)
 {
-    return a->kind == b->kind && bits_of(a->gamma) == bits_of(b->gamma) &&
-           bits_of(a->index_offset) == bits_of(b->index_offset);
+    return a->kind == b->kind && tsc_bits_of(a->gamma) == tsc_bits_of(b->gamma) &&
+           tsc_bits_of(a->index_offset) == tsc_bits_of(b->index_offset);
 }
