@@ -374,7 +374,8 @@ static int for_each_sample(const char *path, int *unit, sample_fn fn, void *ctx)
     if (unit) *unit = r.unit;
     const unsigned char *chunk;
     size_t size;
-    int got;
+    int got, tty = isatty(2);
+    double start = now_s(), last_report = start;
     while ((got = tscf_next(&r, &chunk, &size)) == 1) {
         size_t n = decode_any(r.format, chunk, size);
         if (tschunk_is_error(n)) {
@@ -382,12 +383,17 @@ static int for_each_sample(const char *path, int *unit, sample_fn fn, void *ctx)
             return fail("%s: damaged chunk %llu: %s", path, (unsigned long long)r.chunks_seen - 1,
                         tschunk_error_name(n));
         }
+        if (tty && (r.chunks_seen & 63) == 0 && now_s() - start > 2.0 && now_s() - last_report > 1.0) {
+            fprintf(stderr, "\r%s: %.0f%%", path, 100.0 * (double)r.pos / (double)r.size);
+            last_report = now_s();
+        }
         for (size_t i = 0; i < n; i++) {
             uint64_t bits;
             memcpy(&bits, &chunk_values[i], 8);
             if (fn(ctx, chunk_ts[i], bits)) { tscf_close(&r); return 1; }
         }
     }
+    if (tty && last_report > start) fputc('\n', stderr);
     tscf_close(&r);
     if (got < 0) return fail("%s: %s", path, r.error);
     return 0;
