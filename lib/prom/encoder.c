@@ -101,8 +101,12 @@ static void write_uvarint(tschunk_bit_writer *w, uint64_t v)
     for (size_t i = 0; i < n; i++) tsc_bw_put(w, buf[i], 8);
 }
 
-static void store_count(tschunk_prom_encoder *enc)
+/* The sample is written: advance the state and rewrite the big-endian count at bytes 0-1. */
+static void commit_sample(tschunk_prom_encoder *enc, int64_t ts, uint64_t bits)
 {
+    enc->prev_ts = ts;
+    enc->prev_bits = bits;
+    enc->count++;
     enc->dst[0] = (uint8_t)(enc->count >> 8);
     enc->dst[1] = (uint8_t)enc->count;
 }
@@ -124,7 +128,7 @@ size_t tschunk_prom_encoder_init(tschunk_prom_encoder *enc, void *dst, size_t ca
     enc->window_lead = NO_WINDOW;
     enc->window_trail = NO_WINDOW;
     tsc_bw_init(&enc->out, enc->dst + 2, (uint64_t)(capacity - 2 - SLACK) * 8);
-    store_count(enc);
+    enc->dst[0] = enc->dst[1] = 0; /* an empty chunk is `00 00` */
     enc->stage = STAGE_ACTIVE;
     return 0;
 }
@@ -155,10 +159,7 @@ static size_t append_first_two(tschunk_prom_encoder *enc, int64_t ts, uint64_t b
         write_value(enc, &f);
         enc->prev_delta = delta;
     }
-    enc->prev_ts = ts;
-    enc->prev_bits = bits;
-    enc->count++;
-    store_count(enc);
+    commit_sample(enc, ts, bits);
     return 0;
 }
 
@@ -179,10 +180,7 @@ size_t tschunk_prom_append_bits(tschunk_prom_encoder *restrict enc, int64_t ts, 
     write_dod(&enc->out, dod, payload);
     write_value(enc, &f);
     enc->prev_delta = delta;
-    enc->prev_ts = ts;
-    enc->prev_bits = bits;
-    enc->count++;
-    store_count(enc);
+    commit_sample(enc, ts, bits);
     return 0;
 }
 
