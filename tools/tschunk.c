@@ -467,6 +467,7 @@ typedef struct {
     uint64_t samples, chunks, bytes, ts_bits, value_bits;
     uint64_t native_bytes, prom_bytes; /* the same samples, chunk for chunk, in each format */
     uint64_t native_chunks;
+    uint64_t summary_bytes; /* summary blobs, included in bytes */
     double decode_ns;
     int format;
 } stats;
@@ -562,11 +563,12 @@ static int collect_stats(const char *path, stats *st)
         if (tschunk_is_error(n)) { tscf_close(&r); return fail("%s: damaged chunk: %s", path, tschunk_error_name(n)); }
         st->chunks++;
         st->samples += n;
+        if (r.summary) st->summary_bytes += uvarint_size(r.summary_size) + r.summary_size;
         if (chunk_stats(st, r.format, chunk, size, n)) { tscf_close(&r); return 1; }
     }
     if (got < 0) { tscf_close(&r); return fail("%s: %s", path, r.error); }
     st->bytes = r.size;
-    if (r.format == FORMAT_NATIVE) st->native_bytes = r.size;
+    if (r.format == FORMAT_NATIVE) st->native_bytes = r.size - st->summary_bytes; /* encodings compared without summaries */
     else /* plus the TSCF header and end record */
         st->prom_bytes = r.size, st->native_bytes += 8 + 1 + uvarint_size(st->samples) + uvarint_size(st->native_chunks);
     st->decode_ns = time_decode(&r, st->samples);
@@ -586,10 +588,11 @@ static int cmd_stats(const options *o)
         printf("{\"file\": \"%s\", \"codec\": \"%s\", \"samples\": %llu, \"chunks\": %llu, \"bytes\": %llu, "
                "\"bits_per_sample\": %.4f, \"bits_per_timestamp\": %.4f, \"bits_per_value\": %.4f, "
                "\"ratio\": %.4f, \"decode_ns_per_sample\": %.3f, \"native_bytes\": %llu, "
-               "\"prom_xor_bytes\": %llu}\n",
+               "\"prom_xor_bytes\": %llu, \"summary_bytes\": %llu}\n",
                o->in, fmt, (unsigned long long)st.samples, (unsigned long long)st.chunks,
                (unsigned long long)st.bytes, bps, bpt, bpv, ratio, st.decode_ns,
-               (unsigned long long)st.native_bytes, (unsigned long long)st.prom_bytes);
+               (unsigned long long)st.native_bytes, (unsigned long long)st.prom_bytes,
+               (unsigned long long)st.summary_bytes);
         return 0;
     }
     printf("file             %s\n", o->in);
@@ -599,7 +602,10 @@ static int cmd_stats(const options *o)
     printf("chunks           %llu\n", (unsigned long long)st.chunks);
     printf("bytes            %llu (%.3f bytes/sample)\n", (unsigned long long)st.bytes, (double)st.bytes / n);
     printf("bits/sample      %.2f  (timestamps %.2f, values %.2f, framing and headers %.2f)\n", bps, bpt, bpv,
-           bps - bpt - bpv);
+           bps - bpt - bpv - (double)st.summary_bytes * 8 / n);
+    if (st.summary_bytes)
+        printf("summaries        %llu bytes (%.2f bits/sample, included above)\n", (unsigned long long)st.summary_bytes,
+               (double)st.summary_bytes * 8 / n);
     printf("ratio            %.2fx against 16 raw bytes per sample\n", ratio);
     printf("decode           %.2f ns/sample (%.0f M samples/s, best of 5)\n", st.decode_ns,
            st.decode_ns > 0 ? 1e3 / st.decode_ns : 0);
