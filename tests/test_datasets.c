@@ -24,7 +24,9 @@ Test(datasets, every_shared_dataset_round_trips, .timeout = 300)
     static char paths[64][512];
     size_t n = wl_list_datasets(datasets_dir(), paths, 64);
     if (n == 0) {
-        cr_log_warn("no datasets at %s: shared datasets not checked", datasets_dir());
+        /* Said on stderr, not with cr_log_warn: Criterion 2.4.1 exits 1 after a warning even
+         * when every test passes, and a user's clone has no ../shared. */
+        fprintf(stderr, "no datasets at %s: shared datasets not checked\n", datasets_dir());
         return;
     }
     size_t samples = 0;
