@@ -37,7 +37,6 @@ static void store_clear(tsc_store *st)
     st->offset = 0;
     st->min_index = INT64_MAX;
     st->max_index = INT64_MIN;
-    st->total = 0;
 }
 
 /* Move the window so that it covers [lo, hi] (hi - lo < max_bins). */
@@ -100,7 +99,6 @@ static void store_add_slow(tschunk_sketch *s, tsc_store *st, int64_t index, doub
     if (tsc_is_zero(folded)) touched_lo = touched_hi = index;
     if (touched_lo < st->min_index) st->min_index = touched_lo;
     if (touched_hi > st->max_index) st->max_index = touched_hi;
-    st->total += count;
 }
 
 void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, double count)
@@ -111,7 +109,6 @@ void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, double count
         st->counts[slot] += count;
         if (index < st->min_index) st->min_index = index;
         if (index > st->max_index) st->max_index = index;
-        st->total += count;
         return;
     }
     store_add_slow(s, st, index, count);
@@ -243,7 +240,6 @@ size_t tschunk_sketch_add(tschunk_sketch *s, double value)
             st->counts[slot] += 1;
             if (index < st->min_index) st->min_index = index;
             if (index > st->max_index) st->max_index = index;
-            st->total += 1;
             accept_stats(s, value, 1);
             return 0;
         }

@@ -29,7 +29,6 @@ typedef struct {
     double *counts;
     int64_t offset;            /* index of counts[0] */
     int64_t min_index, max_index; /* non-empty range; min > max when empty */
-    double total;
 } tsc_store;
 
 struct tschunk_sketch {
