@@ -258,3 +258,26 @@ Test(cli, summaries_answer_range_quantiles)
     cr_assert_eq(run(out, sizeof out, "decompress s.tsc -o - --bits"), 0);
     cr_assert(strstr(out, "\n49990,0x"), "%s", out + strlen(out) - 40);
 }
+
+Test(cli, quantiles_without_summaries_and_streams_without_mapping)
+{
+    write_file("in.csv", "1,5\n2,1\n3,4\n4,2\n5,3\n");
+    char out[8192];
+    cr_assert_eq(run(out, sizeof out, "compress in.csv -o plain.tsc"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "quantiles plain.tsc --q 0,0.5,1 --exact"), 0, "%s", out);
+    cr_assert(strstr(out, "0 from summaries, 1 decoded (5 samples)"), "%s", out);
+    cr_assert(strstr(out, "samples     5 in range"), "%s", out);
+    /* An encoding without its mapping block needs the mapping named. */
+    write_file("v.txt", "1\n2\n3\n");
+    cr_assert_eq(run(out, sizeof out, "sketch encode --omit-mapping < v.txt"), 0, "%s", out);
+    char hex[256], cmd[400];
+    snprintf(hex, sizeof hex, "%.250s", out);
+    hex[strcspn(hex, "\n")] = 0;
+    snprintf(cmd, sizeof cmd, "sketch decode %s --json", hex);
+    cr_assert_neq(run(out, sizeof out, cmd), 0, "no mapping given: refused");
+    cr_assert(strstr(out, "--mapping"), "%s", out);
+    snprintf(cmd, sizeof cmd, "sketch decode %s --json --mapping logarithmic --alpha 0.01", hex);
+    cr_assert_eq(run(out, sizeof out, cmd), 0, "%s", out);
+    cr_assert(strstr(out, "\"count\": 3,"), "%s", out);
+    cr_assert_neq(run(out, sizeof out, "quantiles p.bin"), 0, "a missing file is an error");
+}
