@@ -58,7 +58,7 @@ $(STATIC): $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
 $(SHARED): $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,$(SONAME) $(LDFLAGS) -o $@ $^
+	$(CC) -shared -Wl,-soname,$(SONAME) $(LDFLAGS) -o $@ $^ -lm
 
 $(BUILD)/libtschunk.so: $(SHARED)
 	ln -sf libtschunk.so.$(VERSION) $(BUILD)/$(SONAME)
