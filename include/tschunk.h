@@ -588,6 +588,98 @@ typedef struct {
 TSCHUNK_API size_t tschunk_range_merge(struct tschunk_sketch *acc, const tschunk_chunk_ref *chunks, size_t n,
                                        int64_t from, int64_t to, tschunk_range_stats *stats);
 
+/* ------------------------------------------------------------------------
+ * Segments: the chunks of many series in one checksummed, indexed file,
+ * read in place from caller memory (an mmap works; chunk bytes are never
+ * copied). README "Segment format v1".
+ * ---------------------------------------------------------------------- */
+typedef struct tschunk_segment_writer tschunk_segment_writer;
+typedef struct tschunk_segment tschunk_segment;
+
+typedef struct {
+    int64_t min_ts;                   /* the segment's minimum timestamp: earlier chunks are refused */
+    uint32_t has_summaries;           /* every chunk carries a summary blob of this mapping */
+    tschunk_mapping_kind summary_mapping;
+    double summary_gamma, summary_offset;
+    tschunk_allocator allocator;      /* NULL functions: malloc/free */
+} tschunk_segment_options;
+
+/**
+ * Start writing a segment to `path` (through a temporary file renamed by
+ * finish, so the final path never holds a torn file). Memory: the index and
+ * the series table, not the chunks.
+ * @return 0, BAD_PARAMETER, ALLOCATION, or GENERIC when the file cannot be created.
+ */
+TSCHUNK_API size_t tschunk_segment_writer_create(tschunk_segment_writer **w, const char *path,
+                                                 const tschunk_segment_options *opts);
+/** Name a series (optional; any time before finish). @return 0, BAD_PARAMETER (name over 4 KiB). */
+TSCHUNK_API size_t tschunk_segment_writer_add_series(tschunk_segment_writer *w, uint64_t series_id, const char *name,
+                                                     size_t name_len);
+/**
+ * Add a native chunk of a series, in any order; it is validated and decoded
+ * once to find its last timestamp. summary may be NULL (unless has_summaries).
+ * @return 0, or the chunk's decode error, BAD_PARAMETER (before min_ts, empty, missing summary), GENERIC (write error).
+ */
+TSCHUNK_API size_t tschunk_segment_writer_add_chunk(tschunk_segment_writer *w, uint64_t series_id, const void *chunk,
+                                                    size_t chunk_size, const void *summary, size_t summary_size);
+/** Write series table, index and footer, flush, fsync, rename; frees w. @return the file size or an error. */
+TSCHUNK_API size_t tschunk_segment_writer_finish(tschunk_segment_writer *w);
+/** Give up: remove the temporary file and free w. */
+TSCHUNK_API void tschunk_segment_writer_abort(tschunk_segment_writer *w);
+
+#define TSCHUNK_SEGMENT_VERIFY 0x1u /* open checks every chunk record's checksum too */
+
+/**
+ * Open a segment held in caller memory (which must outlive the segment). Checks
+ * header, footer and the metadata checksum, and parses the index (allocated
+ * through the allocator; chunk bytes stay where they are).
+ * @return 0, TRUNCATED, BAD_MAGIC, BAD_VERSION, CORRUPT (a checksum or structure), ALLOCATION.
+ */
+TSCHUNK_API size_t tschunk_segment_open(tschunk_segment **seg, const void *data, size_t size, unsigned flags,
+                                        const tschunk_allocator *allocator);
+TSCHUNK_API void tschunk_segment_close(tschunk_segment *seg);
+
+typedef struct {
+    int64_t min_ts;
+    uint32_t series, chunks;
+    uint64_t samples;
+    uint32_t has_summaries;
+    tschunk_mapping_kind summary_mapping;
+    double summary_gamma, summary_offset;
+} tschunk_segment_info;
+
+TSCHUNK_API void tschunk_segment_get_info(const tschunk_segment *seg, tschunk_segment_info *info);
+
+/** Series by ordinal (0 .. series-1, ascending id). name points into the segment. @return 0 or BAD_PARAMETER. */
+TSCHUNK_API size_t tschunk_segment_series(const tschunk_segment *seg, uint32_t ordinal, uint64_t *series_id,
+                                          const char **name, size_t *name_len);
+/** @return the ordinal of a series id or of a name (binary search / scan), or BAD_PARAMETER when absent. */
+TSCHUNK_API size_t tschunk_segment_find_series(const tschunk_segment *seg, uint64_t series_id);
+TSCHUNK_API size_t tschunk_segment_find_series_name(const tschunk_segment *seg, const char *name, size_t name_len);
+
+typedef struct {
+    uint32_t ordinal;         /* series */
+    uint32_t count;           /* samples */
+    int64_t first_ts, last_ts;
+    tschunk_chunk_ref ref;    /* chunk and summary bytes, in place */
+} tschunk_segment_chunk_info;
+
+/**
+ * The index positions [*begin, *end) of the series' chunks that overlap
+ * [from, to] (chunks are sorted by series, then time). @return 0 or BAD_PARAMETER.
+ */
+TSCHUNK_API size_t tschunk_segment_range(const tschunk_segment *seg, uint32_t ordinal, int64_t from, int64_t to,
+                                         size_t *begin, size_t *end);
+/** Chunk i of the index, its record checksum verified. @return 0, BAD_PARAMETER, CORRUPT. */
+TSCHUNK_API size_t tschunk_segment_chunk(const tschunk_segment *seg, size_t i, tschunk_segment_chunk_info *out);
+
+/**
+ * Check everything: header, footer, metadata, every chunk record's checksum
+ * and structure, every chunk's header. @return 0 or the first error, with
+ * *bad_offset (when not NULL) at the broken part.
+ */
+TSCHUNK_API size_t tschunk_segment_verify(const void *data, size_t size, size_t *bad_offset);
+
 /**
  * Transcode a Prometheus XOR chunk into a native chunk, bit-exact on samples.
  * dst of TSCHUNK_BOUND(count) bytes always suffices.

@@ -1,0 +1,42 @@
+/*
+ * Segment format v1: constants and the helpers the writer and the reader share.
+ * The layout is specified once, in README "Segment format v1".
+ */
+#ifndef TSCHUNK_SEGMENT_FORMAT_H
+#define TSCHUNK_SEGMENT_FORMAT_H
+
+#include "../common/common.h"
+
+#define TSC_SEG_MAGIC "TSEG"
+#define TSC_SEG_FOOTER_MAGIC "TSEGEND1"
+#define TSC_SEG_VERSION 1u
+#define TSC_SEG_HEADER_SIZE 48u
+#define TSC_SEG_FOOTER_SIZE 96u
+#define TSC_SEG_NO_SUMMARY 0xffu
+#define TSC_SEG_MAX_NAME 4096u
+
+/* XXH3-64 (xxHash 0.8, compiled inline in checksum.c: no XXH symbol is exported). */
+uint64_t tsc_xxh3(const void *data, size_t size);
+
+/* XXH3-64 of several buffers taken in order, as if concatenated. */
+typedef struct {
+    const void *data;
+    size_t size;
+} tsc_span;
+uint64_t tsc_xxh3_spans(const tsc_span *spans, size_t n);
+
+/* One index entry, as the reader holds it in memory. */
+typedef struct {
+    uint32_t ordinal, count;
+    int64_t first_ts, last_ts;
+    uint64_t offset, length; /* the record */
+} tsc_seg_entry;
+
+/* Footer fields (all u64 LE, then the magic and two checksums). */
+typedef struct {
+    uint64_t series_off, series_len, index_off, index_len, bitmap_off, bitmap_len, tomb_off, tomb_len;
+    uint32_t chunks, series;
+    uint64_t meta_hash;
+} tsc_seg_footer;
+
+#endif

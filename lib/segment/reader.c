@@ -1,0 +1,309 @@
+/*
+ * Segment reader over caller memory: header, footer and metadata checked at
+ * open, the index parsed into arrays (sorted by series, then time), chunk
+ * records checked when touched. Every size the file declares is checked
+ * against the bytes that hold it before anything is allocated.
+ */
+#include <stdlib.h>
+
+#include "format.h"
+
+struct tschunk_segment {
+    const uint8_t *data;
+    size_t size;
+    tschunk_allocator allocator;
+    tschunk_segment_info info;
+    uint64_t *series_ids;
+    const char **names;
+    size_t *name_lens;
+    tsc_seg_entry *entries;
+    int64_t *max_last; /* running max of last_ts within each series: binary search stays exact */
+    size_t records_end;
+};
+
+static void *default_alloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    return malloc(size);
+}
+
+static void default_free(void *opaque, void *p)
+{
+    (void)opaque;
+    free(p);
+}
+
+static void *seg_alloc(tschunk_segment *s, size_t size) { return s->allocator.alloc(s->allocator.opaque, size); }
+
+void tschunk_segment_close(tschunk_segment *s)
+{
+    if (!s) return;
+    void *parts[] = {s->series_ids, (void *)s->names, s->name_lens, s->entries, s->max_last};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (parts[i]) s->allocator.free(s->allocator.opaque, parts[i]);
+    s->allocator.free(s->allocator.opaque, s);
+}
+
+typedef struct {
+    const uint8_t *p;
+    size_t size, pos;
+} cursor;
+
+static int get_uv(cursor *c, uint64_t *v)
+{
+    size_t n = tsc_get_uvarint(c->p + c->pos, c->size - c->pos, v);
+    c->pos += n;
+    return n ? 0 : -1;
+}
+
+static uint32_t load32_le(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
+static size_t check_header(tschunk_segment *s)
+{
+    const uint8_t *h = s->data;
+    if (memcmp(h, TSC_SEG_MAGIC, 4) != 0) return TSC_ERROR(BAD_MAGIC);
+    if (h[4] != TSC_SEG_VERSION) return TSC_ERROR(BAD_VERSION);
+    if (tsc_load64_le(h + 40) != tsc_xxh3(h, 40)) return TSC_ERROR(CORRUPT);
+    if (h[5] || h[6] != TSCHUNK_CODEC_GORILLA || tsc_load64_le(h + 32)) return TSC_ERROR(CORRUPT);
+    if (h[7] != TSC_SEG_NO_SUMMARY && h[7] > TSCHUNK_MAPPING_QUARTIC) return TSC_ERROR(CORRUPT);
+    s->info.min_ts = (int64_t)tsc_load64_le(h + 8);
+    s->info.has_summaries = h[7] != TSC_SEG_NO_SUMMARY;
+    s->info.summary_mapping = s->info.has_summaries ? (tschunk_mapping_kind)h[7] : TSCHUNK_MAPPING_LOGARITHMIC;
+    s->info.summary_gamma = tsc_double_of(tsc_load64_le(h + 16));
+    s->info.summary_offset = tsc_double_of(tsc_load64_le(h + 24));
+    return 0;
+}
+
+/* Footer, section layout and the metadata checksum. */
+static size_t check_footer(tschunk_segment *s, tsc_seg_footer *f)
+{
+    const uint8_t *p = s->data + s->size - TSC_SEG_FOOTER_SIZE;
+    if (memcmp(p + 80, TSC_SEG_FOOTER_MAGIC, 8) != 0 || tsc_load64_le(p + 88) != tsc_xxh3(p, 88))
+        return TSC_ERROR(CORRUPT);
+    uint64_t *fields[8] = {&f->series_off, &f->series_len, &f->index_off, &f->index_len,
+                           &f->bitmap_off, &f->bitmap_len, &f->tomb_off, &f->tomb_len};
+    for (int i = 0; i < 8; i++) *fields[i] = tsc_load64_le(p + 8 * i);
+    f->chunks = load32_le(p + 64);
+    f->series = load32_le(p + 68);
+    f->meta_hash = tsc_load64_le(p + 72);
+    uint64_t footer_at = s->size - TSC_SEG_FOOTER_SIZE;
+    /* Sections follow each other: records, series table, index (bitmaps and tombstones: empty in v1). */
+    if (f->series_off < TSC_SEG_HEADER_SIZE || f->series_off > footer_at || f->series_len > footer_at - f->series_off ||
+        f->index_off != f->series_off + f->series_len || f->index_len != footer_at - f->index_off ||
+        f->bitmap_len || f->tomb_len || f->bitmap_off || f->tomb_off)
+        return TSC_ERROR(CORRUPT);
+    if (tsc_xxh3(s->data + f->series_off, (size_t)(footer_at - f->series_off)) != f->meta_hash)
+        return TSC_ERROR(CORRUPT);
+    /* Each series takes >= 2 bytes, each index entry >= 6: a small file cannot claim a huge count. */
+    if (f->series > f->series_len / 2 || f->chunks > f->index_len / 6) return TSC_ERROR(CORRUPT);
+    s->records_end = (size_t)f->series_off;
+    return 0;
+}
+
+static size_t parse_series(tschunk_segment *s, const tsc_seg_footer *f)
+{
+    uint32_t n = f->series;
+    s->series_ids = seg_alloc(s, (n + 1) * sizeof *s->series_ids);
+    s->names = seg_alloc(s, (n + 1) * sizeof *s->names);
+    s->name_lens = seg_alloc(s, (n + 1) * sizeof *s->name_lens);
+    if (!s->series_ids || !s->names || !s->name_lens) return TSC_ERROR(ALLOCATION);
+    cursor c = {s->data + f->series_off, (size_t)f->series_len, 0};
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t id, len;
+        if (get_uv(&c, &id) || get_uv(&c, &len) || len > TSC_SEG_MAX_NAME || len > c.size - c.pos)
+            return TSC_ERROR(CORRUPT);
+        if (i && id <= s->series_ids[i - 1]) return TSC_ERROR(CORRUPT); /* ascending ids */
+        s->series_ids[i] = id;
+        s->names[i] = (const char *)c.p + c.pos;
+        s->name_lens[i] = (size_t)len;
+        c.pos += (size_t)len;
+    }
+    return c.pos == c.size ? 0 : TSC_ERROR(CORRUPT);
+}
+
+/* first = base + delta must stay an int64 at or after base. */
+static int add_ts(int64_t base, uint64_t delta, int64_t *out)
+{
+    if (delta > (uint64_t)INT64_MAX - (uint64_t)base) return -1;
+    *out = (int64_t)((uint64_t)base + delta);
+    return 0;
+}
+
+static size_t parse_index(tschunk_segment *s, const tsc_seg_footer *f)
+{
+    uint32_t n = f->chunks;
+    s->entries = seg_alloc(s, (n + 1) * sizeof *s->entries);
+    s->max_last = seg_alloc(s, (n + 1) * sizeof *s->max_last);
+    if (!s->entries || !s->max_last) return TSC_ERROR(ALLOCATION);
+    cursor c = {s->data + f->index_off, (size_t)f->index_len, 0};
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t ord, first_rel, span, count, offset, length;
+        tsc_seg_entry *e = &s->entries[i];
+        if (get_uv(&c, &ord) || get_uv(&c, &first_rel) || get_uv(&c, &span) || get_uv(&c, &count) ||
+            get_uv(&c, &offset) || get_uv(&c, &length))
+            return TSC_ERROR(CORRUPT);
+        if (ord >= f->series || count == 0 || count > TSCHUNK_MAX_SAMPLES || offset < TSC_SEG_HEADER_SIZE ||
+            length < 16 || offset > s->records_end || length > s->records_end - offset)
+            return TSC_ERROR(CORRUPT);
+        *e = (tsc_seg_entry){(uint32_t)ord, (uint32_t)count, 0, 0, offset, length};
+        if (add_ts(s->info.min_ts, first_rel, &e->first_ts) || add_ts(e->first_ts, span, &e->last_ts))
+            return TSC_ERROR(CORRUPT);
+        int same_series = i && s->entries[i - 1].ordinal == e->ordinal;
+        if (i && (e->ordinal < s->entries[i - 1].ordinal || (same_series && e->first_ts < s->entries[i - 1].first_ts)))
+            return TSC_ERROR(CORRUPT); /* sorted by series, then time */
+        s->max_last[i] = same_series && s->max_last[i - 1] > e->last_ts ? s->max_last[i - 1] : e->last_ts;
+        s->info.samples += count;
+    }
+    return c.pos == c.size ? 0 : TSC_ERROR(CORRUPT);
+}
+
+size_t tschunk_segment_open(tschunk_segment **out, const void *data, size_t size, unsigned flags,
+                            const tschunk_allocator *allocator)
+{
+    if (!out || !data) return TSC_ERROR(BAD_PARAMETER);
+    *out = NULL;
+    const uint8_t *d = (const uint8_t *)data;
+    if (size >= 4 && memcmp(d, TSC_SEG_MAGIC, 4) != 0) return TSC_ERROR(BAD_MAGIC);
+    if (size < TSC_SEG_HEADER_SIZE + TSC_SEG_FOOTER_SIZE) return TSC_ERROR(TRUNCATED);
+    tschunk_allocator a = allocator && allocator->alloc && allocator->free
+                              ? *allocator : (tschunk_allocator){default_alloc, default_free, NULL};
+    tschunk_segment *s = a.alloc(a.opaque, sizeof *s);
+    if (!s) return TSC_ERROR(ALLOCATION);
+    memset(s, 0, sizeof *s);
+    s->data = d;
+    s->size = size;
+    s->allocator = a;
+    tsc_seg_footer f;
+    size_t err = check_header(s);
+    if (!err) err = check_footer(s, &f);
+    if (!err) {
+        s->info.series = f.series;
+        s->info.chunks = f.chunks;
+        err = parse_series(s, &f);
+    }
+    if (!err) err = parse_index(s, &f);
+    for (uint32_t i = 0; !err && (flags & TSCHUNK_SEGMENT_VERIFY) && i < s->info.chunks; i++) {
+        tschunk_segment_chunk_info c;
+        err = tschunk_segment_chunk(s, i, &c);
+    }
+    if (err) {
+        tschunk_segment_close(s);
+        return err;
+    }
+    *out = s;
+    return 0;
+}
+
+void tschunk_segment_get_info(const tschunk_segment *s, tschunk_segment_info *info) { *info = s->info; }
+
+size_t tschunk_segment_series(const tschunk_segment *s, uint32_t ordinal, uint64_t *id, const char **name,
+                              size_t *name_len)
+{
+    if (!s || ordinal >= s->info.series) return TSC_ERROR(BAD_PARAMETER);
+    if (id) *id = s->series_ids[ordinal];
+    if (name) *name = s->names[ordinal];
+    if (name_len) *name_len = s->name_lens[ordinal];
+    return 0;
+}
+
+size_t tschunk_segment_find_series(const tschunk_segment *s, uint64_t id)
+{
+    size_t lo = 0, hi = s->info.series;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->series_ids[mid] < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < s->info.series && s->series_ids[lo] == id ? lo : TSC_ERROR(BAD_PARAMETER);
+}
+
+size_t tschunk_segment_find_series_name(const tschunk_segment *s, const char *name, size_t len)
+{
+    for (uint32_t i = 0; i < s->info.series; i++)
+        if (s->name_lens[i] == len && memcmp(s->names[i], name, len) == 0) return i;
+    return TSC_ERROR(BAD_PARAMETER);
+}
+
+/* First index position in [lo, hi) where pred turns true (pred monotone). */
+#define LOWER_BOUND(lo, hi, pred)                                                                  \
+    do {                                                                                           \
+        while (lo < hi) {                                                                          \
+            size_t mid_ = lo + (hi - lo) / 2;                                                      \
+            size_t i = mid_;                                                                       \
+            if (pred) hi = mid_;                                                                   \
+            else lo = mid_ + 1;                                                                    \
+        }                                                                                          \
+    } while (0)
+
+size_t tschunk_segment_range(const tschunk_segment *s, uint32_t ordinal, int64_t from, int64_t to, size_t *begin,
+                             size_t *end)
+{
+    if (!s || !begin || !end || ordinal >= s->info.series) return TSC_ERROR(BAD_PARAMETER);
+    size_t lo = 0, hi = s->info.chunks;
+    LOWER_BOUND(lo, hi, s->entries[i].ordinal >= ordinal);
+    size_t block = lo;
+    hi = s->info.chunks;
+    LOWER_BOUND(lo, hi, s->entries[i].ordinal > ordinal);
+    size_t block_end = lo;
+    lo = block, hi = block_end;
+    LOWER_BOUND(lo, hi, s->max_last[i] >= from); /* chunks before it end before from */
+    *begin = lo;
+    hi = block_end;
+    LOWER_BOUND(lo, hi, s->entries[i].first_ts > to);
+    *end = lo;
+    return 0;
+}
+
+size_t tschunk_segment_chunk(const tschunk_segment *s, size_t i, tschunk_segment_chunk_info *out)
+{
+    if (!s || !out || i >= s->info.chunks) return TSC_ERROR(BAD_PARAMETER);
+    const tsc_seg_entry *e = &s->entries[i];
+    const uint8_t *rec = s->data + e->offset;
+    size_t body = (size_t)e->length - 8;
+    if (tsc_xxh3(rec, body) != tsc_load64_le(rec + body)) return TSC_ERROR(CORRUPT);
+    cursor c = {rec, body, 0};
+    uint64_t id, first_rel, span, count, slen, clen;
+    if (get_uv(&c, &id) || get_uv(&c, &first_rel) || get_uv(&c, &span) || get_uv(&c, &count) || c.pos >= body)
+        return TSC_ERROR(CORRUPT);
+    uint8_t codec = rec[c.pos++];
+    if (get_uv(&c, &slen) || slen > body - c.pos) return TSC_ERROR(CORRUPT);
+    const uint8_t *summary = rec + c.pos;
+    c.pos += (size_t)slen;
+    if (get_uv(&c, &clen) || clen != body - c.pos) return TSC_ERROR(CORRUPT);
+    /* The record must say what the index says. */
+    int64_t first, last;
+    if (id != s->series_ids[e->ordinal] || add_ts(s->info.min_ts, first_rel, &first) || first != e->first_ts ||
+        add_ts(first, span, &last) || last != e->last_ts || count != e->count || codec != TSCHUNK_CODEC_GORILLA ||
+        (s->info.has_summaries && !slen))
+        return TSC_ERROR(CORRUPT);
+    out->ordinal = e->ordinal;
+    out->count = e->count;
+    out->first_ts = e->first_ts;
+    out->last_ts = e->last_ts;
+    out->ref = (tschunk_chunk_ref){rec + c.pos, (size_t)clen, slen ? summary : NULL, (size_t)slen};
+    return 0;
+}
+
+size_t tschunk_segment_verify(const void *data, size_t size, size_t *bad_offset)
+{
+    tschunk_segment *s;
+    size_t err = tschunk_segment_open(&s, data, size, 0, NULL);
+    if (err) {
+        if (bad_offset) *bad_offset = 0;
+        return err;
+    }
+    for (uint32_t i = 0; i < s->info.chunks && !err; i++) {
+        tschunk_segment_chunk_info c;
+        err = tschunk_segment_chunk(s, i, &c);
+        if (!err) err = tschunk_validate(c.ref.chunk, c.ref.chunk_size);
+        tschunk_chunk_info ci;
+        if (!err && (tschunk_chunk_info_get(c.ref.chunk, c.ref.chunk_size, &ci) || ci.count != c.count))
+            err = TSC_ERROR(CORRUPT);
+        tschunk_summary_info si;
+        if (!err && c.ref.summary && tschunk_summary_parse(c.ref.summary, c.ref.summary_size, &si))
+            err = TSC_ERROR(CORRUPT);
+        if (err && bad_offset) *bad_offset = (size_t)s->entries[i].offset;
+    }
+    tschunk_segment_close(s);
+    return err;
+}

@@ -1,0 +1,329 @@
+/*
+ * Segment writer: chunk records streamed to a temporary file, the index and
+ * the series table kept in memory (bounded by the number of chunks and
+ * series, not their bytes), metadata and footer at finish, then fsync and
+ * rename so the final path never holds a torn file.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "format.h"
+
+typedef struct {
+    uint64_t id;
+    char *name;
+    size_t name_len;
+} series_entry;
+
+typedef struct {
+    uint64_t series_id;
+    uint32_t count;
+    int64_t first_ts, last_ts;
+    uint64_t offset, length;
+} chunk_entry;
+
+struct tschunk_segment_writer {
+    FILE *out;
+    char *tmp_path, *final_path;
+    tschunk_segment_options opts;
+    uint64_t pos;
+    chunk_entry *chunks;
+    size_t nchunks, chunks_cap;
+    series_entry *series;
+    size_t nseries, series_cap;
+    int failed;
+};
+
+static void *wr_alloc(tschunk_segment_writer *w, size_t size)
+{
+    return w->opts.allocator.alloc(w->opts.allocator.opaque, size);
+}
+
+static void wr_free(tschunk_segment_writer *w, void *p)
+{
+    if (p) w->opts.allocator.free(w->opts.allocator.opaque, p);
+}
+
+static void *default_alloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    return malloc(size);
+}
+
+static void default_free(void *opaque, void *p)
+{
+    (void)opaque;
+    free(p);
+}
+
+/* Grow an array by the allocator (no realloc hook): a copy into a block twice the size. */
+static int grow(tschunk_segment_writer *w, void **arr, size_t *cap, size_t elem)
+{
+    size_t ncap = *cap ? *cap * 2 : 64;
+    void *n = wr_alloc(w, ncap * elem);
+    if (!n) return -1;
+    if (*arr) {
+        memcpy(n, *arr, *cap * elem);
+        wr_free(w, *arr);
+    }
+    *arr = n;
+    *cap = ncap;
+    return 0;
+}
+
+static char *dup_str(tschunk_segment_writer *w, const char *s, size_t n)
+{
+    char *d = wr_alloc(w, n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = 0;
+    }
+    return d;
+}
+
+static int put_bytes(tschunk_segment_writer *w, const void *p, size_t n)
+{
+    if (n && fwrite(p, 1, n, w->out) != n) w->failed = 1;
+    w->pos += n;
+    return w->failed ? -1 : 0;
+}
+
+size_t tschunk_segment_writer_create(tschunk_segment_writer **out, const char *path, const tschunk_segment_options *o)
+{
+    if (!out || !path || !o) return TSC_ERROR(BAD_PARAMETER);
+    tschunk_allocator a = o->allocator;
+    if (!a.alloc || !a.free) a = (tschunk_allocator){default_alloc, default_free, NULL};
+    tschunk_segment_writer *w = a.alloc(a.opaque, sizeof *w);
+    if (!w) return TSC_ERROR(ALLOCATION);
+    memset(w, 0, sizeof *w);
+    w->opts = *o;
+    w->opts.allocator = a;
+    size_t n = strlen(path);
+    w->final_path = dup_str(w, path, n);
+    w->tmp_path = wr_alloc(w, n + 32);
+    if (!w->final_path || !w->tmp_path) {
+        tschunk_segment_writer_abort(w);
+        return TSC_ERROR(ALLOCATION);
+    }
+    snprintf(w->tmp_path, n + 32, "%s.tmp.%ld", path, (long)getpid());
+    w->out = fopen(w->tmp_path, "wb");
+    if (!w->out) {
+        tschunk_segment_writer_abort(w);
+        return TSC_ERROR(GENERIC);
+    }
+    /* Header: magic, version, flags, codec, summary mapping, min_ts, gamma, offset, reserved, XXH3. */
+    uint8_t h[TSC_SEG_HEADER_SIZE] = {0};
+    memcpy(h, TSC_SEG_MAGIC, 4);
+    h[4] = TSC_SEG_VERSION;
+    h[6] = TSCHUNK_CODEC_GORILLA;
+    h[7] = o->has_summaries ? (uint8_t)o->summary_mapping : TSC_SEG_NO_SUMMARY;
+    tsc_store64_le(h + 8, (uint64_t)o->min_ts);
+    tsc_store64_le(h + 16, o->has_summaries ? tsc_bits_of(o->summary_gamma) : 0);
+    tsc_store64_le(h + 24, o->has_summaries ? tsc_bits_of(o->summary_offset) : 0);
+    tsc_store64_le(h + 40, tsc_xxh3(h, 40));
+    put_bytes(w, h, sizeof h);
+    *out = w;
+    return 0;
+}
+
+static series_entry *find_or_add_series(tschunk_segment_writer *w, uint64_t id)
+{
+    for (size_t i = w->nseries; i-- > 0;) /* usually the series just added */
+        if (w->series[i].id == id) return &w->series[i];
+    if (w->nseries == w->series_cap && grow(w, (void **)&w->series, &w->series_cap, sizeof *w->series)) return NULL;
+    series_entry *s = &w->series[w->nseries++];
+    memset(s, 0, sizeof *s);
+    s->id = id;
+    return s;
+}
+
+size_t tschunk_segment_writer_add_series(tschunk_segment_writer *w, uint64_t id, const char *name, size_t name_len)
+{
+    if (!w || (!name && name_len) || name_len > TSC_SEG_MAX_NAME) return TSC_ERROR(BAD_PARAMETER);
+    series_entry *s = find_or_add_series(w, id);
+    if (!s) return TSC_ERROR(ALLOCATION);
+    char *copy = dup_str(w, name ? name : "", name_len);
+    if (!copy) return TSC_ERROR(ALLOCATION);
+    wr_free(w, s->name);
+    s->name = copy;
+    s->name_len = name_len;
+    return 0;
+}
+
+/* Count and last timestamp of a native chunk, validating it on the way. */
+static size_t scan_chunk(const void *chunk, size_t size, uint32_t *count, int64_t *first, int64_t *last)
+{
+    tschunk_iter it;
+    size_t r = tschunk_iter_init(&it, chunk, size);
+    if (r) return r;
+    int64_t ts;
+    size_t n = 0;
+    while ((r = tschunk_iter_next_bits(&it, &ts, NULL)) == 1) {
+        if (n++ == 0) *first = ts;
+        *last = ts;
+    }
+    if (tschunk_is_error(r)) return r;
+    *count = (uint32_t)n;
+    return n ? 0 : TSC_ERROR(BAD_PARAMETER);
+}
+
+size_t tschunk_segment_writer_add_chunk(tschunk_segment_writer *w, uint64_t series_id, const void *chunk,
+                                        size_t chunk_size, const void *summary, size_t summary_size)
+{
+    if (!w || !chunk || (!summary && summary_size)) return TSC_ERROR(BAD_PARAMETER);
+    if (w->opts.has_summaries && !summary_size) return TSC_ERROR(BAD_PARAMETER);
+    uint32_t count = 0;
+    int64_t first = 0, last = 0;
+    size_t err = scan_chunk(chunk, chunk_size, &count, &first, &last);
+    if (err) return err;
+    if (first < w->opts.min_ts) return TSC_ERROR(BAD_PARAMETER);
+    if (!find_or_add_series(w, series_id)) return TSC_ERROR(ALLOCATION);
+    if (w->nchunks == w->chunks_cap && grow(w, (void **)&w->chunks, &w->chunks_cap, sizeof *w->chunks))
+        return TSC_ERROR(ALLOCATION);
+    /* Record head: series id, first and last time (relative), count, codec, summary and chunk lengths. */
+    uint8_t head[10 * 6 + 1];
+    size_t h = 0;
+    h += tsc_put_uvarint(head + h, series_id);
+    h += tsc_put_uvarint(head + h, (uint64_t)first - (uint64_t)w->opts.min_ts);
+    h += tsc_put_uvarint(head + h, (uint64_t)last - (uint64_t)first);
+    h += tsc_put_uvarint(head + h, count);
+    head[h++] = TSCHUNK_CODEC_GORILLA;
+    h += tsc_put_uvarint(head + h, summary_size);
+    uint8_t clen[10];
+    size_t cl = tsc_put_uvarint(clen, chunk_size);
+    uint64_t offset = w->pos;
+    tsc_span parts[4] = {{head, h}, {summary, summary_size}, {clen, cl}, {chunk, chunk_size}};
+    for (size_t i = 0; i < 4; i++) put_bytes(w, parts[i].data, parts[i].size);
+    /* The record's checksum covers everything before it, in order. */
+    uint8_t sum[8];
+    tsc_store64_le(sum, tsc_xxh3_spans(parts, 4));
+    if (put_bytes(w, sum, 8)) return TSC_ERROR(GENERIC);
+    w->chunks[w->nchunks++] = (chunk_entry){series_id, count, first, last, offset, w->pos - offset};
+    return 0;
+}
+
+void tschunk_segment_writer_abort(tschunk_segment_writer *w)
+{
+    if (!w) return;
+    if (w->out) fclose(w->out);
+    if (w->tmp_path) remove(w->tmp_path);
+    for (size_t i = 0; i < w->nseries; i++) wr_free(w, w->series[i].name);
+    wr_free(w, w->series);
+    wr_free(w, w->chunks);
+    wr_free(w, w->tmp_path);
+    wr_free(w, w->final_path);
+    wr_free(w, w);
+}
+
+static int by_id(const void *a, const void *b)
+{
+    uint64_t x = ((const series_entry *)a)->id, y = ((const series_entry *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* Index order: series, then first timestamp, then position in the file. Ties do not occur. */
+static int by_series_time(const void *a, const void *b)
+{
+    const tsc_seg_entry *x = a, *y = b;
+    if (x->ordinal != y->ordinal) return x->ordinal < y->ordinal ? -1 : 1;
+    if (x->first_ts != y->first_ts) return x->first_ts < y->first_ts ? -1 : 1;
+    return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+static uint32_t ordinal_of(const tschunk_segment_writer *w, uint64_t id)
+{
+    size_t lo = 0, hi = w->nseries;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (w->series[mid].id < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return (uint32_t)lo;
+}
+
+/* Series table then index, encoded into one buffer (they are in memory already). */
+static uint8_t *encode_metadata(tschunk_segment_writer *w, const tsc_seg_entry *entries, size_t *series_len,
+                                size_t *index_len)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < w->nseries; i++) cap += 20 + w->series[i].name_len;
+    cap += w->nchunks * 60 + 1;
+    uint8_t *buf = wr_alloc(w, cap), *p = buf;
+    if (!buf) return NULL;
+    for (size_t i = 0; i < w->nseries; i++) {
+        p += tsc_put_uvarint(p, w->series[i].id);
+        p += tsc_put_uvarint(p, w->series[i].name_len);
+        memcpy(p, w->series[i].name ? w->series[i].name : "", w->series[i].name_len);
+        p += w->series[i].name_len;
+    }
+    *series_len = (size_t)(p - buf);
+    for (size_t i = 0; i < w->nchunks; i++) {
+        const tsc_seg_entry *e = &entries[i];
+        p += tsc_put_uvarint(p, e->ordinal);
+        p += tsc_put_uvarint(p, (uint64_t)e->first_ts - (uint64_t)w->opts.min_ts);
+        p += tsc_put_uvarint(p, (uint64_t)e->last_ts - (uint64_t)e->first_ts);
+        p += tsc_put_uvarint(p, e->count);
+        p += tsc_put_uvarint(p, e->offset);
+        p += tsc_put_uvarint(p, e->length);
+    }
+    *index_len = (size_t)(p - buf) - *series_len;
+    return buf;
+}
+
+static void encode_footer(const tsc_seg_footer *f, uint8_t out[TSC_SEG_FOOTER_SIZE])
+{
+    memset(out, 0, TSC_SEG_FOOTER_SIZE);
+    const uint64_t fields[8] = {f->series_off, f->series_len, f->index_off, f->index_len,
+                                f->bitmap_off, f->bitmap_len, f->tomb_off, f->tomb_len};
+    for (int i = 0; i < 8; i++) tsc_store64_le(out + 8 * i, fields[i]);
+    for (int i = 0; i < 4; i++) out[64 + i] = (uint8_t)(f->chunks >> (8 * i));
+    for (int i = 0; i < 4; i++) out[68 + i] = (uint8_t)(f->series >> (8 * i));
+    tsc_store64_le(out + 72, f->meta_hash);
+    memcpy(out + 80, TSC_SEG_FOOTER_MAGIC, 8);
+    tsc_store64_le(out + 88, tsc_xxh3(out, 88));
+}
+
+size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
+{
+    if (!w) return TSC_ERROR(BAD_PARAMETER);
+    qsort(w->series, w->nseries, sizeof *w->series, by_id);
+    tsc_seg_entry *entries = wr_alloc(w, (w->nchunks + 1) * sizeof *entries);
+    if (!entries) {
+        tschunk_segment_writer_abort(w);
+        return TSC_ERROR(ALLOCATION);
+    }
+    for (size_t i = 0; i < w->nchunks; i++) {
+        const chunk_entry *c = &w->chunks[i];
+        entries[i] = (tsc_seg_entry){ordinal_of(w, c->series_id), c->count, c->first_ts, c->last_ts, c->offset, c->length};
+    }
+    qsort(entries, w->nchunks, sizeof *entries, by_series_time);
+    size_t series_len, index_len;
+    uint8_t *meta = encode_metadata(w, entries, &series_len, &index_len);
+    wr_free(w, entries);
+    if (!meta) {
+        tschunk_segment_writer_abort(w);
+        return TSC_ERROR(ALLOCATION);
+    }
+    tsc_seg_footer f = {0};
+    f.series_off = w->pos;
+    f.series_len = series_len;
+    f.index_off = w->pos + series_len;
+    f.index_len = index_len;
+    f.chunks = (uint32_t)w->nchunks;
+    f.series = (uint32_t)w->nseries;
+    f.meta_hash = tsc_xxh3(meta, series_len + index_len);
+    put_bytes(w, meta, series_len + index_len);
+    wr_free(w, meta);
+    uint8_t footer[TSC_SEG_FOOTER_SIZE];
+    encode_footer(&f, footer);
+    put_bytes(w, footer, sizeof footer);
+    uint64_t size = w->pos;
+    int ok = !w->failed && fflush(w->out) == 0 && fsync(fileno(w->out)) == 0;
+    ok = fclose(w->out) == 0 && ok;
+    w->out = NULL;
+    ok = ok && rename(w->tmp_path, w->final_path) == 0;
+    tschunk_segment_writer_abort(w); /* frees; the temporary name is gone after the rename */
+    return ok ? (size_t)size : TSC_ERROR(GENERIC);
+}
