@@ -137,12 +137,14 @@ bench-instr: $(BENCH_BIN)
 
 # ---- fuzzing (clang, libFuzzer) -----------------------------------------
 FUZZ_BUILD := build/fuzz
-FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+              -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 
 fuzz:
 	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(CLANG) CFLAGS="$(FUZZ_FLAGS)" $(FUZZ_BUILD)/libtschunk.a
 	@for t in $(FUZZ_NAMES); do \
 	  $(CLANG) $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	    -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
 	    fuzz/$$t.c $(FUZZ_BUILD)/libtschunk.a -lm -o $(FUZZ_BUILD)/$$t || exit 1; done
 
 fuzz-run: fuzz

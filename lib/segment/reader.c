@@ -19,6 +19,7 @@ struct tschunk_segment {
     tsc_seg_entry *entries;
     int64_t *max_last; /* running max of last_ts within each series: binary search stays exact */
     size_t records_end;
+    unsigned flags;
 };
 
 static void *default_alloc(void *opaque, size_t size)
@@ -63,7 +64,7 @@ static size_t check_header(tschunk_segment *s)
     const uint8_t *h = s->data;
     if (memcmp(h, TSC_SEG_MAGIC, 4) != 0) return TSC_ERROR(BAD_MAGIC);
     if (h[4] != TSC_SEG_VERSION) return TSC_ERROR(BAD_VERSION);
-    if (tsc_load64_le(h + 40) != tsc_xxh3(h, 40)) return TSC_ERROR(CORRUPT);
+    if (!TSC_SEG_CHECKSUM_OK(s->flags, tsc_load64_le(h + 40), tsc_xxh3(h, 40))) return TSC_ERROR(CORRUPT);
     if (h[5] || h[6] != TSCHUNK_CODEC_GORILLA || tsc_load64_le(h + 32)) return TSC_ERROR(CORRUPT);
     if (h[7] != TSC_SEG_NO_SUMMARY && h[7] > TSCHUNK_MAPPING_QUARTIC) return TSC_ERROR(CORRUPT);
     s->info.min_ts = (int64_t)tsc_load64_le(h + 8);
@@ -78,7 +79,7 @@ static size_t check_header(tschunk_segment *s)
 static size_t check_footer(tschunk_segment *s, tsc_seg_footer *f)
 {
     const uint8_t *p = s->data + s->size - TSC_SEG_FOOTER_SIZE;
-    if (memcmp(p + 80, TSC_SEG_FOOTER_MAGIC, 8) != 0 || tsc_load64_le(p + 88) != tsc_xxh3(p, 88))
+    if (memcmp(p + 80, TSC_SEG_FOOTER_MAGIC, 8) != 0 || !TSC_SEG_CHECKSUM_OK(s->flags, tsc_load64_le(p + 88), tsc_xxh3(p, 88)))
         return TSC_ERROR(CORRUPT);
     uint64_t *fields[8] = {&f->series_off, &f->series_len, &f->index_off, &f->index_len,
                            &f->bitmap_off, &f->bitmap_len, &f->tomb_off, &f->tomb_len};
@@ -92,7 +93,8 @@ static size_t check_footer(tschunk_segment *s, tsc_seg_footer *f)
         f->index_off != f->series_off + f->series_len || f->index_len != footer_at - f->index_off ||
         f->bitmap_len || f->tomb_len || f->bitmap_off || f->tomb_off)
         return TSC_ERROR(CORRUPT);
-    if (tsc_xxh3(s->data + f->series_off, (size_t)(footer_at - f->series_off)) != f->meta_hash)
+    if (!TSC_SEG_CHECKSUM_OK(s->flags, tsc_xxh3(s->data + f->series_off, (size_t)(footer_at - f->series_off)),
+                             f->meta_hash))
         return TSC_ERROR(CORRUPT);
     /* Each series takes >= 2 bytes, each index entry >= 6: a small file cannot claim a huge count. */
     if (f->series > f->series_len / 2 || f->chunks > f->index_len / 6) return TSC_ERROR(CORRUPT);
@@ -173,6 +175,7 @@ size_t tschunk_segment_open(tschunk_segment **out, const void *data, size_t size
     s->data = d;
     s->size = size;
     s->allocator = a;
+    s->flags = flags;
     tsc_seg_footer f;
     size_t err = check_header(s);
     if (!err) err = check_footer(s, &f);
@@ -260,7 +263,7 @@ size_t tschunk_segment_chunk(const tschunk_segment *s, size_t i, tschunk_segment
     const tsc_seg_entry *e = &s->entries[i];
     const uint8_t *rec = s->data + e->offset;
     size_t body = (size_t)e->length - 8;
-    if (tsc_xxh3(rec, body) != tsc_load64_le(rec + body)) return TSC_ERROR(CORRUPT);
+    if (!TSC_SEG_CHECKSUM_OK(s->flags, tsc_xxh3(rec, body), tsc_load64_le(rec + body))) return TSC_ERROR(CORRUPT);
     cursor c = {rec, body, 0};
     uint64_t id, first_rel, span, count, slen, clen;
     if (get_uv(&c, &id) || get_uv(&c, &first_rel) || get_uv(&c, &span) || get_uv(&c, &count) || c.pos >= body)

@@ -1,0 +1,45 @@
+/*
+ * Segment reader on arbitrary bytes. In the fuzzing build checksums are
+ * skipped (the mutations reach the parsers behind them); fuzz_segment_checked
+ * keeps them. Open, look up every series and range, read and decode every
+ * chunk, merge summaries, verify.
+ */
+#include <string.h>
+
+#include "harness.h"
+#include "tschunk.h"
+
+#ifndef SEGMENT_OPEN_FLAGS
+#define SEGMENT_OPEN_FLAGS 0x80000000u /* skip checksums: honoured only in fuzzing builds */
+#endif
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    tschunk_segment *seg;
+    tschunk_segment_verify(data, size, NULL);
+    if (tschunk_segment_open(&seg, data, size, SEGMENT_OPEN_FLAGS, NULL)) return 0;
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    static int64_t ts[TSCHUNK_MAX_SAMPLES];
+    static double v[TSCHUNK_MAX_SAMPLES];
+    for (uint32_t o = 0; o < info.series; o++) {
+        uint64_t id;
+        const char *name;
+        size_t len, begin, end;
+        if (tschunk_segment_series(seg, o, &id, &name, &len)) __builtin_trap();
+        if (tschunk_segment_find_series(seg, id) != o) __builtin_trap();
+        if (tschunk_segment_range(seg, o, INT64_MIN, INT64_MAX, &begin, &end) || begin > end || end > info.chunks)
+            __builtin_trap();
+    }
+    for (uint32_t i = 0; i < info.chunks; i++) {
+        tschunk_segment_chunk_info c;
+        if (tschunk_segment_chunk(seg, i, &c)) continue;
+        tschunk_decode(c.ref.chunk, c.ref.chunk_size, ts, v, TSCHUNK_MAX_SAMPLES);
+        if (c.ref.summary) {
+            tschunk_summary_info s;
+            tschunk_summary_parse(c.ref.summary, c.ref.summary_size, &s);
+        }
+    }
+    tschunk_segment_close(seg);
+    return 0;
+}
