@@ -1,0 +1,147 @@
+/*
+ * Segment round trip: bytes -> chunks of several series (ids up to 2^64-1,
+ * timestamps anywhere in int64, chunks added in any order) -> writer -> file
+ * -> reader with every checksum verified. Every chunk must come back once,
+ * byte for byte, under its series, with its count and time span, in index
+ * order (series, then first timestamp).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "tschunk.h"
+
+#define MAX_CHUNKS 24
+#define MAX_PER_CHUNK 16
+
+typedef struct {
+    uint64_t series;
+    size_t size;
+    int64_t first, last;
+    uint32_t count, matched;
+    unsigned char bytes[TSCHUNK_BOUND(MAX_PER_CHUNK)];
+} added_chunk;
+
+static const uint64_t series_ids[8] = {0, 1, 2, 127, 128, 300, UINT64_MAX - 1, UINT64_MAX};
+
+/* 1 + n*9 bytes per chunk: selector, then (step, value) pairs. */
+static size_t make_chunks(const uint8_t *data, size_t size, added_chunk *out, int64_t *min_ts)
+{
+    size_t n = 0, off = 0;
+    int64_t base = (int64_t)(size * 1000003u) - 4000000;
+    *min_ts = INT64_MAX;
+    while (off < size && n < MAX_CHUNKS) {
+        uint8_t sel = data[off++];
+        int64_t ts[MAX_PER_CHUNK];
+        double v[MAX_PER_CHUNK];
+        size_t k = 0;
+        int64_t t = sel & 0x80 ? INT64_MIN + (int64_t)(sel & 15) : base + (int64_t)sel * 7919;
+        for (; k < 1u + (sel & 15) && off + 9 <= size; k++, off += 9) {
+            uint64_t raw;
+            memcpy(&raw, data + off + 1, 8);
+            if (k) {
+                uint64_t step = data[off] < 128 ? 15000u + data[off] : data[off] < 250 ? raw >> 40 : raw >> 2;
+                if (t > INT64_MAX - (int64_t)(step & (uint64_t)INT64_MAX)) break; /* stay ordered */
+                t += (int64_t)step;
+            }
+            ts[k] = t;
+            memcpy(&v[k], &raw, 8);
+        }
+        if (!k) break;
+        added_chunk *c = &out[n];
+        c->series = series_ids[(sel >> 4) & 7];
+        c->size = tschunk_encode(c->bytes, sizeof c->bytes, ts, v, k, NULL);
+        if (tschunk_is_error(c->size)) __builtin_trap();
+        c->first = ts[0];
+        c->last = ts[k - 1];
+        c->count = (uint32_t)k;
+        c->matched = 0;
+        if (c->first < *min_ts) *min_ts = c->first;
+        n++;
+    }
+    return n;
+}
+
+static size_t write_segment(const char *path, added_chunk *chunks, size_t n, int64_t min_ts)
+{
+    tschunk_segment_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.min_ts = min_ts;
+    tschunk_segment_writer *w;
+    if (tschunk_segment_writer_create(&w, path, &opts)) __builtin_trap();
+    for (size_t i = 0; i < n; i++) {
+        char name[32];
+        int len = snprintf(name, sizeof name, "s%llu", (unsigned long long)chunks[i].series);
+        if (tschunk_segment_writer_add_series(w, chunks[i].series, name, (size_t)len)) __builtin_trap();
+        if (tschunk_segment_writer_add_chunk(w, chunks[i].series, chunks[i].bytes, chunks[i].size, NULL, 0))
+            __builtin_trap();
+    }
+    size_t file_size = tschunk_segment_writer_finish(w);
+    if (tschunk_is_error(file_size)) __builtin_trap();
+    return file_size;
+}
+
+static void check_chunk(const tschunk_segment *seg, size_t i, added_chunk *chunks, size_t n)
+{
+    tschunk_segment_chunk_info c;
+    uint64_t id;
+    const char *name;
+    size_t name_len;
+    if (tschunk_segment_chunk(seg, i, &c) || tschunk_segment_series(seg, c.ordinal, &id, &name, &name_len))
+        __builtin_trap();
+    for (size_t k = 0; k < n; k++) {
+        added_chunk *a = &chunks[k];
+        if (a->matched || a->series != id || a->size != c.ref.chunk_size || memcmp(a->bytes, c.ref.chunk, a->size))
+            continue;
+        if (a->count != c.count || a->first != c.first_ts || a->last != c.last_ts || c.ref.summary) __builtin_trap();
+        a->matched = 1;
+        return;
+    }
+    __builtin_trap(); /* a chunk that was never added, or came back twice */
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static added_chunk chunks[MAX_CHUNKS];
+    static unsigned char file[MAX_CHUNKS * (TSCHUNK_BOUND(MAX_PER_CHUNK) + 64) + 4096];
+    int64_t min_ts;
+    size_t n = make_chunks(data, size, chunks, &min_ts);
+    if (!n) return 0;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/tschunk-fuzz-segment-%ld", (long)getpid());
+    size_t file_size = write_segment(path, chunks, n, min_ts);
+    FILE *f = fopen(path, "rb");
+    size_t got = f ? fread(file, 1, sizeof file, f) : 0;
+    if (f) fclose(f);
+    remove(path);
+    if (got != file_size || tschunk_segment_verify(file, got, NULL)) __builtin_trap();
+    tschunk_segment *seg;
+    if (tschunk_segment_open(&seg, file, got, TSCHUNK_SEGMENT_VERIFY, NULL)) __builtin_trap();
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    if (info.chunks != n || info.min_ts != min_ts) __builtin_trap();
+    int64_t prev_first = INT64_MIN;
+    uint32_t prev_ordinal = 0;
+    for (size_t i = 0; i < n; i++) {
+        check_chunk(seg, i, chunks, n);
+        tschunk_segment_chunk_info c;
+        tschunk_segment_chunk(seg, i, &c);
+        if (i && (c.ordinal < prev_ordinal || (c.ordinal == prev_ordinal && c.first_ts < prev_first))) __builtin_trap();
+        prev_ordinal = c.ordinal;
+        prev_first = c.first_ts;
+    }
+    for (uint32_t o = 0; o < info.series; o++) {
+        uint64_t id;
+        const char *name;
+        size_t len;
+        char want[32];
+        tschunk_segment_series(seg, o, &id, &name, &len);
+        int want_len = snprintf(want, sizeof want, "s%llu", (unsigned long long)id);
+        if (len != (size_t)want_len || memcmp(name, want, len) || tschunk_segment_find_series(seg, id) != o)
+            __builtin_trap();
+    }
+    tschunk_segment_close(seg);
+    return 0;
+}
