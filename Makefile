@@ -37,6 +37,7 @@ FUZZ_NAMES := $(FUZZ_SRC:fuzz/%.c=%)
 REPLAY_BINS := $(FUZZ_NAMES:%=$(BUILD)/replay/%)
 BENCH_BIN := $(BUILD)/bench/bench
 SKETCH_BENCH_BIN := $(BUILD)/bench/sketch_bench
+SEGMENT_BENCH_BIN := $(BUILD)/bench/segment_bench
 
 .PHONY: all lib cli deps test test-run asan bench bench-instr tune vectors fuzz fuzz-run fuzz-replay install uninstall \
         check-install check-symbols demo readme-example clean
@@ -126,9 +127,15 @@ $(SKETCH_BENCH_BIN): bench/sketch_bench.c bench/workloads.h $(STATIC)
 	$(CC) $(BASE_CFLAGS) -D_POSIX_C_SOURCE=200809L $(CPPFLAGS) $(CFLAGS) -Ibench bench/sketch_bench.c $(STATIC) \
 	  $(LDFLAGS) -lm -o $@
 
-bench: $(BENCH_BIN) $(SKETCH_BENCH_BIN)
+$(SEGMENT_BENCH_BIN): bench/segment_bench.c bench/workloads.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -D_POSIX_C_SOURCE=200809L $(CPPFLAGS) $(CFLAGS) -Ibench bench/segment_bench.c $(STATIC) \
+	  $(LDFLAGS) -lm -o $@
+
+bench: $(BENCH_BIN) $(SKETCH_BENCH_BIN) $(SEGMENT_BENCH_BIN)
 	$(BENCH_BIN) $(BENCH_ARGS)
 	$(SKETCH_BENCH_BIN) $(BENCH_ARGS)
+	$(SEGMENT_BENCH_BIN) $(BENCH_ARGS)
 
 # Instructions per push and per decoded sample under callgrind (stable on a noisy machine).
 bench-instr: $(BENCH_BIN)

@@ -1,0 +1,185 @@
+/*
+ * Segment figures (README "Segment figures"): a segment of 10,000 series, one
+ * 120-sample chunk each, the five synthetic workloads in turn. Write and
+ * full-scan throughput, open and one-series lookup time, and the bytes the
+ * container adds to the chunks it holds.
+ *
+ *   segment_bench [--quick]    (--quick: 1,000 series, 3 repetitions)
+ */
+#include <time.h>
+#include <unistd.h>
+
+#include "tschunk.h"
+#include "workloads.h"
+
+#define CHUNK_SAMPLES 120
+
+static volatile double sink;
+
+static double now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp);
+    return v[n / 2];
+}
+
+typedef struct {
+    unsigned char *bytes;
+    size_t size;
+} encoded_chunk;
+
+static size_t encode_all(encoded_chunk *chunks, size_t series)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < series; i++) {
+        wl_series s;
+        wl_synthetic(&s, (int)(i % WL_SYNTHETIC_COUNT), CHUNK_SAMPLES, i + 1);
+        chunks[i].bytes = malloc(TSCHUNK_BOUND(CHUNK_SAMPLES));
+        if (!chunks[i].bytes) abort();
+        chunks[i].size = tschunk_encode(chunks[i].bytes, TSCHUNK_BOUND(CHUNK_SAMPLES), s.ts,
+                                        (const double *)(const void *)s.bits, s.n, NULL);
+        if (tschunk_is_error(chunks[i].size)) abort();
+        total += chunks[i].size;
+        wl_free(&s);
+    }
+    return total;
+}
+
+static size_t write_segment(const char *path, const encoded_chunk *chunks, size_t series)
+{
+    tschunk_segment_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.min_ts = INT64_C(1700000000000) - 10;
+    tschunk_segment_writer *w;
+    if (tschunk_segment_writer_create(&w, path, &opts)) abort();
+    for (size_t i = 0; i < series; i++) {
+        char name[64];
+        int len = snprintf(name, sizeof name, "node_metric{instance=\"host-%zu\"}", i);
+        if (tschunk_segment_writer_add_series(w, i * 7919 + 1, name, (size_t)len) ||
+            tschunk_segment_writer_add_chunk(w, i * 7919 + 1, chunks[i].bytes, chunks[i].size, NULL, 0))
+            abort();
+    }
+    size_t size = tschunk_segment_writer_finish(w);
+    if (tschunk_is_error(size)) abort();
+    return size;
+}
+
+static unsigned char *read_file(const char *path, size_t size)
+{
+    unsigned char *buf = malloc(size);
+    FILE *f = fopen(path, "rb");
+    if (!buf || !f || fread(buf, 1, size, f) != size) abort();
+    fclose(f);
+    return buf;
+}
+
+/* Open, then decode every chunk of every series (checksums verified as touched). */
+static double full_scan(const unsigned char *file, size_t size)
+{
+    static int64_t ts[CHUNK_SAMPLES];
+    static double v[CHUNK_SAMPLES];
+    tschunk_segment *seg;
+    if (tschunk_segment_open(&seg, file, size, 0, NULL)) abort();
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    double acc = 0;
+    for (uint32_t i = 0; i < info.chunks; i++) {
+        tschunk_segment_chunk_info c;
+        if (tschunk_segment_chunk(seg, i, &c)) abort();
+        size_t n = tschunk_decode(c.ref.chunk, c.ref.chunk_size, ts, v, CHUNK_SAMPLES);
+        if (tschunk_is_error(n)) abort();
+        acc += v[n - 1];
+    }
+    tschunk_segment_close(seg);
+    return acc;
+}
+
+/* Open, find one series and the bytes of its chunks, close. */
+static double open_and_lookup(const unsigned char *file, size_t size, uint64_t id)
+{
+    tschunk_segment *seg;
+    if (tschunk_segment_open(&seg, file, size, 0, NULL)) abort();
+    size_t ordinal = tschunk_segment_find_series(seg, id), begin, end;
+    if (tschunk_is_error(ordinal) || tschunk_segment_range(seg, (uint32_t)ordinal, INT64_MIN, INT64_MAX, &begin, &end))
+        abort();
+    tschunk_segment_chunk_info c;
+    if (begin == end || tschunk_segment_chunk(seg, begin, &c)) abort();
+    double got = (double)c.ref.chunk_size;
+    tschunk_segment_close(seg);
+    return got;
+}
+
+int main(int argc, char **argv)
+{
+    int quick = argc > 1 && !strcmp(argv[1], "--quick");
+    size_t series = quick ? 1000 : 10000;
+    int reps = quick ? 3 : 7;
+    encoded_chunk *chunks = calloc(series, sizeof *chunks);
+    if (!chunks) abort();
+    size_t chunk_bytes = encode_all(chunks, series);
+    double samples = (double)series * CHUNK_SAMPLES;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/tschunk-segment-bench-%ld.tseg", (long)getpid());
+
+    double write_t[7], scan_t[7], open_t[7], lookup_t[7];
+    size_t file_size = 0;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_ns();
+        file_size = write_segment(path, chunks, series);
+        write_t[r] = now_ns() - t0;
+    }
+    unsigned char *file = read_file(path, file_size);
+    remove(path);
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_ns();
+        sink = full_scan(file, file_size);
+        scan_t[r] = now_ns() - t0;
+        t0 = now_ns();
+        tschunk_segment *seg;
+        if (tschunk_segment_open(&seg, file, file_size, 0, NULL)) abort();
+        open_t[r] = now_ns() - t0;
+        tschunk_segment_close(seg);
+        t0 = now_ns();
+        for (size_t q = 0; q < 100; q++) sink = open_and_lookup(file, file_size, (q * 97 % series) * 7919 + 1);
+        lookup_t[r] = (now_ns() - t0) / 100;
+    }
+    double write_ns = median(write_t, reps), scan_ns = median(scan_t, reps);
+    double open_ns = median(open_t, reps), lookup_ns = median(lookup_t, reps);
+    printf("Segment of %zu series x %d samples (five synthetic workloads in turn), median of %d:\n\n", series,
+           CHUNK_SAMPLES, reps);
+    printf("| figure | value |\n|---|---:|\n");
+    printf("| write (add + finish, fsync included) | %.2f M samples/s |\n", samples / write_ns * 1e3);
+    printf("| full scan (open + decode every chunk) | %.2f M samples/s |\n", samples / scan_ns * 1e3);
+    printf("| open | %.3f ms |\n", open_ns / 1e6);
+    printf("| open + find one series + its first chunk | %.3f ms (%.2f%% of a full scan) |\n", lookup_ns / 1e6,
+           100.0 * lookup_ns / scan_ns);
+    printf("| chunk bytes | %zu (%.3f B/sample) |\n", chunk_bytes, (double)chunk_bytes / samples);
+    printf("| segment bytes | %zu (%.3f B/sample) |\n", file_size, (double)file_size / samples);
+    printf("| container overhead | %.2f%% (%.3f B/sample, %.1f B/chunk) |\n",
+           100.0 * (double)(file_size - chunk_bytes) / (double)chunk_bytes, (double)(file_size - chunk_bytes) / samples,
+           (double)(file_size - chunk_bytes) / (double)series);
+    size_t name_bytes = 0;
+    for (size_t i = 0; i < series; i++) {
+        char name[64];
+        name_bytes += (size_t)snprintf(name, sizeof name, "node_metric{instance=\"host-%zu\"}", i);
+    }
+    printf("| container overhead without the series names (%zu B) | %.2f%% (%.1f B/chunk) |\n", name_bytes,
+           100.0 * (double)(file_size - chunk_bytes - name_bytes) / (double)chunk_bytes,
+           (double)(file_size - chunk_bytes - name_bytes) / (double)series);
+    free(file);
+    for (size_t i = 0; i < series; i++) free(chunks[i].bytes);
+    free(chunks);
+    return 0;
+}
