@@ -80,11 +80,11 @@ $(CLI): $(CLI_SRC) $(STATIC) include/tschunk.h
 $(TEST_BIN): $(TEST_SRC) tests/test_util.h $(STATIC) fuzz/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(TEST_WARN) $(WERROR) -Iinclude -Ilib $(CPPFLAGS) $(CFLAGS) $(TEST_SRC) $(STATIC) \
-	  $(LDFLAGS) -lcriterion -lm -o $@
+	  $(LDFLAGS) -lcriterion -lroaring -lm -o $@
 
 $(BUILD)/replay/%: fuzz/%.c fuzz/standalone_main.c fuzz/harness.h $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) $< fuzz/standalone_main.c $(STATIC) $(LDFLAGS) -lm -o $@
+	$(CC) $(BASE_CFLAGS) -Ilib $(CPPFLAGS) $(CFLAGS) $< fuzz/standalone_main.c $(STATIC) $(LDFLAGS) -lroaring -lm -o $@
 
 fuzz-replay: $(REPLAY_BINS)
 	@for t in $(FUZZ_NAMES); do \
@@ -152,7 +152,7 @@ fuzz:
 	@for t in $(FUZZ_NAMES); do \
 	  $(CLANG) $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	    -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
-	    fuzz/$$t.c $(FUZZ_BUILD)/libtschunk.a -lm -o $(FUZZ_BUILD)/$$t || exit 1; done
+	    -Ilib fuzz/$$t.c $(FUZZ_BUILD)/libtschunk.a -lroaring -lm -o $(FUZZ_BUILD)/$$t || exit 1; done
 
 fuzz-run: fuzz
 	@for t in $(FUZZ_NAMES); do \
