@@ -408,6 +408,29 @@ Test(sketch, untrackable_values_are_refused_and_change_nothing)
     tschunk_sketch_free(s);
 }
 
+/* Found by fuzz_sketch_roundtrip: huge trackable values overflow the exact sum to -inf; the stream is
+ * still what Java writes, and it must decode. */
+Test(sketch, overflowed_sum_round_trips)
+{
+    tschunk_sketch_options o = {TSCHUNK_MAPPING_CUBIC, 0.025, 0, 0, {0, 0, 0}};
+    tschunk_sketch *s, *back;
+    cr_assert_eq(tschunk_sketch_create(&s, &o), 0);
+    cr_assert_eq(tschunk_sketch_add(s, -1.6e308), 0);
+    cr_assert_eq(tschunk_sketch_add(s, -1.6e308), 0);
+    static unsigned char buf[4096], again[4096];
+    size_t n = tschunk_sketch_encode(s, buf, sizeof buf, TSCHUNK_SKETCH_EXACT_STATS);
+    cr_assert(!tschunk_is_error(n));
+    cr_assert_eq(tschunk_sketch_decode_new(&back, buf, n, &o, NULL), 0);
+    tschunk_sketch_stats st;
+    tschunk_sketch_get_stats(back, &st);
+    cr_assert(isinf(st.sum) && st.sum < 0);
+    cr_assert_eq(st.count, 2);
+    cr_assert_eq(tschunk_sketch_encode(back, again, sizeof again, TSCHUNK_SKETCH_EXACT_STATS), n);
+    cr_assert_arr_eq(again, buf, n);
+    tschunk_sketch_free(s);
+    tschunk_sketch_free(back);
+}
+
 Test(sketch, bounded_bins_collapse_and_keep_accuracy_where_kept)
 {
     tschunk_sketch_options o = {TSCHUNK_MAPPING_LOGARITHMIC, 0.01, 64, 0, {0, 0, 0}};
