@@ -2,7 +2,8 @@
  * The portable-format validator against CRoaring itself: every blob roaring
  * writes is accepted with the right cardinality, maximum and length; every
  * truncation is refused; and a bit-flipped blob is accepted only when roaring
- * reads it back as a well-formed bitmap that it writes out byte for byte.
+ * reads it back as a bitmap of the validated cardinality that survives its own
+ * serialization.
  */
 #include <roaring/roaring.h>
 
@@ -71,8 +72,13 @@ static void assert_sound(const char *blob, size_t size, const tsc_roaring_summar
     cr_assert_eq(roaring_bitmap_get_cardinality(r), sum->cardinality);
     char *again;
     size_t again_size = serialize(r, &again);
-    cr_assert_eq(again_size, sum->bytes);
-    cr_assert_arr_eq(again, blob, again_size);
+    /* Roaring's canonical form (no-run cookie when no run is left) may differ from the input. */
+    roaring_bitmap_t *r2 = roaring_bitmap_portable_deserialize_safe(again, again_size);
+    cr_assert(r2 && roaring_bitmap_equals(r, r2));
+    tsc_roaring_summary again_sum;
+    cr_assert_eq(tsc_roaring_check(again, again_size, &again_sum), 0);
+    cr_assert_eq(again_sum.cardinality, sum->cardinality);
+    roaring_bitmap_free(r2);
     free(again);
     roaring_bitmap_free(r);
 }
