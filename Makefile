@@ -110,7 +110,7 @@ asan: deps
 	  ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp test-run
 
 # ---- benchmarks ----------------------------------------------------------
-$(BENCH_BIN): bench/bench.c bench/workloads.h $(STATIC)
+$(BENCH_BIN): bench/bench.c bench/workloads.h bench/timing.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Ibench bench/bench.c $(STATIC) $(LDFLAGS) -lm -o $@
 
@@ -122,12 +122,12 @@ $(BUILD)/bench/tune: bench/tune.c bench/workloads.h
 tune: $(BUILD)/bench/tune
 	$(BUILD)/bench/tune $(BENCH_ARGS)
 
-$(SKETCH_BENCH_BIN): bench/sketch_bench.c bench/workloads.h $(STATIC)
+$(SKETCH_BENCH_BIN): bench/sketch_bench.c bench/workloads.h bench/timing.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -D_POSIX_C_SOURCE=200809L $(CPPFLAGS) $(CFLAGS) -Ibench bench/sketch_bench.c $(STATIC) \
 	  $(LDFLAGS) -lm -o $@
 
-$(SEGMENT_BENCH_BIN): bench/segment_bench.c bench/workloads.h $(STATIC)
+$(SEGMENT_BENCH_BIN): bench/segment_bench.c bench/workloads.h bench/timing.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -D_POSIX_C_SOURCE=200809L $(CPPFLAGS) $(CFLAGS) -Ibench bench/segment_bench.c $(STATIC) \
 	  $(LDFLAGS) -lm -o $@

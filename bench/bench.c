@@ -15,6 +15,7 @@
 
 #include "tschunk.h"
 #include "workloads.h"
+#include "timing.h"
 
 #define MAX_SERIES 64
 
@@ -48,25 +49,6 @@ typedef struct {
 } result;
 
 static volatile uint64_t sink;
-
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* Cut where timestamps go backwards (as the CLI does) or at per_chunk samples. */
 static void chunk_plan(chunked *c, const wl_series *s, size_t per_chunk)

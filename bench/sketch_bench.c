@@ -15,28 +15,10 @@
 
 #include "tschunk.h"
 #include "workloads.h"
+#include "timing.h"
 
 static int reps = 7;
 static volatile double sink;
-
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return v[n / 2];
-}
 
 static tschunk_sketch *make(tschunk_mapping_kind kind, double gamma_or_alpha, int by_gamma)
 {

@@ -8,6 +8,9 @@
 
 #include "tschunk.h"
 
+/* The caller's allocator when both hooks are set, else malloc/free. */
+tschunk_allocator tsc_allocator_or_default(const tschunk_allocator *a);
+
 #if defined(__GNUC__)
 #  define TSC_LIKELY(x) __builtin_expect(!!(x), 1)
 #  define TSC_UNLIKELY(x) __builtin_expect(!!(x), 0)

@@ -22,18 +22,6 @@ struct tschunk_segment {
     unsigned flags;
 };
 
-static void *default_alloc(void *opaque, size_t size)
-{
-    (void)opaque;
-    return malloc(size);
-}
-
-static void default_free(void *opaque, void *p)
-{
-    (void)opaque;
-    free(p);
-}
-
 static void *seg_alloc(tschunk_segment *s, size_t size) { return s->allocator.alloc(s->allocator.opaque, size); }
 
 void tschunk_segment_close(tschunk_segment *s)
@@ -167,8 +155,7 @@ size_t tschunk_segment_open(tschunk_segment **out, const void *data, size_t size
     const uint8_t *d = (const uint8_t *)data;
     if (size >= 4 && memcmp(d, TSC_SEG_MAGIC, 4) != 0) return TSC_ERROR(BAD_MAGIC);
     if (size < TSC_SEG_HEADER_SIZE + TSC_SEG_FOOTER_SIZE) return TSC_ERROR(TRUNCATED);
-    tschunk_allocator a = allocator && allocator->alloc && allocator->free
-                              ? *allocator : (tschunk_allocator){default_alloc, default_free, NULL};
+    tschunk_allocator a = tsc_allocator_or_default(allocator);
     tschunk_segment *s = a.alloc(a.opaque, sizeof *s);
     if (!s) return TSC_ERROR(ALLOCATION);
     memset(s, 0, sizeof *s);

@@ -46,18 +46,6 @@ static void wr_free(tschunk_segment_writer *w, void *p)
     if (p) w->opts.allocator.free(w->opts.allocator.opaque, p);
 }
 
-static void *default_alloc(void *opaque, size_t size)
-{
-    (void)opaque;
-    return malloc(size);
-}
-
-static void default_free(void *opaque, void *p)
-{
-    (void)opaque;
-    free(p);
-}
-
 /* Grow an array by the allocator (no realloc hook): a copy into a block twice the size. */
 static int grow(tschunk_segment_writer *w, void **arr, size_t *cap, size_t elem)
 {
@@ -93,8 +81,7 @@ static int put_bytes(tschunk_segment_writer *w, const void *p, size_t n)
 size_t tschunk_segment_writer_create(tschunk_segment_writer **out, const char *path, const tschunk_segment_options *o)
 {
     if (!out || !path || !o) return TSC_ERROR(BAD_PARAMETER);
-    tschunk_allocator a = o->allocator;
-    if (!a.alloc || !a.free) a = (tschunk_allocator){default_alloc, default_free, NULL};
+    tschunk_allocator a = tsc_allocator_or_default(&o->allocator);
     tschunk_segment_writer *w = a.alloc(a.opaque, sizeof *w);
     if (!w) return TSC_ERROR(ALLOCATION);
     memset(w, 0, sizeof *w);

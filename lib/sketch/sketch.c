@@ -14,18 +14,6 @@
 #define DEFAULT_MAX_BINS 2048u
 #define MAX_MAX_BINS (1u << 20)
 
-static void *default_alloc(void *opaque, size_t size)
-{
-    (void)opaque;
-    return malloc(size);
-}
-
-static void default_free(void *opaque, void *ptr)
-{
-    (void)opaque;
-    free(ptr);
-}
-
 static int store_empty(const tsc_store *st) { return st->min_index > st->max_index; }
 
 /* Bins outside [min_index, max_index] are zero already: only the used range is cleared. */
@@ -121,10 +109,7 @@ static size_t sketch_alloc(tschunk_sketch **out, const tschunk_sketch_options *o
     if (opts) o = *opts;
     if (o.max_bins == 0) o.max_bins = DEFAULT_MAX_BINS;
     if (o.max_bins > MAX_MAX_BINS) return TSC_ERROR(BAD_PARAMETER);
-    if (!o.allocator.alloc || !o.allocator.free) {
-        o.allocator.alloc = default_alloc;
-        o.allocator.free = default_free;
-    }
+    o.allocator = tsc_allocator_or_default(&o.allocator);
     size_t bytes = sizeof(tschunk_sketch) + 2 * (size_t)o.max_bins * sizeof(double);
     tschunk_sketch *s = (tschunk_sketch *)o.allocator.alloc(o.allocator.opaque, bytes);
     if (!s) return TSC_ERROR(ALLOCATION);
