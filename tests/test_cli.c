@@ -150,6 +150,40 @@ Test(cli, damaged_file_is_an_error)
     cr_assert_neq(run(out, sizeof out, "stats in.csv"), 0, "a CSV is not a tschunk file");
 }
 
+Test(cli, verify_checks_chunk_files_and_segments)
+{
+    write_file("in.csv", "1,1\n2,2\n3,3\n");
+    char out[4096], path[512], cmd[700];
+    cr_assert_eq(run(out, sizeof out, "compress in.csv -o ok.tsc"), 0);
+    cr_assert_eq(run(out, sizeof out, "verify ok.tsc"), 0, "%s", out);
+    cr_assert(strstr(out, "ok (tschunk file v1, 1 chunks, 3 samples)"), "%s", out);
+    snprintf(cmd, sizeof cmd, "cd '%s' && head -c 20 ok.tsc > cut.tsc", workdir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_neq(run(out, sizeof out, "verify cut.tsc"), 0);
+    /* A segment of two series written by the library. */
+    snprintf(path, sizeof path, "%s/two.tseg", workdir);
+    tschunk_segment_options opts;
+    memset(&opts, 0, sizeof opts);
+    tschunk_segment_writer *w;
+    cr_assert_eq(tschunk_segment_writer_create(&w, path, &opts), 0);
+    int64_t ts[3] = {10, 20, 30};
+    double v[3] = {1, 2, 3};
+    unsigned char chunk[TSCHUNK_BOUND(3)];
+    size_t n = tschunk_encode(chunk, sizeof chunk, ts, v, 3, NULL);
+    cr_assert_eq(tschunk_segment_writer_add_chunk(w, 7, chunk, n, NULL, 0), 0);
+    cr_assert_eq(tschunk_segment_writer_add_chunk(w, 9, chunk, n, NULL, 0), 0);
+    size_t size = tschunk_segment_writer_finish(w);
+    cr_assert(!tschunk_is_error(size));
+    cr_assert_eq(run(out, sizeof out, "verify two.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "ok (segment v1, 2 series, 2 chunks, 6 samples)"), "%s", out);
+    /* One flipped byte inside the first chunk record. */
+    snprintf(cmd, sizeof cmd, "cd '%s' && cp two.tseg bad.tseg && printf '\\377' | dd of=bad.tseg bs=1 seek=60 conv=notrunc 2>/dev/null",
+             workdir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_neq(run(out, sizeof out, "verify bad.tseg"), 0);
+    cr_assert(strstr(out, "broken segment"), "%s", out);
+}
+
 Test(cli, ts_unit_converts_date_times)
 {
     write_file("in.csv", "2024-01-01 00:00:01.5,1\n");

@@ -51,6 +51,7 @@ static int usage(void)
           "                   [--ts-unit s|ms|us|ns] [--codec gorilla] [--verify]\n"
           "  tschunk decompress IN -o OUT.csv [--iso] [--bits]\n"
           "  tschunk stats IN [--json]\n"
+          "  tschunk verify FILE        (a chunk file or a segment: every checksum, structure and chunk)\n"
           "  tschunk export-prom IN.csv -o OUT [--samples-per-chunk N]   (Prometheus XOR chunks)\n"
           "  tschunk import-prom IN -o OUT                               (Prometheus XOR -> native)\n"
           "  tschunk sketch encode [--mapping logarithmic|cubic] [--alpha A] [--store dense|sparse]\n"
@@ -576,6 +577,61 @@ static int collect_stats(const char *path, stats *st)
     return 0;
 }
 
+/* Segments: every checksum and structure (tschunk_segment_verify), then every chunk decoded. */
+static int verify_segment(const char *path, const unsigned char *data, size_t size)
+{
+    size_t bad = 0, err = tschunk_segment_verify(data, size, &bad);
+    if (err) return fail("%s: broken segment: %s at byte %zu", path, tschunk_error_name(err), bad);
+    tschunk_segment *seg;
+    if ((err = tschunk_segment_open(&seg, data, size, TSCHUNK_SEGMENT_VERIFY, NULL)))
+        return fail("%s: broken segment: %s", path, tschunk_error_name(err));
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    for (uint32_t i = 0; i < info.chunks; i++) {
+        tschunk_segment_chunk_info c;
+        size_t n = tschunk_segment_chunk(seg, i, &c);
+        if (!n) n = decode_any(FORMAT_NATIVE, c.ref.chunk, c.ref.chunk_size);
+        if (tschunk_is_error(n) || (size_t)c.count != n) {
+            tschunk_segment_close(seg);
+            return fail("%s: chunk %u is damaged: %s", path, i, tschunk_is_error(n) ? tschunk_error_name(n) : "count mismatch");
+        }
+    }
+    printf("%s: ok (segment v1, %u series, %u chunks, %llu samples)\n", path, info.series, info.chunks,
+           (unsigned long long)info.samples);
+    tschunk_segment_close(seg);
+    return 0;
+}
+
+/* Exit 0 only when every checksum, structure and chunk of the file holds; otherwise name what is broken. */
+static int cmd_verify(const options *o)
+{
+    tscf_reader r;
+    if (tscf_open(&r, o->in)) { tscf_close(&r); return fail("%s", r.error); }
+    if (r.size >= 4 && !memcmp(r.data, "TSEG", 4)) {
+        int rc = verify_segment(o->in, r.data, r.size);
+        tscf_close(&r);
+        return rc;
+    }
+    const unsigned char *chunk;
+    size_t size;
+    uint64_t chunks = 0, samples = 0;
+    int got;
+    while ((got = tscf_next(&r, &chunk, &size)) == 1) {
+        size_t n = decode_any(r.format, chunk, size);
+        if (tschunk_is_error(n)) {
+            tscf_close(&r);
+            return fail("%s: chunk %llu is damaged: %s", o->in, (unsigned long long)chunks, tschunk_error_name(n));
+        }
+        chunks++;
+        samples += n;
+    }
+    if (got < 0) { tscf_close(&r); return fail("%s: %s", o->in, r.error); }
+    printf("%s: ok (%s, %llu chunks, %llu samples)\n", o->in, r.format == FORMAT_NATIVE ? "tschunk file v1" : "Prometheus XOR chunks",
+           (unsigned long long)chunks, (unsigned long long)samples);
+    tscf_close(&r);
+    return 0;
+}
+
 static int cmd_stats(const options *o)
 {
     stats st;
@@ -779,6 +835,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "compress")) return cmd_compress(&o);
     if (!strcmp(cmd, "decompress")) return cmd_decompress(&o);
     if (!strcmp(cmd, "stats")) return cmd_stats(&o);
+    if (!strcmp(cmd, "verify")) return cmd_verify(&o);
     if (!strcmp(cmd, "export-prom")) return cmd_export_prom(&o);
     if (!strcmp(cmd, "import-prom")) return cmd_import_prom(&o);
     if (!strcmp(cmd, "quantiles")) return cmd_quantiles(&o);
