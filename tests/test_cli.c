@@ -150,7 +150,7 @@ Test(cli, damaged_file_is_an_error)
     cr_assert_neq(run(out, sizeof out, "stats in.csv"), 0, "a CSV is not a tschunk file");
 }
 
-Test(cli, verify_checks_chunk_files_and_segments)
+Test(cli, verify_and_ls_read_chunk_files_and_segments)
 {
     write_file("in.csv", "1,1\n2,2\n3,3\n");
     char out[4096], path[512], cmd[700];
@@ -170,12 +170,17 @@ Test(cli, verify_checks_chunk_files_and_segments)
     double v[3] = {1, 2, 3};
     unsigned char chunk[TSCHUNK_BOUND(3)];
     size_t n = tschunk_encode(chunk, sizeof chunk, ts, v, 3, NULL);
+    cr_assert_eq(tschunk_segment_writer_add_series(w, 7, "cpu", 3), 0);
     cr_assert_eq(tschunk_segment_writer_add_chunk(w, 7, chunk, n, NULL, 0), 0);
     cr_assert_eq(tschunk_segment_writer_add_chunk(w, 9, chunk, n, NULL, 0), 0);
     size_t size = tschunk_segment_writer_finish(w);
     cr_assert(!tschunk_is_error(size));
     cr_assert_eq(run(out, sizeof out, "verify two.tseg"), 0, "%s", out);
     cr_assert(strstr(out, "ok (segment v1, 2 series, 2 chunks, 6 samples)"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls two.tseg"), 0, "%s", out);
+    char want[200];
+    snprintf(want, sizeof want, "cpu\t7\t1\t3\t10\t30\t%zu\n\t9\t1\t3\t10\t30\t%zu\n", n, n);
+    cr_assert(strstr(out, want), "%s", out);
     /* One flipped byte inside the first chunk record. */
     snprintf(cmd, sizeof cmd, "cd '%s' && cp two.tseg bad.tseg && printf '\\377' | dd of=bad.tseg bs=1 seek=60 conv=notrunc 2>/dev/null",
              workdir);

@@ -51,6 +51,7 @@ static int usage(void)
           "                   [--ts-unit s|ms|us|ns] [--codec gorilla] [--verify]\n"
           "  tschunk decompress IN -o OUT.csv [--iso] [--bits]\n"
           "  tschunk stats IN [--json]\n"
+          "  tschunk ls FILE            (series, id, chunks, samples, time range, bytes; tab-separated)\n"
           "  tschunk verify FILE        (a chunk file or a segment: every checksum, structure and chunk)\n"
           "  tschunk export-prom IN.csv -o OUT [--samples-per-chunk N]   (Prometheus XOR chunks)\n"
           "  tschunk import-prom IN -o OUT                               (Prometheus XOR -> native)\n"
@@ -632,6 +633,76 @@ static int cmd_verify(const options *o)
     return 0;
 }
 
+/* One line per series of a segment: name, id, chunks, samples, time range, chunk bytes (summaries apart). */
+static int list_segment(const char *path, const unsigned char *data, size_t size)
+{
+    tschunk_segment *seg;
+    size_t err = tschunk_segment_open(&seg, data, size, 0, NULL);
+    if (err) return fail("%s: broken segment: %s", path, tschunk_error_name(err));
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    printf("series\tid\tchunks\tsamples\tfirst_ts\tlast_ts\tbytes\n");
+    for (uint32_t o = 0; o < info.series; o++) {
+        uint64_t id;
+        const char *name;
+        size_t name_len, begin, end;
+        tschunk_segment_series(seg, o, &id, &name, &name_len);
+        tschunk_segment_range(seg, o, INT64_MIN, INT64_MAX, &begin, &end);
+        uint64_t samples = 0, bytes = 0;
+        int64_t first = INT64_MAX, last = INT64_MIN;
+        for (size_t i = begin; i < end; i++) {
+            tschunk_segment_chunk_info c;
+            if ((err = tschunk_segment_chunk(seg, i, &c))) {
+                tschunk_segment_close(seg);
+                return fail("%s: chunk %zu is damaged: %s", path, i, tschunk_error_name(err));
+            }
+            samples += c.count;
+            bytes += c.ref.chunk_size + c.ref.summary_size;
+            if (c.first_ts < first) first = c.first_ts;
+            if (c.last_ts > last) last = c.last_ts;
+        }
+        printf("%.*s\t%llu\t%zu\t%llu\t%lld\t%lld\t%llu\n", (int)name_len, name, (unsigned long long)id, end - begin,
+               (unsigned long long)samples, (long long)first, (long long)last, (unsigned long long)bytes);
+    }
+    tschunk_segment_close(seg);
+    return 0;
+}
+
+/* Series of a segment; a chunk file holds one series, listed under the file's name. */
+static int cmd_ls(const options *o)
+{
+    tscf_reader r;
+    if (tscf_open(&r, o->in)) { tscf_close(&r); return fail("%s", r.error); }
+    if (r.size >= 4 && !memcmp(r.data, "TSEG", 4)) {
+        int rc = list_segment(o->in, r.data, r.size);
+        tscf_close(&r);
+        return rc;
+    }
+    const unsigned char *chunk;
+    size_t size;
+    uint64_t chunks = 0, samples = 0, bytes = 0;
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    int got;
+    while ((got = tscf_next(&r, &chunk, &size)) == 1) {
+        size_t n = decode_any(r.format, chunk, size);
+        if (tschunk_is_error(n)) {
+            tscf_close(&r);
+            return fail("%s: chunk %llu is damaged: %s", o->in, (unsigned long long)chunks, tschunk_error_name(n));
+        }
+        if (n && chunk_ts[0] < first) first = chunk_ts[0];
+        if (n && chunk_ts[n - 1] > last) last = chunk_ts[n - 1];
+        chunks++;
+        samples += n;
+        bytes += size;
+    }
+    if (got < 0) { tscf_close(&r); return fail("%s: %s", o->in, r.error); }
+    printf("series\tid\tchunks\tsamples\tfirst_ts\tlast_ts\tbytes\n%s\t0\t%llu\t%llu\t%lld\t%lld\t%llu\n", o->in,
+           (unsigned long long)chunks, (unsigned long long)samples, (long long)first, (long long)last,
+           (unsigned long long)bytes);
+    tscf_close(&r);
+    return 0;
+}
+
 static int cmd_stats(const options *o)
 {
     stats st;
@@ -836,6 +907,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "decompress")) return cmd_decompress(&o);
     if (!strcmp(cmd, "stats")) return cmd_stats(&o);
     if (!strcmp(cmd, "verify")) return cmd_verify(&o);
+    if (!strcmp(cmd, "ls")) return cmd_ls(&o);
     if (!strcmp(cmd, "export-prom")) return cmd_export_prom(&o);
     if (!strcmp(cmd, "import-prom")) return cmd_import_prom(&o);
     if (!strcmp(cmd, "quantiles")) return cmd_quantiles(&o);
