@@ -150,7 +150,7 @@ Test(cli, damaged_file_is_an_error)
     cr_assert_neq(run(out, sizeof out, "stats in.csv"), 0, "a CSV is not a tschunk file");
 }
 
-Test(cli, verify_and_ls_read_chunk_files_and_segments)
+Test(cli, verify_ls_and_cat_read_chunk_files_and_segments)
 {
     write_file("in.csv", "1,1\n2,2\n3,3\n");
     char out[4096], path[512], cmd[700];
@@ -181,6 +181,13 @@ Test(cli, verify_and_ls_read_chunk_files_and_segments)
     char want[200];
     snprintf(want, sizeof want, "cpu\t7\t1\t3\t10\t30\t%zu\n\t9\t1\t3\t10\t30\t%zu\n", n, n);
     cr_assert(strstr(out, want), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat two.tseg cpu"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n10,1\n20,2\n30,3\n");
+    cr_assert_eq(run(out, sizeof out, "cat two.tseg 9 --from 15 --to 20 --bits"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n20,0x4000000000000000\n");
+    cr_assert_neq(run(out, sizeof out, "cat two.tseg nope"), 0);
+    cr_assert(strstr(out, "no series 'nope'"), "%s", out);
+    cr_assert_neq(run(out, sizeof out, "stats two.tseg extra"), 0);
     /* One flipped byte inside the first chunk record. */
     snprintf(cmd, sizeof cmd, "cd '%s' && cp two.tseg bad.tseg && printf '\\377' | dd of=bad.tseg bs=1 seek=60 conv=notrunc 2>/dev/null",
              workdir);

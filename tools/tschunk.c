@@ -52,6 +52,7 @@ static int usage(void)
           "  tschunk decompress IN -o OUT.csv [--iso] [--bits]\n"
           "  tschunk stats IN [--json]\n"
           "  tschunk ls FILE            (series, id, chunks, samples, time range, bytes; tab-separated)\n"
+          "  tschunk cat SEGMENT SERIES [--from T --to T] [--bits]   (bounds inclusive)\n"
           "  tschunk verify FILE        (a chunk file or a segment: every checksum, structure and chunk)\n"
           "  tschunk export-prom IN.csv -o OUT [--samples-per-chunk N]   (Prometheus XOR chunks)\n"
           "  tschunk import-prom IN -o OUT                               (Prometheus XOR -> native)\n"
@@ -80,6 +81,7 @@ __attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
 /* ---- options ------------------------------------------------------------ */
 typedef struct {
     const char *in, *out;
+    const char *series; /* cat: the second positional argument */
     long samples_per_chunk;
     int samples_per_chunk_set;
     long max_chunk_bytes;
@@ -157,6 +159,7 @@ static int parse_options(int argc, char **argv, options *o)
         } else if (a[0] == '-' && a[1] && !o->in) {
             return fail("unknown option '%s'", a);
         } else if (!o->in) o->in = a;
+        else if (!o->series) o->series = a;
         else return fail("unexpected argument '%s'", a);
     }
     if (!o->in) return fail("missing input file");
@@ -703,6 +706,41 @@ static int cmd_ls(const options *o)
     return 0;
 }
 
+/* The samples of one series of a segment in [from, to] (inclusive), as `timestamp,value` lines. */
+static int cmd_cat(const options *o)
+{
+    if (!o->series) return fail("cat needs FILE SERIES (a series name, or its numeric id)");
+    tscf_reader r;
+    if (tscf_open(&r, o->in)) { tscf_close(&r); return fail("%s", r.error); }
+    if (r.size < 4 || memcmp(r.data, "TSEG", 4)) { tscf_close(&r); return fail("%s: cat reads segments; use decompress", o->in); }
+    tschunk_segment *seg;
+    size_t err = tschunk_segment_open(&seg, r.data, r.size, 0, NULL);
+    if (err) { tscf_close(&r); return fail("%s: broken segment: %s", o->in, tschunk_error_name(err)); }
+    size_t ordinal = tschunk_segment_find_series_name(seg, o->series, strlen(o->series));
+    char *end;
+    unsigned long long id = strtoull(o->series, &end, 10);
+    if (tschunk_is_error(ordinal) && *o->series && !*end) ordinal = tschunk_segment_find_series(seg, id);
+    size_t begin = 0, stop = 0;
+    int rc = tschunk_is_error(ordinal) ? fail("%s: no series '%s'", o->in, o->series) : 0;
+    if (!rc) tschunk_segment_range(seg, (uint32_t)ordinal, o->from, o->to, &begin, &stop);
+    text_ctx t = {stdout, 0, 0, o->bits};
+    if (!rc) printf("timestamp,value\n");
+    for (size_t i = begin; !rc && i < stop; i++) {
+        tschunk_segment_chunk_info c;
+        size_t n = tschunk_segment_chunk(seg, i, &c);
+        if (!n) n = decode_any(FORMAT_NATIVE, c.ref.chunk, c.ref.chunk_size);
+        if (tschunk_is_error(n)) { rc = fail("%s: chunk %zu is damaged: %s", o->in, i, tschunk_error_name(n)); break; }
+        for (size_t k = 0; k < n && !rc; k++) {
+            uint64_t bits;
+            memcpy(&bits, &chunk_values[k], 8);
+            if (chunk_ts[k] >= o->from && chunk_ts[k] <= o->to) rc = print_sample(&t, chunk_ts[k], bits);
+        }
+    }
+    tschunk_segment_close(seg);
+    tscf_close(&r);
+    return rc;
+}
+
 static int cmd_stats(const options *o)
 {
     stats st;
@@ -903,11 +941,16 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "sketch")) return cmd_sketch(argc - 2, argv + 2);
     options o;
     if (parse_options(argc - 2, argv + 2, &o)) return 2;
+    if (o.series && strcmp(cmd, "cat") != 0) {
+        fail("unexpected argument '%s'", o.series);
+        return 2;
+    }
     if (!strcmp(cmd, "compress")) return cmd_compress(&o);
     if (!strcmp(cmd, "decompress")) return cmd_decompress(&o);
     if (!strcmp(cmd, "stats")) return cmd_stats(&o);
     if (!strcmp(cmd, "verify")) return cmd_verify(&o);
     if (!strcmp(cmd, "ls")) return cmd_ls(&o);
+    if (!strcmp(cmd, "cat")) return cmd_cat(&o);
     if (!strcmp(cmd, "export-prom")) return cmd_export_prom(&o);
     if (!strcmp(cmd, "import-prom")) return cmd_import_prom(&o);
     if (!strcmp(cmd, "quantiles")) return cmd_quantiles(&o);
