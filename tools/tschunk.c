@@ -581,6 +581,36 @@ static int collect_stats(const char *path, stats *st)
     return 0;
 }
 
+/* What a scan of a chunk file (native or Prometheus) found, every chunk decoded. */
+typedef struct {
+    uint64_t chunks, samples, bytes;
+    int64_t first, last;
+} file_scan;
+
+/* @return 0, or 1 after naming the damaged chunk. Closes r. */
+static int scan_chunk_file(const char *path, tscf_reader *r, file_scan *scan)
+{
+    *scan = (file_scan){0, 0, 0, INT64_MAX, INT64_MIN};
+    const unsigned char *chunk;
+    size_t size;
+    int got;
+    while ((got = tscf_next(r, &chunk, &size)) == 1) {
+        size_t n = decode_any(r->format, chunk, size);
+        if (tschunk_is_error(n)) {
+            tscf_close(r);
+            return fail("%s: chunk %llu is damaged: %s", path, (unsigned long long)scan->chunks, tschunk_error_name(n));
+        }
+        if (n && chunk_ts[0] < scan->first) scan->first = chunk_ts[0];
+        if (n && chunk_ts[n - 1] > scan->last) scan->last = chunk_ts[n - 1];
+        scan->chunks++;
+        scan->samples += n;
+        scan->bytes += size;
+    }
+    if (got < 0) { tscf_close(r); return fail("%s: %s", path, r->error); }
+    tscf_close(r);
+    return 0;
+}
+
 /* Segments: every checksum and structure (tschunk_segment_verify), then every chunk decoded. */
 static int verify_segment(const char *path, const unsigned char *data, size_t size)
 {
@@ -616,23 +646,11 @@ static int cmd_verify(const options *o)
         tscf_close(&r);
         return rc;
     }
-    const unsigned char *chunk;
-    size_t size;
-    uint64_t chunks = 0, samples = 0;
-    int got;
-    while ((got = tscf_next(&r, &chunk, &size)) == 1) {
-        size_t n = decode_any(r.format, chunk, size);
-        if (tschunk_is_error(n)) {
-            tscf_close(&r);
-            return fail("%s: chunk %llu is damaged: %s", o->in, (unsigned long long)chunks, tschunk_error_name(n));
-        }
-        chunks++;
-        samples += n;
-    }
-    if (got < 0) { tscf_close(&r); return fail("%s: %s", o->in, r.error); }
-    printf("%s: ok (%s, %llu chunks, %llu samples)\n", o->in, r.format == FORMAT_NATIVE ? "tschunk file v1" : "Prometheus XOR chunks",
-           (unsigned long long)chunks, (unsigned long long)samples);
-    tscf_close(&r);
+    int format = r.format;
+    file_scan scan;
+    if (scan_chunk_file(o->in, &r, &scan)) return 1;
+    printf("%s: ok (%s, %llu chunks, %llu samples)\n", o->in, format == FORMAT_NATIVE ? "tschunk file v1" : "Prometheus XOR chunks",
+           (unsigned long long)scan.chunks, (unsigned long long)scan.samples);
     return 0;
 }
 
@@ -681,28 +699,11 @@ static int cmd_ls(const options *o)
         tscf_close(&r);
         return rc;
     }
-    const unsigned char *chunk;
-    size_t size;
-    uint64_t chunks = 0, samples = 0, bytes = 0;
-    int64_t first = INT64_MAX, last = INT64_MIN;
-    int got;
-    while ((got = tscf_next(&r, &chunk, &size)) == 1) {
-        size_t n = decode_any(r.format, chunk, size);
-        if (tschunk_is_error(n)) {
-            tscf_close(&r);
-            return fail("%s: chunk %llu is damaged: %s", o->in, (unsigned long long)chunks, tschunk_error_name(n));
-        }
-        if (n && chunk_ts[0] < first) first = chunk_ts[0];
-        if (n && chunk_ts[n - 1] > last) last = chunk_ts[n - 1];
-        chunks++;
-        samples += n;
-        bytes += size;
-    }
-    if (got < 0) { tscf_close(&r); return fail("%s: %s", o->in, r.error); }
+    file_scan scan;
+    if (scan_chunk_file(o->in, &r, &scan)) return 1;
     printf("series\tid\tchunks\tsamples\tfirst_ts\tlast_ts\tbytes\n%s\t0\t%llu\t%llu\t%lld\t%lld\t%llu\n", o->in,
-           (unsigned long long)chunks, (unsigned long long)samples, (long long)first, (long long)last,
-           (unsigned long long)bytes);
-    tscf_close(&r);
+           (unsigned long long)scan.chunks, (unsigned long long)scan.samples, (long long)scan.first, (long long)scan.last,
+           (unsigned long long)scan.bytes);
     return 0;
 }
 
