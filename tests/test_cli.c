@@ -150,7 +150,7 @@ Test(cli, damaged_file_is_an_error)
     cr_assert_neq(run(out, sizeof out, "stats in.csv"), 0, "a CSV is not a tschunk file");
 }
 
-Test(cli, verify_ls_and_cat_read_chunk_files_and_segments)
+Test(cli, verify_ls_cat_and_quantiles_read_segments)
 {
     write_file("in.csv", "1,1\n2,2\n3,3\n");
     char out[4096], path[512], cmd[700];
@@ -188,6 +188,18 @@ Test(cli, verify_ls_and_cat_read_chunk_files_and_segments)
     cr_assert_neq(run(out, sizeof out, "cat two.tseg nope"), 0);
     cr_assert(strstr(out, "no series 'nope'"), "%s", out);
     cr_assert_neq(run(out, sizeof out, "stats two.tseg extra"), 0);
+    /* Quantiles of one series, and of all of them (no summaries here: chunks are decoded). */
+    cr_assert_eq(run(out, sizeof out, "quantiles two.tseg cpu --q 0.5"), 0, "%s", out);
+    const char *median = strstr(out, "\n0.5 ");
+    cr_assert(median, "%s", out);
+    double got = strtod(median + 5, NULL);
+    cr_assert(got > 1.98 && got < 2.02, "median %.17g: %s", got, out);
+    cr_assert_eq(run(out, sizeof out, "quantiles two.tseg --all --from 20 --to 30"), 0, "%s", out);
+    cr_assert(strstr(out, "samples     4 in range"), "%s", out);
+    cr_assert_neq(run(out, sizeof out, "quantiles two.tseg"), 0);
+    cr_assert(strstr(out, "takes SERIES or --all"), "%s", out);
+    cr_assert_neq(run(out, sizeof out, "quantiles two.tseg cpu --all"), 0);
+    cr_assert_neq(run(out, sizeof out, "quantiles ok.tsc cpu"), 0);
     /* One flipped byte inside the first chunk record. */
     snprintf(cmd, sizeof cmd, "cd '%s' && cp two.tseg bad.tseg && printf '\\377' | dd of=bad.tseg bs=1 seek=60 conv=notrunc 2>/dev/null",
              workdir);

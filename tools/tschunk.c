@@ -59,7 +59,8 @@ static int usage(void)
           "  tschunk sketch encode [--mapping logarithmic|cubic] [--alpha A] [--store dense|sparse]\n"
           "                        [--exact-stats] [--omit-mapping]  < values   (DDSketch, hex out)\n"
           "  tschunk sketch decode HEX [--q 0.5,0.99] [--json]\n"
-          "  tschunk quantiles FILE [--q 0.5,0.9,0.99] [--from T --to T] [--exact]\n"
+          "  tschunk quantiles FILE [SERIES|--all] [--q 0.5,0.9,0.99] [--from T --to T] [--exact]\n"
+          "                   (SERIES or --all for a segment)\n"
           "  (compress --summary [--mapping cubic|logarithmic] [--alpha A] keeps a DDSketch per chunk)\n"
           "  tschunk version\n"
           "IN.csv: 'timestamp,value' or 'value' lines, header optional; '-' reads stdin.\n",
@@ -87,7 +88,7 @@ typedef struct {
     long max_chunk_bytes;
     int unit;
     int json, iso, bits, verify;
-    int summary, exact;
+    int summary, exact, all;
     tschunk_mapping_kind mapping;
     double alpha;
     const char *qlist;
@@ -123,6 +124,7 @@ static int parse_options(int argc, char **argv, options *o)
         else if (!strcmp(a, "--verify")) o->verify = 1;
         else if (!strcmp(a, "--summary")) o->summary = 1;
         else if (!strcmp(a, "--exact")) o->exact = 1;
+        else if (!strcmp(a, "--all")) o->all = 1;
         else if (!strcmp(a, "--q") && next) { o->qlist = next; i++; }
         else if ((!strcmp(a, "--from") || !strcmp(a, "--to")) && next) {
             char *end;
@@ -707,6 +709,16 @@ static int cmd_ls(const options *o)
     return 0;
 }
 
+/* A series named on the command line: by name, else by numeric id. @return its ordinal or an error. */
+static size_t find_series_arg(const tschunk_segment *seg, const char *arg)
+{
+    size_t ordinal = tschunk_segment_find_series_name(seg, arg, strlen(arg));
+    char *end;
+    unsigned long long id = strtoull(arg, &end, 10);
+    if (tschunk_is_error(ordinal) && *arg && !*end) ordinal = tschunk_segment_find_series(seg, id);
+    return ordinal;
+}
+
 /* The samples of one series of a segment in [from, to] (inclusive), as `timestamp,value` lines. */
 static int cmd_cat(const options *o)
 {
@@ -717,10 +729,7 @@ static int cmd_cat(const options *o)
     tschunk_segment *seg;
     size_t err = tschunk_segment_open(&seg, r.data, r.size, 0, NULL);
     if (err) { tscf_close(&r); return fail("%s: broken segment: %s", o->in, tschunk_error_name(err)); }
-    size_t ordinal = tschunk_segment_find_series_name(seg, o->series, strlen(o->series));
-    char *end;
-    unsigned long long id = strtoull(o->series, &end, 10);
-    if (tschunk_is_error(ordinal) && *o->series && !*end) ordinal = tschunk_segment_find_series(seg, id);
+    size_t ordinal = find_series_arg(seg, o->series);
     size_t begin = 0, stop = 0;
     int rc = tschunk_is_error(ordinal) ? fail("%s: no series '%s'", o->in, o->series) : 0;
     if (!rc) tschunk_segment_range(seg, (uint32_t)ordinal, o->from, o->to, &begin, &stop);
@@ -844,28 +853,71 @@ static void print_range(const options *o, const tschunk_range_stats *st, double 
     if (ss->count > 0) printf("min/max/sum %.17g / %.17g / %.17g\n", ss->min, ss->max, ss->sum);
 }
 
-static int cmd_quantiles(const options *o)
+/* The chunks of a chunk file and their summaries, in place in r. @return 0 or 1 after the message. */
+static int chunk_file_refs(const options *o, tscf_reader *r, tschunk_chunk_ref **out, size_t *count)
 {
-    tscf_reader r;
-    if (tscf_open(&r, o->in)) { tscf_close(&r); return fail("%s", r.error); }
-    if (r.format != FORMAT_NATIVE) { tscf_close(&r); return fail("%s: quantiles reads native files (import-prom first)", o->in); }
+    if (r->format != FORMAT_NATIVE) return fail("%s: quantiles reads native files (import-prom first)", o->in);
+    if (o->series) return fail("%s holds one series: drop '%s'", o->in, o->series);
     size_t n = 0, cap = 1024;
     tschunk_chunk_ref *refs = malloc(cap * sizeof *refs);
     const unsigned char *chunk;
     size_t size;
-    int got;
-    while (refs && (got = tscf_next(&r, &chunk, &size)) == 1) {
+    int got = 0;
+    while (refs && (got = tscf_next(r, &chunk, &size)) == 1) {
         if (n == cap) {
             tschunk_chunk_ref *grown = realloc(refs, (cap *= 2) * sizeof *refs);
-            if (!grown) break;
+            if (!grown) { free(refs); refs = NULL; break; }
             refs = grown;
         }
-        refs[n++] = (tschunk_chunk_ref){chunk, size, r.summary, r.summary_size};
+        refs[n++] = (tschunk_chunk_ref){chunk, size, r->summary, r->summary_size};
     }
+    *out = refs;
+    *count = n;
+    if (!refs) return fail("out of memory");
+    return got < 0 ? fail("%s: %s", o->in, r->error) : 0;
+}
+
+/* The chunks of one series of a segment, or of every series with --all, in place in data. */
+static int segment_refs(const options *o, const unsigned char *data, size_t size, tschunk_chunk_ref **out, size_t *count)
+{
+    if (!o->series == !o->all) return fail("%s: quantiles of a segment takes SERIES or --all", o->in);
+    tschunk_segment *seg;
+    size_t err = tschunk_segment_open(&seg, data, size, 0, NULL);
+    if (err) return fail("%s: broken segment: %s", o->in, tschunk_error_name(err));
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    size_t begin = 0, end = info.chunks;
     int rc = 0;
-    tschunk_sketch *acc = refs ? range_sketch(refs, n, o) : NULL;
-    if (!refs || !acc) rc = fail("out of memory");
-    else if (got < 0) rc = fail("%s: %s", o->in, r.error);
+    if (o->series) {
+        size_t ordinal = find_series_arg(seg, o->series);
+        if (tschunk_is_error(ordinal)) rc = fail("%s: no series '%s'", o->in, o->series);
+        else tschunk_segment_range(seg, (uint32_t)ordinal, INT64_MIN, INT64_MAX, &begin, &end);
+    }
+    tschunk_chunk_ref *refs = rc ? NULL : malloc((end - begin + 1) * sizeof *refs);
+    if (!rc && !refs) rc = fail("out of memory");
+    size_t n = 0;
+    for (size_t i = begin; !rc && i < end; i++) {
+        tschunk_segment_chunk_info c;
+        if ((err = tschunk_segment_chunk(seg, i, &c))) rc = fail("%s: chunk %zu is damaged: %s", o->in, i, tschunk_error_name(err));
+        else refs[n++] = c.ref;
+    }
+    tschunk_segment_close(seg); /* the refs point into data, not into seg */
+    *out = refs;
+    *count = n;
+    return rc;
+}
+
+static int cmd_quantiles(const options *o)
+{
+    tscf_reader r;
+    if (tscf_open(&r, o->in)) { tscf_close(&r); return fail("%s", r.error); }
+    size_t n = 0;
+    tschunk_chunk_ref *refs = NULL;
+    int rc = r.size >= 4 && !memcmp(r.data, "TSEG", 4) ? segment_refs(o, r.data, r.size, &refs, &n)
+                                                        : chunk_file_refs(o, &r, &refs, &n);
+    if (rc) { free(refs); tscf_close(&r); return rc; }
+    tschunk_sketch *acc = range_sketch(refs, n, o);
+    if (!acc) rc = fail("out of memory");
     tschunk_range_stats st;
     double t0 = now_s();
     size_t err = rc ? 0 : tschunk_range_merge(acc, refs, n, o->from, o->to, &st);
@@ -942,7 +994,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "sketch")) return cmd_sketch(argc - 2, argv + 2);
     options o;
     if (parse_options(argc - 2, argv + 2, &o)) return 2;
-    if (o.series && strcmp(cmd, "cat") != 0) {
+    if (o.series && strcmp(cmd, "cat") != 0 && strcmp(cmd, "quantiles") != 0) {
         fail("unexpected argument '%s'", o.series);
         return 2;
     }
