@@ -26,20 +26,6 @@ typedef struct {
     uint64_t bin_count[MAXBINS];
 } vec;
 
-static double dbl(uint64_t b)
-{
-    double v;
-    memcpy(&v, &b, 8);
-    return v;
-}
-
-static uint64_t bits(double v)
-{
-    uint64_t b;
-    memcpy(&b, &v, 8);
-    return b;
-}
-
 static void read_words(char *rest, char out[][20], int n)
 {
     for (int i = 0; i < n; i++) {
@@ -126,9 +112,9 @@ static const double qs[9] = {0, 0.01, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1};
 static void check_quantile(const vec *v, const char *what, double q, double got, const char *want_hex)
 {
     if (!strcmp(want_hex, "null")) return;
-    double want = dbl(strtoull(want_hex, NULL, 16));
+    double want = wl_double(strtoull(want_hex, NULL, 16));
     if (kind_of(v) == TSCHUNK_MAPPING_LOGARITHMIC) {
-        cr_assert_eq(bits(got), bits(want), "%s %s q=%g: %.17g, Java %.17g", v->name, what, q, got, want);
+        cr_assert_eq(wl_bits(got), wl_bits(want), "%s %s q=%g: %.17g, Java %.17g", v->name, what, q, got, want);
     } else {
         double rel = want == 0 ? fabs(got) : fabs(got - want) / fabs(want);
         cr_assert_leq(rel, 1e-12, "%s %s q=%g: %.17g, Java %.17g", v->name, what, q, got, want);
@@ -137,13 +123,13 @@ static void check_quantile(const vec *v, const char *what, double q, double got,
 
 static tschunk_sketch *sketch_of(const vec *v)
 {
-    tschunk_sketch_options o = {kind_of(v), dbl(v->ra), 1u << 16, 0, {NULL, NULL, NULL}};
+    tschunk_sketch_options o = {kind_of(v), wl_double(v->ra), 1u << 16, 0, {NULL, NULL, NULL}};
     tschunk_sketch *s;
     cr_assert_eq(tschunk_sketch_create(&s, &o), 0);
     /* Unweighted inputs go through tschunk_sketch_add, whose cubic fast path the vectors then check. */
     for (int i = 0; i < v->nvalues; i++) {
-        size_t r = v->weighted ? tschunk_sketch_add_weighted(s, dbl(v->values[i]), dbl(v->weights[i]))
-                               : tschunk_sketch_add(s, dbl(v->values[i]));
+        size_t r = v->weighted ? tschunk_sketch_add_weighted(s, wl_double(v->values[i]), wl_double(v->weights[i]))
+                               : tschunk_sketch_add(s, wl_double(v->values[i]));
         cr_assert_eq(r, 0, "%s value %d", v->name, i);
     }
     return s;
@@ -165,7 +151,7 @@ static void visit_bin(void *ctx, int32_t index, double count)
     }
     cr_assert_neq(match, -1, "%s: extra bin %d", v->name, index);
     cr_assert_eq(v->bin_index[match], index, "%s: bin index", v->name);
-    cr_assert_eq(v->bin_count[match], bits(count), "%s: bin %d count %.17g", v->name, index, count);
+    cr_assert_eq(v->bin_count[match], wl_bits(count), "%s: bin %d count %.17g", v->name, index, count);
     c->seen++;
 }
 
@@ -201,11 +187,11 @@ static void mapping_matches(const vec *v)
 {
     if (strcmp(v->producer, "java")) return;
     tsc_mapping m;
-    cr_assert_eq(tsc_mapping_from_accuracy(&m, kind_of(v), dbl(v->ra)), 0);
-    cr_assert_eq(bits(m.gamma), v->gamma, "%s: gamma %016llx", v->name, (unsigned long long)bits(m.gamma));
-    cr_assert_eq(bits(m.index_offset), v->offset, "%s: offset", v->name);
-    cr_assert_eq(bits(m.relative_accuracy), v->effective_ra, "%s: relative accuracy %016llx", v->name,
-                 (unsigned long long)bits(m.relative_accuracy));
+    cr_assert_eq(tsc_mapping_from_accuracy(&m, kind_of(v), wl_double(v->ra)), 0);
+    cr_assert_eq(wl_bits(m.gamma), v->gamma, "%s: gamma %016llx", v->name, (unsigned long long)wl_bits(m.gamma));
+    cr_assert_eq(wl_bits(m.index_offset), v->offset, "%s: offset", v->name);
+    cr_assert_eq(wl_bits(m.relative_accuracy), v->effective_ra, "%s: relative accuracy %016llx", v->name,
+                 (unsigned long long)wl_bits(m.relative_accuracy));
 }
 
 Test(sketch, mappings_match_sketches_java)
@@ -248,8 +234,8 @@ static void encoding_matches(const vec *v)
     }
     tschunk_sketch_stats st;
     tschunk_sketch_get_stats(s, &st);
-    cr_assert_eq(bits(st.count), strtoull(v->stats[0], NULL, 16), "%s: count", v->name);
-    cr_assert_eq(bits(st.sum), strtoull(v->stats[1], NULL, 16), "%s: sum", v->name);
+    cr_assert_eq(wl_bits(st.count), strtoull(v->stats[0], NULL, 16), "%s: count", v->name);
+    cr_assert_eq(wl_bits(st.sum), strtoull(v->stats[1], NULL, 16), "%s: sum", v->name);
     tschunk_sketch_free(s);
     encoded_checked++;
 }
@@ -273,7 +259,7 @@ static void decoding_matches(const vec *v)
     cr_assert_eq(r, 0, "%s: %s at byte %zu", v->name, tschunk_error_name(r), at);
     tschunk_sketch_stats st;
     tschunk_sketch_get_stats(s, &st);
-    cr_assert_eq(bits(st.zero_count), v->decoded_zero, "%s: zero count", v->name);
+    cr_assert_eq(wl_bits(st.zero_count), v->decoded_zero, "%s: zero count", v->name);
     for (int neg = 0; neg < 2; neg++) {
         bin_check c = {v, neg, 0};
         tschunk_sketch_bins(s, neg, visit_bin, &c);
@@ -290,11 +276,11 @@ static void decoding_matches(const vec *v)
     cr_assert_eq(tschunk_sketch_decode_new(&s, buf, n, NULL, NULL), 0, "%s: exact stream", v->name);
     tschunk_sketch_get_stats(s, &st);
     cr_assert(st.exact);
-    cr_assert_eq(bits(st.count), strtoull(v->stats[0], NULL, 16), "%s: exact count", v->name);
-    if (strcmp(v->stats[1], "null")) cr_assert_eq(bits(st.sum), strtoull(v->stats[1], NULL, 16), "%s: exact sum", v->name);
+    cr_assert_eq(wl_bits(st.count), strtoull(v->stats[0], NULL, 16), "%s: exact count", v->name);
+    if (strcmp(v->stats[1], "null")) cr_assert_eq(wl_bits(st.sum), strtoull(v->stats[1], NULL, 16), "%s: exact sum", v->name);
     if (st.count > 0) {
-        cr_assert_eq(bits(st.min), strtoull(v->stats[2], NULL, 16), "%s: exact min", v->name);
-        cr_assert_eq(bits(st.max), strtoull(v->stats[3], NULL, 16), "%s: exact max", v->name);
+        cr_assert_eq(wl_bits(st.min), strtoull(v->stats[2], NULL, 16), "%s: exact min", v->name);
+        cr_assert_eq(wl_bits(st.max), strtoull(v->stats[3], NULL, 16), "%s: exact max", v->name);
     }
     tschunk_sketch_free(s);
     decoded_checked++;
@@ -470,7 +456,7 @@ Test(sketch, merge_equals_sketch_of_the_union)
         double x, y;
         cr_assert_eq(tschunk_sketch_quantile(a, qs[i], &x), 0);
         cr_assert_eq(tschunk_sketch_quantile(all, qs[i], &y), 0);
-        cr_assert_eq(bits(x), bits(y), "q=%g", qs[i]);
+        cr_assert_eq(wl_bits(x), wl_bits(y), "q=%g", qs[i]);
     }
     /* Through bytes: decode-merge of b's encoding into a copy of a. */
     tschunk_sketch *c = log001(), *d = log001();

@@ -37,12 +37,6 @@ static tschunk_sketch *new_sketch(void)
     return s;
 }
 
-static uint64_t bits_of(double v)
-{
-    uint64_t b;
-    memcpy(&b, &v, 8);
-    return b;
-}
 
 Test(summary, blob_fields_and_quantiles_match_a_direct_sketch)
 {
@@ -69,14 +63,14 @@ Test(summary, blob_fields_and_quantiles_match_a_direct_sketch)
     cr_assert_eq(a.count, 598);
     cr_assert_eq(b.count, a.count);
     cr_assert(b.exact);
-    cr_assert_eq(bits_of(a.min), bits_of(b.min));
-    cr_assert_eq(bits_of(a.max), bits_of(b.max));
+    cr_assert_eq(wl_bits(a.min), wl_bits(b.min));
+    cr_assert_eq(wl_bits(a.max), wl_bits(b.max));
     cr_assert_leq(fabs(a.sum - b.sum), 1e-9 * fabs(a.sum));
     for (int q = 0; q <= 100; q++) {
         double x, y;
         cr_assert_eq(tschunk_sketch_quantile(direct, q / 100.0, &x), 0);
         cr_assert_eq(tschunk_sketch_quantile(from_summary, q / 100.0, &y), 0);
-        cr_assert_eq(bits_of(x), bits_of(y), "q=%d", q);
+        cr_assert_eq(wl_bits(x), wl_bits(y), "q=%d", q);
     }
     /* Damaged blobs are refused. */
     cr_assert_eq(tschunk_get_error_code(tschunk_summary_parse(chunks[0].summary, 3, &info)), TSCHUNK_ERROR_TRUNCATED);
@@ -117,7 +111,7 @@ Test(summary, range_merge_is_exact_on_the_samples_in_range)
             double p, r;
             cr_assert_eq(tschunk_sketch_quantile(acc, q / 20.0, &p), 0);
             cr_assert_eq(tschunk_sketch_quantile(want, q / 20.0, &r), 0);
-            cr_assert_eq(bits_of(p), bits_of(r), "trial %d q=%d", trial, q);
+            cr_assert_eq(wl_bits(p), wl_bits(r), "trial %d q=%d", trial, q);
         }
         tschunk_sketch_free(acc);
         tschunk_sketch_free(want);
