@@ -23,6 +23,8 @@ LIB_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden
 
 BUILD ?= build/release
 LIB_SRC := $(sort $(wildcard lib/*/*.c))
+# libroaring: segment bitmaps and tombstones (README "Dependencies")
+LIBS := -lroaring -lm
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 STATIC := $(BUILD)/libtschunk.a
 SHARED := $(BUILD)/libtschunk.so.$(VERSION)
@@ -59,7 +61,7 @@ $(STATIC): $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
 $(SHARED): $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,$(SONAME) $(LDFLAGS) -o $@ $^ -lm
+	$(CC) -shared -Wl,-soname,$(SONAME) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/libtschunk.so: $(SHARED)
 	ln -sf libtschunk.so.$(VERSION) $(BUILD)/$(SONAME)
@@ -69,22 +71,22 @@ $(PCFILE): Makefile
 	@mkdir -p $(dir $@)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
 	  'Name: libtschunk' 'Description: time-series chunk codec (Gorilla-style) with DDSketch summaries' \
-	  'Version: $(VERSION)' 'Libs: -L$${libdir} -ltschunk' 'Libs.private: -lm' \
+	  'Version: $(VERSION)' 'Libs: -L$${libdir} -ltschunk' 'Libs.private: $(LIBS)' \
 	  'Cflags: -I$${includedir}' > $@
 
 $(CLI): $(CLI_SRC) $(STATIC) include/tschunk.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Itools $(CLI_SRC) $(STATIC) $(LDFLAGS) -lm -o $@
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Itools $(CLI_SRC) $(STATIC) $(LDFLAGS) $(LIBS) -o $@
 
 # ---- tests ---------------------------------------------------------------
 $(TEST_BIN): $(TEST_SRC) tests/test_util.h $(STATIC) fuzz/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(TEST_WARN) $(WERROR) -Iinclude -Ilib $(CPPFLAGS) $(CFLAGS) $(TEST_SRC) $(STATIC) \
-	  $(LDFLAGS) -lcriterion -lroaring -lm -o $@
+	  $(LDFLAGS) -lcriterion $(LIBS) -o $@
 
 $(BUILD)/replay/%: fuzz/%.c fuzz/standalone_main.c fuzz/harness.h $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -Ilib $(CPPFLAGS) $(CFLAGS) $< fuzz/standalone_main.c $(STATIC) $(LDFLAGS) -lroaring -lm -o $@
+	$(CC) $(BASE_CFLAGS) -Ilib $(CPPFLAGS) $(CFLAGS) $< fuzz/standalone_main.c $(STATIC) $(LDFLAGS) $(LIBS) -o $@
 
 fuzz-replay: $(REPLAY_BINS)
 	@for t in $(FUZZ_NAMES); do \
@@ -93,7 +95,7 @@ fuzz-replay: $(REPLAY_BINS)
 readme-example: $(STATIC)
 	@mkdir -p $(BUILD)/example
 	sh scripts/readme-example.sh README.md > $(BUILD)/example/example.c
-	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(BUILD)/example/example.c $(STATIC) $(LDFLAGS) -lm \
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(BUILD)/example/example.c $(STATIC) $(LDFLAGS) $(LIBS) \
 	  -o $(BUILD)/example/example
 	$(BUILD)/example/example > /dev/null
 
@@ -112,11 +114,11 @@ asan: deps
 # ---- benchmarks ----------------------------------------------------------
 $(BENCH_BIN): bench/bench.c bench/workloads.h bench/timing.h $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Ibench bench/bench.c $(STATIC) $(LDFLAGS) -lm -o $@
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Ibench bench/bench.c $(STATIC) $(LDFLAGS) $(LIBS) -o $@
 
 $(BUILD)/bench/tune: bench/tune.c bench/workloads.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Ibench $< $(LDFLAGS) -lm -o $@
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Ibench $< $(LDFLAGS) $(LIBS) -o $@
 
 # Bits spent by candidate dod bucket tables and window-reset thresholds (README "Format choices").
 tune: $(BUILD)/bench/tune
@@ -125,12 +127,12 @@ tune: $(BUILD)/bench/tune
 $(SKETCH_BENCH_BIN): bench/sketch_bench.c bench/workloads.h bench/timing.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -D_POSIX_C_SOURCE=200809L $(CPPFLAGS) $(CFLAGS) -Ibench bench/sketch_bench.c $(STATIC) \
-	  $(LDFLAGS) -lm -o $@
+	  $(LDFLAGS) $(LIBS) -o $@
 
 $(SEGMENT_BENCH_BIN): bench/segment_bench.c bench/workloads.h bench/timing.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -D_POSIX_C_SOURCE=200809L $(CPPFLAGS) $(CFLAGS) -Ibench bench/segment_bench.c $(STATIC) \
-	  $(LDFLAGS) -lm -o $@
+	  $(LDFLAGS) $(LIBS) -o $@
 
 bench: $(BENCH_BIN) $(SKETCH_BENCH_BIN) $(SEGMENT_BENCH_BIN)
 	$(BENCH_BIN) $(BENCH_ARGS)
@@ -152,7 +154,7 @@ fuzz:
 	@for t in $(FUZZ_NAMES); do \
 	  $(CLANG) $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	    -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
-	    -Ilib fuzz/$$t.c $(FUZZ_BUILD)/libtschunk.a -lroaring -lm -o $(FUZZ_BUILD)/$$t || exit 1; done
+	    -Ilib fuzz/$$t.c $(FUZZ_BUILD)/libtschunk.a $(LIBS) -o $(FUZZ_BUILD)/$$t || exit 1; done
 
 fuzz-run: fuzz
 	@for t in $(FUZZ_NAMES); do \

@@ -596,12 +596,22 @@ TSCHUNK_API size_t tschunk_range_merge(struct tschunk_sketch *acc, const tschunk
 typedef struct tschunk_segment_writer tschunk_segment_writer;
 typedef struct tschunk_segment tschunk_segment;
 
+/* What a segment's timestamps count (recorded in the header; the library never converts). */
+typedef enum {
+    TSCHUNK_UNIT_UNSPECIFIED = 0,
+    TSCHUNK_UNIT_S = 1,
+    TSCHUNK_UNIT_MS = 2,
+    TSCHUNK_UNIT_US = 3,
+    TSCHUNK_UNIT_NS = 4
+} tschunk_ts_unit;
+
 typedef struct {
     int64_t min_ts;                   /* the segment's minimum timestamp: earlier chunks are refused */
     uint32_t has_summaries;           /* every chunk carries a summary blob of this mapping */
     tschunk_mapping_kind summary_mapping;
     double summary_gamma, summary_offset;
     tschunk_allocator allocator;      /* NULL functions: malloc/free */
+    tschunk_ts_unit ts_unit;          /* recorded in the header, for readers */
 } tschunk_segment_options;
 
 /**
@@ -641,8 +651,10 @@ TSCHUNK_API void tschunk_segment_close(tschunk_segment *seg);
 
 typedef struct {
     int64_t min_ts;
+    tschunk_ts_unit ts_unit;
     uint32_t series, chunks;
-    uint64_t samples;
+    uint64_t samples;         /* as written, deleted ones included */
+    uint64_t deleted;         /* samples deleted by tschunk_segment_delete */
     uint32_t has_summaries;
     tschunk_mapping_kind summary_mapping;
     double summary_gamma, summary_offset;
@@ -659,9 +671,10 @@ TSCHUNK_API size_t tschunk_segment_find_series_name(const tschunk_segment *seg, 
 
 typedef struct {
     uint32_t ordinal;         /* series */
-    uint32_t count;           /* samples */
+    uint32_t count;           /* samples in the chunk bytes, deleted ones included */
+    uint32_t deleted;         /* of them deleted: read with tschunk_segment_decode, never ref.chunk alone */
     int64_t first_ts, last_ts;
-    tschunk_chunk_ref ref;    /* chunk and summary bytes, in place */
+    tschunk_chunk_ref ref;    /* chunk and summary bytes, in place; summary NULL when deleted > 0 (stale) */
 } tschunk_segment_chunk_info;
 
 /**
@@ -672,6 +685,37 @@ TSCHUNK_API size_t tschunk_segment_range(const tschunk_segment *seg, uint32_t or
                                          size_t *begin, size_t *end);
 /** Chunk i of the index, its record checksum verified. @return 0, BAD_PARAMETER, CORRUPT. */
 TSCHUNK_API size_t tschunk_segment_chunk(const tschunk_segment *seg, size_t i, tschunk_segment_chunk_info *out);
+
+/**
+ * Decode chunk i without its deleted samples. capacity >= the chunk's count
+ * always suffices. @return the samples written, or an error.
+ */
+TSCHUNK_API size_t tschunk_segment_decode(const tschunk_segment *seg, size_t i, int64_t *ts, double *values,
+                                          size_t capacity);
+
+#define TSCHUNK_SEGMENT_ALL_SERIES UINT32_MAX
+
+/**
+ * tschunk_range_merge over the chunks of one series (or of every series with
+ * TSCHUNK_SEGMENT_ALL_SERIES) that overlap [from, to]. Chunks with deletions
+ * are decoded without their deleted samples (their summaries are stale).
+ * @return 0 or the first error.
+ */
+TSCHUNK_API size_t tschunk_segment_range_merge(const tschunk_segment *seg, uint32_t ordinal, int64_t from, int64_t to,
+                                               struct tschunk_sketch *acc, tschunk_range_stats *stats);
+
+/**
+ * Delete the samples of a series with from <= ts <= to: writes the segment
+ * again to `path` (temporary file and rename; path may be the file seg was
+ * read from, which seg keeps reading) with those positions added to the
+ * chunks' tombstones. Chunk records are copied unchanged.
+ * @return 0, BAD_PARAMETER, GENERIC (file), ALLOCATION; *deleted (may be NULL) = samples newly deleted.
+ */
+TSCHUNK_API size_t tschunk_segment_delete(const tschunk_segment *seg, const char *path, uint32_t ordinal,
+                                          int64_t from, int64_t to, uint64_t *deleted);
+
+/** The series bitmap (portable roaring: ordinals holding chunks), validated, in place. */
+TSCHUNK_API void tschunk_segment_series_bitmap(const tschunk_segment *seg, const void **blob, size_t *size);
 
 /**
  * Check everything: header, footer, metadata, every chunk record's checksum

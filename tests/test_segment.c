@@ -2,6 +2,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <math.h>
+#include <roaring/roaring.h>
+
 #include "test_util.h"
 
 typedef struct {
@@ -42,8 +45,9 @@ static size_t write_segment(const char *path, written *w, int with_summaries)
     tschunk_sketch_stats st;
     tschunk_sketch_get_stats(sk, &st);
     /* 1 s before the first scrape: the synthetic jitter reaches 5 ms before it. */
-    tschunk_segment_options o = {INT64_C(1699999999000), (uint32_t)with_summaries, TSCHUNK_MAPPING_CUBIC, st.gamma,
-                                 st.index_offset, {0, 0, 0}};
+    tschunk_segment_options o = {.min_ts = INT64_C(1699999999000), .has_summaries = (uint32_t)with_summaries,
+                                 .summary_mapping = TSCHUNK_MAPPING_CUBIC, .summary_gamma = st.gamma,
+                                 .summary_offset = st.index_offset, .ts_unit = TSCHUNK_UNIT_MS};
     tschunk_segment_writer *sw;
     cr_assert_eq(tschunk_segment_writer_create(&sw, path, &o), 0);
     size_t n = 0;
@@ -178,7 +182,7 @@ Test(segment, every_bit_flip_and_truncation_is_detected, .timeout = 120)
     /* A small segment: two series, two chunks each, no summaries. */
     char path[128];
     snprintf(path, sizeof path, "%s/small.tseg", tmpdir);
-    tschunk_segment_options o = {0, 0, TSCHUNK_MAPPING_LOGARITHMIC, 0, 0, {0, 0, 0}};
+    tschunk_segment_options o = {.summary_mapping = TSCHUNK_MAPPING_LOGARITHMIC};
     tschunk_segment_writer *sw;
     cr_assert_eq(tschunk_segment_writer_create(&sw, path, &o), 0);
     for (int k = 0; k < 4; k++) {
@@ -217,7 +221,8 @@ Test(segment, writer_refusals_and_no_torn_file)
 {
     char path[128];
     snprintf(path, sizeof path, "%s/r.tseg", tmpdir);
-    tschunk_segment_options o = {1000, 1, TSCHUNK_MAPPING_CUBIC, 1.02, 0, {0, 0, 0}};
+    tschunk_segment_options o = {.min_ts = 1000, .has_summaries = 1, .summary_mapping = TSCHUNK_MAPPING_CUBIC,
+                                 .summary_gamma = 1.02};
     tschunk_segment_writer *sw;
     cr_assert_eq(tschunk_segment_writer_create(&sw, path, &o), 0);
     int64_t ts[2] = {500, 1500};
@@ -238,4 +243,165 @@ Test(segment, writer_refusals_and_no_torn_file)
     char cmd[256];
     snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s')\"", tmpdir);
     cr_assert_eq(system(cmd), 0, "abort left a temporary file");
+}
+
+/* Every live sample of a series, in index order, through the tombstone-aware decoder. */
+static size_t series_samples(const tschunk_segment *seg, uint32_t ord, int64_t *ts, double *v, size_t cap)
+{
+    size_t begin, end, n = 0;
+    cr_assert_eq(tschunk_segment_range(seg, ord, INT64_MIN, INT64_MAX, &begin, &end), 0);
+    for (size_t i = begin; i < end; i++) {
+        cr_assert(cap - n >= TSCHUNK_MAX_SAMPLES || cap - n >= 120);
+        size_t got = tschunk_segment_decode(seg, i, ts + n, v + n, cap - n);
+        cr_assert(!tschunk_is_error(got), "%s", tschunk_error_name(got));
+        n += got;
+    }
+    return n;
+}
+
+Test(segment, series_bitmap_and_unit)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/bm.tseg", tmpdir);
+    tschunk_segment_options o = {.min_ts = 0, .ts_unit = TSCHUNK_UNIT_US};
+    tschunk_segment_writer *w;
+    cr_assert_eq(tschunk_segment_writer_create(&w, path, &o), 0);
+    int64_t ts[2] = {5, 6};
+    double v[2] = {1, 2};
+    unsigned char chunk[TSCHUNK_BOUND(2)];
+    size_t n = tschunk_encode(chunk, sizeof chunk, ts, v, 2, NULL);
+    /* Ordinals 0..4 by id; the series with id 30 (ordinal 2) is named but holds no chunk. */
+    uint64_t ids[5] = {10, 20, 30, 40, 50};
+    for (int i = 0; i < 5; i++)
+        if (ids[i] == 30) cr_assert_eq(tschunk_segment_writer_add_series(w, 30, "empty", 5), 0);
+        else cr_assert_eq(tschunk_segment_writer_add_chunk(w, ids[i], chunk, n, NULL, 0), 0);
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+    blob b = read_all(path);
+    tschunk_segment *seg;
+    cr_assert_eq(tschunk_segment_open(&seg, b.data, b.size, 0, NULL), 0);
+    cr_assert_eq(tschunk_segment_verify(b.data, b.size, NULL), 0);
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    cr_assert_eq(info.ts_unit, TSCHUNK_UNIT_US);
+    cr_assert_eq(info.series, 5);
+    const void *bm;
+    size_t bm_size;
+    tschunk_segment_series_bitmap(seg, &bm, &bm_size);
+    roaring_bitmap_t *r = roaring_bitmap_portable_deserialize_safe(bm, bm_size);
+    cr_assert(r);
+    cr_assert_eq(roaring_bitmap_get_cardinality(r), 4);
+    for (uint32_t ord = 0; ord < 5; ord++) cr_assert_eq(roaring_bitmap_contains(r, ord), ord != 2, "ordinal %u", ord);
+    roaring_bitmap_free(r);
+    tschunk_segment_close(seg);
+    free(b.data);
+}
+
+Test(segment, delete_hides_samples_from_every_reader, .timeout = 60)
+{
+    static written w[NSERIES * PER_SERIES];
+    static int64_t ts0[1024], ts1[1024], ts2[1024];
+    static double v0[1024], v1[1024], v2[1024];
+    char path[128], path2[128];
+    snprintf(path, sizeof path, "%s/d.tseg", tmpdir);
+    snprintf(path2, sizeof path2, "%s/d2.tseg", tmpdir);
+    size_t nw = write_segment(path, w, 1);
+    blob b = read_all(path);
+    tschunk_segment *seg;
+    cr_assert_eq(tschunk_segment_open(&seg, b.data, b.size, 0, NULL), 0);
+    const uint32_t ord = 3;
+    size_t n0 = series_samples(seg, ord, ts0, v0, 1024);
+    cr_assert_eq(n0, PER_SERIES * 120);
+    /* From inside the second chunk to inside the fourth: two straddled chunks, one whole. */
+    int64_t from = ts0[150], to = ts0[400];
+    size_t in_range = 0;
+    for (size_t i = 0; i < n0; i++) in_range += ts0[i] >= from && ts0[i] <= to;
+    uint64_t deleted;
+    cr_assert_eq(tschunk_segment_delete(seg, path2, ord, from, to, &deleted), 0);
+    cr_assert_eq(deleted, in_range);
+    blob b2 = read_all(path2);
+    cr_assert_eq(tschunk_segment_verify(b2.data, b2.size, NULL), 0);
+    tschunk_segment *seg2;
+    cr_assert_eq(tschunk_segment_open(&seg2, b2.data, b2.size, TSCHUNK_SEGMENT_VERIFY, NULL), 0);
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg2, &info);
+    cr_assert_eq(info.deleted, in_range);
+    /* The series reads back without the range; every other series is untouched. */
+    size_t n1 = series_samples(seg2, ord, ts1, v1, 1024), k = 0;
+    cr_assert_eq(n1, n0 - in_range);
+    for (size_t i = 0; i < n0; i++) {
+        if (ts0[i] >= from && ts0[i] <= to) continue;
+        cr_assert_eq(ts1[k], ts0[i]);
+        cr_assert(wl_bits(v1[k]) == wl_bits(v0[i]));
+        k++;
+    }
+    for (uint32_t other = 0; other < NSERIES; other++) {
+        if (other == ord) continue;
+        size_t a = series_samples(seg, other, ts1, v1, 1024), c = series_samples(seg2, other, ts2, v2, 1024);
+        cr_assert_eq(a, c);
+        cr_assert(!memcmp(ts1, ts2, a * sizeof *ts1) && !memcmp(v1, v2, a * sizeof *v1), "series %u", other);
+    }
+    /* Chunks with deletions hide their stale summaries; range merges equal a sketch of the live values. */
+    size_t begin, end, stale = 0;
+    tschunk_segment_range(seg2, ord, INT64_MIN, INT64_MAX, &begin, &end);
+    for (size_t i = begin; i < end; i++) {
+        tschunk_segment_chunk_info c;
+        cr_assert_eq(tschunk_segment_chunk(seg2, i, &c), 0);
+        cr_assert_eq(c.ref.summary == NULL, c.deleted > 0);
+        stale += c.deleted > 0;
+    }
+    cr_assert_eq(stale, 3);
+    tschunk_segment_get_info(seg2, &info);
+    tschunk_sketch_options so = {info.summary_mapping, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch *acc, *want;
+    cr_assert_eq(tschunk_sketch_create(&acc, &so), 0);
+    cr_assert_eq(tschunk_sketch_create(&want, &so), 0);
+    tschunk_range_stats st;
+    cr_assert_eq(tschunk_segment_range_merge(seg2, ord, INT64_MIN, INT64_MAX, acc, &st), 0);
+    cr_assert_eq(st.chunks_decoded, 3);
+    cr_assert_eq(st.chunks_from_summaries, PER_SERIES - 3);
+    n1 = series_samples(seg2, ord, ts1, v1, 1024);
+    for (size_t i = 0; i < n1; i++)
+        if (!isnan(v1[i])) tschunk_sketch_add(want, v1[i]);
+    tschunk_sketch_stats sa, sw;
+    tschunk_sketch_get_stats(acc, &sa);
+    tschunk_sketch_get_stats(want, &sw);
+    cr_assert(wl_bits(sa.count) == wl_bits(sw.count), "%g vs %g", sa.count, sw.count);
+    for (double q = 0; q <= 1; q += 0.125) {
+        double qa, qw;
+        cr_assert_eq(tschunk_sketch_quantile(acc, q, &qa), 0);
+        cr_assert_eq(tschunk_sketch_quantile(want, q, &qw), 0);
+        cr_assert(wl_bits(qa) == wl_bits(qw), "q %g: %.17g vs %.17g", q, qa, qw);
+    }
+    tschunk_sketch_free(acc);
+    tschunk_sketch_free(want);
+    /* Deleting again: only new positions count; the same range again writes nothing. */
+    cr_assert_eq(tschunk_segment_delete(seg2, path2, ord, to, ts0[500], &deleted), 0); /* seg2 keeps reading b2 */
+    size_t more = 0;
+    for (size_t i = 0; i < n0; i++) more += ts0[i] > to && ts0[i] <= ts0[500];
+    cr_assert_eq(deleted, more);
+    blob b3 = read_all(path2);
+    tschunk_segment *seg3;
+    cr_assert_eq(tschunk_segment_open(&seg3, b3.data, b3.size, 0, NULL), 0);
+    tschunk_segment_get_info(seg3, &info);
+    cr_assert_eq(info.deleted, in_range + more);
+    cr_assert_eq(tschunk_segment_delete(seg3, path2, ord, from, to, &deleted), 0);
+    cr_assert_eq(deleted, 0);
+    cr_assert_neq(tschunk_segment_delete(seg3, path2, NSERIES, from, to, &deleted), 0);
+    cr_assert_neq(tschunk_segment_delete(seg3, path2, ord, to, from, &deleted), 0);
+    /* Every bit flip in the tombstone section is caught. */
+    size_t tomb_at = b3.size - 96 - 1;
+    for (size_t bit = 0; bit < 8 * 16; bit++) {
+        size_t at = tomb_at - bit / 8;
+        b3.data[at] ^= (unsigned char)(1u << (bit % 8));
+        tschunk_segment *bad = NULL;
+        cr_assert(tschunk_is_error(tschunk_segment_open(&bad, b3.data, b3.size, 0, NULL)), "bit %zu", bit);
+        b3.data[at] ^= (unsigned char)(1u << (bit % 8));
+    }
+    tschunk_segment_close(seg3);
+    tschunk_segment_close(seg2);
+    tschunk_segment_close(seg);
+    free(b.data);
+    free(b2.data);
+    free(b3.data);
+    free_written(w, nw);
 }

@@ -4,30 +4,19 @@
  * records checked when touched. Every size the file declares is checked
  * against the bytes that hold it before anything is allocated.
  */
+#include <roaring/roaring.h>
 #include <stdlib.h>
 
 #include "format.h"
+#include "roaring_check.h"
 
-struct tschunk_segment {
-    const uint8_t *data;
-    size_t size;
-    tschunk_allocator allocator;
-    tschunk_segment_info info;
-    uint64_t *series_ids;
-    const char **names;
-    size_t *name_lens;
-    tsc_seg_entry *entries;
-    int64_t *max_last; /* running max of last_ts within each series: binary search stays exact */
-    size_t records_end;
-    unsigned flags;
-};
 
 static void *seg_alloc(tschunk_segment *s, size_t size) { return s->allocator.alloc(s->allocator.opaque, size); }
 
 void tschunk_segment_close(tschunk_segment *s)
 {
     if (!s) return;
-    void *parts[] = {s->series_ids, (void *)s->names, s->name_lens, s->entries, s->max_last};
+    void *parts[] = {s->series_ids, (void *)s->names, s->name_lens, s->entries, s->max_last, s->tombs};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         if (parts[i]) s->allocator.free(s->allocator.opaque, parts[i]);
     s->allocator.free(s->allocator.opaque, s);
@@ -53,7 +42,9 @@ static size_t check_header(tschunk_segment *s)
     if (memcmp(h, TSC_SEG_MAGIC, 4) != 0) return TSC_ERROR(BAD_MAGIC);
     if (h[4] != TSC_SEG_VERSION) return TSC_ERROR(BAD_VERSION);
     if (!TSC_SEG_CHECKSUM_OK(s->flags, tsc_load64_le(h + 40), tsc_xxh3(h, 40))) return TSC_ERROR(CORRUPT);
-    if (h[5] || h[6] != TSCHUNK_CODEC_GORILLA || tsc_load64_le(h + 32)) return TSC_ERROR(CORRUPT);
+    if (h[5] || h[6] != TSCHUNK_CODEC_GORILLA || h[TSC_SEG_UNIT_AT] > TSCHUNK_UNIT_NS || tsc_load64_le(h + 32) >> 8)
+        return TSC_ERROR(CORRUPT);
+    s->info.ts_unit = (tschunk_ts_unit)h[TSC_SEG_UNIT_AT];
     if (h[7] != TSC_SEG_NO_SUMMARY && h[7] > TSCHUNK_MAPPING_QUARTIC) return TSC_ERROR(CORRUPT);
     s->info.min_ts = (int64_t)tsc_load64_le(h + 8);
     s->info.has_summaries = h[7] != TSC_SEG_NO_SUMMARY;
@@ -76,14 +67,20 @@ static size_t check_footer(tschunk_segment *s, tsc_seg_footer *f)
     f->series = load32_le(p + 68);
     f->meta_hash = tsc_load64_le(p + 72);
     uint64_t footer_at = s->size - TSC_SEG_FOOTER_SIZE;
-    /* Sections follow each other: records, series table, index (bitmaps and tombstones: empty in v1). */
-    if (f->series_off < TSC_SEG_HEADER_SIZE || f->series_off > footer_at || f->series_len > footer_at - f->series_off ||
-        f->index_off != f->series_off + f->series_len || f->index_len != footer_at - f->index_off ||
-        f->bitmap_len || f->tomb_len || f->bitmap_off || f->tomb_off)
-        return TSC_ERROR(CORRUPT);
+    /* Sections follow each other: records, series table, index, series bitmap, tombstones, footer. */
+    uint64_t at = f->series_off;
+    const uint64_t sections[4][2] = {{f->series_off, f->series_len}, {f->index_off, f->index_len},
+                                     {f->bitmap_off, f->bitmap_len}, {f->tomb_off, f->tomb_len}};
+    if (at < TSC_SEG_HEADER_SIZE) return TSC_ERROR(CORRUPT);
+    for (int i = 0; i < 4; i++) {
+        if (sections[i][0] != at || sections[i][1] > footer_at - at) return TSC_ERROR(CORRUPT);
+        at += sections[i][1];
+    }
+    if (at != footer_at) return TSC_ERROR(CORRUPT);
     if (!TSC_SEG_CHECKSUM_OK(s->flags, tsc_xxh3(s->data + f->series_off, (size_t)(footer_at - f->series_off)),
                              f->meta_hash))
         return TSC_ERROR(CORRUPT);
+    s->footer = *f;
     /* Each series takes >= 2 bytes, each index entry >= 6: a small file cannot claim a huge count. */
     if (f->series > f->series_len / 2 || f->chunks > f->index_len / 6) return TSC_ERROR(CORRUPT);
     s->records_end = (size_t)f->series_off;
@@ -147,6 +144,21 @@ static size_t parse_index(tschunk_segment *s, const tsc_seg_footer *f)
     return c.pos == c.size ? 0 : TSC_ERROR(CORRUPT);
 }
 
+/* The series bitmap must hold exactly the ordinals that have chunks (checked by
+ * cardinality and maximum here; tschunk_segment_verify compares every member). */
+static size_t check_series_bitmap(const tschunk_segment *s)
+{
+    tsc_roaring_summary rs;
+    const tsc_seg_footer *f = &s->footer;
+    size_t err = tsc_roaring_check(s->data + f->bitmap_off, (size_t)f->bitmap_len, &rs);
+    if (err || rs.bytes != f->bitmap_len) return TSC_ERROR(CORRUPT);
+    uint64_t with_chunks = 0;
+    for (uint32_t i = 0; i < s->info.chunks; i++)
+        with_chunks += i == 0 || s->entries[i].ordinal != s->entries[i - 1].ordinal;
+    uint32_t top = s->info.chunks ? s->entries[s->info.chunks - 1].ordinal : 0;
+    return rs.cardinality == with_chunks && rs.max_value == top ? 0 : TSC_ERROR(CORRUPT);
+}
+
 size_t tschunk_segment_open(tschunk_segment **out, const void *data, size_t size, unsigned flags,
                             const tschunk_allocator *allocator)
 {
@@ -172,6 +184,8 @@ size_t tschunk_segment_open(tschunk_segment **out, const void *data, size_t size
         err = parse_series(s, &f);
     }
     if (!err) err = parse_index(s, &f);
+    if (!err) err = check_series_bitmap(s);
+    if (!err) err = tsc_seg_parse_tombs(s);
     for (uint32_t i = 0; !err && (flags & TSCHUNK_SEGMENT_VERIFY) && i < s->info.chunks; i++) {
         tschunk_segment_chunk_info c;
         err = tschunk_segment_chunk(s, i, &c);
@@ -185,6 +199,12 @@ size_t tschunk_segment_open(tschunk_segment **out, const void *data, size_t size
 }
 
 void tschunk_segment_get_info(const tschunk_segment *s, tschunk_segment_info *info) { *info = s->info; }
+
+void tschunk_segment_series_bitmap(const tschunk_segment *s, const void **blob, size_t *size)
+{
+    *blob = s->data + s->footer.bitmap_off;
+    *size = (size_t)s->footer.bitmap_len;
+}
 
 size_t tschunk_segment_series(const tschunk_segment *s, uint32_t ordinal, uint64_t *id, const char **name,
                               size_t *name_len)
@@ -266,12 +286,28 @@ size_t tschunk_segment_chunk(const tschunk_segment *s, size_t i, tschunk_segment
         add_ts(first, span, &last) || last != e->last_ts || count != e->count || codec != TSCHUNK_CODEC_GORILLA ||
         (s->info.has_summaries && !slen))
         return TSC_ERROR(CORRUPT);
+    const tsc_seg_tomb *tomb = tsc_seg_find_tomb(s, i);
     out->ordinal = e->ordinal;
     out->count = e->count;
+    out->deleted = tomb ? tomb->deleted : 0;
+    if (tomb) slen = 0; /* the summary still counts the deleted samples */
     out->first_ts = e->first_ts;
     out->last_ts = e->last_ts;
     out->ref = (tschunk_chunk_ref){rec + c.pos, (size_t)clen, slen ? summary : NULL, (size_t)slen};
     return 0;
+}
+
+/* Every ordinal with chunks is in the series bitmap (open checked its cardinality and maximum). */
+static size_t check_bitmap_members(const tschunk_segment *s)
+{
+    roaring_bitmap_t *ordinals =
+        roaring_bitmap_portable_deserialize_safe((const char *)s->data + s->footer.bitmap_off, (size_t)s->footer.bitmap_len);
+    if (!ordinals) return TSC_ERROR(CORRUPT);
+    size_t err = 0;
+    for (uint32_t i = 0; i < s->info.chunks && !err; i++)
+        if (!roaring_bitmap_contains(ordinals, s->entries[i].ordinal)) err = TSC_ERROR(CORRUPT);
+    roaring_bitmap_free(ordinals);
+    return err;
 }
 
 size_t tschunk_segment_verify(const void *data, size_t size, size_t *bad_offset)
@@ -282,6 +318,8 @@ size_t tschunk_segment_verify(const void *data, size_t size, size_t *bad_offset)
         if (bad_offset) *bad_offset = 0;
         return err;
     }
+    err = check_bitmap_members(s);
+    if (err && bad_offset) *bad_offset = (size_t)s->footer.bitmap_off;
     for (uint32_t i = 0; i < s->info.chunks && !err; i++) {
         tschunk_segment_chunk_info c;
         err = tschunk_segment_chunk(s, i, &c);

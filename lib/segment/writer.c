@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <roaring/roaring.h>
+
 #include "format.h"
 
 typedef struct {
@@ -80,7 +82,7 @@ static int put_bytes(tschunk_segment_writer *w, const void *p, size_t n)
 
 size_t tschunk_segment_writer_create(tschunk_segment_writer **out, const char *path, const tschunk_segment_options *o)
 {
-    if (!out || !path || !o) return TSC_ERROR(BAD_PARAMETER);
+    if (!out || !path || !o || (unsigned)o->ts_unit > TSCHUNK_UNIT_NS) return TSC_ERROR(BAD_PARAMETER);
     tschunk_allocator a = tsc_allocator_or_default(&o->allocator);
     tschunk_segment_writer *w = a.alloc(a.opaque, sizeof *w);
     if (!w) return TSC_ERROR(ALLOCATION);
@@ -100,7 +102,7 @@ size_t tschunk_segment_writer_create(tschunk_segment_writer **out, const char *p
         tschunk_segment_writer_abort(w);
         return TSC_ERROR(GENERIC);
     }
-    /* Header: magic, version, flags, codec, summary mapping, min_ts, gamma, offset, reserved, XXH3. */
+    /* Header: magic, version, flags, codec, summary mapping, min_ts, gamma, offset, unit, reserved, XXH3. */
     uint8_t h[TSC_SEG_HEADER_SIZE] = {0};
     memcpy(h, TSC_SEG_MAGIC, 4);
     h[4] = TSC_SEG_VERSION;
@@ -109,6 +111,7 @@ size_t tschunk_segment_writer_create(tschunk_segment_writer **out, const char *p
     tsc_store64_le(h + 8, (uint64_t)o->min_ts);
     tsc_store64_le(h + 16, o->has_summaries ? tsc_bits_of(o->summary_gamma) : 0);
     tsc_store64_le(h + 24, o->has_summaries ? tsc_bits_of(o->summary_offset) : 0);
+    h[TSC_SEG_UNIT_AT] = (uint8_t)o->ts_unit;
     tsc_store64_le(h + 40, tsc_xxh3(h, 40));
     put_bytes(w, h, sizeof h);
     *out = w;
@@ -230,6 +233,29 @@ static uint32_t ordinal_of(const tschunk_segment_writer *w, uint64_t id)
     return (uint32_t)lo;
 }
 
+/* Series bitmap: the ordinals that hold chunks, as a portable roaring blob (run-optimized). */
+static uint8_t *encode_series_bitmap(tschunk_segment_writer *w, const tsc_seg_entry *entries, size_t *len)
+{
+    roaring_bitmap_t *ordinals = roaring_bitmap_create();
+    if (!ordinals) return NULL;
+    for (size_t i = 0; i < w->nchunks; i++) roaring_bitmap_add(ordinals, entries[i].ordinal);
+    roaring_bitmap_run_optimize(ordinals);
+    *len = roaring_bitmap_portable_size_in_bytes(ordinals);
+    uint8_t *blob = wr_alloc(w, *len);
+    if (blob) roaring_bitmap_portable_serialize(ordinals, (char *)blob);
+    roaring_bitmap_free(ordinals);
+    return blob;
+}
+
+int tsc_seg_commit_file(FILE *out, const char *tmp, const char *final_path)
+{
+    int ok = fflush(out) == 0 && fsync(fileno(out)) == 0;
+    ok = fclose(out) == 0 && ok;
+    ok = ok && rename(tmp, final_path) == 0;
+    if (!ok) remove(tmp);
+    return ok ? 0 : -1;
+}
+
 /* Series table then index, encoded into one buffer (they are in memory already). */
 static uint8_t *encode_metadata(tschunk_segment_writer *w, const tsc_seg_entry *entries, size_t *series_len,
                                 size_t *index_len)
@@ -259,7 +285,7 @@ static uint8_t *encode_metadata(tschunk_segment_writer *w, const tsc_seg_entry *
     return buf;
 }
 
-static void encode_footer(const tsc_seg_footer *f, uint8_t out[TSC_SEG_FOOTER_SIZE])
+void tsc_seg_encode_footer(const tsc_seg_footer *f, uint8_t out[TSC_SEG_FOOTER_SIZE])
 {
     memset(out, 0, TSC_SEG_FOOTER_SIZE);
     const uint64_t fields[8] = {f->series_off, f->series_len, f->index_off, f->index_len,
@@ -286,10 +312,12 @@ size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
         entries[i] = (tsc_seg_entry){ordinal_of(w, c->series_id), c->count, c->first_ts, c->last_ts, c->offset, c->length};
     }
     qsort(entries, w->nchunks, sizeof *entries, by_series_time);
-    size_t series_len, index_len;
+    size_t series_len, index_len, bitmap_len = 0;
     uint8_t *meta = encode_metadata(w, entries, &series_len, &index_len);
+    uint8_t *bitmap = meta ? encode_series_bitmap(w, entries, &bitmap_len) : NULL;
     wr_free(w, entries);
-    if (!meta) {
+    if (!meta || !bitmap) {
+        wr_free(w, meta);
         tschunk_segment_writer_abort(w);
         return TSC_ERROR(ALLOCATION);
     }
@@ -298,19 +326,26 @@ size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
     f.series_len = series_len;
     f.index_off = w->pos + series_len;
     f.index_len = index_len;
+    f.bitmap_off = f.index_off + index_len;
+    f.bitmap_len = bitmap_len;
+    f.tomb_off = f.bitmap_off + bitmap_len; /* no deletions yet: an empty section */
     f.chunks = (uint32_t)w->nchunks;
     f.series = (uint32_t)w->nseries;
-    f.meta_hash = tsc_xxh3(meta, series_len + index_len);
+    tsc_span meta_parts[2] = {{meta, series_len + index_len}, {bitmap, bitmap_len}};
+    f.meta_hash = tsc_xxh3_spans(meta_parts, 2);
     put_bytes(w, meta, series_len + index_len);
+    put_bytes(w, bitmap, bitmap_len);
     wr_free(w, meta);
+    wr_free(w, bitmap);
     uint8_t footer[TSC_SEG_FOOTER_SIZE];
-    encode_footer(&f, footer);
+    tsc_seg_encode_footer(&f, footer);
     put_bytes(w, footer, sizeof footer);
     uint64_t size = w->pos;
-    int ok = !w->failed && fflush(w->out) == 0 && fsync(fileno(w->out)) == 0;
-    ok = fclose(w->out) == 0 && ok;
-    w->out = NULL;
-    ok = ok && rename(w->tmp_path, w->final_path) == 0;
-    tschunk_segment_writer_abort(w); /* frees; the temporary name is gone after the rename */
+    int ok = !w->failed;
+    if (ok) { /* the commit closes the file either way; on a write error abort closes it */
+        ok = tsc_seg_commit_file(w->out, w->tmp_path, w->final_path) == 0;
+        w->out = NULL;
+    }
+    tschunk_segment_writer_abort(w); /* frees; the temporary name is gone after the commit */
     return ok ? (size_t)size : TSC_ERROR(GENERIC);
 }

@@ -1,0 +1,142 @@
+/*
+ * tschunk_segment_delete: a segment is immutable, so a delete writes it again
+ * (temporary file, rename) with the same records, series table, index and
+ * series bitmap, and a tombstone section where the chunks that hold deleted
+ * samples list their positions (format: tombstones.c).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <roaring/roaring.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "format.h"
+
+/* Sample positions [*lo, *hi] of a chunk whose timestamps lie in [from, to]
+ * (timestamps never decrease inside a chunk). @return 1 when any, 0 when none, or an error. */
+static size_t positions_in_range(const tschunk_chunk_ref *ref, int64_t from, int64_t to, uint32_t *lo, uint32_t *hi)
+{
+    tschunk_iter it;
+    size_t r = tschunk_iter_init(&it, ref->chunk, ref->chunk_size);
+    if (r) return r;
+    int64_t ts;
+    uint32_t pos = 0, any = 0;
+    while ((r = tschunk_iter_next_bits(&it, &ts, NULL)) == 1 && ts <= to) {
+        if (ts >= from && !any++) *lo = pos;
+        if (ts >= from) *hi = pos;
+        pos++;
+    }
+    return tschunk_is_error(r) ? r : any != 0;
+}
+
+/* The chunk's deleted positions after this delete: its old tombstone plus the range. */
+static size_t chunk_tombstone(const tschunk_segment *s, size_t i, int64_t from, int64_t to, roaring_bitmap_t **out)
+{
+    tschunk_segment_chunk_info c;
+    size_t err = tschunk_segment_chunk(s, i, &c);
+    if (err) return err;
+    const tsc_seg_tomb *old = tsc_seg_find_tomb(s, i);
+    roaring_bitmap_t *gone = old ? roaring_bitmap_portable_deserialize_safe((const char *)old->blob, old->size)
+                                 : roaring_bitmap_create();
+    if (!gone) return TSC_ERROR(ALLOCATION);
+    uint32_t lo = 0, hi = 0;
+    size_t any = positions_in_range(&c.ref, from, to, &lo, &hi);
+    if (tschunk_is_error(any)) {
+        roaring_bitmap_free(gone);
+        return any;
+    }
+    if (any) roaring_bitmap_add_range_closed(gone, lo, hi);
+    roaring_bitmap_run_optimize(gone);
+    *out = gone;
+    return 0;
+}
+
+static size_t put_entry(uint8_t *p, size_t chunk, const void *blob, size_t size)
+{
+    size_t n = tsc_put_uvarint(p, chunk);
+    n += tsc_put_uvarint(p + n, size);
+    memcpy(p + n, blob, size);
+    return n + size;
+}
+
+/* The new tombstone section: old entries outside [begin, end), new ones inside, by position. */
+static uint8_t *encode_tombs(const tschunk_segment *s, size_t begin, size_t end, roaring_bitmap_t **gone,
+                             size_t *len)
+{
+    size_t cap = (size_t)s->footer.tomb_len;
+    for (size_t i = begin; i < end; i++) cap += 20 + roaring_bitmap_portable_size_in_bytes(gone[i - begin]);
+    uint8_t *buf = s->allocator.alloc(s->allocator.opaque, cap + 1), *p = buf;
+    if (!buf) return NULL;
+    size_t t = 0;
+    for (size_t i = 0; i < s->info.chunks; i++) {
+        while (t < s->ntombs && s->tombs[t].chunk < i) t++;
+        const tsc_seg_tomb *old = t < s->ntombs && s->tombs[t].chunk == i ? &s->tombs[t] : NULL;
+        if (i >= begin && i < end) {
+            roaring_bitmap_t *g = gone[i - begin];
+            if (roaring_bitmap_is_empty(g)) continue;
+            p += tsc_put_uvarint(p, i);
+            p += tsc_put_uvarint(p, roaring_bitmap_portable_size_in_bytes(g));
+            p += roaring_bitmap_portable_serialize(g, (char *)p);
+        } else if (old) {
+            p += put_entry(p, i, old->blob, old->size);
+        }
+        if (i >= end && t >= s->ntombs) break;
+    }
+    *len = (size_t)(p - buf);
+    return buf;
+}
+
+/* Everything before the tombstones as it was, the new tombstones, a new footer. */
+static size_t write_segment(const tschunk_segment *s, const char *path, const uint8_t *tombs, size_t tombs_len)
+{
+    tsc_seg_footer f = s->footer;
+    f.tomb_len = tombs_len;
+    tsc_span meta[2] = {{s->data + f.series_off, (size_t)(f.tomb_off - f.series_off)}, {tombs, tombs_len}};
+    f.meta_hash = tsc_xxh3_spans(meta, 2);
+    uint8_t footer[TSC_SEG_FOOTER_SIZE];
+    tsc_seg_encode_footer(&f, footer);
+    size_t n = strlen(path) + 32;
+    char *tmp = s->allocator.alloc(s->allocator.opaque, n);
+    if (!tmp) return TSC_ERROR(ALLOCATION);
+    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    FILE *out = fopen(tmp, "wb");
+    int ok = out != NULL;
+    ok = ok && fwrite(s->data, 1, (size_t)f.tomb_off, out) == (size_t)f.tomb_off;
+    ok = ok && (!tombs_len || fwrite(tombs, 1, tombs_len, out) == tombs_len);
+    ok = ok && fwrite(footer, 1, sizeof footer, out) == sizeof footer;
+    if (out && !ok) {
+        fclose(out);
+        remove(tmp);
+    }
+    ok = ok && tsc_seg_commit_file(out, tmp, path) == 0;
+    s->allocator.free(s->allocator.opaque, tmp);
+    return ok ? 0 : TSC_ERROR(GENERIC);
+}
+
+size_t tschunk_segment_delete(const tschunk_segment *s, const char *path, uint32_t ordinal, int64_t from, int64_t to,
+                              uint64_t *deleted)
+{
+    if (deleted) *deleted = 0;
+    size_t begin = 0, end = 0, err;
+    if (!s || !path || from > to || (err = tschunk_segment_range(s, ordinal, from, to, &begin, &end)))
+        return TSC_ERROR(BAD_PARAMETER);
+    roaring_bitmap_t **gone = s->allocator.alloc(s->allocator.opaque, (end - begin + 1) * sizeof *gone);
+    if (!gone) return TSC_ERROR(ALLOCATION);
+    uint64_t newly = 0;
+    size_t made = 0;
+    for (err = 0; begin + made < end && !err; made++) {
+        err = chunk_tombstone(s, begin + made, from, to, &gone[made]);
+        if (err) break;
+        const tsc_seg_tomb *old = tsc_seg_find_tomb(s, begin + made);
+        newly += roaring_bitmap_get_cardinality(gone[made]) - (old ? old->deleted : 0);
+    }
+    if (!err && newly) {
+        size_t len = 0;
+        uint8_t *tombs = encode_tombs(s, begin, end, gone, &len);
+        err = tombs ? write_segment(s, path, tombs, len) : TSC_ERROR(ALLOCATION);
+        if (tombs) s->allocator.free(s->allocator.opaque, tombs);
+    }
+    for (size_t i = 0; i < made; i++) roaring_bitmap_free(gone[i]);
+    s->allocator.free(s->allocator.opaque, gone);
+    if (!err && deleted) *deleted = newly;
+    return err;
+}

@@ -1,0 +1,155 @@
+/*
+ * Deleted samples. A segment's records never change; tschunk_segment_delete
+ * (delete.c) records deleted sample positions per chunk as roaring bitmaps in
+ * the tombstone section, and every read here leaves them out.
+ *
+ * Tombstone section: per chunk with deletions, by ascending index position:
+ * uvarint index position, uvarint blob length, portable roaring blob of the
+ * deleted sample positions (each < the chunk's count, at least one).
+ */
+#include <math.h>
+#include <roaring/roaring.h>
+
+#include "format.h"
+#include "roaring_check.h"
+
+size_t tsc_seg_parse_tombs(tschunk_segment *s)
+{
+    const uint8_t *p = s->data + s->footer.tomb_off;
+    size_t size = (size_t)s->footer.tomb_len, pos = 0;
+    if (!size) return 0;
+    /* An entry takes >= 10 bytes (two uvarints and an 8-byte empty-bitmap header). */
+    s->tombs = s->allocator.alloc(s->allocator.opaque, (size / 10 + 1) * sizeof *s->tombs);
+    if (!s->tombs) return TSC_ERROR(ALLOCATION);
+    while (pos < size) {
+        uint64_t chunk, len;
+        size_t n = tsc_get_uvarint(p + pos, size - pos, &chunk);
+        size_t m = n ? tsc_get_uvarint(p + pos + n, size - pos - n, &len) : 0;
+        if (!m) return TSC_ERROR(CORRUPT);
+        pos += n + m;
+        if (chunk >= s->info.chunks || len > size - pos || (s->ntombs && chunk <= s->tombs[s->ntombs - 1].chunk))
+            return TSC_ERROR(CORRUPT);
+        tsc_roaring_summary rs;
+        if (tsc_roaring_check(p + pos, (size_t)len, &rs) || rs.bytes != len || rs.cardinality == 0 ||
+            rs.max_value >= s->entries[chunk].count)
+            return TSC_ERROR(CORRUPT);
+        s->tombs[s->ntombs++] = (tsc_seg_tomb){(uint32_t)chunk, (uint32_t)rs.cardinality, p + pos, (size_t)len};
+        s->info.deleted += rs.cardinality;
+        pos += (size_t)len;
+    }
+    return 0;
+}
+
+const tsc_seg_tomb *tsc_seg_find_tomb(const tschunk_segment *s, size_t chunk)
+{
+    size_t lo = 0, hi = s->ntombs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->tombs[mid].chunk < chunk) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < s->ntombs && s->tombs[lo].chunk == chunk ? &s->tombs[lo] : NULL;
+}
+
+/* Drop the positions in the tomb from ts/values[0, n). @return the samples kept, or an error. */
+static size_t drop_deleted(const tsc_seg_tomb *tomb, int64_t *ts, double *values, size_t n)
+{
+    roaring_bitmap_t *gone = roaring_bitmap_portable_deserialize_safe((const char *)tomb->blob, tomb->size);
+    if (!gone) return TSC_ERROR(ALLOCATION);
+    roaring_uint32_iterator_t it;
+    roaring_init_iterator(gone, &it);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (it.has_value && it.current_value == i) {
+            roaring_advance_uint32_iterator(&it);
+            continue;
+        }
+        ts[kept] = ts[i];
+        values[kept++] = values[i];
+    }
+    roaring_bitmap_free(gone);
+    return kept;
+}
+
+size_t tschunk_segment_decode(const tschunk_segment *s, size_t i, int64_t *ts, double *values, size_t capacity)
+{
+    tschunk_segment_chunk_info c;
+    size_t err = tschunk_segment_chunk(s, i, &c);
+    if (err) return err;
+    size_t n = tschunk_decode(c.ref.chunk, c.ref.chunk_size, ts, values, capacity);
+    if (tschunk_is_error(n)) return n;
+    if (n != c.count) return TSC_ERROR(CORRUPT);
+    const tsc_seg_tomb *tomb = c.deleted ? tsc_seg_find_tomb(s, i) : NULL;
+    return tomb ? drop_deleted(tomb, ts, values, n) : n;
+}
+
+/* A chunk with deletions: decoded (without them) into scratch, values in range added. */
+static size_t merge_live(const tschunk_segment *s, size_t i, int64_t from, int64_t to, tschunk_sketch *acc,
+                         tschunk_range_stats *st, int64_t *ts, double *values)
+{
+    size_t n = tschunk_segment_decode(s, i, ts, values, TSCHUNK_MAX_SAMPLES);
+    if (tschunk_is_error(n)) return n;
+    for (size_t k = 0; k < n; k++) {
+        if (ts[k] < from || ts[k] > to) continue;
+        st->samples_decoded++;
+        if (isnan(values[k])) st->nan_count++;
+        else if (tschunk_is_error(tschunk_sketch_add(acc, values[k]))) st->inf_count++;
+    }
+    st->chunks_decoded++;
+    return 0;
+}
+
+static void add_stats(tschunk_range_stats *st, const tschunk_range_stats *one)
+{
+    st->chunks_from_summaries += one->chunks_from_summaries;
+    st->chunks_decoded += one->chunks_decoded;
+    st->chunks_skipped += one->chunks_skipped;
+    st->samples_decoded += one->samples_decoded;
+    st->nan_count += one->nan_count;
+    st->inf_count += one->inf_count;
+}
+
+/* The index positions to visit: one series' chunks overlapping the range, or all chunks. */
+static size_t positions(const tschunk_segment *s, uint32_t ordinal, int64_t from, int64_t to, size_t *begin,
+                        size_t *end)
+{
+    if (ordinal != TSCHUNK_SEGMENT_ALL_SERIES) return tschunk_segment_range(s, ordinal, from, to, begin, end);
+    *begin = 0;
+    *end = s->info.chunks;
+    return 0;
+}
+
+size_t tschunk_segment_range_merge(const tschunk_segment *s, uint32_t ordinal, int64_t from, int64_t to,
+                                   tschunk_sketch *acc, tschunk_range_stats *stats)
+{
+    tschunk_range_stats local;
+    tschunk_range_stats *st = stats ? stats : &local;
+    memset(st, 0, sizeof *st);
+    size_t begin, end, err;
+    if (!s || !acc || (err = positions(s, ordinal, from, to, &begin, &end))) return TSC_ERROR(BAD_PARAMETER);
+    int64_t *ts = NULL;
+    double *values = NULL;
+    for (size_t i = begin; i < end && !err; i++) {
+        tschunk_segment_chunk_info c;
+        if ((err = tschunk_segment_chunk(s, i, &c))) break;
+        if (c.last_ts < from || c.first_ts > to) {
+            st->chunks_skipped++;
+            continue;
+        }
+        if (!c.deleted) {
+            tschunk_range_stats one;
+            err = tschunk_range_merge(acc, &c.ref, 1, from, to, &one);
+            add_stats(st, &one);
+            continue;
+        }
+        if (!ts) { /* scratch for chunks with deletions, allocated once */
+            ts = s->allocator.alloc(s->allocator.opaque, TSCHUNK_MAX_SAMPLES * sizeof *ts);
+            values = s->allocator.alloc(s->allocator.opaque, TSCHUNK_MAX_SAMPLES * sizeof *values);
+            if (!ts || !values) err = TSC_ERROR(ALLOCATION);
+        }
+        if (!err) err = merge_live(s, i, from, to, acc, st, ts, values);
+    }
+    if (ts) s->allocator.free(s->allocator.opaque, ts);
+    if (values) s->allocator.free(s->allocator.opaque, values);
+    return err;
+}
