@@ -156,7 +156,7 @@ Test(cli, verify_ls_cat_and_quantiles_read_segments)
     char out[4096], path[512], cmd[700];
     cr_assert_eq(run(out, sizeof out, "compress in.csv -o ok.tsc"), 0);
     cr_assert_eq(run(out, sizeof out, "verify ok.tsc"), 0, "%s", out);
-    cr_assert(strstr(out, "ok (tschunk file v1, 1 chunks, 3 samples)"), "%s", out);
+    cr_assert(strstr(out, "ok (segment v1, 1 series, 1 chunks, 3 samples)"), "%s", out);
     snprintf(cmd, sizeof cmd, "cd '%s' && head -c 20 ok.tsc > cut.tsc", workdir);
     cr_assert_eq(system(cmd), 0);
     cr_assert_neq(run(out, sizeof out, "verify cut.tsc"), 0);
@@ -244,8 +244,13 @@ Test(cli, prometheus_export_import_and_direct_reading)
                           "1700000035000,0x7ff0000000000002\n");
     cr_assert_eq(run(out, sizeof out, "import-prom p.bin -o n.tsc"), 0, "%s", out);
     cr_assert_eq(run(out, sizeof out, "compress in.csv -o c.tsc --samples-per-chunk 120"), 0, "%s", out);
-    snprintf(cmd, sizeof cmd, "cd '%s' && cmp -s n.tsc c.tsc", workdir);
+    cr_assert_eq(run(out, sizeof out, "decompress n.tsc -o n.csv --bits"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "decompress c.tsc -o c.csv --bits"), 0, "%s", out);
+    snprintf(cmd, sizeof cmd, "cd '%s' && cmp -s n.csv c.csv", workdir);
     cr_assert_eq(system(cmd), 0, "import-prom and compress differ");
+    cr_assert_eq(run(out, sizeof out, "ls n.tsc"), 0, "%s", out);
+    cr_assert(strstr(out, "p.bin\t0\t2\t5\t1700000000000\t1700000035000\t"), "one series named after the file, "
+              "one native chunk per Prometheus chunk: %s", out);
     cr_assert_eq(run(out, sizeof out, "stats p.bin --json"), 0, "%s", out);
     cr_assert(strstr(out, "\"codec\": \"prometheus-xor\"") && strstr(out, "\"samples\": 5,"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "stats n.tsc --json"), 0, "%s", out);
@@ -338,4 +343,116 @@ Test(cli, quantiles_without_summaries_and_streams_without_mapping)
     cr_assert_eq(run(out, sizeof out, cmd), 0, "%s", out);
     cr_assert(strstr(out, "\"count\": 3,"), "%s", out);
     cr_assert_neq(run(out, sizeof out, "quantiles p.bin"), 0, "a missing file is an error");
+}
+
+Test(cli, compress_writes_segments_of_many_series)
+{
+    /* series,timestamp,value rows, interleaved; one series goes back in time. */
+    write_file("multi.csv", "series,timestamp,value\n"
+                            "cpu{host=\"a\"},1000,1.5\n"
+                            "mem,1000,100\n"
+                            "cpu{host=\"a\"},2000,2.5\n"
+                            "mem,2000,\n"
+                            "mem,3000,0x7ff0000000000002\n"
+                            "cpu{host=\"a\"},1500,-0\n");
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress multi.csv -o m.tseg --verify"), 0, "%s", out);
+    cr_assert(strstr(out, "5 samples (1 empty values skipped), 2 series, 3 chunks"), "%s", out);
+    cr_assert(strstr(out, "verify: all 2 series decode bit-for-bit identical"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls m.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "cpu{host=\"a\"}\t0\t2\t3\t1000\t2000\t"), "%s", out);
+    cr_assert(strstr(out, "mem\t1\t1\t2\t1000\t3000\t"), "%s", out);
+    /* decompress: input order within each series; cat: time order. */
+    cr_assert_eq(run(out, sizeof out, "decompress m.tseg -o - --bits"), 0, "%s", out);
+    cr_assert_str_eq(out, "series,timestamp,value\n"
+                          "cpu{host=\"a\"},1000,0x3ff8000000000000\n"
+                          "cpu{host=\"a\"},2000,0x4004000000000000\n"
+                          "cpu{host=\"a\"},1500,0x8000000000000000\n"
+                          "mem,1000,0x4059000000000000\n"
+                          "mem,3000,0x7ff0000000000002\n");
+    cr_assert_eq(run(out, sizeof out, "cat m.tseg cpu{host=\\\"a\\\"}"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1000,1.5\n1500,-0\n2000,2.5\n");
+    cr_assert_eq(run(out, sizeof out, "stats m.tseg --json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"samples\": 5,") && strstr(out, "\"chunks\": 3,") && strstr(out, "\"bits_per_value\": "), "%s", out);
+    /* Two columns: one series named after the file. */
+    write_file("temp.csv", "1,20\n2,21\n");
+    cr_assert_eq(run(out, sizeof out, "compress temp.csv -o t.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls t.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "\ntemp\t0\t1\t2\t1\t2\t"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "quantiles t.tseg --q 1"), 0, "one series: no SERIES needed: %s", out);
+    cr_assert_neq(run(out, sizeof out, "quantiles m.tseg"), 0);
+    cr_assert(strstr(out, "holds 2 series"), "%s", out);
+    /* Bad rows name their line and leave nothing behind. */
+    write_file("bad.csv", "series,timestamp,value\nx,1,2\n,2,3\n");
+    cr_assert_neq(run(out, sizeof out, "compress bad.csv -o bad.tseg"), 0);
+    cr_assert(strstr(out, "line 3: empty series name"), "%s", out);
+    cr_assert(!exists("bad.tseg"));
+    write_file("bad2.csv", "x,1,2\nx,2,3,4\n");
+    cr_assert_neq(run(out, sizeof out, "compress bad2.csv -o bad2.tseg"), 0);
+    cr_assert(strstr(out, "line 2: more than 3 columns"), "%s", out);
+}
+
+Test(cli, wide_tables_become_one_series_per_column)
+{
+    write_file("ett.csv", "date,HUFL,HULL,OT\n"
+                          "2016-07-01 00:00:00,5.827,2.009,30.531\n"
+                          "2016-07-01 01:00:00,5.693,,27.787\n"
+                          "2016-07-01 02:00:00,5.157,1.741,27.787\n");
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress ett.csv -o e.tseg --wide --ts-unit s --verify"), 0, "%s", out);
+    cr_assert(strstr(out, "8 samples (1 empty values skipped), 3 series"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls e.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "HUFL\t0\t1\t3\t1467331200\t1467338400\t"), "%s", out);
+    cr_assert(strstr(out, "HULL\t1\t1\t2\t"), "%s", out);
+    cr_assert(strstr(out, "OT\t2\t1\t3\t"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat e.tseg OT --from 1467334800 --to 1467338400 --iso"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n2016-07-01T01:00:00Z,27.787\n2016-07-01T02:00:00Z,27.787\n");
+    write_file("ett_bad.csv", "date,A,B\n2016-07-01 00:00:00,1,x\n");
+    cr_assert_neq(run(out, sizeof out, "compress ett_bad.csv -o eb.tseg --wide"), 0);
+    cr_assert(strstr(out, "line 2: bad value 'x'"), "%s", out);
+    cr_assert(!exists("eb.tseg"));
+    write_file("ett_dup.csv", "date,A,A\n2016-07-01 00:00:00,1,2\n");
+    cr_assert_neq(run(out, sizeof out, "compress ett_dup.csv -o ed.tseg --wide"), 0);
+    cr_assert(strstr(out, "appears twice"), "%s", out);
+}
+
+Test(cli, delete_hides_samples_everywhere)
+{
+    char csv[8192];
+    size_t len = (size_t)snprintf(csv, sizeof csv, "series,timestamp,value\n");
+    for (int i = 0; i < 100; i++) {
+        len += (size_t)snprintf(csv + len, sizeof csv - len, "a,%d,%d\n", i * 10, i);
+        len += (size_t)snprintf(csv + len, sizeof csv - len, "b,%d,%d\n", i * 10, 1000 + i);
+    }
+    write_file("d.csv", csv);
+    char out[16384];
+    cr_assert_eq(run(out, sizeof out, "compress d.csv -o d.tseg --samples-per-chunk 30 --summary"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "quantiles d.tseg a --q 0.5"), 0, "%s", out);
+    cr_assert(strstr(out, "samples     100 in range"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "delete d.tseg a --from 250 --to 645"), 0, "%s", out);
+    cr_assert(strstr(out, "deleted 40 samples of 'a' in [250, 645]"), "%s", out); /* ts 250 .. 640 */
+    cr_assert_eq(run(out, sizeof out, "verify d.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "160 samples, 40 deleted"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat d.tseg a --from 230 --to 660"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n230,23\n240,24\n650,65\n660,66\n");
+    cr_assert_eq(run(out, sizeof out, "ls d.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "a\t0\t4\t60\t0\t990\t"), "%s", out);
+    cr_assert(strstr(out, "b\t1\t4\t100\t0\t990\t"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "quantiles d.tseg a --q 0.5 --exact"), 0, "%s", out);
+    cr_assert(strstr(out, "samples     60 in range"), "%s", out);
+    cr_assert(strstr(out, "chunks      1 from summaries, 3 decoded"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "decompress d.tseg -o - "), 0, "%s", out);
+    cr_assert(strstr(out, "a,240,24\na,650,65\n") && !strstr(out, "a,250,"), "%s", out);
+    cr_assert(strstr(out, "b,250,1025\n"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "stats d.tseg --json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"samples\": 160,"), "%s", out);
+    /* Again: nothing new. Refusals leave the file as it was. */
+    cr_assert_eq(run(out, sizeof out, "delete d.tseg a --from 250 --to 645"), 0, "%s", out);
+    cr_assert(strstr(out, "deleted 0 samples"), "%s", out);
+    cr_assert_neq(run(out, sizeof out, "delete d.tseg a --from 250"), 0);
+    cr_assert(strstr(out, "delete needs FILE SERIES --from T --to T"), "%s", out);
+    cr_assert_neq(run(out, sizeof out, "delete d.tseg zz --from 1 --to 2"), 0);
+    cr_assert_neq(run(out, sizeof out, "delete d.tseg a --from 5 --to 2"), 0);
+    cr_assert_eq(run(out, sizeof out, "verify d.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "160 samples, 40 deleted"), "%s", out);
 }

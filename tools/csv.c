@@ -170,11 +170,15 @@ static int looks_like_header(char **fields, int n, int unit)
 {
     int64_t ts;
     uint64_t bits;
-    if (n == 2) return parse_timestamp(fields[0], unit, &ts) != 0 && !isdigit((unsigned char)fields[0][0]);
+    if (n >= 2) {
+        const char *t = fields[n - 2];
+        return parse_timestamp(t, unit, &ts) != 0 && !isdigit((unsigned char)t[0]);
+    }
     return *fields[0] && parse_value(fields[0], &bits) != 0 && isalpha((unsigned char)fields[0][0]);
 }
 
-int csv_next(csv_reader *r, int64_t *ts, uint64_t *bits)
+/* The next non-blank line, split. @return the field count, 0 at end, -1 on error. */
+static int next_fields(csv_reader *r, char **fields, int max)
 {
     while (fgets(r->line, sizeof r->line, r->in)) {
         r->line_no++;
@@ -183,12 +187,26 @@ int csv_next(csv_reader *r, int64_t *ts, uint64_t *bits)
             snprintf(r->error, sizeof r->error, "line %zu: longer than %zu bytes", r->line_no, sizeof r->line - 2);
             return -1;
         }
-        char *fields[3];
-        int n = split(r->line, fields, 2);
+        int n = split(r->line, fields, max);
         if (n == 1 && *fields[0] == 0 && r->columns != 1) continue; /* blank line */
-        if (n > 2) {
+        return n;
+    }
+    if (ferror(r->in)) {
+        snprintf(r->error, sizeof r->error, "read error after line %zu", r->line_no);
+        return -1;
+    }
+    return 0;
+}
+
+int csv_next(csv_reader *r, int64_t *ts, uint64_t *bits)
+{
+    char *fields[4];
+    int n;
+    while ((n = next_fields(r, fields, 3)) > 0) {
+        if (n > 3) {
             snprintf(r->error, sizeof r->error,
-                     "line %zu: more than 2 columns (expected timestamp,value or value)", r->line_no);
+                     "line %zu: more than 3 columns (expected series,timestamp,value or timestamp,value or value; "
+                     "--wide reads tables)", r->line_no);
             return -1;
         }
         if (!r->header_checked) {
@@ -201,33 +219,73 @@ int csv_next(csv_reader *r, int64_t *ts, uint64_t *bits)
                      r->columns);
             return -1;
         }
-        if (n == 2) {
-            char *t = fields[0];
+        if (n == 3) {
+            if (!*fields[0]) {
+                snprintf(r->error, sizeof r->error, "line %zu: empty series name", r->line_no);
+                return -1;
+            }
+            r->series = fields[0];
+        }
+        if (n >= 2) {
+            char *t = fields[n - 2];
             if (parse_timestamp(t, r->unit, ts) != 0) {
                 snprintf(r->error, sizeof r->error, "line %zu: bad timestamp '%.60s'", r->line_no, t);
                 return -1;
             }
         } else {
-            *ts = r->next_implicit_ts;
+            *ts = r->next_implicit_ts++;
         }
         char *v = fields[n - 1];
         if (*v == 0) {
             r->skipped++;
-            if (n == 1) r->next_implicit_ts++;
             continue;
         }
         if (parse_value(v, bits) != 0) {
             snprintf(r->error, sizeof r->error, "line %zu: bad value '%.60s'", r->line_no, v);
             return -1;
         }
-        if (n == 1) r->next_implicit_ts++;
         return 1;
     }
-    if (ferror(r->in)) {
-        snprintf(r->error, sizeof r->error, "read error after line %zu", r->line_no);
+    return n;
+}
+
+int csv_wide_header(csv_reader *r)
+{
+    char *fields[CSV_MAX_WIDE + 2];
+    int n = next_fields(r, fields, CSV_MAX_WIDE + 1);
+    if (n < 0) return -1;
+    if (n < 2 || n > CSV_MAX_WIDE + 1) {
+        snprintf(r->error, sizeof r->error, "line %zu: --wide needs a header 'timestamp,name1,name2,...' (2 to %d columns)",
+                 r->line_no, CSV_MAX_WIDE + 1);
         return -1;
     }
+    r->columns = (size_t)n;
+    r->header_checked = 1;
+    memcpy(r->header, r->line, sizeof r->header);
+    for (int i = 1; i < n; i++) {
+        r->wide_names[i - 1] = r->header + (fields[i] - r->line);
+        if (!*fields[i]) {
+            snprintf(r->error, sizeof r->error, "line %zu: column %d has no name", r->line_no, i + 1);
+            return -1;
+        }
+    }
     return 0;
+}
+
+int csv_next_wide(csv_reader *r, int64_t *ts, char ***cells)
+{
+    int n = next_fields(r, r->wide_cells, CSV_MAX_WIDE + 1);
+    if (n <= 0) return n;
+    if ((size_t)n != r->columns) {
+        snprintf(r->error, sizeof r->error, "line %zu: %d columns, the header has %zu", r->line_no, n, r->columns);
+        return -1;
+    }
+    if (parse_timestamp(r->wide_cells[0], r->unit, ts) != 0) {
+        snprintf(r->error, sizeof r->error, "line %zu: bad timestamp '%.60s'", r->line_no, r->wide_cells[0]);
+        return -1;
+    }
+    *cells = r->wide_cells + 1;
+    return 1;
 }
 
 void format_value(char *buf, size_t size, uint64_t bits)

@@ -12,22 +12,33 @@ enum ts_unit { UNIT_RAW = 0, UNIT_S = 1, UNIT_MS = 2, UNIT_US = 3, UNIT_NS = 4 }
 int unit_parse(const char *name);
 const char *unit_name(int unit);
 
+#define CSV_MAX_WIDE 1024 /* series columns of a --wide table */
+
 typedef struct {
     FILE *in;
     int unit;            /* unit date-times are converted to */
     size_t line_no;      /* line last read */
-    size_t columns;      /* 1 or 2, fixed by the first data line */
+    size_t columns;      /* 1, 2 or 3 (series,timestamp,value), fixed by the first data line; --wide: the header's */
+    const char *series;  /* 3 columns: the series of the sample csv_next returned, in line[] */
     size_t skipped;      /* empty values skipped */
     int64_t next_implicit_ts;
     int header_checked;
     char line[8192];
     char error[256];
+    char header[8192];   /* --wide: the header line, holding the series names */
+    char *wide_names[CSV_MAX_WIDE];
+    char *wide_cells[CSV_MAX_WIDE + 2];
 } csv_reader;
 
 void csv_init(csv_reader *r, FILE *in, int unit);
 
 /* @return 1 with a sample, 0 at end of input, -1 on a malformed line (r->error says why). */
 int csv_next(csv_reader *r, int64_t *ts, uint64_t *bits);
+
+/* --wide: read the header line (timestamp column, then one named column per series). @return 0 or -1. */
+int csv_wide_header(csv_reader *r);
+/* --wide: the next row; cells[0 .. columns-2] are the series' value texts (empty: no sample). @return 1, 0, -1. */
+int csv_next_wide(csv_reader *r, int64_t *ts, char ***cells);
 
 /* Parse a value: decimal, NaN/Inf/-Inf, or 0x + 16 hex digits. @return 0 or -1. */
 int parse_value(const char *s, uint64_t *bits);

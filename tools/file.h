@@ -17,9 +17,10 @@
  * and no end record. tscf_open tells the two apart by the magic.
  */
 
-enum file_format { FORMAT_NATIVE = 0, FORMAT_PROM = 1 };
 #ifndef TSCHUNK_CLI_FILE_H
 #define TSCHUNK_CLI_FILE_H
+
+enum file_format { FORMAT_NATIVE = 0, FORMAT_PROM = 1 };
 
 #include <stddef.h>
 #include <stdint.h>

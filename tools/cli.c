@@ -1,0 +1,255 @@
+/* Helpers the CLI's commands share (cli.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "csv.h"
+#include "file.h"
+
+int64_t chunk_ts[TSCHUNK_MAX_SAMPLES];
+double chunk_values[TSCHUNK_MAX_SAMPLES];
+uint64_t chunk_bits[TSCHUNK_MAX_SAMPLES];
+
+/* Bytes of v as a LEB128 uvarint. */
+unsigned uvarint_size(uint64_t v)
+{
+    unsigned n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "tschunk: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 1;
+}
+
+int samples_push(sample_set *s, int64_t ts, uint64_t bits)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 1 << 16;
+        int64_t *t = realloc(s->ts, cap * sizeof *t);
+        if (t) s->ts = t;
+        uint64_t *b = realloc(s->bits, cap * sizeof *b);
+        if (b) s->bits = b;
+        if (!t || !b) return -1;
+        s->cap = cap;
+    }
+    s->ts[s->n] = ts;
+    s->bits[s->n++] = bits;
+    return 0;
+}
+
+void samples_free(sample_set *s)
+{
+    free(s->ts);
+    free(s->bits);
+}
+
+/* ---- encoding in either format ---------------------------------------------- */
+typedef struct {
+    int format;
+    tschunk_encoder native;
+    tschunk_prom_encoder prom;
+} any_encoder;
+
+static size_t any_init(any_encoder *e, int format, void *buf, size_t cap, uint32_t per_chunk, uint32_t max_bytes)
+{
+    e->format = format;
+    tschunk_encoder_options o = {format == FORMAT_NATIVE ? TSCHUNK_CODEC_GORILLA : 0, per_chunk, max_bytes, 0};
+    return format == FORMAT_NATIVE ? tschunk_encoder_init(&e->native, buf, cap, &o)
+                                   : tschunk_prom_encoder_init(&e->prom, buf, cap, &o);
+}
+
+static size_t any_append(any_encoder *e, int64_t ts, uint64_t bits)
+{
+    return e->format == FORMAT_NATIVE ? tschunk_append_bits(&e->native, ts, bits)
+                                      : tschunk_prom_append_bits(&e->prom, ts, bits);
+}
+
+static size_t any_finish(any_encoder *e)
+{
+    return e->format == FORMAT_NATIVE ? tschunk_encoder_finish(&e->native) : tschunk_prom_encoder_finish(&e->prom);
+}
+
+static size_t any_count(const any_encoder *e)
+{
+    return e->format == FORMAT_NATIVE ? tschunk_encoder_count(&e->native) : e->prom.count;
+}
+
+static size_t bound_for(int format, size_t n) { return format == FORMAT_NATIVE ? TSCHUNK_BOUND(n) : TSCHUNK_PROM_BOUND(n); }
+
+
+
+/* summary: the sketch that summarizes each native chunk, or NULL for none. */
+int encode_chunks(int format, const int64_t *ts, const uint64_t *bits, size_t n, uint32_t per_chunk,
+                         uint32_t max_bytes, tschunk_sketch *summary, chunk_sink emit, void *ctx, double *encode_s)
+{
+    size_t cap = bound_for(format, per_chunk);
+    size_t scap = 0;
+    unsigned char *buf = malloc(cap), *sbuf = NULL;
+    if (!buf) return fail("out of memory");
+    any_encoder enc;
+    size_t i = 0;
+    int rc = 0;
+    while (i < n && rc == 0) {
+        double t0 = now_s();
+        any_init(&enc, format, buf, cap, per_chunk, max_bytes);
+        if (summary) tschunk_encoder_set_summary(&enc.native, summary);
+        size_t start = i;
+        while (i < n && (i == start || ts[i] >= ts[i - 1]) && any_append(&enc, ts[i], bits[i]) == 0) i++;
+        size_t size = any_finish(&enc), ssize = 0;
+        if (summary) {
+            size_t need = tschunk_encoder_summary_bound(&enc.native);
+            if (need > scap) {
+                unsigned char *grown = realloc(sbuf, need);
+                if (!grown) { free(buf); free(sbuf); return fail("out of memory"); }
+                sbuf = grown;
+                scap = need;
+            }
+            ssize = tschunk_encoder_write_summary(&enc.native, sbuf, scap);
+        }
+        if (encode_s) *encode_s += now_s() - t0;
+        if (i == start) rc = fail("sample %zu cannot be stored: --max-chunk-bytes too small", i);
+        else if (summary && tschunk_is_error(ssize)) rc = fail("summary: %s", tschunk_error_name(ssize));
+        else rc = emit(ctx, buf, size, (uint32_t)any_count(&enc), sbuf, ssize);
+    }
+    free(buf);
+    free(sbuf);
+    return rc;
+}
+
+size_t decode_any(int format, const unsigned char *chunk, size_t size)
+{
+    return format == FORMAT_NATIVE ? tschunk_decode(chunk, size, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES)
+                                   : tschunk_prom_decode(chunk, size, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
+}
+
+int print_sample(void *ctx, int64_t ts, uint64_t bits)
+{
+    text_ctx *t = ctx;
+    char tbuf[64], vbuf[64];
+    if (t->iso) format_iso(tbuf, sizeof tbuf, ts, t->unit);
+    else snprintf(tbuf, sizeof tbuf, "%lld", (long long)ts);
+    if (t->bits) snprintf(vbuf, sizeof vbuf, "0x%016llx", (unsigned long long)bits);
+    else format_value(vbuf, sizeof vbuf, bits);
+    if (t->series) return fprintf(t->out, "%.*s,%s,%s\n", (int)t->series_len, t->series, tbuf, vbuf) < 0;
+    return fprintf(t->out, "%s,%s\n", tbuf, vbuf) < 0;
+}
+
+/* Bits a Prometheus XOR chunk spends on timestamps: varint t0, uvarint first delta, dods. */
+static uint64_t prom_ts_bits(const int64_t *ts, size_t n)
+{
+    uint64_t bits = 0, prev_delta = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0) { bits += 8 * uvarint_size(((uint64_t)ts[0] << 1) ^ (uint64_t)(ts[0] >> 63)); continue; }
+        uint64_t delta = (uint64_t)ts[i] - (uint64_t)ts[i - 1];
+        if (i == 1) bits += 8 * uvarint_size(delta);
+        else {
+            int64_t dod = (int64_t)(delta - prev_delta);
+            bits += dod == 0 ? 1 : (dod >= -8191 && dod <= 8192) ? 16 : (dod >= -65535 && dod <= 65536) ? 20
+                  : (dod >= -524287 && dod <= 524288) ? 24 : 68;
+        }
+        prev_delta = delta;
+    }
+    return bits;
+}
+
+typedef struct {
+    uint64_t bytes, chunks;
+} byte_count;
+
+/* Sink that sizes a chunk file record without writing it. */
+static int count_bytes(void *ctx, const unsigned char *chunk, size_t size, uint32_t samples,
+                       const unsigned char *summary, size_t summary_size)
+{
+    (void)chunk;
+    (void)samples;
+    (void)summary;
+    (void)summary_size;
+    byte_count *c = ctx;
+    c->bytes += uvarint_size(size) + size;
+    c->chunks++;
+    return 0;
+}
+
+int chunk_stats(stats *st, int format, const unsigned char *chunk, size_t size, size_t n)
+{
+    for (size_t i = 0; i < n; i++) memcpy(&chunk_bits[i], &chunk_values[i], 8);
+    uint32_t whole = n ? (uint32_t)n : 1;
+    if (format == FORMAT_NATIVE) {
+        tschunk_chunk_info info;
+        tschunk_chunk_info_get(chunk, size, &info);
+        st->ts_bits += (uint64_t)(info.ts_header_bytes + info.ts_bytes) * 8;
+        st->value_bits += (uint64_t)(n ? 8 + info.value_bytes : 0) * 8;
+        byte_count c = {0, 0};
+        int rc = encode_chunks(FORMAT_PROM, chunk_ts, chunk_bits, n, whole, 0, NULL, count_bytes, &c, NULL);
+        st->prom_bytes += c.bytes;
+        return rc;
+    }
+    uint64_t tsb = prom_ts_bits(chunk_ts, n);
+    st->ts_bits += tsb;
+    st->value_bits += (uint64_t)(size - 2) * 8 - tsb;
+    byte_count c = {0, 0};
+    int rc = encode_chunks(FORMAT_NATIVE, chunk_ts, chunk_bits, n, whole, 0, NULL, count_bytes, &c, NULL);
+    st->native_bytes += c.bytes;
+    st->native_chunks += c.chunks;
+    return rc;
+}
+
+/* ---- quantiles -------------------------------------------------------------- */
+int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void print_range(const options *o, const tschunk_range_stats *st, double us, const tschunk_sketch_stats *ss)
+{
+    static const char *const names[] = {"logarithmic", "linear", "quadratic", "cubic", "quartic"};
+    printf("file        %s\n", o->in);
+    if (o->from == INT64_MIN && o->to == INT64_MAX) printf("range       all samples\n");
+    else printf("range       %lld .. %lld (inclusive, the file's timestamp unit)\n", (long long)o->from, (long long)o->to);
+    printf("samples     %.0f in range (+ %llu NaN, %llu infinite: not in the sketch)\n", ss->count,
+           (unsigned long long)st->nan_count, (unsigned long long)st->inf_count);
+    printf("chunks      %llu from summaries, %llu decoded (%llu samples), %llu outside: %.1f us\n",
+           (unsigned long long)st->chunks_from_summaries, (unsigned long long)st->chunks_decoded,
+           (unsigned long long)st->samples_decoded, (unsigned long long)st->chunks_skipped, us);
+    printf("sketch      DDSketch %s, relative accuracy %.4g\n", names[ss->mapping], ss->relative_accuracy);
+    if (ss->count > 0) printf("min/max/sum %.17g / %.17g / %.17g\n", ss->min, ss->max, ss->sum);
+}
+
+void print_quantile_table(const options *o, const tschunk_sketch *acc, const double *exact, size_t nexact)
+{
+    printf(o->exact ? "%-8s %-24s %-24s %s\n" : "%-8s %s\n", "q", "value", "exact", "relative error");
+    char qbuf[512];
+    snprintf(qbuf, sizeof qbuf, "%s", o->qlist);
+    for (char *tok = strtok(qbuf, ","); tok; tok = strtok(NULL, ",")) {
+        double q = strtod(tok, NULL), v;
+        size_t qr = tschunk_sketch_quantile(acc, q, &v);
+        if (tschunk_is_error(qr)) { printf("%-8s %s\n", tok, tschunk_error_name(qr)); continue; }
+        if (!exact || !nexact) { printf("%-8s %-24.17g\n", tok, v); continue; }
+        double e = exact[(size_t)floor(q * (double)(nexact - 1))];
+        printf("%-8s %-24.17g %-24.17g %.3g\n", tok, v, e, fpclassify(e) != FP_ZERO ? fabs(v - e) / fabs(e) : fabs(v));
+    }
+}

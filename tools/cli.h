@@ -1,0 +1,106 @@
+/* What the CLI's commands share: options, samples in memory, chunk encoding and decoding, text output. */
+#ifndef TSCHUNK_CLI_H
+#define TSCHUNK_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "file.h"
+#include "tschunk.h"
+
+#define DEFAULT_SAMPLES_PER_CHUNK 1024
+
+typedef struct {
+    const char *in, *out;
+    const char *series; /* cat, quantiles, delete: the second positional argument */
+    long samples_per_chunk;
+    int samples_per_chunk_set;
+    long max_chunk_bytes;
+    int unit;
+    int json, iso, bits, verify;
+    int summary, exact, all, wide;
+    tschunk_mapping_kind mapping;
+    double alpha;
+    const char *qlist;
+    int64_t from, to;
+    int from_set, to_set;
+} options;
+
+/* Print "tschunk: message" on stderr. @return 1, the exit status of a failed command. */
+__attribute__((format(printf, 1, 2))) int fail(const char *fmt, ...);
+double now_s(void);
+unsigned uvarint_size(uint64_t v);
+
+/* Samples in memory (timestamps and value bit patterns). */
+typedef struct {
+    int64_t *ts;
+    uint64_t *bits;
+    size_t n, cap;
+} sample_set;
+
+int samples_push(sample_set *s, int64_t ts, uint64_t bits);
+void samples_free(sample_set *s);
+
+/* Called with each chunk encode_chunks cuts. @return 0, or non-zero to stop. */
+typedef int (*chunk_sink)(void *ctx, const unsigned char *chunk, size_t size, uint32_t samples,
+                          const unsigned char *summary, size_t summary_size);
+
+/*
+ * Cut samples [0, n) into chunks of format (FORMAT_NATIVE or FORMAT_PROM): a
+ * chunk ends when full or where time goes backwards (nothing dropped, nothing
+ * reordered). summary: the sketch that summarizes each native chunk, or NULL.
+ * @return 0 or 1 after printing the problem.
+ */
+int encode_chunks(int format, const int64_t *ts, const uint64_t *bits, size_t n, uint32_t per_chunk,
+                  uint32_t max_bytes, tschunk_sketch *summary, chunk_sink emit, void *ctx, double *encode_s);
+
+/* One chunk's samples, decoded: decode_any and tschunk_segment_decode write here. */
+extern int64_t chunk_ts[TSCHUNK_MAX_SAMPLES];
+extern double chunk_values[TSCHUNK_MAX_SAMPLES];
+extern uint64_t chunk_bits[TSCHUNK_MAX_SAMPLES];
+
+size_t decode_any(int format, const unsigned char *chunk, size_t size);
+
+/* `[series,]timestamp,value` lines. */
+typedef struct {
+    FILE *out;
+    int unit, iso, bits;
+    const char *series; /* printed first when not NULL */
+    size_t series_len;
+} text_ctx;
+
+int print_sample(void *ctx, int64_t ts, uint64_t bits);
+
+/* What stats reports. */
+typedef struct {
+    uint64_t samples, chunks, bytes, ts_bits, value_bits;
+    uint64_t native_bytes, prom_bytes; /* the same samples, chunk for chunk, in each format */
+    uint64_t native_chunks;
+    uint64_t summary_bytes; /* summary blobs, included in bytes */
+    double decode_ns;
+    int format;
+} stats;
+
+/* Add one decoded chunk (samples in chunk_ts/chunk_values) to st, with its size in the other format. */
+int chunk_stats(stats *st, int format, const unsigned char *chunk, size_t size, size_t n);
+
+int cmp_dbl(const void *a, const void *b);
+void print_range(const options *o, const tschunk_range_stats *st, double us, const tschunk_sketch_stats *ss);
+/* The q column (and with exact values, the exact one and the relative error). */
+void print_quantile_table(const options *o, const tschunk_sketch *acc, const double *exact, size_t nexact);
+
+/* Segment commands (segment_cmd.c). data/size: the whole file. */
+int segment_compress(const options *o);
+int segment_verify(const char *path, const unsigned char *data, size_t size);
+int segment_list(const char *path, const unsigned char *data, size_t size);
+int segment_cat(const options *o, const unsigned char *data, size_t size);
+int segment_decompress(const options *o, const unsigned char *data, size_t size, FILE *out);
+int segment_stats(const char *path, const unsigned char *data, size_t size, stats *st);
+int segment_quantiles(const options *o, const unsigned char *data, size_t size);
+int segment_delete(const options *o, const unsigned char *data, size_t size);
+/* import-prom: r is an open Prometheus file; -o gets a segment of one series named after it. */
+int segment_import_prom(const options *o, tscf_reader *r);
+
+
+#endif

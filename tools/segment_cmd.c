@@ -1,0 +1,720 @@
+/*
+ * The CLI's segment commands: compress CSV into a segment (one series, a
+ * series,timestamp,value file, or a --wide table), and verify, ls, cat,
+ * decompress, stats, quantiles and delete of a segment. Every read goes
+ * through tschunk_segment_decode, so deleted samples never show.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "csv.h"
+#include "file.h"
+
+static int open_segment(const char *path, const unsigned char *data, size_t size, tschunk_segment **seg)
+{
+    size_t err = tschunk_segment_open(seg, data, size, 0, NULL);
+    return err ? fail("%s: broken segment: %s", path, tschunk_error_name(err)) : 0;
+}
+
+/* Chunk i's live samples into chunk_ts/chunk_values. @return their count, or SIZE_MAX after the message. */
+static size_t decode_chunk(const char *path, const tschunk_segment *seg, size_t i)
+{
+    size_t n = tschunk_segment_decode(seg, i, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
+    if (!tschunk_is_error(n)) return n;
+    fail("%s: chunk %zu is damaged: %s", path, i, tschunk_error_name(n));
+    return SIZE_MAX;
+}
+
+/* ---- compress ------------------------------------------------------------- */
+
+/* The input's series, in order of first appearance (that order is their id), found by name through a hash. */
+typedef struct {
+    char *name;
+    sample_set samples;
+} input_series;
+
+typedef struct {
+    input_series *list;
+    size_t n, cap;
+    size_t *slots; /* index + 1 into list; 0 = empty */
+    size_t nslots;
+} series_table;
+
+static uint64_t name_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+    return h;
+}
+
+static int rehash(series_table *t)
+{
+    size_t nslots = t->nslots ? t->nslots * 2 : 256;
+    size_t *slots = calloc(nslots, sizeof *slots);
+    if (!slots) return -1;
+    for (size_t i = 0; i < t->n; i++) {
+        size_t at = (size_t)name_hash(t->list[i].name, strlen(t->list[i].name)) & (nslots - 1);
+        while (slots[at]) at = (at + 1) & (nslots - 1);
+        slots[at] = i + 1;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->nslots = nslots;
+    return 0;
+}
+
+/* @return the series named so (added when new), or NULL when out of memory. */
+static input_series *series_get(series_table *t, const char *name)
+{
+    size_t len = strlen(name);
+    if (t->n * 2 >= t->nslots && rehash(t)) return NULL;
+    size_t at = (size_t)name_hash(name, len) & (t->nslots - 1);
+    for (; t->slots[at]; at = (at + 1) & (t->nslots - 1))
+        if (!strcmp(t->list[t->slots[at] - 1].name, name)) return &t->list[t->slots[at] - 1];
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        input_series *grown = realloc(t->list, cap * sizeof *grown);
+        if (!grown) return NULL;
+        t->list = grown;
+        t->cap = cap;
+    }
+    input_series *s = &t->list[t->n];
+    memset(s, 0, sizeof *s);
+    if (!(s->name = strdup(name))) return NULL;
+    t->slots[at] = ++t->n;
+    return s;
+}
+
+static void series_table_free(series_table *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->list[i].name);
+        samples_free(&t->list[i].samples);
+    }
+    free(t->list);
+    free(t->slots);
+}
+
+/* A two-column file is one series, named after the file (directory and .csv/.gz dropped). */
+static void name_after_file(const char *path, char *name, size_t size)
+{
+    const char *base = strrchr(path, '/');
+    snprintf(name, size, "%s", !strcmp(path, "-") ? "stdin" : base ? base + 1 : path);
+    for (const char *ext = ".gz"; ext; ext = strcmp(ext, ".gz") ? NULL : ".csv") {
+        size_t n = strlen(name), e = strlen(ext);
+        if (n > e && !strcmp(name + n - e, ext)) name[n - e] = 0;
+    }
+}
+
+static void progress(const options *o, size_t rows, double start, double *last_report)
+{
+    if ((rows & 0xffff) || !isatty(2) || now_s() - start < 2.0 || now_s() - *last_report < 1.0) return;
+    fprintf(stderr, "\rreading %s: %zu samples", o->in, rows);
+    *last_report = now_s();
+}
+
+static int read_wide(const options *o, csv_reader *r, series_table *t, size_t *rows)
+{
+    if (csv_wide_header(r)) return fail("%s: %s", o->in, r->error);
+    size_t columns = r->columns - 1;
+    for (size_t c = 0; c < columns; c++) {
+        input_series *s = series_get(t, r->wide_names[c]);
+        if (!s) return fail("out of memory");
+        if (t->n != c + 1) return fail("%s: column '%s' appears twice in the header", o->in, r->wide_names[c]);
+    }
+    int64_t ts;
+    char **cells;
+    int got;
+    double start = now_s(), last = start;
+    while ((got = csv_next_wide(r, &ts, &cells)) == 1) {
+        for (size_t c = 0; c < columns; c++) {
+            uint64_t bits;
+            if (!*cells[c]) { r->skipped++; continue; }
+            if (parse_value(cells[c], &bits)) return fail("%s: line %zu: bad value '%.60s'", o->in, r->line_no, cells[c]);
+            if (samples_push(&t->list[c].samples, ts, bits)) return fail("out of memory");
+            progress(o, ++*rows, start, &last);
+        }
+    }
+    return got < 0 ? fail("%s: %s", o->in, r->error) : 0;
+}
+
+static int read_long(const options *o, csv_reader *r, series_table *t, size_t *rows)
+{
+    char file_series[256];
+    name_after_file(o->in, file_series, sizeof file_series);
+    input_series *last_series = NULL;
+    int64_t ts;
+    uint64_t bits;
+    int got;
+    double start = now_s(), last = start;
+    while ((got = csv_next(r, &ts, &bits)) == 1) {
+        const char *name = r->columns == 3 ? r->series : file_series;
+        input_series *s = last_series && !strcmp(last_series->name, name) ? last_series : series_get(t, name);
+        if (!s || samples_push(&s->samples, ts, bits)) return fail("out of memory");
+        last_series = s;
+        progress(o, ++*rows, start, &last);
+    }
+    return got < 0 ? fail("%s: %s", o->in, r->error) : 0;
+}
+
+/* The input's series. @return 0 or 1 after the message (line number included). */
+static int read_series(const options *o, series_table *t, size_t *rows, size_t *skipped)
+{
+    FILE *in = strcmp(o->in, "-") ? fopen(o->in, "r") : stdin;
+    if (!in) return fail("cannot open %s", o->in);
+    csv_reader r;
+    csv_init(&r, in, o->unit);
+    int rc = o->wide ? read_wide(o, &r, t, rows) : read_long(o, &r, t, rows);
+    if (isatty(2) && *rows >= 0x10000) fputc('\n', stderr);
+    if (in != stdin) fclose(in);
+    *skipped = r.skipped;
+    return rc;
+}
+
+typedef struct {
+    tschunk_segment_writer *w;
+    uint64_t series_id;
+    uint64_t chunks, chunk_bytes, summary_bytes;
+} segment_sink;
+
+static int add_to_segment(void *ctx, const unsigned char *chunk, size_t size, uint32_t samples,
+                          const unsigned char *summary, size_t summary_size)
+{
+    (void)samples;
+    segment_sink *s = ctx;
+    size_t err = tschunk_segment_writer_add_chunk(s->w, s->series_id, chunk, size, summary, summary_size);
+    if (err) return fail("cannot add a chunk to the segment: %s", tschunk_error_name(err));
+    s->chunks++;
+    s->chunk_bytes += size;
+    s->summary_bytes += summary_size;
+    return 0;
+}
+
+static int64_t min_timestamp(const series_table *t)
+{
+    int64_t min = INT64_MAX;
+    for (size_t i = 0; i < t->n; i++)
+        for (size_t k = 0; k < t->list[i].samples.n; k++)
+            if (t->list[i].samples.ts[k] < min) min = t->list[i].samples.ts[k];
+    return min == INT64_MAX ? 0 : min;
+}
+
+/* Every series encoded into chunks and added. @return 0 or 1 after the message. */
+static int write_series(const options *o, const series_table *t, tschunk_segment_writer *w, tschunk_sketch *summary,
+                        segment_sink *sink, double *encode_s)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        const input_series *s = &t->list[i];
+        sink->series_id = i;
+        if (tschunk_segment_writer_add_series(w, i, s->name, strlen(s->name)))
+            return fail("series name longer than 4096 bytes: '%.40s...'", s->name);
+        if (encode_chunks(FORMAT_NATIVE, s->samples.ts, s->samples.bits, s->samples.n, (uint32_t)o->samples_per_chunk,
+                          (uint32_t)o->max_chunk_bytes, summary, add_to_segment, sink, encode_s))
+            return 1;
+    }
+    return 0;
+}
+
+static int verify_written(const options *o, const series_table *t);
+
+int segment_compress(const options *o)
+{
+    if (!o->out) return fail("compress needs -o OUT");
+    series_table t = {0};
+    size_t rows = 0, skipped = 0;
+    if (read_series(o, &t, &rows, &skipped)) { series_table_free(&t); return 1; }
+    tschunk_sketch *summary = NULL;
+    tschunk_segment_options so = {.min_ts = min_timestamp(&t), .ts_unit = (tschunk_ts_unit)o->unit};
+    if (o->summary) {
+        tschunk_sketch_options ko = {o->mapping, o->alpha, 0, 0, {NULL, NULL, NULL}};
+        tschunk_sketch_stats ks;
+        if (tschunk_sketch_create(&summary, &ko)) { series_table_free(&t); return fail("cannot create the summary sketch"); }
+        tschunk_sketch_get_stats(summary, &ks);
+        so.has_summaries = 1;
+        so.summary_mapping = ks.mapping;
+        so.summary_gamma = ks.gamma;
+        so.summary_offset = ks.index_offset;
+    }
+    tschunk_segment_writer *w;
+    if (tschunk_segment_writer_create(&w, o->out, &so)) {
+        series_table_free(&t);
+        tschunk_sketch_free(summary);
+        return fail("cannot create %s", o->out);
+    }
+    segment_sink sink = {w, 0, 0, 0, 0};
+    double encode_s = 0;
+    int rc = write_series(o, &t, w, summary, &sink, &encode_s);
+    tschunk_sketch_free(summary);
+    if (rc) tschunk_segment_writer_abort(w);
+    size_t bytes = rc ? 0 : tschunk_segment_writer_finish(w);
+    if (!rc && tschunk_is_error(bytes)) rc = fail("%s not written: %s", o->out, tschunk_error_name(bytes));
+    if (rc) { series_table_free(&t); return rc; }
+    printf("%s -> %s: %zu samples (%zu empty values skipped), %zu series, %llu chunks, %zu bytes", o->in, o->out, rows,
+           skipped, t.n, (unsigned long long)sink.chunks, bytes);
+    if (o->summary) printf(" (summaries %llu of them)", (unsigned long long)sink.summary_bytes);
+    printf("\n");
+    if (rows)
+        printf("  %.3f bytes/sample (%.2f bits; chunks alone %.2f), %.1fx smaller than 16-byte raw samples, "
+               "encode %.2f ns/sample\n",
+               (double)bytes / (double)rows, (double)bytes * 8 / (double)rows,
+               (double)sink.chunk_bytes * 8 / (double)rows, 16.0 * (double)rows / (double)bytes,
+               encode_s * 1e9 / (double)rows);
+    if (o->verify) rc = verify_written(o, &t);
+    series_table_free(&t);
+    return rc;
+}
+
+static const unsigned char *chunk_at(const tschunk_segment *seg, size_t i)
+{
+    tschunk_segment_chunk_info c;
+    return tschunk_segment_chunk(seg, i, &c) ? NULL : (const unsigned char *)c.ref.chunk;
+}
+
+static const tschunk_segment *sort_seg; /* qsort has no context argument */
+
+static int by_file_position(const void *a, const void *b)
+{
+    const unsigned char *x = chunk_at(sort_seg, *(const size_t *)a), *y = chunk_at(sort_seg, *(const size_t *)b);
+    return (x > y) - (x < y);
+}
+
+/* Index positions [begin, end) sorted into file order (the order the writer got them). Free it. */
+static size_t *file_order(const tschunk_segment *seg, size_t begin, size_t end)
+{
+    size_t *order = malloc((end - begin + 1) * sizeof *order);
+    if (!order) return NULL;
+    for (size_t c = begin; c < end; c++) order[c - begin] = c;
+    sort_seg = seg;
+    qsort(order, end - begin, sizeof *order, by_file_position);
+    return order;
+}
+
+/* Compare one series' chunks, in the order compress wrote them (file order), with the input. */
+static int verify_series(const options *o, const tschunk_segment *seg, const input_series *s, size_t ordinal)
+{
+    size_t begin = 0, end = 0, at = 0;
+    tschunk_segment_range(seg, (uint32_t)ordinal, INT64_MIN, INT64_MAX, &begin, &end);
+    size_t *order = file_order(seg, begin, end);
+    if (!order) return fail("out of memory");
+    int rc = 0;
+    for (size_t c = 0; !rc && c < end - begin; c++) {
+        size_t n = decode_chunk(o->out, seg, order[c]);
+        if (n == SIZE_MAX) { rc = 1; break; }
+        for (size_t k = 0; k < n && !rc; k++, at++) {
+            uint64_t bits;
+            memcpy(&bits, &chunk_values[k], 8);
+            if (at >= s->samples.n || s->samples.ts[at] != chunk_ts[k] || s->samples.bits[at] != bits)
+                rc = fail("verify: series '%s' sample %zu differs", s->name, at);
+        }
+    }
+    free(order);
+    if (!rc && at != s->samples.n) rc = fail("verify: series '%s' holds %zu of %zu samples", s->name, at, s->samples.n);
+    return rc;
+}
+
+/* compress --verify: read the segment back and compare every series, sample for sample. */
+static int verify_written(const options *o, const series_table *t)
+{
+    tscf_reader r;
+    if (tscf_open(&r, o->out)) { tscf_close(&r); return fail("%s", r.error); }
+    tschunk_segment *seg = NULL;
+    int rc = open_segment(o->out, r.data, r.size, &seg);
+    for (size_t i = 0; !rc && i < t->n; i++) {
+        size_t ordinal = tschunk_segment_find_series(seg, i);
+        rc = tschunk_is_error(ordinal) ? fail("verify: series '%s' is missing", t->list[i].name)
+                                       : verify_series(o, seg, &t->list[i], ordinal);
+    }
+    if (!rc) printf("  verify: all %zu series decode bit-for-bit identical\n", t->n);
+    if (seg) tschunk_segment_close(seg);
+    tscf_close(&r);
+    return rc;
+}
+
+/* ---- reading -------------------------------------------------------------- */
+
+/* Every checksum and structure (tschunk_segment_verify), then every chunk decoded. */
+int segment_verify(const char *path, const unsigned char *data, size_t size)
+{
+    size_t bad = 0, err = tschunk_segment_verify(data, size, &bad);
+    if (err) return fail("%s: broken segment: %s at byte %zu", path, tschunk_error_name(err), bad);
+    tschunk_segment *seg;
+    if ((err = tschunk_segment_open(&seg, data, size, TSCHUNK_SEGMENT_VERIFY, NULL)))
+        return fail("%s: broken segment: %s", path, tschunk_error_name(err));
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    for (uint32_t i = 0; i < info.chunks; i++) {
+        if (decode_chunk(path, seg, i) == SIZE_MAX) {
+            tschunk_segment_close(seg);
+            return 1;
+        }
+    }
+    printf("%s: ok (segment v1, %u series, %u chunks, %llu samples", path, info.series, info.chunks,
+           (unsigned long long)(info.samples - info.deleted));
+    if (info.deleted) printf(", %llu deleted", (unsigned long long)info.deleted);
+    printf(")\n");
+    tschunk_segment_close(seg);
+    return 0;
+}
+
+/* One line per series: name, id, chunks, live samples, time range, chunk bytes (summaries apart). */
+int segment_list(const char *path, const unsigned char *data, size_t size)
+{
+    tschunk_segment *seg;
+    if (open_segment(path, data, size, &seg)) return 1;
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    printf("series\tid\tchunks\tsamples\tfirst_ts\tlast_ts\tbytes\n");
+    for (uint32_t o = 0; o < info.series; o++) {
+        uint64_t id;
+        const char *name;
+        size_t name_len, begin, end, err;
+        tschunk_segment_series(seg, o, &id, &name, &name_len);
+        tschunk_segment_range(seg, o, INT64_MIN, INT64_MAX, &begin, &end);
+        uint64_t samples = 0, bytes = 0;
+        int64_t first = INT64_MAX, last = INT64_MIN;
+        for (size_t i = begin; i < end; i++) {
+            tschunk_segment_chunk_info c;
+            if ((err = tschunk_segment_chunk(seg, i, &c))) {
+                tschunk_segment_close(seg);
+                return fail("%s: chunk %zu is damaged: %s", path, i, tschunk_error_name(err));
+            }
+            samples += c.count - c.deleted;
+            bytes += c.ref.chunk_size + c.ref.summary_size;
+            if (c.first_ts < first) first = c.first_ts;
+            if (c.last_ts > last) last = c.last_ts;
+        }
+        printf("%.*s\t%llu\t%zu\t%llu\t%lld\t%lld\t%llu\n", (int)name_len, name, (unsigned long long)id, end - begin,
+               (unsigned long long)samples, (long long)first, (long long)last, (unsigned long long)bytes);
+    }
+    tschunk_segment_close(seg);
+    return 0;
+}
+
+/* A series named on the command line: by name, else by numeric id. @return its ordinal or an error. */
+static size_t find_series_arg(const tschunk_segment *seg, const char *arg)
+{
+    size_t ordinal = tschunk_segment_find_series_name(seg, arg, strlen(arg));
+    char *end;
+    unsigned long long id = strtoull(arg, &end, 10);
+    if (tschunk_is_error(ordinal) && *arg && !*end) ordinal = tschunk_segment_find_series(seg, id);
+    return ordinal;
+}
+
+/* The live samples of chunks [begin, end) with from <= ts <= to, printed. @return 0 or 1. */
+static int print_chunks(const char *path, const tschunk_segment *seg, size_t begin, size_t end, int64_t from,
+                        int64_t to, text_ctx *t)
+{
+    for (size_t i = begin; i < end; i++) {
+        size_t n = decode_chunk(path, seg, i);
+        if (n == SIZE_MAX) return 1;
+        for (size_t k = 0; k < n; k++) {
+            uint64_t bits;
+            memcpy(&bits, &chunk_values[k], 8);
+            if (chunk_ts[k] >= from && chunk_ts[k] <= to && print_sample(t, chunk_ts[k], bits))
+                return fail("write error");
+        }
+    }
+    return 0;
+}
+
+typedef struct {
+    int64_t ts;
+    uint64_t bits;
+    size_t seq; /* file order: equal timestamps keep it */
+} timed_sample;
+
+static int by_time(const void *a, const void *b)
+{
+    const timed_sample *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* The live samples in [from, to] of chunks [begin, end), in time order (overlapping chunks merged). */
+static int collect_in_time_order(const options *o, const tschunk_segment *seg, size_t begin, size_t end,
+                                 timed_sample **out, size_t *count)
+{
+    size_t *order = file_order(seg, begin, end), n = 0, cap = 0;
+    timed_sample *all = NULL;
+    int rc = order ? 0 : fail("out of memory");
+    for (size_t k = 0; !rc && k < end - begin; k++) {
+        size_t got = decode_chunk(o->in, seg, order[k]);
+        if (got == SIZE_MAX) { rc = 1; break; }
+        if (n + got > cap) {
+            cap = (n + got) * 2;
+            timed_sample *grown = realloc(all, cap * sizeof *grown);
+            if (!grown) { rc = fail("out of memory"); break; }
+            all = grown;
+        }
+        for (size_t j = 0; j < got; j++) {
+            if (chunk_ts[j] < o->from || chunk_ts[j] > o->to) continue;
+            all[n] = (timed_sample){chunk_ts[j], 0, n};
+            memcpy(&all[n++].bits, &chunk_values[j], 8);
+        }
+    }
+    free(order);
+    if (!rc) qsort(all, n, sizeof *all, by_time);
+    *out = all;
+    *count = n;
+    return rc;
+}
+
+/* One series in [from, to] (inclusive) as `timestamp,value` lines, in time order. */
+int segment_cat(const options *o, const unsigned char *data, size_t size)
+{
+    if (!o->series) return fail("cat needs FILE SERIES (a series name, or its numeric id)");
+    tschunk_segment *seg;
+    if (open_segment(o->in, data, size, &seg)) return 1;
+    size_t ordinal = find_series_arg(seg, o->series), begin = 0, end = 0, n = 0;
+    timed_sample *samples = NULL;
+    int rc = tschunk_is_error(ordinal) ? fail("%s: no series '%s'", o->in, o->series) : 0;
+    if (!rc) {
+        tschunk_segment_range(seg, (uint32_t)ordinal, o->from, o->to, &begin, &end);
+        rc = collect_in_time_order(o, seg, begin, end, &samples, &n);
+    }
+    if (!rc) {
+        tschunk_segment_info info;
+        tschunk_segment_get_info(seg, &info);
+        text_ctx t = {stdout, (int)info.ts_unit, o->iso, o->bits, NULL, 0};
+        printf("timestamp,value\n");
+        for (size_t i = 0; i < n && !rc; i++)
+            if (print_sample(&t, samples[i].ts, samples[i].bits)) rc = fail("write error");
+    }
+    free(samples);
+    tschunk_segment_close(seg);
+    return rc;
+}
+
+/* Every series: `timestamp,value` when the segment holds one, `series,timestamp,value` when several;
+ * each series' chunks in the order they were written, so compress then decompress gives the input back
+ * even where its time went backwards (cat answers in time order). */
+int segment_decompress(const options *o, const unsigned char *data, size_t size, FILE *out)
+{
+    tschunk_segment *seg;
+    if (open_segment(o->in, data, size, &seg)) return 1;
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    int several = info.series > 1, rc = 0;
+    text_ctx t = {out, (int)info.ts_unit, o->iso, o->bits, NULL, 0};
+    fprintf(out, several ? "series,timestamp,value\n" : "timestamp,value\n");
+    for (uint32_t s = 0; s < info.series && !rc; s++) {
+        char id_text[24];
+        uint64_t id;
+        size_t begin, end;
+        tschunk_segment_series(seg, s, &id, &t.series, &t.series_len);
+        if (!t.series_len) { /* unnamed: its id */
+            t.series_len = (size_t)snprintf(id_text, sizeof id_text, "%llu", (unsigned long long)id);
+            t.series = id_text;
+        }
+        if (!several) t.series = NULL;
+        tschunk_segment_range(seg, s, INT64_MIN, INT64_MAX, &begin, &end);
+        size_t *order = file_order(seg, begin, end);
+        if (!order) { rc = fail("out of memory"); break; }
+        for (size_t k = 0; k < end - begin && !rc; k++) rc = print_chunks(o->in, seg, order[k], order[k] + 1, INT64_MIN, INT64_MAX, &t);
+        free(order);
+    }
+    tschunk_segment_close(seg);
+    return rc;
+}
+
+/* Best of 5 full decodes, deleted samples dropped as readers do. */
+static double time_decode(const tschunk_segment *seg, uint32_t chunks, uint64_t samples)
+{
+    double best = 0;
+    for (int rep = 0; rep < 5 && samples; rep++) {
+        double t0 = now_s();
+        for (uint32_t i = 0; i < chunks; i++) tschunk_segment_decode(seg, i, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
+        double ns = (now_s() - t0) * 1e9 / (double)samples;
+        if (rep == 0 || ns < best) best = ns;
+    }
+    return best;
+}
+
+int segment_stats(const char *path, const unsigned char *data, size_t size, stats *st)
+{
+    memset(st, 0, sizeof *st);
+    st->format = FORMAT_NATIVE;
+    tschunk_segment *seg;
+    if (open_segment(path, data, size, &seg)) return 1;
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    int rc = 0;
+    for (uint32_t i = 0; i < info.chunks && !rc; i++) {
+        tschunk_segment_chunk_info c;
+        size_t n = decode_chunk(path, seg, i);
+        if (n == SIZE_MAX || tschunk_segment_chunk(seg, i, &c)) { rc = 1; break; }
+        st->chunks++;
+        st->samples += n;
+        st->summary_bytes += c.ref.summary_size;
+        rc = chunk_stats(st, FORMAT_NATIVE, c.ref.chunk, c.ref.chunk_size, n);
+    }
+    st->bytes = size;
+    st->native_bytes = size - st->summary_bytes; /* the two encodings are compared without summaries */
+    if (!rc) st->decode_ns = time_decode(seg, info.chunks, st->samples);
+    tschunk_segment_close(seg);
+    return rc;
+}
+
+/* ---- quantiles and delete ----------------------------------------------------- */
+
+/* Every finite live value with from <= ts <= to, sorted, for --exact. */
+static double *exact_values(const tschunk_segment *seg, size_t begin, size_t end, const options *o, size_t *count)
+{
+    size_t cap = 1 << 16, k = 0;
+    double *v = malloc(cap * sizeof *v);
+    for (size_t i = begin; v && i < end; i++) {
+        size_t n = tschunk_segment_decode(seg, i, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
+        for (size_t j = 0; !tschunk_is_error(n) && j < n; j++) {
+            if (chunk_ts[j] < o->from || chunk_ts[j] > o->to || !isfinite(chunk_values[j])) continue;
+            if (k == cap) {
+                double *grown = realloc(v, (cap *= 2) * sizeof *v);
+                if (!grown) { free(v); return NULL; }
+                v = grown;
+            }
+            v[k++] = chunk_values[j];
+        }
+    }
+    if (v) qsort(v, k, sizeof *v, cmp_dbl);
+    *count = k;
+    return v;
+}
+
+/* An empty sketch with the summaries' mapping, or --mapping/--alpha when the segment has none. */
+static tschunk_sketch *empty_sketch(const tschunk_segment *seg, size_t begin, size_t end, const options *o)
+{
+    tschunk_sketch *acc = NULL;
+    for (size_t i = begin; i < end; i++) {
+        tschunk_segment_chunk_info c;
+        tschunk_summary_info info;
+        if (tschunk_segment_chunk(seg, i, &c) || !c.ref.summary ||
+            tschunk_summary_parse(c.ref.summary, c.ref.summary_size, &info))
+            continue;
+        if (tschunk_sketch_decode_new(&acc, info.sketch, info.sketch_size, NULL, NULL) == 0) {
+            tschunk_sketch_clear(acc);
+            return acc;
+        }
+    }
+    tschunk_sketch_options so = {o->mapping, o->alpha, 0, 0, {NULL, NULL, NULL}};
+    return tschunk_sketch_create(&acc, &so) == 0 ? acc : NULL;
+}
+
+/* The series a command names (SERIES or --all) and its index positions. @return 0 or 1. */
+static int series_scope(const options *o, const tschunk_segment *seg, uint32_t *ordinal, size_t *begin, size_t *end)
+{
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    if (o->series && o->all) return fail("%s: quantiles takes SERIES or --all, not both", o->in);
+    if (!o->series && !o->all && info.series > 1)
+        return fail("%s holds %u series: quantiles takes SERIES or --all", o->in, info.series);
+    *ordinal = TSCHUNK_SEGMENT_ALL_SERIES;
+    *begin = 0;
+    *end = info.chunks;
+    if (!o->series) return 0;
+    size_t found = find_series_arg(seg, o->series);
+    if (tschunk_is_error(found)) return fail("%s: no series '%s'", o->in, o->series);
+    *ordinal = (uint32_t)found;
+    return tschunk_segment_range(seg, *ordinal, INT64_MIN, INT64_MAX, begin, end) ? 1 : 0;
+}
+
+int segment_quantiles(const options *o, const unsigned char *data, size_t size)
+{
+    tschunk_segment *seg;
+    if (open_segment(o->in, data, size, &seg)) return 1;
+    uint32_t ordinal = TSCHUNK_SEGMENT_ALL_SERIES;
+    size_t begin = 0, end = 0;
+    int rc = series_scope(o, seg, &ordinal, &begin, &end);
+    tschunk_sketch *acc = rc ? NULL : empty_sketch(seg, begin, end, o);
+    if (!rc && !acc) rc = fail("out of memory");
+    tschunk_range_stats st;
+    double t0 = now_s();
+    size_t err = rc ? 0 : tschunk_segment_range_merge(seg, ordinal, o->from, o->to, acc, &st);
+    double us = (now_s() - t0) * 1e6;
+    if (!rc && tschunk_is_error(err)) rc = fail("%s: %s", o->in, tschunk_error_name(err));
+    size_t nexact = 0;
+    double *exact = !rc && o->exact ? exact_values(seg, begin, end, o, &nexact) : NULL;
+    if (!rc) {
+        tschunk_sketch_stats ss;
+        tschunk_sketch_get_stats(acc, &ss);
+        print_range(o, &st, us, &ss);
+        print_quantile_table(o, acc, exact, nexact);
+    }
+    free(exact);
+    tschunk_sketch_free(acc);
+    tschunk_segment_close(seg);
+    return rc;
+}
+
+/* Delete one series' samples in [--from, --to] (inclusive): the segment is written again, atomically. */
+int segment_delete(const options *o, const unsigned char *data, size_t size)
+{
+    if (!o->series || !o->from_set || !o->to_set)
+        return fail("delete needs FILE SERIES --from T --to T (inclusive, in the file's timestamp unit)");
+    if (o->from > o->to) return fail("--from %lld is after --to %lld", (long long)o->from, (long long)o->to);
+    tschunk_segment *seg;
+    if (open_segment(o->in, data, size, &seg)) return 1;
+    size_t ordinal = find_series_arg(seg, o->series);
+    uint64_t deleted = 0;
+    int rc = tschunk_is_error(ordinal) ? fail("%s: no series '%s'", o->in, o->series) : 0;
+    size_t err = rc ? 0 : tschunk_segment_delete(seg, o->in, (uint32_t)ordinal, o->from, o->to, &deleted);
+    if (!rc && err) rc = fail("%s: delete failed: %s (the file is unchanged)", o->in, tschunk_error_name(err));
+    if (!rc)
+        printf("%s: deleted %llu samples of '%s' in [%lld, %lld]\n", o->in, (unsigned long long)deleted, o->series,
+               (long long)o->from, (long long)o->to);
+    tschunk_segment_close(seg);
+    return rc;
+}
+
+/* ---- import-prom -------------------------------------------------------------- */
+
+/* Each Prometheus chunk's samples into chunk_ts/chunk_bits. @return the count, or SIZE_MAX after the message. */
+static size_t next_prom_chunk(const options *o, tscf_reader *r, int *got)
+{
+    const unsigned char *chunk;
+    size_t size;
+    if ((*got = tscf_next(r, &chunk, &size)) != 1) {
+        if (*got < 0) fail("%s: %s", o->in, r->error);
+        return *got < 0 ? SIZE_MAX : 0;
+    }
+    size_t n = tschunk_prom_decode(chunk, size, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
+    if (tschunk_is_error(n)) {
+        fail("%s: damaged chunk %llu: %s", o->in, (unsigned long long)r->chunks_seen - 1, tschunk_error_name(n));
+        return SIZE_MAX;
+    }
+    for (size_t i = 0; i < n; i++) memcpy(&chunk_bits[i], &chunk_values[i], 8);
+    return n;
+}
+
+/* One native chunk per Prometheus chunk (split only where time goes backwards), one series named after the file. */
+int segment_import_prom(const options *o, tscf_reader *r)
+{
+    int got = 1;
+    size_t n;
+    int64_t min = INT64_MAX;
+    while ((n = next_prom_chunk(o, r, &got)) != SIZE_MAX && got == 1) /* the header wants the minimum first */
+        for (size_t i = 0; i < n; i++) min = chunk_ts[i] < min ? chunk_ts[i] : min;
+    if (n == SIZE_MAX) return 1;
+    tscf_rewind(r);
+    tschunk_segment_options so = {.min_ts = min == INT64_MAX ? 0 : min, .ts_unit = TSCHUNK_UNIT_MS};
+    tschunk_segment_writer *w;
+    if (tschunk_segment_writer_create(&w, o->out, &so)) return fail("cannot create %s", o->out);
+    char name[256];
+    name_after_file(o->in, name, sizeof name);
+    segment_sink sink = {w, 0, 0, 0, 0};
+    int rc = tschunk_segment_writer_add_series(w, 0, name, strlen(name)) ? fail("cannot name the series") : 0;
+    uint64_t samples = 0;
+    while (!rc && (n = next_prom_chunk(o, r, &got)) != SIZE_MAX && got == 1) {
+        samples += n;
+        rc = encode_chunks(FORMAT_NATIVE, chunk_ts, chunk_bits, n, n ? (uint32_t)n : 1, 0, NULL, add_to_segment, &sink, NULL);
+    }
+    if (n == SIZE_MAX) rc = 1;
+    if (rc) { tschunk_segment_writer_abort(w); return rc; }
+    size_t bytes = tschunk_segment_writer_finish(w);
+    if (tschunk_is_error(bytes)) return fail("%s not written: %s", o->out, tschunk_error_name(bytes));
+    printf("%s -> %s: %llu samples, %llu Prometheus XOR chunks -> %llu native chunks, %zu -> %zu bytes\n", o->in, o->out,
+           (unsigned long long)samples, (unsigned long long)r->chunks_seen, (unsigned long long)sink.chunks, r->size, bytes);
+    return 0;
+}
