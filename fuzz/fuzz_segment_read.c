@@ -2,7 +2,8 @@
  * Segment reader on arbitrary bytes. In the fuzzing build checksums are
  * skipped (the mutations reach the parsers behind them); fuzz_segment_checked
  * keeps them. Open, look up every series and range, read and decode every
- * chunk, merge summaries, verify.
+ * chunk (raw and without its deleted samples), merge summaries and ranges,
+ * verify.
  */
 #include <string.h>
 
@@ -39,6 +40,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             tschunk_summary_info s;
             tschunk_summary_parse(c.ref.summary, c.ref.summary_size, &s);
         }
+        size_t live = tschunk_segment_decode(seg, i, ts, v, TSCHUNK_MAX_SAMPLES);
+        if (!tschunk_is_error(live) && live + c.deleted != c.count) __builtin_trap();
+    }
+    const void *bitmap;
+    size_t bitmap_size;
+    tschunk_segment_series_bitmap(seg, &bitmap, &bitmap_size);
+    if (!bitmap || (const uint8_t *)bitmap < data || (const uint8_t *)bitmap + bitmap_size > data + size) __builtin_trap();
+    tschunk_sketch *acc;
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 64, 0, {NULL, NULL, NULL}};
+    if (tschunk_sketch_create(&acc, &so) == 0) {
+        tschunk_segment_range_merge(seg, TSCHUNK_SEGMENT_ALL_SERIES, INT64_MIN, INT64_MAX, acc, NULL);
+        tschunk_sketch_free(acc);
     }
     tschunk_segment_close(seg);
     return 0;

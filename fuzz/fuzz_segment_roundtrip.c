@@ -3,7 +3,9 @@
  * timestamps anywhere in int64, chunks added in any order) -> writer -> file
  * -> reader with every checksum verified. Every chunk must come back once,
  * byte for byte, under its series, with its count and time span, in index
- * order (series, then first timestamp).
+ * order (series, then first timestamp). Then a delete (series and time
+ * range from the input's first bytes): the rewritten segment verifies, and
+ * every series reads back exactly without the deleted samples.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -102,6 +104,53 @@ static void check_chunk(const tschunk_segment *seg, size_t i, added_chunk *chunk
     __builtin_trap(); /* a chunk that was never added, or came back twice */
 }
 
+/* Live samples of series `ordinal` in index order, through the tombstone-aware decoder. */
+static size_t series_samples(const tschunk_segment *seg, uint32_t ordinal, int64_t *ts, double *v)
+{
+    size_t begin, end, n = 0;
+    if (tschunk_segment_range(seg, ordinal, INT64_MIN, INT64_MAX, &begin, &end)) __builtin_trap();
+    for (size_t i = begin; i < end; i++) {
+        size_t got = tschunk_segment_decode(seg, i, ts + n, v + n, MAX_PER_CHUNK);
+        if (tschunk_is_error(got)) __builtin_trap();
+        n += got;
+    }
+    return n;
+}
+
+/* Delete [from, to] of one series into path; compare every series with the original minus the range. */
+static void check_delete(const tschunk_segment *seg, const char *path, const uint8_t *data, size_t size)
+{
+    static unsigned char file[MAX_CHUNKS * (TSCHUNK_BOUND(MAX_PER_CHUNK) + 64) + 8192];
+    static int64_t ts0[MAX_CHUNKS * MAX_PER_CHUNK], ts1[MAX_CHUNKS * MAX_PER_CHUNK];
+    static double v0[MAX_CHUNKS * MAX_PER_CHUNK], v1[MAX_CHUNKS * MAX_PER_CHUNK];
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    uint32_t victim = (uint32_t)(data[0] % info.series);
+    size_t n0 = series_samples(seg, victim, ts0, v0);
+    int64_t from = ts0[data[size / 2] % n0], to = ts0[data[size - 1] % n0];
+    if (from > to) { int64_t t = from; from = to; to = t; }
+    uint64_t deleted, want = 0;
+    for (size_t i = 0; i < n0; i++) want += ts0[i] >= from && ts0[i] <= to;
+    if (tschunk_segment_delete(seg, path, victim, from, to, &deleted) || deleted != want) __builtin_trap();
+    FILE *f = fopen(path, "rb");
+    size_t got = f ? fread(file, 1, sizeof file, f) : 0;
+    if (f) fclose(f);
+    remove(path);
+    tschunk_segment *after;
+    if (tschunk_segment_verify(file, got, NULL) || tschunk_segment_open(&after, file, got, TSCHUNK_SEGMENT_VERIFY, NULL))
+        __builtin_trap();
+    for (uint32_t o = 0; o < info.series; o++) {
+        size_t a = series_samples(seg, o, ts0, v0), b = series_samples(after, o, ts1, v1), k = 0;
+        for (size_t i = 0; i < a; i++) {
+            if (o == victim && ts0[i] >= from && ts0[i] <= to) continue;
+            if (k >= b || ts1[k] != ts0[i] || memcmp(&v1[k], &v0[i], 8)) __builtin_trap();
+            k++;
+        }
+        if (k != b) __builtin_trap();
+    }
+    tschunk_segment_close(after);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static added_chunk chunks[MAX_CHUNKS];
@@ -142,6 +191,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (len != (size_t)want_len || memcmp(name, want, len) || tschunk_segment_find_series(seg, id) != o)
             __builtin_trap();
     }
+    check_delete(seg, path, data, size);
     tschunk_segment_close(seg);
     return 0;
 }

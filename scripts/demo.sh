@@ -11,27 +11,36 @@ echo "   $(wc -l < $OUT/ambient_temperature.csv) lines, $(wc -c < $OUT/ambient_t
 head -3 $OUT/ambient_temperature.csv | sed 's/^/     /'
 echo
 echo "== tschunk compress (120-sample chunks, as Prometheus cuts them)"
-$CLI compress $OUT/ambient_temperature.csv -o $OUT/ambient_120.tsc --samples-per-chunk 120 --verify
+$CLI compress $OUT/ambient_temperature.csv -o $OUT/ambient_120.tseg --samples-per-chunk 120 --verify
 echo
 echo "== tschunk compress (default 1024-sample chunks)"
-$CLI compress $OUT/ambient_temperature.csv -o $OUT/ambient.tsc --verify
+$CLI compress $OUT/ambient_temperature.csv -o $OUT/ambient.tseg --verify
 echo
 echo "== tschunk compress --summary (a DDSketch per 120-sample chunk, for quantiles without decoding)"
-$CLI compress $OUT/ambient_temperature.csv -o $OUT/ambient_summary.tsc --samples-per-chunk 120 --summary
+$CLI compress $OUT/ambient_temperature.csv -o $OUT/ambient_summary.tseg --samples-per-chunk 120 --summary
 echo
 echo "== tschunk stats"
-$CLI stats $OUT/ambient.tsc
+$CLI stats $OUT/ambient.tseg
 echo
 echo "== tschunk quantiles: the whole file, from the summaries, against the exact answers"
-$CLI quantiles $OUT/ambient_summary.tsc --q 0.01,0.5,0.9,0.99 --exact
+$CLI quantiles $OUT/ambient_summary.tseg --q 0.01,0.5,0.9,0.99 --exact
 echo
 echo "== tschunk quantiles: one month (2013-12), whole chunks from summaries, the two cut chunks decoded"
-$CLI quantiles $OUT/ambient_summary.tsc --q 0.5,0.99 --from 1385856000000 --to 1388534399999
+$CLI quantiles $OUT/ambient_summary.tseg --q 0.5,0.99 --from 1385856000000 --to 1388534399999
+echo
+echo "== tschunk ls: the segment's series (a two-column CSV is one series named after the file)"
+$CLI ls $OUT/ambient_summary.tseg
+echo
+echo "== tschunk delete: drop 2013-12-25 (a copy), then every reader leaves it out"
+cp $OUT/ambient_summary.tseg $OUT/ambient_deleted.tseg
+$CLI delete $OUT/ambient_deleted.tseg ambient_temperature --from 1387929600000 --to 1388015999999
+$CLI verify $OUT/ambient_deleted.tseg
+$CLI quantiles $OUT/ambient_deleted.tseg --q 0.5,0.99 --from 1385856000000 --to 1388534399999 | grep -E "^(samples|chunks) "
 echo
 echo "== tschunk decompress --iso (round trip back to CSV)"
-$CLI decompress $OUT/ambient.tsc -o $OUT/roundtrip.csv --iso
+$CLI decompress $OUT/ambient.tseg -o $OUT/roundtrip.csv --iso
 head -4 $OUT/roundtrip.csv | sed 's/^/     /'
-$CLI decompress $OUT/ambient.tsc -o $OUT/roundtrip_bits.csv --bits
+$CLI decompress $OUT/ambient.tseg -o $OUT/roundtrip_bits.csv --bits
 echo "   values re-read bit-for-bit: $(wc -l < $OUT/roundtrip_bits.csv) lines written"
 echo
 echo "demo ok: files in $OUT/"
