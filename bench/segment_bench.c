@@ -4,7 +4,8 @@
  * full-scan throughput, open and one-series lookup time, and the bytes the
  * container adds to the chunks it holds.
  *
- *   segment_bench [--quick]    (--quick: 1,000 series, 3 repetitions)
+ *   segment_bench [--quick] [--samples N]   (--quick: 1,000 series, 3 repetitions;
+ *                                            --samples: per chunk, 120 by default, up to 1024)
  */
 #include <time.h>
 #include <unistd.h>
@@ -13,7 +14,8 @@
 #include "workloads.h"
 #include "timing.h"
 
-#define CHUNK_SAMPLES 120
+#define MAX_CHUNK_SAMPLES 1024
+static size_t chunk_samples = 120;
 
 static volatile double sink;
 
@@ -27,10 +29,10 @@ static size_t encode_all(encoded_chunk *chunks, size_t series)
     size_t total = 0;
     for (size_t i = 0; i < series; i++) {
         wl_series s;
-        wl_synthetic(&s, (int)(i % WL_SYNTHETIC_COUNT), CHUNK_SAMPLES, i + 1);
-        chunks[i].bytes = malloc(TSCHUNK_BOUND(CHUNK_SAMPLES));
+        wl_synthetic(&s, (int)(i % WL_SYNTHETIC_COUNT), chunk_samples, i + 1);
+        chunks[i].bytes = malloc(TSCHUNK_BOUND(chunk_samples));
         if (!chunks[i].bytes) abort();
-        chunks[i].size = tschunk_encode(chunks[i].bytes, TSCHUNK_BOUND(CHUNK_SAMPLES), s.ts,
+        chunks[i].size = tschunk_encode(chunks[i].bytes, TSCHUNK_BOUND(chunk_samples), s.ts,
                                         (const double *)(const void *)s.bits, s.n, NULL);
         if (tschunk_is_error(chunks[i].size)) abort();
         total += chunks[i].size;
@@ -70,8 +72,8 @@ static unsigned char *read_file(const char *path, size_t size)
 /* Open, then decode every chunk of every series (checksums verified as touched). */
 static double full_scan(const unsigned char *file, size_t size)
 {
-    static int64_t ts[CHUNK_SAMPLES];
-    static double v[CHUNK_SAMPLES];
+    static int64_t ts[MAX_CHUNK_SAMPLES];
+    static double v[MAX_CHUNK_SAMPLES];
     tschunk_segment *seg;
     if (tschunk_segment_open(&seg, file, size, 0, NULL)) abort();
     tschunk_segment_info info;
@@ -80,7 +82,7 @@ static double full_scan(const unsigned char *file, size_t size)
     for (uint32_t i = 0; i < info.chunks; i++) {
         tschunk_segment_chunk_info c;
         if (tschunk_segment_chunk(seg, i, &c)) abort();
-        size_t n = tschunk_decode(c.ref.chunk, c.ref.chunk_size, ts, v, CHUNK_SAMPLES);
+        size_t n = tschunk_decode(c.ref.chunk, c.ref.chunk_size, ts, v, MAX_CHUNK_SAMPLES);
         if (tschunk_is_error(n)) abort();
         acc += v[n - 1];
     }
@@ -105,13 +107,21 @@ static double open_and_lookup(const unsigned char *file, size_t size, uint64_t i
 
 int main(int argc, char **argv)
 {
-    int quick = argc > 1 && !strcmp(argv[1], "--quick");
+    int quick = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick")) quick = 1;
+        else if (!strcmp(argv[i], "--samples") && i + 1 < argc) chunk_samples = (size_t)atoi(argv[++i]);
+    }
+    if (chunk_samples < 2 || chunk_samples > MAX_CHUNK_SAMPLES) {
+        fprintf(stderr, "--samples takes 2..%d\n", MAX_CHUNK_SAMPLES);
+        return 2;
+    }
     size_t series = quick ? 1000 : 10000;
     int reps = quick ? 3 : 7;
     encoded_chunk *chunks = calloc(series, sizeof *chunks);
     if (!chunks) abort();
     size_t chunk_bytes = encode_all(chunks, series);
-    double samples = (double)series * CHUNK_SAMPLES;
+    double samples = (double)series * (double)chunk_samples;
     char path[64];
     snprintf(path, sizeof path, "/tmp/tschunk-segment-bench-%ld.tseg", (long)getpid());
 
@@ -139,8 +149,8 @@ int main(int argc, char **argv)
     }
     double write_ns = median(write_t, reps), scan_ns = median(scan_t, reps);
     double open_ns = median(open_t, reps), lookup_ns = median(lookup_t, reps);
-    printf("Segment of %zu series x %d samples (five synthetic workloads in turn), median of %d:\n\n", series,
-           CHUNK_SAMPLES, reps);
+    printf("Segment of %zu series x %zu samples (five synthetic workloads in turn), median of %d:\n\n", series,
+           chunk_samples, reps);
     printf("| figure | value |\n|---|---:|\n");
     printf("| write (add + finish, fsync included) | %.2f M samples/s |\n", samples / write_ns * 1e3);
     printf("| full scan (open + decode every chunk) | %.2f M samples/s |\n", samples / scan_ns * 1e3);
