@@ -260,6 +260,10 @@ Test(cli, prometheus_export_import_and_direct_reading)
     cr_assert(!exists("j.csv"));
     cr_assert_neq(run(out, sizeof out, "export-prom nothere.csv -o x.bin"), 0);
     cr_assert(!exists("x.bin"));
+    write_file("multi.csv", "a,1,2\nb,1,3\n");
+    cr_assert_neq(run(out, sizeof out, "export-prom multi.csv -o x.bin"), 0, "series would be merged: %s", out);
+    cr_assert(strstr(out, "line 1: one series only"), "%s", out);
+    cr_assert(!exists("x.bin"));
 }
 
 Test(cli, sketch_encode_and_decode)

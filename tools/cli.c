@@ -224,7 +224,7 @@ int cmp_dbl(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void print_range(const options *o, const tschunk_range_stats *st, double us, const tschunk_sketch_stats *ss)
+static void print_range(const options *o, const tschunk_range_stats *st, double us, const tschunk_sketch_stats *ss)
 {
     static const char *const names[] = {"logarithmic", "linear", "quadratic", "cubic", "quartic"};
     printf("file        %s\n", o->in);
@@ -239,8 +239,12 @@ void print_range(const options *o, const tschunk_range_stats *st, double us, con
     if (ss->count > 0) printf("min/max/sum %.17g / %.17g / %.17g\n", ss->min, ss->max, ss->sum);
 }
 
-void print_quantile_table(const options *o, const tschunk_sketch *acc, const double *exact, size_t nexact)
+void print_quantiles(const options *o, const tschunk_range_stats *st, double us, const tschunk_sketch *acc,
+                     const double *exact, size_t nexact)
 {
+    tschunk_sketch_stats ss;
+    tschunk_sketch_get_stats(acc, &ss);
+    print_range(o, st, us, &ss);
     printf(o->exact ? "%-8s %-24s %-24s %s\n" : "%-8s %s\n", "q", "value", "exact", "relative error");
     char qbuf[512];
     snprintf(qbuf, sizeof qbuf, "%s", o->qlist);

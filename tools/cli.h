@@ -86,9 +86,9 @@ typedef struct {
 int chunk_stats(stats *st, int format, const unsigned char *chunk, size_t size, size_t n);
 
 int cmp_dbl(const void *a, const void *b);
-void print_range(const options *o, const tschunk_range_stats *st, double us, const tschunk_sketch_stats *ss);
-/* The q column (and with exact values, the exact one and the relative error). */
-void print_quantile_table(const options *o, const tschunk_sketch *acc, const double *exact, size_t nexact);
+/* What a range query merged (st, us to merge), then the q column (with exact values, the exact one and the relative error). */
+void print_quantiles(const options *o, const tschunk_range_stats *st, double us, const tschunk_sketch *acc,
+                     const double *exact, size_t nexact);
 
 /* Segment commands (segment_cmd.c). data/size: the whole file. */
 int segment_compress(const options *o);

@@ -636,12 +636,7 @@ int segment_quantiles(const options *o, const unsigned char *data, size_t size)
     if (!rc && tschunk_is_error(err)) rc = fail("%s: %s", o->in, tschunk_error_name(err));
     size_t nexact = 0;
     double *exact = !rc && o->exact ? exact_values(seg, begin, end, o, &nexact) : NULL;
-    if (!rc) {
-        tschunk_sketch_stats ss;
-        tschunk_sketch_get_stats(acc, &ss);
-        print_range(o, &st, us, &ss);
-        print_quantile_table(o, acc, exact, nexact);
-    }
+    if (!rc) print_quantiles(o, &st, us, acc, exact, nexact);
     free(exact);
     tschunk_sketch_free(acc);
     tschunk_segment_close(seg);

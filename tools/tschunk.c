@@ -149,6 +149,7 @@ static int read_csv(const options *o, sample_set *s, size_t *skipped)
     uint64_t bits;
     int got;
     while ((got = csv_next(&r, &ts, &bits)) == 1) {
+        if (r.columns == 3) return fail("%s: line %zu: one series only here (timestamp,value)", o->in, r.line_no);
         if (samples_push(s, ts, bits)) return fail("out of memory after %zu samples", s->n);
         if (tty && (s->n & 0xffff) == 0 && now_s() - last_report > 1.0 && now_s() - start > 2.0) {
             fprintf(stderr, "\rreading %s: %zu samples", o->in, s->n);
@@ -173,39 +174,25 @@ static int write_record(void *ctx, const unsigned char *chunk, size_t size, uint
 
 static int verify_file(const char *path, const sample_set *s);
 
-/* compress and export-prom: CSV in, chunk file out, atomically. */
-static int csv_to_chunks(const options *o, int format, long per_chunk)
+/* export-prom: CSV of one series in, Prometheus XOR chunks out (length-prefixed), atomically. */
+static int cmd_export_prom(const options *o)
 {
-    if (!o->out) return fail("this command needs -o OUT");
+    if (!o->out) return fail("export-prom needs -o OUT");
+    long per_chunk = o->samples_per_chunk_set ? o->samples_per_chunk : 120; /* Prometheus cuts at 120 */
     sample_set s = {0};
     size_t skipped = 0;
-    if (read_csv(o, &s, &skipped)) { samples_free(&s); return 1; }
     tscf_writer w;
-    int summaries = o->summary && format == FORMAT_NATIVE;
-    tschunk_sketch *summary = NULL;
-    if (summaries) {
-        tschunk_sketch_options so = {o->mapping, o->alpha, 0, 0, {NULL, NULL, NULL}};
-        if (tschunk_sketch_create(&summary, &so)) { samples_free(&s); return fail("cannot create the summary sketch"); }
-    }
-    if (tscf_create(&w, o->out, format == FORMAT_PROM ? UNIT_MS : o->unit, format, summaries)) {
-        samples_free(&s);
-        tschunk_sketch_free(summary);
-        return fail("cannot create %s", o->out);
-    }
+    if (read_csv(o, &s, &skipped)) { samples_free(&s); return 1; }
+    if (tscf_create(&w, o->out, UNIT_MS, FORMAT_PROM, 0)) { samples_free(&s); return fail("cannot create %s", o->out); }
     double encode_s = 0;
-    if (encode_chunks(format, s.ts, s.bits, s.n, (uint32_t)per_chunk, (uint32_t)o->max_chunk_bytes, summary,
+    if (encode_chunks(FORMAT_PROM, s.ts, s.bits, s.n, (uint32_t)per_chunk, (uint32_t)o->max_chunk_bytes, NULL,
                       write_record, &w, &encode_s) || tscf_commit(&w)) {
         tscf_abort(&w);
         samples_free(&s);
-        tschunk_sketch_free(summary);
         return fail("%s not written", o->out);
     }
-    tschunk_sketch_free(summary);
-    printf("%s -> %s: %zu samples (%zu empty values skipped), %llu %schunks, %llu bytes", o->in, o->out, s.n,
-           skipped, (unsigned long long)w.chunks, format == FORMAT_PROM ? "Prometheus XOR " : "",
-           (unsigned long long)w.bytes);
-    if (summaries) printf(" (summaries %llu of them)", (unsigned long long)w.summary_bytes);
-    printf("\n");
+    printf("%s -> %s: %zu samples (%zu empty values skipped), %llu Prometheus XOR chunks, %llu bytes\n", o->in,
+           o->out, s.n, skipped, (unsigned long long)w.chunks, (unsigned long long)w.bytes);
     if (s.n)
         printf("  %.3f bytes/sample (%.2f bits), %.1fx smaller than 16-byte raw samples, encode %.2f ns/sample\n",
                (double)w.bytes / (double)s.n, (double)w.bytes * 8 / (double)s.n,
@@ -216,11 +203,6 @@ static int csv_to_chunks(const options *o, int format, long per_chunk)
 }
 
 static int cmd_compress(const options *o) { return segment_compress(o); }
-
-static int cmd_export_prom(const options *o)
-{
-    return csv_to_chunks(o, FORMAT_PROM, o->samples_per_chunk_set ? o->samples_per_chunk : 120);
-}
 
 /* ---- reading files -------------------------------------------------------- */
 typedef int (*sample_fn)(void *ctx, int64_t ts, uint64_t bits);
@@ -553,12 +535,7 @@ static int cmd_quantiles(const options *o)
     if (!rc && tschunk_is_error(err)) rc = fail("%s: %s", o->in, tschunk_error_name(err));
     size_t nexact = 0;
     double *exact = !rc && o->exact ? exact_values(refs, n, o, &nexact) : NULL;
-    if (!rc) {
-        tschunk_sketch_stats ss;
-        tschunk_sketch_get_stats(acc, &ss);
-        print_range(o, &st, us, &ss);
-        print_quantile_table(o, acc, exact, nexact);
-    }
+    if (!rc) print_quantiles(o, &st, us, acc, exact, nexact);
     free(exact);
     free(refs);
     tschunk_sketch_free(acc);
