@@ -41,7 +41,7 @@ BENCH_BIN := $(BUILD)/bench/bench
 SKETCH_BENCH_BIN := $(BUILD)/bench/sketch_bench
 SEGMENT_BENCH_BIN := $(BUILD)/bench/segment_bench
 
-.PHONY: all lib cli deps test test-run asan bench bench-instr tune vectors fuzz fuzz-run fuzz-replay install uninstall \
+.PHONY: all lib cli deps test test-run asan bench bench-instr tune codec2-probe vectors fuzz fuzz-run fuzz-replay install uninstall \
         check-install check-symbols demo readme-example clean
 
 all: lib cli
@@ -124,6 +124,14 @@ $(BUILD)/bench/tune: bench/tune.c bench/workloads.h
 tune: $(BUILD)/bench/tune
 	$(BUILD)/bench/tune $(BENCH_ARGS)
 
+$(BUILD)/bench/codec2_probe: bench/codec2_probe.c bench/workloads.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -D_POSIX_C_SOURCE=200809L $(CPPFLAGS) $(CFLAGS) -Ibench $< $(STATIC) $(LDFLAGS) $(LIBS) -o $@
+
+# What decimal scaling would save over the XOR stream on the shared datasets (README "Roadmap": codec 2).
+codec2-probe: $(BUILD)/bench/codec2_probe
+	$(BUILD)/bench/codec2_probe ../shared/datasets $(BENCH_ARGS)
+
 $(SKETCH_BENCH_BIN): bench/sketch_bench.c bench/workloads.h bench/timing.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -D_POSIX_C_SOURCE=200809L $(CPPFLAGS) $(CFLAGS) -Ibench bench/sketch_bench.c $(STATIC) \
@@ -134,7 +142,7 @@ $(SEGMENT_BENCH_BIN): bench/segment_bench.c bench/workloads.h bench/timing.h $(S
 	$(CC) $(BASE_CFLAGS) -D_POSIX_C_SOURCE=200809L $(CPPFLAGS) $(CFLAGS) -Ibench bench/segment_bench.c $(STATIC) \
 	  $(LDFLAGS) $(LIBS) -o $@
 
-bench: $(BENCH_BIN) $(SKETCH_BENCH_BIN) $(SEGMENT_BENCH_BIN)
+bench: $(BENCH_BIN) $(SKETCH_BENCH_BIN) $(SEGMENT_BENCH_BIN) $(BUILD)/bench/codec2_probe
 	$(BENCH_BIN) $(BENCH_ARGS)
 	$(SKETCH_BENCH_BIN) $(BENCH_ARGS)
 	$(SEGMENT_BENCH_BIN) $(BENCH_ARGS)
