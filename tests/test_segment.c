@@ -179,7 +179,7 @@ Test(segment, round_trip_and_lookups)
 
 Test(segment, every_bit_flip_and_truncation_is_detected, .timeout = 120)
 {
-    /* A small segment: two series, two chunks each, no summaries. */
+    /* A small segment: two series, two chunks each, no summaries; its series bitmap and tombstones included. */
     char path[128];
     snprintf(path, sizeof path, "%s/small.tseg", tmpdir);
     tschunk_segment_options o = {.summary_mapping = TSCHUNK_MAPPING_LOGARITHMIC};
@@ -196,6 +196,15 @@ Test(segment, every_bit_flip_and_truncation_is_detected, .timeout = 120)
     tschunk_segment_writer_add_series(sw, 7, "a", 1);
     tschunk_segment_writer_add_series(sw, 8, "bb", 2);
     cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(sw)));
+    /* With tombstones too: series 7 loses [10, 210], across both its chunks. */
+    blob first = read_all(path);
+    tschunk_segment *before;
+    cr_assert_eq(tschunk_segment_open(&before, first.data, first.size, 0, NULL), 0);
+    uint64_t deleted;
+    cr_assert_eq(tschunk_segment_delete(before, path, 0, 10, 210, &deleted), 0);
+    cr_assert_eq(deleted, 6);
+    tschunk_segment_close(before);
+    free(first.data);
     blob b = read_all(path);
     cr_assert_eq(tschunk_segment_verify(b.data, b.size, NULL), 0);
     unsigned char *copy = malloc(b.size);

@@ -268,28 +268,36 @@ int segment_compress(const options *o)
     return rc;
 }
 
-static const unsigned char *chunk_at(const tschunk_segment *seg, size_t i)
-{
-    tschunk_segment_chunk_info c;
-    return tschunk_segment_chunk(seg, i, &c) ? NULL : (const unsigned char *)c.ref.chunk;
-}
-
-static const tschunk_segment *sort_seg; /* qsort has no context argument */
+typedef struct {
+    const void *at; /* the chunk's bytes inside the file */
+    size_t index;
+} placed_chunk;
 
 static int by_file_position(const void *a, const void *b)
 {
-    const unsigned char *x = chunk_at(sort_seg, *(const size_t *)a), *y = chunk_at(sort_seg, *(const size_t *)b);
+    const char *x = ((const placed_chunk *)a)->at, *y = ((const placed_chunk *)b)->at;
     return (x > y) - (x < y);
 }
 
 /* Index positions [begin, end) sorted into file order (the order the writer got them). Free it. */
 static size_t *file_order(const tschunk_segment *seg, size_t begin, size_t end)
 {
-    size_t *order = malloc((end - begin + 1) * sizeof *order);
-    if (!order) return NULL;
-    for (size_t c = begin; c < end; c++) order[c - begin] = c;
-    sort_seg = seg;
-    qsort(order, end - begin, sizeof *order, by_file_position);
+    size_t n = end - begin, *order = malloc((n + 1) * sizeof *order);
+    placed_chunk *placed = malloc((n + 1) * sizeof *placed);
+    for (size_t c = 0; order && placed && c < n; c++) {
+        tschunk_segment_chunk_info info;
+        placed[c].at = tschunk_segment_chunk(seg, begin + c, &info) ? NULL : info.ref.chunk;
+        placed[c].index = begin + c;
+    }
+    if (order && placed) {
+        qsort(placed, n, sizeof *placed, by_file_position);
+        for (size_t c = 0; c < n; c++) order[c] = placed[c].index;
+    }
+    free(placed);
+    if (!placed) {
+        free(order);
+        return NULL;
+    }
     return order;
 }
 
