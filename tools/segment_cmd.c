@@ -20,12 +20,18 @@ static int open_segment(const char *path, const unsigned char *data, size_t size
     return err ? fail("%s: broken segment: %s", path, tschunk_error_name(err)) : 0;
 }
 
-/* Chunk i's live samples into chunk_ts/chunk_values. @return their count, or SIZE_MAX after the message. */
-static size_t decode_chunk(const char *path, const tschunk_segment *seg, size_t i)
+/* Chunk i's live samples into chunk_ts/chunk_values, its record checked once (c may be NULL).
+ * @return their count, or SIZE_MAX after the message. */
+static size_t decode_chunk(const char *path, const tschunk_segment *seg, size_t i, tschunk_segment_chunk_info *c)
 {
-    size_t n = tschunk_segment_decode(seg, i, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
-    if (!tschunk_is_error(n)) return n;
-    fail("%s: chunk %zu is damaged: %s", path, i, tschunk_error_name(n));
+    tschunk_segment_chunk_info local;
+    if (!c) c = &local;
+    size_t n = tschunk_segment_chunk(seg, i, c);
+    if (!n) /* chunks with deletions go through the tombstone-aware decoder */
+        n = c->deleted ? tschunk_segment_decode(seg, i, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES)
+                       : tschunk_decode(c->ref.chunk, c->ref.chunk_size, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
+    if (!tschunk_is_error(n) && n == (size_t)(c->count - c->deleted)) return n;
+    fail("%s: chunk %zu is damaged: %s", path, i, tschunk_is_error(n) ? tschunk_error_name(n) : "count mismatch");
     return SIZE_MAX;
 }
 
@@ -310,7 +316,7 @@ static int verify_series(const options *o, const tschunk_segment *seg, const inp
     if (!order) return fail("out of memory");
     int rc = 0;
     for (size_t c = 0; !rc && c < end - begin; c++) {
-        size_t n = decode_chunk(o->out, seg, order[c]);
+        size_t n = decode_chunk(o->out, seg, order[c], NULL);
         if (n == SIZE_MAX) { rc = 1; break; }
         for (size_t k = 0; k < n && !rc; k++, at++) {
             uint64_t bits;
@@ -355,7 +361,7 @@ int segment_verify(const char *path, const unsigned char *data, size_t size)
     tschunk_segment_info info;
     tschunk_segment_get_info(seg, &info);
     for (uint32_t i = 0; i < info.chunks; i++) {
-        if (decode_chunk(path, seg, i) == SIZE_MAX) {
+        if (decode_chunk(path, seg, i, NULL) == SIZE_MAX) {
             tschunk_segment_close(seg);
             return 1;
         }
@@ -417,7 +423,7 @@ static int print_chunks(const char *path, const tschunk_segment *seg, size_t beg
                         int64_t to, text_ctx *t)
 {
     for (size_t i = begin; i < end; i++) {
-        size_t n = decode_chunk(path, seg, i);
+        size_t n = decode_chunk(path, seg, i, NULL);
         if (n == SIZE_MAX) return 1;
         for (size_t k = 0; k < n; k++) {
             uint64_t bits;
@@ -450,7 +456,7 @@ static int collect_in_time_order(const options *o, const tschunk_segment *seg, s
     timed_sample *all = NULL;
     int rc = order ? 0 : fail("out of memory");
     for (size_t k = 0; !rc && k < end - begin; k++) {
-        size_t got = decode_chunk(o->in, seg, order[k]);
+        size_t got = decode_chunk(o->in, seg, order[k], NULL);
         if (got == SIZE_MAX) { rc = 1; break; }
         if (n + got > cap) {
             cap = (n + got) * 2;
@@ -553,7 +559,7 @@ int segment_stats(const char *path, const unsigned char *data, size_t size, stat
     int rc = 0;
     for (uint32_t i = 0; i < info.chunks && !rc; i++) {
         tschunk_segment_chunk_info c;
-        size_t n = decode_chunk(path, seg, i);
+        size_t n = decode_chunk(path, seg, i, NULL);
         if (n == SIZE_MAX || tschunk_segment_chunk(seg, i, &c)) { rc = 1; break; }
         st->chunks++;
         st->samples += n;

@@ -10,7 +10,6 @@
 #include "format.h"
 #include "roaring_check.h"
 
-
 static void *seg_alloc(tschunk_segment *s, size_t size) { return s->allocator.alloc(s->allocator.opaque, size); }
 
 void tschunk_segment_close(tschunk_segment *s)
