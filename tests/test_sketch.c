@@ -477,6 +477,36 @@ Test(sketch, merge_equals_sketch_of_the_union)
     tschunk_sketch_free(c); tschunk_sketch_free(d); tschunk_sketch_free(cubic);
 }
 
+/* decode_merge keeps up to 256 bins from its checking pass and parses again beyond that: both ways
+ * must leave the same sketch as merging the decoded sketch. */
+Test(sketch, decode_merge_equals_merge_below_and_above_the_bin_log)
+{
+    const int sizes[] = {10, 255, 256, 257, 3000};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        tschunk_sketch *src = log001(), *base = log001(), *via_bytes = log001(), *decoded;
+        uint64_t rng = 77 + k;
+        /* Distinct bins: values spread over sizes[k] consecutive indexes, both signs. */
+        for (int i = 0; i < sizes[k]; i++) {
+            double v = pow(1.0201, i) * (1 + 0.001 * wl_uniform(&rng));
+            tschunk_sketch_add(src, i % 3 ? v : -v);
+            tschunk_sketch_add(base, v * 0.5);
+            tschunk_sketch_add(via_bytes, v * 0.5);
+        }
+        static unsigned char buf[1 << 16];
+        size_t n = tschunk_sketch_encode(src, buf, sizeof buf, TSCHUNK_SKETCH_EXACT_STATS);
+        cr_assert(!tschunk_is_error(n));
+        cr_assert_eq(tschunk_sketch_decode_merge(via_bytes, buf, n, NULL), 0);
+        cr_assert_eq(tschunk_sketch_decode_new(&decoded, buf, n, NULL, NULL), 0);
+        cr_assert_eq(tschunk_sketch_merge(base, decoded), 0);
+        static unsigned char x[1 << 16], y[1 << 16];
+        size_t nx = tschunk_sketch_encode(via_bytes, x, sizeof x, TSCHUNK_SKETCH_EXACT_STATS);
+        size_t ny = tschunk_sketch_encode(base, y, sizeof y, TSCHUNK_SKETCH_EXACT_STATS);
+        cr_assert_eq(nx, ny, "%d bins", sizes[k]);
+        cr_assert(!memcmp(x, y, nx), "%d bins: decode_merge and merge differ", sizes[k]);
+        tschunk_sketch_free(src); tschunk_sketch_free(base); tschunk_sketch_free(via_bytes); tschunk_sketch_free(decoded);
+    }
+}
+
 static size_t allocations;
 
 static void *counting_alloc(void *opaque, size_t size)

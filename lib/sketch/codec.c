@@ -255,11 +255,21 @@ static size_t get_f64(in_buf *in, double *out)
     return 0;
 }
 
+/* The bins the checking pass saw, kept so the committing pass need not parse the bytes again. */
+#define LOGGED_BINS 256
+typedef struct {
+    int32_t index;
+    uint32_t negative;
+    double count;
+} logged_bin;
+
 /* What a stream says besides its bins, gathered while it is read. */
 typedef struct {
     int has_mapping, has_count, has_sum, has_min, has_max;
     tsc_mapping mapping;
     double count, sum, min, max, zero_count, bins_total;
+    logged_bin *log; /* NULL: not kept */
+    size_t logged;   /* bins seen; more than LOGGED_BINS: the log is incomplete */
 } stream_info;
 
 /* A bin index must stay within int32 as both libraries' stores hold it. */
@@ -270,6 +280,10 @@ static size_t add_bin(tschunk_sketch *s, in_buf *in, size_t at, int negative, in
     if (tsc_is_zero(count)) return 0;
     info->bins_total += count;
     if (commit) tsc_store_add(s, negative ? &s->neg : &s->pos, index, count);
+    else if (info->log && info->logged < LOGGED_BINS)
+        info->log[info->logged++] = (logged_bin){(int32_t)index, (uint32_t)negative, count};
+    else
+        info->logged = LOGGED_BINS + 1;
     return 0;
 }
 
@@ -361,9 +375,10 @@ static size_t read_mapping(tschunk_sketch *s, in_buf *in, uint8_t flag, stream_i
 }
 
 /* One pass over the blocks; with commit, bins go into s. */
-static size_t read_stream(tschunk_sketch *s, in_buf *in, stream_info *info, int commit)
+static size_t read_stream(tschunk_sketch *s, in_buf *in, stream_info *info, int commit, logged_bin *log)
 {
     memset(info, 0, sizeof *info);
+    info->log = log;
     in->pos = 0;
     while (in->pos < in->size) {
         size_t at = in->pos, err;
@@ -408,12 +423,17 @@ size_t tschunk_sketch_decode_merge(tschunk_sketch *s, const void *src, size_t si
     if (!s || (!src && size)) return TSC_ERROR(BAD_PARAMETER);
     in_buf in = {(const uint8_t *)src, size, 0, 0};
     stream_info info;
-    size_t err = read_stream(s, &in, &info, 0); /* check everything first: nothing changes on error */
+    logged_bin log[LOGGED_BINS];
+    size_t err = read_stream(s, &in, &info, 0, log); /* check everything first: nothing changes on error */
     if (err) {
         if (error_offset) *error_offset = in.err_at;
         return err;
     }
-    read_stream(s, &in, &info, 1);
+    if (info.logged <= LOGGED_BINS) /* the bins, in stream order, without parsing them again */
+        for (size_t i = 0; i < info.logged; i++)
+            tsc_store_add(s, log[i].negative ? &s->neg : &s->pos, log[i].index, log[i].count);
+    else
+        read_stream(s, &in, &info, 1, NULL);
     merge_stats(s, &info);
     return 0;
 }
@@ -425,7 +445,7 @@ size_t tschunk_sketch_decode_new(tschunk_sketch **out, const void *src, size_t s
     *out = NULL;
     in_buf in = {(const uint8_t *)src, size, 0, 0};
     stream_info info;
-    size_t err = read_stream(NULL, &in, &info, 0);
+    size_t err = read_stream(NULL, &in, &info, 0, NULL);
     if (!err && !info.has_mapping) err = fail_at(&in, 0, TSC_ERROR(CORRUPT)); /* the mapping is missing */
     if (err) {
         if (error_offset) *error_offset = in.err_at;
