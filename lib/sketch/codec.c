@@ -418,6 +418,19 @@ static void merge_stats(tschunk_sketch *s, const stream_info *info)
     s->count += added;
 }
 
+/* Put a checked stream's bins and statistics into s: from the log when it holds every bin. */
+static void commit_stream(tschunk_sketch *s, in_buf *in, const stream_info *info, const logged_bin *log)
+{
+    if (info->logged <= LOGGED_BINS) { /* the bins, in stream order, without parsing them again */
+        for (size_t i = 0; i < info->logged; i++)
+            tsc_store_add(s, log[i].negative ? &s->neg : &s->pos, log[i].index, log[i].count);
+    } else {
+        stream_info again;
+        read_stream(s, in, &again, 1, NULL);
+    }
+    merge_stats(s, info);
+}
+
 size_t tschunk_sketch_decode_merge(tschunk_sketch *s, const void *src, size_t size, size_t *error_offset)
 {
     if (!s || (!src && size)) return TSC_ERROR(BAD_PARAMETER);
@@ -429,12 +442,7 @@ size_t tschunk_sketch_decode_merge(tschunk_sketch *s, const void *src, size_t si
         if (error_offset) *error_offset = in.err_at;
         return err;
     }
-    if (info.logged <= LOGGED_BINS) /* the bins, in stream order, without parsing them again */
-        for (size_t i = 0; i < info.logged; i++)
-            tsc_store_add(s, log[i].negative ? &s->neg : &s->pos, log[i].index, log[i].count);
-    else
-        read_stream(s, &in, &info, 1, NULL);
-    merge_stats(s, &info);
+    commit_stream(s, &in, &info, log);
     return 0;
 }
 
@@ -445,7 +453,8 @@ size_t tschunk_sketch_decode_new(tschunk_sketch **out, const void *src, size_t s
     *out = NULL;
     in_buf in = {(const uint8_t *)src, size, 0, 0};
     stream_info info;
-    size_t err = read_stream(NULL, &in, &info, 0, NULL);
+    logged_bin log[LOGGED_BINS];
+    size_t err = read_stream(NULL, &in, &info, 0, log);
     if (!err && !info.has_mapping) err = fail_at(&in, 0, TSC_ERROR(CORRUPT)); /* the mapping is missing */
     if (err) {
         if (error_offset) *error_offset = in.err_at;
@@ -453,5 +462,6 @@ size_t tschunk_sketch_decode_new(tschunk_sketch **out, const void *src, size_t s
     }
     err = tschunk_sketch_create_mapping(out, info.mapping.kind, info.mapping.gamma, info.mapping.index_offset, opts);
     if (err) return err;
-    return tschunk_sketch_decode_merge(*out, src, size, error_offset);
+    commit_stream(*out, &in, &info, log); /* checked above, against the mapping the new sketch now has */
+    return 0;
 }
