@@ -6,6 +6,7 @@
 #include <roaring/roaring.h>
 
 #include "test_util.h"
+#include "segment/format.h"
 
 typedef struct {
     unsigned char *data;
@@ -413,4 +414,36 @@ Test(segment, delete_hides_samples_from_every_reader, .timeout = 60)
     free(b2.data);
     free(b3.data);
     free_written(w, nw);
+}
+
+/* Fuzzing found it (fuzz_segment_read, 2026-11-30): a series table placed past the footer with a
+ * tombstone length that wraps the sum back onto the footer passed the section check, and the metadata
+ * checksum then read far outside the file. Footer rebuilt with a valid checksum: open must refuse it. */
+Test(segment, section_offsets_that_wrap_are_refused)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/wrap.tseg", tmpdir);
+    tschunk_segment_options o = {.min_ts = 0};
+    tschunk_segment_writer *w;
+    cr_assert_eq(tschunk_segment_writer_create(&w, path, &o), 0);
+    int64_t ts[2] = {1, 2};
+    double v[2] = {1, 2};
+    unsigned char chunk[TSCHUNK_BOUND(2)];
+    size_t n = tschunk_encode(chunk, sizeof chunk, ts, v, 2, NULL);
+    cr_assert_eq(tschunk_segment_writer_add_chunk(w, 1, chunk, n, NULL, 0), 0);
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+    blob b = read_all(path);
+    unsigned char *footer = b.data + b.size - 96;
+    uint64_t footer_at = b.size - 96, series_off = b.size + 17; /* past the end of the file */
+    uint64_t fields[8];
+    for (int i = 0; i < 8; i++) fields[i] = tsc_load64_le(footer + 8 * i);
+    uint64_t shift = series_off - fields[0];
+    for (int i = 0; i < 4; i++) fields[2 * i] += shift; /* every section moved past the end */
+    fields[7] = footer_at - fields[6]; /* the tombstone length wraps the sum back to the footer */
+    for (int i = 0; i < 8; i++) tsc_store64_le(footer + 8 * i, fields[i]);
+    tsc_store64_le(footer + 88, tsc_xxh3(footer, 88));
+    tschunk_segment *seg;
+    cr_assert_eq(tschunk_get_error_code(tschunk_segment_open(&seg, b.data, b.size, 0, NULL)), TSCHUNK_ERROR_CORRUPT);
+    cr_assert(tschunk_is_error(tschunk_segment_verify(b.data, b.size, NULL)));
+    free(b.data);
 }

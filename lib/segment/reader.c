@@ -71,8 +71,8 @@ static size_t check_footer(tschunk_segment *s, tsc_seg_footer *f)
     const uint64_t sections[4][2] = {{f->series_off, f->series_len}, {f->index_off, f->index_len},
                                      {f->bitmap_off, f->bitmap_len}, {f->tomb_off, f->tomb_len}};
     if (at < TSC_SEG_HEADER_SIZE) return TSC_ERROR(CORRUPT);
-    for (int i = 0; i < 4; i++) {
-        if (sections[i][0] != at || sections[i][1] > footer_at - at) return TSC_ERROR(CORRUPT);
+    for (int i = 0; i < 4; i++) { /* at <= footer_at first: footer_at - at must not wrap */
+        if (sections[i][0] != at || at > footer_at || sections[i][1] > footer_at - at) return TSC_ERROR(CORRUPT);
         at += sections[i][1];
     }
     if (at != footer_at) return TSC_ERROR(CORRUPT);
