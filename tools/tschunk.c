@@ -554,24 +554,23 @@ static int cmd_import_prom(const options *o)
     return rc;
 }
 
-static int cmd_cat(const options *o)
+/* Commands that only make sense on a segment: run `segment_cmd` on it, or refuse with `refusal`. */
+static int on_segment_only(const options *o, int (*segment_cmd)(const options *, const unsigned char *, size_t),
+                           const char *refusal)
 {
     tscf_reader r;
     int seg = open_if_segment(o->in, &r);
     if (seg < 0) return 1;
-    int rc = seg ? segment_cat(o, r.data, r.size) : fail("%s: cat reads segments; use decompress", o->in);
+    int rc = seg ? segment_cmd(o, r.data, r.size) : fail("%s: %s", o->in, refusal);
     tscf_close(&r);
     return rc;
 }
 
+static int cmd_cat(const options *o) { return on_segment_only(o, segment_cat, "cat reads segments; use decompress"); }
+
 static int cmd_delete(const options *o)
 {
-    tscf_reader r;
-    int seg = open_if_segment(o->in, &r);
-    if (seg < 0) return 1;
-    int rc = seg ? segment_delete(o, r.data, r.size) : fail("%s: delete works on segments (compress writes them)", o->in);
-    tscf_close(&r);
-    return rc;
+    return on_segment_only(o, segment_delete, "delete works on segments (compress writes them)");
 }
 
 int main(int argc, char **argv)
