@@ -168,19 +168,7 @@ void tschunk_sketch_clear(tschunk_sketch *s)
     s->exact = 1;
 }
 
-TSC_INLINE void accept_stats(tschunk_sketch *s, double value, double weight)
-{
-    /* Kahan-compensated sum, as both reference libraries keep it. */
-    double term = value * weight - s->sum_compensation;
-    double sum = s->sum + term;
-    s->sum_compensation = (sum - s->sum) - term;
-    s->sum = sum;
-    s->count += weight;
-    if (value < s->min) s->min = value;
-    if (value > s->max) s->max = value;
-}
-
-void tsc_sketch_accept_stats(tschunk_sketch *s, double value, double weight) { accept_stats(s, value, weight); }
+void tsc_sketch_accept_stats(tschunk_sketch *s, double value, double weight) { tsc_accept_stats(s, value, weight); }
 
 size_t tschunk_sketch_add_weighted(tschunk_sketch *s, double value, double weight)
 {
@@ -193,43 +181,13 @@ size_t tschunk_sketch_add_weighted(tschunk_sketch *s, double value, double weigh
     } else {
         s->zero_count += weight;
     }
-    accept_stats(s, value, weight);
+    tsc_accept_stats(s, value, weight);
     return 0;
-}
-
-/* The cubic index of an indexable magnitude (no saturation needed): sketches-java's formula inline. */
-TSC_INLINE int64_t cubic_index(const tsc_mapping *m, double magnitude)
-{
-    uint64_t b;
-    memcpy(&b, &magnitude, 8);
-    double e = (double)((int64_t)(b >> 52) - 1023); /* magnitude > 0: no sign bit */
-    uint64_t one = UINT64_C(0x3ff0000000000000), sb = (b & UINT64_C(0x000fffffffffffff)) | one;
-    double sp1;
-    memcpy(&sp1, &sb, 8);
-    double sv = sp1 - 1;
-    double x = (((6.0 / 35.0) * sv + (-3.0 / 5.0)) * sv + 10.0 / 7.0) * sv + e;
-    x = x * m->multiplier + m->norm_offset;
-    return x >= 0 ? (int64_t)x : (int64_t)x - 1;
 }
 
 size_t tschunk_sketch_add(tschunk_sketch *s, double value)
 {
-    /* Weight 1, cubic mapping, a magnitude the mapping indexes, a bin inside the window: the hot case. */
-    double magnitude = fabs(value);
-    if (TSC_LIKELY(s->mapping.kind == TSCHUNK_MAPPING_CUBIC && magnitude > s->mapping.min_indexable &&
-                   magnitude <= s->mapping.max_indexable)) {
-        tsc_store *st = value > 0 ? &s->pos : &s->neg;
-        int64_t index = cubic_index(&s->mapping, magnitude);
-        uint64_t slot = (uint64_t)(index - st->offset);
-        if (TSC_LIKELY(slot < s->max_bins && st->min_index <= st->max_index)) {
-            st->counts[slot] += 1;
-            if (index < st->min_index) st->min_index = index;
-            if (index > st->max_index) st->max_index = index;
-            accept_stats(s, value, 1);
-            return 0;
-        }
-    }
-    return tschunk_sketch_add_weighted(s, value, 1.0);
+    return tsc_sketch_add_fast(s, value) ? 0 : tschunk_sketch_add_weighted(s, value, 1.0);
 }
 
 static void merge_store(tschunk_sketch *dst, tsc_store *to, const tsc_store *from)

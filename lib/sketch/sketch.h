@@ -44,9 +44,58 @@ struct tschunk_sketch {
 };
 
 void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, double count);
+
+/* Add to the exact statistics: count, Kahan-compensated sum (as both reference libraries keep it), min, max. */
+TSC_INLINE void tsc_accept_stats(tschunk_sketch *s, double value, double weight)
+{
+    double term = value * weight - s->sum_compensation;
+    double sum = s->sum + term;
+    s->sum_compensation = (sum - s->sum) - term;
+    s->sum = sum;
+    s->count += weight;
+    if (value < s->min) s->min = value;
+    if (value > s->max) s->max = value;
+}
+
+/* The cubic index of an indexable magnitude (no saturation needed): sketches-java's formula inline. */
+TSC_INLINE int64_t tsc_cubic_index(const tsc_mapping *m, double magnitude)
+{
+    uint64_t b;
+    memcpy(&b, &magnitude, 8);
+    double e = (double)((int64_t)(b >> 52) - 1023); /* magnitude > 0: no sign bit */
+    uint64_t one = UINT64_C(0x3ff0000000000000), sb = (b & UINT64_C(0x000fffffffffffff)) | one;
+    double sp1;
+    memcpy(&sp1, &sb, 8);
+    double sv = sp1 - 1;
+    double x = (((6.0 / 35.0) * sv + (-3.0 / 5.0)) * sv + 10.0 / 7.0) * sv + e;
+    x = x * m->multiplier + m->norm_offset;
+    return x >= 0 ? (int64_t)x : (int64_t)x - 1;
+}
+
+/*
+ * tschunk_sketch_add's hot case, inline for the summary push: weight 1, cubic mapping, a magnitude the
+ * mapping indexes, a bin inside the window. @return 1 when added, 0 when the general path must run
+ * (nothing changed then).
+ */
+TSC_INLINE int tsc_sketch_add_fast(tschunk_sketch *s, double value)
+{
+    double magnitude = fabs(value);
+    if (!TSC_LIKELY(s->mapping.kind == TSCHUNK_MAPPING_CUBIC && magnitude > s->mapping.min_indexable &&
+                    magnitude <= s->mapping.max_indexable))
+        return 0;
+    tsc_store *st = value > 0 ? &s->pos : &s->neg;
+    int64_t index = tsc_cubic_index(&s->mapping, magnitude);
+    uint64_t slot = (uint64_t)(index - st->offset);
+    if (!TSC_LIKELY(slot < s->max_bins && st->min_index <= st->max_index)) return 0;
+    st->counts[slot] += 1;
+    if (index < st->min_index) st->min_index = index;
+    if (index > st->max_index) st->max_index = index;
+    tsc_accept_stats(s, value, 1);
+    return 1;
+}
 /* Quantile without the clamp to the exact [min, max] (sketches-java's plain DDSketch). */
 size_t tsc_sketch_quantile_unclamped(const tschunk_sketch *s, double q, double *value);
-/* Add to the exact statistics: count, Kahan-compensated sum, min, max. */
+/* tsc_accept_stats, out of line. */
 void tsc_sketch_accept_stats(tschunk_sketch *s, double value, double weight);
 
 #endif

@@ -26,7 +26,8 @@ void tsc_summary_push(tschunk_encoder *enc, uint64_t bits)
     double v;
     memcpy(&v, &bits, 8);
     if (isnan(v)) enc->nan_count++;
-    else if (tschunk_is_error(tschunk_sketch_add(enc->summary, v))) enc->inf_count++;
+    else if (!tsc_sketch_add_fast(enc->summary, v) && tschunk_is_error(tschunk_sketch_add(enc->summary, v)))
+        enc->inf_count++;
 }
 
 size_t tschunk_encoder_set_summary(tschunk_encoder *enc, tschunk_sketch *sketch)
