@@ -70,7 +70,7 @@ $(BUILD)/libtschunk.so: $(SHARED)
 $(PCFILE): Makefile
 	@mkdir -p $(dir $@)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
-	  'Name: libtschunk' 'Description: time-series chunk codec (Gorilla-style) with DDSketch summaries' \
+	  'Name: libtschunk' 'Description: time-series chunk codec (Gorilla-style), DDSketch summaries and segments' \
 	  'Version: $(VERSION)' 'Libs: -L$${libdir} -ltschunk' 'Libs.private: $(LIBS)' \
 	  'Cflags: -I$${includedir}' > $@
 
