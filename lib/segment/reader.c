@@ -26,7 +26,7 @@ typedef struct {
     size_t size, pos;
 } cursor;
 
-static int get_uv(cursor *c, uint64_t *v)
+TSC_INLINE int get_uv(cursor *c, uint64_t *v)
 {
     size_t n = tsc_get_uvarint(c->p + c->pos, c->size - c->pos, v);
     c->pos += n;
