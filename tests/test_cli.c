@@ -445,6 +445,8 @@ Test(cli, delete_hides_samples_everywhere)
     cr_assert_eq(run(out, sizeof out, "quantiles d.tseg a --q 0.5 --exact"), 0, "%s", out);
     cr_assert(strstr(out, "samples     60 in range"), "%s", out);
     cr_assert(strstr(out, "chunks      1 from summaries, 3 decoded"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "quantiles d.tseg a --from 300 --to 600"), 0, "%s", out);
+    cr_assert(strstr(out, "samples     0 in range") && strstr(out, "no values in the range"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "decompress d.tseg -o - "), 0, "%s", out);
     cr_assert(strstr(out, "a,240,24\na,650,65\n") && !strstr(out, "a,250,"), "%s", out);
     cr_assert(strstr(out, "b,250,1025\n"), "%s", out);

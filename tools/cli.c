@@ -245,6 +245,10 @@ void print_quantiles(const options *o, const tschunk_range_stats *st, double us,
     tschunk_sketch_stats ss;
     tschunk_sketch_get_stats(acc, &ss);
     print_range(o, st, us, &ss);
+    if (!(ss.count > 0)) {
+        printf("no values in the range: no quantiles\n");
+        return;
+    }
     printf(o->exact ? "%-8s %-24s %-24s %s\n" : "%-8s %s\n", "q", "value", "exact", "relative error");
     char qbuf[512];
     snprintf(qbuf, sizeof qbuf, "%s", o->qlist);
