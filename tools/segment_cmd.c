@@ -140,7 +140,8 @@ static int read_wide(const options *o, csv_reader *r, series_table *t, size_t *r
         for (size_t c = 0; c < columns; c++) {
             uint64_t bits;
             if (!*cells[c]) { r->skipped++; continue; }
-            if (parse_value(cells[c], &bits)) return fail("%s: line %zu: bad value '%.60s'", o->in, r->line_no, cells[c]);
+            if (parse_value(cells[c], &bits))
+                return fail("%s: line %zu: bad value '%.60s'", o->in, r->line_no, cells[c]);
             if (samples_push(&t->list[c].samples, ts, bits)) return fail("out of memory");
             progress(o, ++*rows, start, &last);
         }
@@ -418,19 +419,15 @@ static size_t find_series_arg(const tschunk_segment *seg, const char *arg)
     return ordinal;
 }
 
-/* The live samples of chunks [begin, end) with from <= ts <= to, printed. @return 0 or 1. */
-static int print_chunks(const char *path, const tschunk_segment *seg, size_t begin, size_t end, int64_t from,
-                        int64_t to, text_ctx *t)
+/* The live samples of chunk i, printed. @return 0 or 1 after the message. */
+static int print_chunk(const char *path, const tschunk_segment *seg, size_t i, text_ctx *t)
 {
-    for (size_t i = begin; i < end; i++) {
-        size_t n = decode_chunk(path, seg, i, NULL);
-        if (n == SIZE_MAX) return 1;
-        for (size_t k = 0; k < n; k++) {
-            uint64_t bits;
-            memcpy(&bits, &chunk_values[k], 8);
-            if (chunk_ts[k] >= from && chunk_ts[k] <= to && print_sample(t, chunk_ts[k], bits))
-                return fail("write error");
-        }
+    size_t n = decode_chunk(path, seg, i, NULL);
+    if (n == SIZE_MAX) return 1;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t bits;
+        memcpy(&bits, &chunk_values[k], 8);
+        if (print_sample(t, chunk_ts[k], bits)) return fail("write error");
     }
     return 0;
 }
@@ -528,7 +525,7 @@ int segment_decompress(const options *o, const unsigned char *data, size_t size,
         tschunk_segment_range(seg, s, INT64_MIN, INT64_MAX, &begin, &end);
         size_t *order = file_order(seg, begin, end);
         if (!order) { rc = fail("out of memory"); break; }
-        for (size_t k = 0; k < end - begin && !rc; k++) rc = print_chunks(o->in, seg, order[k], order[k] + 1, INT64_MIN, INT64_MAX, &t);
+        for (size_t k = 0; k < end - begin && !rc; k++) rc = print_chunk(o->in, seg, order[k], &t);
         free(order);
     }
     tschunk_segment_close(seg);

@@ -299,8 +299,8 @@ size_t tschunk_segment_chunk(const tschunk_segment *s, size_t i, tschunk_segment
 /* Every ordinal with chunks is in the series bitmap (open checked its cardinality and maximum). */
 static size_t check_bitmap_members(const tschunk_segment *s)
 {
-    roaring_bitmap_t *ordinals =
-        roaring_bitmap_portable_deserialize_safe((const char *)s->data + s->footer.bitmap_off, (size_t)s->footer.bitmap_len);
+    const char *blob = (const char *)s->data + s->footer.bitmap_off;
+    roaring_bitmap_t *ordinals = roaring_bitmap_portable_deserialize_safe(blob, (size_t)s->footer.bitmap_len);
     if (!ordinals) return TSC_ERROR(CORRUPT);
     size_t err = 0;
     for (uint32_t i = 0; i < s->info.chunks && !err; i++)
