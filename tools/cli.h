@@ -92,8 +92,8 @@ void print_quantiles(const options *o, const tschunk_range_stats *st, double us,
 
 /* Segment commands (segment_cmd.c). data/size: the whole file. */
 int segment_compress(const options *o);
-int segment_verify(const char *path, const unsigned char *data, size_t size);
-int segment_list(const char *path, const unsigned char *data, size_t size);
+int segment_verify(const options *o, const unsigned char *data, size_t size);
+int segment_list(const options *o, const unsigned char *data, size_t size);
 int segment_cat(const options *o, const unsigned char *data, size_t size);
 int segment_decompress(const options *o, const unsigned char *data, size_t size, FILE *out);
 int segment_stats(const char *path, const unsigned char *data, size_t size, stats *st);

@@ -352,8 +352,9 @@ static int verify_written(const options *o, const series_table *t)
 /* ---- reading -------------------------------------------------------------- */
 
 /* Every checksum and structure (tschunk_segment_verify), then every chunk decoded. */
-int segment_verify(const char *path, const unsigned char *data, size_t size)
+int segment_verify(const options *o, const unsigned char *data, size_t size)
 {
+    const char *path = o->in;
     size_t bad = 0, err = tschunk_segment_verify(data, size, &bad);
     if (err) return fail("%s: broken segment: %s at byte %zu", path, tschunk_error_name(err), bad);
     tschunk_segment *seg;
@@ -376,19 +377,20 @@ int segment_verify(const char *path, const unsigned char *data, size_t size)
 }
 
 /* One line per series: name, id, chunks, live samples, time range, chunk bytes (summaries apart). */
-int segment_list(const char *path, const unsigned char *data, size_t size)
+int segment_list(const options *o, const unsigned char *data, size_t size)
 {
+    const char *path = o->in;
     tschunk_segment *seg;
     if (open_segment(path, data, size, &seg)) return 1;
     tschunk_segment_info info;
     tschunk_segment_get_info(seg, &info);
     printf("series\tid\tchunks\tsamples\tfirst_ts\tlast_ts\tbytes\n");
-    for (uint32_t o = 0; o < info.series; o++) {
+    for (uint32_t ordinal = 0; ordinal < info.series; ordinal++) {
         uint64_t id;
         const char *name;
         size_t name_len, begin, end, err;
-        tschunk_segment_series(seg, o, &id, &name, &name_len);
-        tschunk_segment_range(seg, o, INT64_MIN, INT64_MAX, &begin, &end);
+        tschunk_segment_series(seg, ordinal, &id, &name, &name_len);
+        tschunk_segment_range(seg, ordinal, INT64_MIN, INT64_MAX, &begin, &end);
         uint64_t samples = 0, bytes = 0;
         int64_t first = INT64_MAX, last = INT64_MIN;
         for (size_t i = begin; i < end; i++) {

@@ -349,7 +349,7 @@ typedef struct {
     int64_t first, last;
 } file_scan;
 
-/* @return 0, or 1 after naming the damaged chunk. Closes r. */
+/* @return 0, or 1 after naming the damaged chunk. */
 static int scan_chunk_file(const char *path, tscf_reader *r, file_scan *scan)
 {
     *scan = (file_scan){0, 0, 0, INT64_MAX, INT64_MIN};
@@ -358,56 +358,59 @@ static int scan_chunk_file(const char *path, tscf_reader *r, file_scan *scan)
     int got;
     while ((got = tscf_next(r, &chunk, &size)) == 1) {
         size_t n = decode_any(r->format, chunk, size);
-        if (tschunk_is_error(n)) {
-            tscf_close(r);
+        if (tschunk_is_error(n))
             return fail("%s: chunk %llu is damaged: %s", path, (unsigned long long)scan->chunks, tschunk_error_name(n));
-        }
         if (n && chunk_ts[0] < scan->first) scan->first = chunk_ts[0];
         if (n && chunk_ts[n - 1] > scan->last) scan->last = chunk_ts[n - 1];
         scan->chunks++;
         scan->samples += n;
         scan->bytes += size;
     }
-    if (got < 0) { tscf_close(r); return fail("%s: %s", path, r->error); }
-    tscf_close(r);
+    return got < 0 ? fail("%s: %s", path, r->error) : 0;
+}
+
+typedef int (*segment_fn)(const options *o, const unsigned char *data, size_t size);
+typedef int (*chunk_file_fn)(const options *o, tscf_reader *r); /* r is closed by the caller */
+
+/* Run a command's segment form, or its chunk-file form (NULL: refuse with `refusal`). */
+static int by_format(const options *o, segment_fn on_segment, chunk_file_fn on_chunk_file, const char *refusal)
+{
+    tscf_reader r;
+    int seg = open_if_segment(o->in, &r);
+    if (seg < 0) return 1;
+    int rc = seg            ? on_segment(o, r.data, r.size)
+           : on_chunk_file ? on_chunk_file(o, &r)
+                           : fail("%s: %s", o->in, refusal);
+    tscf_close(&r);
+    return rc;
+}
+
+static int verify_chunk_file(const options *o, tscf_reader *r)
+{
+    int format = r->format;
+    file_scan scan;
+    if (scan_chunk_file(o->in, r, &scan)) return 1;
+    printf("%s: ok (%s, %llu chunks, %llu samples)\n", o->in,
+           format == FORMAT_NATIVE ? "tschunk file v1" : "Prometheus XOR chunks", (unsigned long long)scan.chunks,
+           (unsigned long long)scan.samples);
     return 0;
 }
 
 /* Exit 0 only when every checksum, structure and chunk of the file holds; otherwise name what is broken. */
-static int cmd_verify(const options *o)
+static int cmd_verify(const options *o) { return by_format(o, segment_verify, verify_chunk_file, NULL); }
+
+/* A chunk file holds one series, listed under the file's name. */
+static int list_chunk_file(const options *o, tscf_reader *r)
 {
-    tscf_reader r;
-    int seg = open_if_segment(o->in, &r);
-    if (seg) {
-        int rc = seg < 0 ? 1 : segment_verify(o->in, r.data, r.size);
-        tscf_close(&r);
-        return rc;
-    }
-    int format = r.format;
     file_scan scan;
-    if (scan_chunk_file(o->in, &r, &scan)) return 1;
-    printf("%s: ok (%s, %llu chunks, %llu samples)\n", o->in, format == FORMAT_NATIVE ? "tschunk file v1" : "Prometheus XOR chunks",
-           (unsigned long long)scan.chunks, (unsigned long long)scan.samples);
+    if (scan_chunk_file(o->in, r, &scan)) return 1;
+    printf("series\tid\tchunks\tsamples\tfirst_ts\tlast_ts\tbytes\n%s\t0\t%llu\t%llu\t%lld\t%lld\t%llu\n", o->in,
+           (unsigned long long)scan.chunks, (unsigned long long)scan.samples, (long long)scan.first,
+           (long long)scan.last, (unsigned long long)scan.bytes);
     return 0;
 }
 
-/* Series of a segment; a chunk file holds one series, listed under the file's name. */
-static int cmd_ls(const options *o)
-{
-    tscf_reader r;
-    int seg = open_if_segment(o->in, &r);
-    if (seg) {
-        int rc = seg < 0 ? 1 : segment_list(o->in, r.data, r.size);
-        tscf_close(&r);
-        return rc;
-    }
-    file_scan scan;
-    if (scan_chunk_file(o->in, &r, &scan)) return 1;
-    printf("series\tid\tchunks\tsamples\tfirst_ts\tlast_ts\tbytes\n%s\t0\t%llu\t%llu\t%lld\t%lld\t%llu\n", o->in,
-           (unsigned long long)scan.chunks, (unsigned long long)scan.samples, (long long)scan.first, (long long)scan.last,
-           (unsigned long long)scan.bytes);
-    return 0;
-}
+static int cmd_ls(const options *o) { return by_format(o, segment_list, list_chunk_file, NULL); }
 
 static int cmd_stats(const options *o)
 {
@@ -513,19 +516,12 @@ static int chunk_file_refs(const options *o, tscf_reader *r, tschunk_chunk_ref *
     return got < 0 ? fail("%s: %s", o->in, r->error) : 0;
 }
 
-static int cmd_quantiles(const options *o)
+static int quantiles_chunk_file(const options *o, tscf_reader *r)
 {
-    tscf_reader r;
-    int seg = open_if_segment(o->in, &r);
-    if (seg) {
-        int rc = seg < 0 ? 1 : segment_quantiles(o, r.data, r.size);
-        tscf_close(&r);
-        return rc;
-    }
     size_t n = 0;
     tschunk_chunk_ref *refs = NULL;
-    int rc = chunk_file_refs(o, &r, &refs, &n);
-    if (rc) { free(refs); tscf_close(&r); return rc; }
+    int rc = chunk_file_refs(o, r, &refs, &n);
+    if (rc) { free(refs); return rc; }
     tschunk_sketch *acc = range_sketch(refs, n, o);
     if (!acc) rc = fail("out of memory");
     tschunk_range_stats st;
@@ -539,9 +535,10 @@ static int cmd_quantiles(const options *o)
     free(exact);
     free(refs);
     tschunk_sketch_free(acc);
-    tscf_close(&r);
     return rc;
 }
+
+static int cmd_quantiles(const options *o) { return by_format(o, segment_quantiles, quantiles_chunk_file, NULL); }
 
 /* ---- import-prom ---------------------------------------------------------- */
 static int cmd_import_prom(const options *o)
@@ -554,23 +551,11 @@ static int cmd_import_prom(const options *o)
     return rc;
 }
 
-/* Commands that only make sense on a segment: run `segment_cmd` on it, or refuse with `refusal`. */
-static int on_segment_only(const options *o, int (*segment_cmd)(const options *, const unsigned char *, size_t),
-                           const char *refusal)
-{
-    tscf_reader r;
-    int seg = open_if_segment(o->in, &r);
-    if (seg < 0) return 1;
-    int rc = seg ? segment_cmd(o, r.data, r.size) : fail("%s: %s", o->in, refusal);
-    tscf_close(&r);
-    return rc;
-}
-
-static int cmd_cat(const options *o) { return on_segment_only(o, segment_cat, "cat reads segments; use decompress"); }
+static int cmd_cat(const options *o) { return by_format(o, segment_cat, NULL, "cat reads segments; use decompress"); }
 
 static int cmd_delete(const options *o)
 {
-    return on_segment_only(o, segment_delete, "delete works on segments (compress writes them)");
+    return by_format(o, segment_delete, NULL, "delete works on segments (compress writes them)");
 }
 
 int main(int argc, char **argv)
