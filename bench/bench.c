@@ -4,7 +4,7 @@
  * seeded synthetic workloads and on every dataset in ../shared/datasets.
  * Each figure is the median of REPS repetitions. Never asserts a time.
  *
- *   bench [--quick] [--reps N] [--datasets DIR] [--only NAME] [--chunk N] [--codec tschunk|prom]
+ *   bench [--quick] [--reps N] [--datasets DIR] [--only NAME] [--chunk N] [--codec tschunk|prom|tsc2]
  *         [--phase append|iter|batch]   (one phase only, for callgrind)
  */
 #define _POSIX_C_SOURCE 200809L
@@ -19,8 +19,15 @@
 
 #define MAX_SERIES 64
 
-enum { CODEC_NATIVE, CODEC_PROM, CODEC_COUNT };
-static const char *const codec_names[CODEC_COUNT] = {"tschunk", "prom-xor"};
+enum { CODEC_NATIVE, CODEC_PROM, CODEC_TSC2, CODEC_COUNT };
+static const char *const codec_names[CODEC_COUNT] = {"tschunk", "prom-xor", "tsc2"};
+
+/* The native encoder's options for a bench codec (Gorilla or codec 2). */
+static tschunk_encoder_options native_opts(int codec)
+{
+    tschunk_encoder_options o = {codec == CODEC_TSC2 ? TSCHUNK_CODEC_TSC2 : TSCHUNK_CODEC_GORILLA, 0, 0, 0};
+    return o;
+}
 
 typedef struct {
     int reps;
@@ -81,7 +88,7 @@ static void chunked_free(chunked *c)
     free(c->bytes);
 }
 
-static size_t bound_of(int codec, size_t n) { return codec == CODEC_NATIVE ? TSCHUNK_BOUND(n) : TSCHUNK_PROM_BOUND(n); }
+static size_t bound_of(int codec, size_t n) { return codec != CODEC_PROM ? TSCHUNK_BOUND(n) : TSCHUNK_PROM_BOUND(n); }
 
 static size_t encode_all(chunked *c, int codec)
 {
@@ -91,9 +98,10 @@ static size_t encode_all(chunked *c, int codec)
         const int64_t *ts = c->s->ts + c->start[k];
         const uint64_t *bits = c->s->bits + c->start[k];
         c->offset[k] = off;
-        if (codec == CODEC_NATIVE) {
+        if (codec != CODEC_PROM) {
             tschunk_encoder enc;
-            tschunk_encoder_init(&enc, c->bytes + off, bound, NULL);
+            tschunk_encoder_options opts = native_opts(codec);
+            tschunk_encoder_init(&enc, c->bytes + off, bound, &opts);
             for (size_t i = 0; i < c->len[k]; i++) tschunk_append_bits(&enc, ts[i], bits[i]);
             c->size[k] = tschunk_encoder_finish(&enc);
         } else {
@@ -114,7 +122,7 @@ static void decode_iter(const chunked *c, int codec)
     int64_t ts;
     uint64_t bits;
     for (size_t k = 0; k < c->nchunks; k++) {
-        if (codec == CODEC_NATIVE) {
+        if (codec != CODEC_PROM) {
             tschunk_iter it;
             tschunk_iter_init(&it, c->bytes + c->offset[k], c->size[k]);
             while (tschunk_iter_next_bits(&it, &ts, &bits) == 1) acc += bits ^ (uint64_t)ts;
@@ -131,7 +139,7 @@ static void decode_batch(const chunked *c, int codec, int64_t *ts, double *vals)
 {
     uint64_t acc = 0;
     for (size_t k = 0; k < c->nchunks; k++) {
-        size_t n = codec == CODEC_NATIVE
+        size_t n = codec != CODEC_PROM
                        ? tschunk_decode(c->bytes + c->offset[k], c->size[k], ts, vals, TSCHUNK_MAX_SAMPLES)
                        : tschunk_prom_decode(c->bytes + c->offset[k], c->size[k], ts, vals, TSCHUNK_MAX_SAMPLES);
         acc += (uint64_t)ts[n - 1];
@@ -143,12 +151,13 @@ static void sizes(const chunked *c, int codec, result *r)
 {
     uint64_t bytes = 0, ts_bytes = 0, value_bytes = 0;
     for (size_t k = 0; k < c->nchunks && codec == CODEC_PROM; k++) bytes += c->size[k];
-    for (size_t k = 0; k < c->nchunks && codec == CODEC_NATIVE; k++) {
+    for (size_t k = 0; k < c->nchunks && codec != CODEC_PROM; k++) {
         tschunk_chunk_info info;
         tschunk_chunk_info_get(c->bytes + c->offset[k], c->size[k], &info);
         bytes += c->size[k];
         ts_bytes += info.ts_header_bytes + info.ts_bytes;
-        value_bytes += 8 + info.value_bytes;
+        /* Codec 1 keeps the first value in its header, codec 2 in its first group. */
+        value_bytes += (codec == CODEC_NATIVE ? 8 : 0) + info.value_bytes;
     }
     double n = (double)c->s->n;
     r->bits_sample = (double)bytes * 8 / n;
@@ -236,7 +245,7 @@ static void print_row(const char *name, size_t chunk, const result *r)
     double bps = r->bits_sample / 8;
     printf("| %s | %s | %zu | %zu | %.2f | %.2f | %.2f | %.2f |", name, codec_names[current->codec], chunk,
            r->samples, r->push_ns, r->iter_ns, r->batch_ns, r->bits_sample);
-    if (current->codec == CODEC_NATIVE) printf(" %.2f | %.2f | %.3f |", r->bits_ts, r->bits_value, bps);
+    if (current->codec != CODEC_PROM) printf(" %.2f | %.2f | %.3f |", r->bits_ts, r->bits_value, bps);
     else printf(" - | - | %.3f |", bps);
     if (prom > 0) printf(" %.3f | %+.1f%% |\n", prom, (bps / prom - 1) * 100);
     else printf(" | |\n");
@@ -349,7 +358,9 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--phase") && i + 1 < argc) o.phase = argv[++i];
         else if (!strcmp(argv[i], "--codec") && i + 1 < argc) {
             const char *c = argv[++i];
-            o.codec = !strcmp(c, "prom") || !strcmp(c, "prom-xor") ? CODEC_PROM : CODEC_NATIVE;
+            o.codec = !strcmp(c, "prom") || !strcmp(c, "prom-xor") ? CODEC_PROM
+                      : !strcmp(c, "tsc2")                     ? CODEC_TSC2
+                                                               : CODEC_NATIVE;
             only_codec = 1;
         }
         else { fprintf(stderr, "bench: unknown argument %s\n", argv[i]); return 2; }
@@ -361,7 +372,7 @@ int main(int argc, char **argv)
     printf("tschunk %s bench: median of %d repetitions%s\n\n", tschunk_version_string(), o.reps,
            o.quick ? " (quick)" : "");
     print_header();
-    int first = only_codec ? o.codec : CODEC_NATIVE, last = only_codec ? o.codec : CODEC_PROM;
+    int first = only_codec ? o.codec : CODEC_NATIVE, last = only_codec ? o.codec : CODEC_TSC2;
     for (o.codec = first; o.codec <= last; o.codec++) bench_synthetic(&o, chunks, nchunks);
     if (!o.quick)
         for (o.codec = first; o.codec <= last; o.codec++) bench_datasets(&o, chunks, nchunks);

@@ -90,7 +90,11 @@ TSCHUNK_API const char *tschunk_error_string(tschunk_error_code code);
 #define TSCHUNK_MAX_SAMPLES 65535u
 
 /** Codec ids, stored in every chunk header. */
-#define TSCHUNK_CODEC_GORILLA 1u
+#define TSCHUNK_CODEC_GORILLA 1u /* delta-of-delta and XOR bit streams, sample by sample */
+#define TSCHUNK_CODEC_TSC2 2u    /* groups of TSCHUNK_GROUP_SAMPLES: decimals, frames of reference, XOR */
+
+/** Samples per codec-2 group: the encoder buffers up to this many, the iterator decodes this many at once. */
+#define TSCHUNK_GROUP_SAMPLES 128u
 
 /** Largest chunk header, in bytes. */
 #define TSCHUNK_HEADER_MAX 40u
@@ -114,7 +118,7 @@ TSCHUNK_API size_t tschunk_bound(size_t n);
  * Appending encoder.
  * ---------------------------------------------------------------------- */
 typedef struct {
-    uint32_t codec;       /* 0 or TSCHUNK_CODEC_GORILLA */
+    uint32_t codec;       /* 0 (TSCHUNK_CODEC_GORILLA), TSCHUNK_CODEC_GORILLA or TSCHUNK_CODEC_TSC2 */
     uint32_t max_samples; /* 0 means TSCHUNK_MAX_SAMPLES */
     uint32_t max_bytes;   /* largest finished chunk, 0 means only the capacity limits it */
     uint32_t reserved;    /* must be 0 */
@@ -128,6 +132,15 @@ typedef struct {
     uint64_t partial;
     uint64_t bit_limit;
 } tschunk_bit_writer;
+
+/* What bounds the encoded size of codec 2's open group (private). */
+typedef struct {
+    uint64_t min_delta, max_delta;     /* timestamp deltas */
+    uint64_t xor_bits;                 /* XOR-field bits of the values */
+    int64_t k_min, k_max, k_first, k_last, step_min, step_max; /* values read as decimals by the hint */
+    uint32_t decimals, exceptions;
+    uint8_t wlead, wtrail;             /* XOR window */
+} tschunk_group_bound;
 
 /**
  * Encoder state. Caller-allocated (the stack is fine); its fields are private
@@ -157,6 +170,15 @@ typedef struct {
     struct tschunk_sketch *summary; /* attached by tschunk_encoder_set_summary, NULL when off */
     uint64_t nan_count;          /* values the summary's sketch cannot hold */
     uint64_t inf_count;
+    /* Codec 2: finished groups follow the header room; the open group's samples are kept raw behind them. */
+    size_t group_end;            /* bytes of finished groups */
+    uint32_t pending;            /* samples in the open group */
+    uint8_t hint_usable;         /* decimal reading the max_bytes bound counts the open group's values in */
+    uint8_t hint_exponent;
+    uint8_t hint_float;
+    int64_t flushed_ts;          /* last sample of the last finished group */
+    uint64_t flushed_bits;
+    tschunk_group_bound bound;   /* kept only when max_bytes is set */
 } tschunk_encoder;
 
 /**
@@ -288,6 +310,13 @@ typedef struct {
     int64_t first_ts;
     uint64_t first_bits;
     uint64_t first_delta;
+    uint32_t codec;
+    /* Codec 2: the current group, decoded (about 2 KiB). */
+    uint32_t group_at;       /* next sample of the group buffer to return */
+    uint32_t group_len;      /* samples in the group buffer */
+    size_t group_next;       /* offset of the next group in the chunk */
+    int64_t group_ts[TSCHUNK_GROUP_SAMPLES];
+    uint64_t group_bits[TSCHUNK_GROUP_SAMPLES];
 } tschunk_iter;
 
 /**

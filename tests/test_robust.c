@@ -95,7 +95,7 @@ Test(robust, header_checks_name_the_problem)
         {0, 'T', TSCHUNK_ERROR_BAD_MAGIC},
         {0, 0xc2, TSCHUNK_ERROR_BAD_VERSION},
         {0, 0xc0, TSCHUNK_ERROR_BAD_VERSION},
-        {1, 0x02, TSCHUNK_ERROR_BAD_CODEC},
+        {1, 0x03, TSCHUNK_ERROR_BAD_CODEC},
         {1, 0x41, TSCHUNK_ERROR_RESERVED_BITS},
         {1, 0x81, TSCHUNK_ERROR_RESERVED_BITS},
     };

@@ -16,14 +16,16 @@ static inline const char *repo_dir(void)
     return d && *d ? d : ".";
 }
 
-/* Encode s[start, start+n) as one chunk into a fresh buffer; returns its size. */
-static inline size_t encode_range(const wl_series *s, size_t start, size_t n, unsigned char **out)
+/* Encode s[start, start+n) as one chunk of `codec` (0: the default) into a fresh buffer; returns its size. */
+static inline size_t encode_range_codec(const wl_series *s, size_t start, size_t n, uint32_t codec,
+                                        unsigned char **out)
 {
     size_t cap = TSCHUNK_BOUND(n);
     unsigned char *buf = malloc(cap);
     cr_assert(buf);
     tschunk_encoder enc;
-    size_t r = tschunk_encoder_init(&enc, buf, cap, NULL);
+    tschunk_encoder_options opts = {codec, 0, 0, 0};
+    size_t r = tschunk_encoder_init(&enc, buf, cap, &opts);
     cr_assert(!tschunk_is_error(r), "init: %s", tschunk_error_name(r));
     for (size_t i = start; i < start + n; i++) {
         r = tschunk_append_bits(&enc, s->ts[i], s->bits[i]);
@@ -33,6 +35,11 @@ static inline size_t encode_range(const wl_series *s, size_t start, size_t n, un
     cr_assert(!tschunk_is_error(size));
     *out = buf;
     return size;
+}
+
+static inline size_t encode_range(const wl_series *s, size_t start, size_t n, unsigned char **out)
+{
+    return encode_range_codec(s, start, n, 0, out);
 }
 
 /* Decode with the iterator and the batch reader; both must give s[start, start+n) exactly. */
@@ -61,21 +68,26 @@ static inline void check_chunk(const unsigned char *chunk, size_t size, const wl
     free(v);
 }
 
-/* Round-trip a whole series in chunks of `per_chunk`, cutting where time goes backwards. */
-static inline size_t roundtrip_series(const wl_series *s, size_t per_chunk)
+/* Round-trip a whole series in chunks of `per_chunk` of `codec`, cutting where time goes backwards. */
+static inline size_t roundtrip_series_codec(const wl_series *s, size_t per_chunk, uint32_t codec)
 {
     size_t bytes = 0;
     for (size_t start = 0; start < s->n;) {
         size_t n = 1;
         while (start + n < s->n && n < per_chunk && s->ts[start + n] >= s->ts[start + n - 1]) n++;
         unsigned char *chunk;
-        size_t size = encode_range(s, start, n, &chunk);
+        size_t size = encode_range_codec(s, start, n, codec, &chunk);
         check_chunk(chunk, size, s, start, n);
         free(chunk);
         bytes += size;
         start += n;
     }
     return bytes;
+}
+
+static inline size_t roundtrip_series(const wl_series *s, size_t per_chunk)
+{
+    return roundtrip_series_codec(s, per_chunk, 0);
 }
 
 #endif

@@ -11,7 +11,8 @@
  * every limit, and only then writes: a refused sample changes nothing.
  */
 #include "format.h"
-#include "../codec/bitstream.h"
+#include "../codec/xor.h"
+#include "../codec2/format.h"
 
 enum { STAGE_NONE = 0, STAGE_ACTIVE = 0x5a, STAGE_FINISHED = 0xa5 };
 
@@ -19,11 +20,9 @@ enum { STAGE_NONE = 0, STAGE_ACTIVE = 0x5a, STAGE_FINISHED = 0xa5 };
 void tsc_summary_push(tschunk_encoder *enc, uint64_t bits);
 
 #define SLACK 8u
-#define NO_WINDOW 0xffu
 
 /* Worst-case bits of one sample in each stream, and in both. */
 #define WORST_TS_BITS TSC_DOD_MAX_BITS
-#define WORST_VALUE_BITS 77u
 
 /* Non-escape dod buckets by index (see format.h): total length, prefix already
  * shifted above the payload, payload mask. */
@@ -67,61 +66,16 @@ TSC_INLINE void write_dod(tschunk_bit_writer *restrict w, int64_t dod)
     }
 }
 
-/* Whether x (non-zero) is written in the current window rather than a new one. */
-TSC_INLINE int reuse_window(unsigned lead, unsigned trail, unsigned wlead, unsigned wtrail)
-{
-    /* NO_WINDOW (255) fails the first test, so no separate "open" flag. */
-    return lead >= wlead && trail >= wtrail && lead + trail < wlead + wtrail + TSC_WINDOW_RESET_BITS;
-}
-
-TSC_INLINE unsigned clamped_lead(uint64_t x)
-{
-    unsigned lead = (unsigned)__builtin_clzll(x);
-    return lead > TSC_LEAD_MAX ? TSC_LEAD_MAX : lead;
-}
-
 /* Bits the XOR field of `bits` costs, without writing it. */
-static unsigned value_bits(const tschunk_encoder *enc, uint64_t bits)
+TSC_INLINE unsigned value_bits(const tschunk_encoder *enc, uint64_t bits)
 {
-    uint64_t x = bits ^ enc->prev_bits;
-    if (x == 0) return 1;
-    unsigned lead = clamped_lead(x), trail = (unsigned)__builtin_ctzll(x);
-    if (reuse_window(lead, trail, enc->window_lead, enc->window_trail))
-        return 2 + 64 - enc->window_lead - enc->window_trail;
-    return 13 + 64 - lead - trail;
+    return tsc_xor_field_bits(bits ^ enc->prev_bits, enc->window_lead, enc->window_trail);
 }
 
 /* Write the XOR field of `bits` and move the window. */
 TSC_INLINE void write_value(tschunk_encoder *restrict enc, uint64_t bits)
 {
-    tschunk_bit_writer *restrict w = &enc->val_out;
-    uint64_t x = bits ^ enc->prev_bits;
-    if (x == 0) {
-        tsc_bw_put(w, 0, 1);
-        return;
-    }
-    unsigned lead = clamped_lead(x), trail = (unsigned)__builtin_ctzll(x);
-    unsigned wlead = enc->window_lead, wtrail = enc->window_trail;
-    if (reuse_window(lead, trail, wlead, wtrail)) {
-        unsigned width = 64 - wlead - wtrail;
-        if (TSC_LIKELY(width <= TSC_BITS_MAX_FIELD - 2)) {
-            tsc_bw_put(w, (UINT64_C(0x2) << width) | (x >> wtrail), width + 2);
-        } else {
-            tsc_bw_put(w, 0x2, 2);
-            tsc_bw_put64(w, x >> wtrail, width);
-        }
-        return;
-    }
-    unsigned size = 64 - lead - trail; /* 1..64 */
-    uint64_t head = (UINT64_C(0x3) << 11) | ((uint64_t)lead << 6) | (size - 1);
-    if (TSC_LIKELY(size <= TSC_BITS_MAX_FIELD - 13)) {
-        tsc_bw_put(w, (head << size) | (x >> trail), 13 + size);
-    } else {
-        tsc_bw_put(w, head, 13);
-        tsc_bw_put64(w, x >> trail, size);
-    }
-    enc->window_lead = (uint8_t)lead;
-    enc->window_trail = (uint8_t)trail;
+    tsc_xor_put(&enc->val_out, bits ^ enc->prev_bits, &enc->window_lead, &enc->window_trail);
 }
 
 size_t tschunk_bound(size_t n)
@@ -166,8 +120,8 @@ static void refresh_safe_left(tschunk_encoder *enc)
     }
     uint64_t used = enc->ts_out.bit_count + enc->val_out.bit_count;
     uint64_t n = enc->max_samples - enc->count;
-    n = min_u64(n, enc->budget_bits > used ? (enc->budget_bits - used) / (WORST_TS_BITS + WORST_VALUE_BITS) : 0);
-    n = min_u64(n, (enc->val_out.bit_limit - enc->val_out.bit_count) / WORST_VALUE_BITS);
+    n = min_u64(n, enc->budget_bits > used ? (enc->budget_bits - used) / (WORST_TS_BITS + TSC_XOR_WORST_BITS) : 0);
+    n = min_u64(n, (enc->val_out.bit_limit - enc->val_out.bit_count) / TSC_XOR_WORST_BITS);
     n = min_u64(n, (enc->ts_out.bit_limit - enc->ts_out.bit_count) / WORST_TS_BITS);
     enc->safe_left = (uint32_t)n;
 }
@@ -187,7 +141,7 @@ size_t tschunk_encoder_init(tschunk_encoder *enc, void *dst, size_t capacity,
     tschunk_encoder_options o = {0, 0, 0, 0};
     if (opts) o = *opts;
     if (o.codec == 0) o.codec = TSCHUNK_CODEC_GORILLA;
-    if (o.codec != TSCHUNK_CODEC_GORILLA || o.reserved != 0 || o.max_samples > TSCHUNK_MAX_SAMPLES)
+    if ((o.codec != TSCHUNK_CODEC_GORILLA && o.codec != TSCHUNK_CODEC_TSC2) || o.reserved != 0 || o.max_samples > TSCHUNK_MAX_SAMPLES)
         return TSC_ERROR(BAD_PARAMETER);
     if (capacity < TSCHUNK_BOUND(0)) return TSC_ERROR(DST_TOO_SMALL);
     memset(enc, 0, sizeof(*enc));
@@ -196,11 +150,11 @@ size_t tschunk_encoder_init(tschunk_encoder *enc, void *dst, size_t capacity,
     enc->codec = o.codec;
     enc->max_samples = o.max_samples ? o.max_samples : TSCHUNK_MAX_SAMPLES;
     enc->byte_limit = o.max_bytes;
-    enc->window_lead = NO_WINDOW;
-    enc->window_trail = NO_WINDOW;
+    enc->window_lead = TSC_XOR_NO_WINDOW;
+    enc->window_trail = TSC_XOR_NO_WINDOW;
     /* Split the stream room in the worst-case ratio of timestamp to value bits. */
     size_t room = capacity - TSCHUNK_ENCODER_OVERHEAD;
-    size_t val_base = TSCHUNK_HEADER_MAX + SLACK + room * WORST_TS_BITS / (WORST_TS_BITS + WORST_VALUE_BITS);
+    size_t val_base = TSCHUNK_HEADER_MAX + SLACK + room * WORST_TS_BITS / (WORST_TS_BITS + TSC_XOR_WORST_BITS);
     tsc_bw_init(&enc->ts_out, enc->dst + TSCHUNK_HEADER_MAX, 0);
     tsc_bw_init(&enc->val_out, enc->dst + val_base, 0);
     set_stream_regions(enc, val_base);
@@ -244,6 +198,7 @@ static size_t admit(tschunk_encoder *enc, uint64_t first_delta, unsigned ts_bits
 static size_t append_checked(tschunk_encoder *enc, int64_t ts, uint64_t bits)
 {
     if (enc->stage != STAGE_ACTIVE) return TSC_ERROR(STAGE);
+    if (enc->codec == TSCHUNK_CODEC_TSC2) return tsc_codec2_append(enc, ts, bits);
     if (enc->count && ts < enc->prev_ts) return TSC_ERROR(OUT_OF_ORDER);
     if (enc->count == 0) {
         if (enc->max_samples == 0) return TSC_ERROR(CHUNK_FULL);
@@ -301,6 +256,10 @@ size_t tschunk_encoder_count(const tschunk_encoder *enc) { return enc ? enc->cou
 size_t tschunk_encoder_finish(tschunk_encoder *enc)
 {
     if (!enc || enc->stage != STAGE_ACTIVE) return TSC_ERROR(STAGE);
+    if (enc->codec == TSCHUNK_CODEC_TSC2) {
+        enc->stage = STAGE_FINISHED;
+        return tsc_codec2_finish(enc);
+    }
     uint32_t n = enc->count;
     /* An all-zero stream (every dod 0, every XOR 0) costs 1 bit a sample: drop it. */
     int ts_const = n >= 2 && enc->ts_out.bit_count == (uint64_t)(n - 2);

@@ -37,19 +37,7 @@ static const tsc_dod_bucket tsc_dod_table[TSC_DOD_BUCKETS] = {
     {0x0, 1, 0}, {0x2, 2, 5}, {0x6, 3, 8}, {0xe, 4, 11}, {0x1e, 5, 20}, {0x1f, 5, 64},
 };
 
-/* XOR value field: `0` same value; `10` + window bits; `11` + 5-bit leading
- * zeros (clamped to 31) + 6-bit (significant bits - 1) + significant bits. */
-#define TSC_LEAD_MAX 31u
-
-/*
- * Window reset (metrictank's rule with a measured threshold, README
- * "Format choices"): a value that fits the current window still opens a new
- * one when the window is this many bits or more wider than the value needs.
- * 12 is the greedy break-even (13 + S < 2 + W) and the best mean, but narrowed
- * windows cost high-entropy series (POI-lon +1.1 bits/value); 16 keeps most of
- * the gain (-4.8 of -5.0 bits/value on average) and costs them 0.3 at most.
- */
-#define TSC_WINDOW_RESET_BITS 16u
+/* The XOR value field and its window rule: lib/codec/xor.h. */
 
 /* Decoded header, as tschunk_chunk_info plus stream positions. */
 typedef struct {

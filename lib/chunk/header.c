@@ -1,5 +1,6 @@
 /* Chunk header: parse and check without decoding samples (info, validate). */
 #include "format.h"
+#include "../codec2/format.h"
 
 /* Reads one uvarint at *pos; TRUNCATED when the bytes end inside it. */
 static size_t read_uvarint(const uint8_t *src, size_t size, size_t *pos, uint64_t *out)
@@ -77,7 +78,7 @@ size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h)
     info->flags = src[1] >> 4;
     info->total_bytes = size;
     if (info->version == 0 || info->version > TSC_FORMAT_VERSION) return TSC_ERROR(BAD_VERSION);
-    if (info->codec != TSCHUNK_CODEC_GORILLA) return TSC_ERROR(BAD_CODEC);
+    if (info->codec != TSCHUNK_CODEC_GORILLA && info->codec != TSCHUNK_CODEC_TSC2) return TSC_ERROR(BAD_CODEC);
     if (info->flags & ~TSC_FLAGS_KNOWN) return TSC_ERROR(RESERVED_BITS);
     size_t pos = 2;
     uint64_t count;
@@ -90,7 +91,26 @@ size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h)
         if (info->flags) return TSC_ERROR(CORRUPT);
         return pos == size ? 0 : TSC_ERROR(CORRUPT);
     }
+    if (info->codec == TSCHUNK_CODEC_TSC2) {
+        if (info->flags) return TSC_ERROR(RESERVED_BITS);
+        h->ts_offset = h->value_offset = pos;
+        return tsc_codec2_parse_chunk(src, size, pos, info->count, info);
+    }
     return parse_samples(src, size, pos, h);
+}
+
+/* Codec 2 keeps no first value or delta in its header: decode them from the first group. */
+static size_t first_samples(const void *chunk, size_t size, tschunk_chunk_info *info)
+{
+    tschunk_iter it;
+    int64_t ts[2];
+    double values[2];
+    size_t r = tschunk_iter_init(&it, chunk, size);
+    if (!r) r = tschunk_iter_read(&it, ts, values, 2);
+    if (tschunk_is_error(r)) return r;
+    info->first_bits = tsc_bits_of(values[0]);
+    info->first_delta = r == 2 ? (uint64_t)ts[1] - (uint64_t)ts[0] : 0;
+    return 0;
 }
 
 size_t tschunk_chunk_info_get(const void *chunk, size_t size, tschunk_chunk_info *info)
@@ -100,7 +120,7 @@ size_t tschunk_chunk_info_get(const void *chunk, size_t size, tschunk_chunk_info
     size_t err = tsc_chunk_parse((const uint8_t *)chunk, size, &h);
     if (err) return err;
     *info = h.info;
-    return 0;
+    return info->codec == TSCHUNK_CODEC_TSC2 && info->count ? first_samples(chunk, size, info) : 0;
 }
 
 size_t tschunk_validate(const void *chunk, size_t size)

@@ -8,7 +8,8 @@
  * per sample as TRUNCATED.
  */
 #include "format.h"
-#include "../codec/bitstream.h"
+#include "../codec/xor.h"
+#include "../codec2/format.h"
 
 static size_t fail(tschunk_iter *it, tschunk_error_code code)
 {
@@ -33,35 +34,6 @@ TSC_INLINE uint64_t decode_dod(const uint8_t *base, size_t byte_len, uint64_t *p
     uint64_t raw = ((win << prefix) >> (63 - payload)) >> 1; /* payload 0 gives 0 */
     *pos += prefix + payload;
     return (raw ^ sign) - sign;
-}
-
-/*
- * One XOR field at *pos; (lead, width) is the current window, width 0 before
- * any window. Sets *bad for a field no encoder writes (reuse before a window,
- * lead + size > 64). Branches on the field kind: on real data they predict well
- * and cost fewer instructions than computing every case.
- */
-TSC_INLINE uint64_t decode_xor(const uint8_t *base, size_t byte_len, uint64_t *pos, unsigned *lead,
-                               unsigned *width, unsigned *bad)
-{
-    uint64_t win = tsc_peek(base, byte_len, *pos);
-    if (!(win >> 63)) {
-        *pos += 1;
-        return 0;
-    }
-    unsigned head = 2;
-    if ((win >> 62) & 1) {
-        *lead = (unsigned)(win >> 57) & 31;
-        *width = ((unsigned)(win >> 51) & 63) + 1;
-        head = 13;
-    }
-    /* width 0 wraps to a huge value, as does lead + width > 64. */
-    *bad |= *lead + *width - 1 > 63;
-    uint64_t at = *pos + head, payload;
-    if (TSC_LIKELY(*width <= TSC_BITS_MAX_FIELD)) payload = (tsc_peek(base, byte_len, at) >> 1) >> (63 - *width);
-    else payload = tsc_peek_wide(base, byte_len, at, *width);
-    *pos = at + *width;
-    return payload << ((64 - *lead - *width) & 63);
 }
 
 /* The bits left in a finished stream must be the zero padding of its last byte. */
@@ -99,7 +71,7 @@ static size_t step(tschunk_iter *restrict it)
     unsigned bad = 0;
     if (!(it->flags & TSCHUNK_FLAG_VAL_CONST)) {
         unsigned lead = it->window_lead, width = it->window_width;
-        it->bits ^= decode_xor(it->val_in.base, it->val_in.byte_len, &it->val_in.bit_pos, &lead, &width, &bad);
+        it->bits ^= tsc_xor_get(it->val_in.base, it->val_in.byte_len, &it->val_in.bit_pos, &lead, &width, &bad);
         it->window_lead = (uint8_t)lead;
         it->window_width = (uint8_t)width;
     }
@@ -110,6 +82,90 @@ static size_t step(tschunk_iter *restrict it)
     it->ts = ts;
     it->index = ++i;
     return i == it->count ? finish_check(it) : 0;
+}
+
+/* Codec 2: decode the next group into `ts`/`bits` (the iterator's buffer or the caller's arrays). */
+static size_t next_group(tschunk_iter *it, int64_t *ts, uint64_t *bits, uint32_t n)
+{
+    tsc_codec2_group g;
+    const uint8_t *end = it->chunk + it->size;
+    size_t err = tsc_codec2_parse_group(it->chunk + it->group_next, it->size - it->group_next, n, &g);
+    if (!err) err = tsc_codec2_decode_group(&g, n, end, it->index == 0, it->ts, it->bits, ts, bits);
+    if (err) return fail(it, tschunk_get_error_code(err));
+    it->group_next += g.size;
+    it->ts = ts[n - 1];
+    it->bits = bits[n - 1];
+    return 0;
+}
+
+TSC_INLINE uint32_t next_group_len(const tschunk_iter *it)
+{
+    uint32_t left = it->count - it->index;
+    return left < TSCHUNK_GROUP_SAMPLES ? left : TSCHUNK_GROUP_SAMPLES;
+}
+
+/* Codec 2: refill the group buffer (which the caller has used up). */
+static size_t fill_group_buffer(tschunk_iter *it)
+{
+    uint32_t n = next_group_len(it);
+    size_t err = next_group(it, it->group_ts, it->group_bits, n);
+    if (err) return err;
+    it->group_at = 0;
+    it->group_len = n;
+    return 0;
+}
+
+/* Codec 2's step: one sample from the group buffer. */
+static size_t step_grouped(tschunk_iter *it)
+{
+    if (it->group_at == it->group_len) {
+        size_t err = fill_group_buffer(it);
+        if (err) return err;
+    }
+    it->ts = it->group_ts[it->group_at];
+    it->bits = it->group_bits[it->group_at];
+    it->group_at++;
+    it->index++;
+    return 0;
+}
+
+TSC_INLINE size_t advance(tschunk_iter *it)
+{
+    return it->codec == TSCHUNK_CODEC_TSC2 ? step_grouped(it) : step(it);
+}
+
+/*
+ * Codec 2's batch read into caller arrays from sample `n` up to `end`: whole
+ * groups decode straight into them, the rest through the group buffer.
+ */
+static size_t read_grouped(tschunk_iter *restrict it, int64_t *restrict ts, double *restrict values, size_t n,
+                           size_t end)
+{
+    while (n < end) {
+        size_t buffered = it->group_len - it->group_at;
+        if (buffered == 0 && ts && values && end - n >= next_group_len(it)) {
+            uint32_t len = next_group_len(it);
+            size_t err = next_group(it, ts + n, (uint64_t *)(void *)(values + n), len);
+            if (err) return err;
+            it->index += len;
+            n += len;
+            continue;
+        }
+        if (buffered == 0) {
+            size_t err = fill_group_buffer(it);
+            if (err) return err;
+            buffered = it->group_len;
+        }
+        size_t take = end - n < buffered ? end - n : buffered;
+        if (ts) memcpy(ts + n, it->group_ts + it->group_at, take * sizeof *ts);
+        if (values) memcpy(values + n, it->group_bits + it->group_at, take * sizeof *values);
+        it->group_at += (uint32_t)take;
+        it->index += (uint32_t)take;
+        it->ts = it->group_ts[it->group_at - 1];
+        it->bits = it->group_bits[it->group_at - 1];
+        n += take;
+    }
+    return n;
 }
 
 /*
@@ -133,7 +189,7 @@ TSC_INLINE size_t decode_run(tschunk_iter *restrict it, int64_t *restrict ts_out
         int64_t next_ts = (int64_t)((uint64_t)ts + delta);
         bad |= next_ts < ts;
         ts = next_ts;
-        if (!val_const) bits ^= decode_xor(vbase, vlen, &vpos, &lead, &width, &bad);
+        if (!val_const) bits ^= tsc_xor_get(vbase, vlen, &vpos, &lead, &width, &bad);
         ts_out[k] = ts;
         val_out[k] = bits;
     }
@@ -176,6 +232,8 @@ size_t tschunk_iter_init(tschunk_iter *it, const void *chunk, size_t size)
     it->first_ts = h.info.first_ts;
     it->first_bits = h.info.first_bits;
     it->first_delta = h.info.first_delta;
+    it->codec = h.info.codec;
+    it->group_next = h.ts_offset;
     tsc_br_init(&it->val_in, src + h.value_offset, h.info.value_bytes);
     tsc_br_init(&it->ts_in, src + h.ts_offset, h.info.ts_bytes);
     return 0;
@@ -188,7 +246,7 @@ size_t tschunk_iter_next_bits(tschunk_iter *it, int64_t *ts, uint64_t *value_bit
         it->pending = 0;
     } else {
         if (it->index >= it->count) return 0;
-        size_t err = step(it);
+        size_t err = advance(it);
         if (err) return err;
     }
     if (ts) *ts = it->ts;
@@ -214,7 +272,7 @@ size_t tschunk_iter_seek(tschunk_iter *it, int64_t t)
     }
     it->pending = 0;
     while (it->index < it->count) {
-        size_t err = step(it);
+        size_t err = advance(it);
         if (err) return err;
         if (it->ts >= t) {
             it->pending = 1;
@@ -253,6 +311,7 @@ size_t tschunk_iter_read(tschunk_iter *restrict it, int64_t *restrict ts, double
     }
     size_t left = it->count - it->index;
     size_t end = capacity - n < left ? capacity : n + left;
+    if (it->codec == TSCHUNK_CODEC_TSC2) return read_grouped(it, ts, values, n, end);
     while (n < end) {
         /* Either array may be NULL: decode through small blocks then. */
         int direct = ts && values;

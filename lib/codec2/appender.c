@@ -1,0 +1,217 @@
+/*
+ * Codec 2 appending: samples are kept raw (16 bytes each) behind the finished
+ * groups in the caller's buffer until a group of 128 fills, then encoded in
+ * place. Nothing is allocated. Every limit is checked before anything is
+ * written, so a refused sample changes nothing.
+ *
+ * max_bytes is checked against a bound of the open group's encoded size,
+ * updated in O(1) per append: exact for its timestamps (the DELTA form; GRID
+ * is written only when smaller), and for its values the smallest of their
+ * XOR size, RAW size and size as decimals in a "hint" reading (the previous
+ * group's, or the first value's smallest). The group coder also tries the
+ * hint, so it never writes more than the bound. The bound is kept only when
+ * max_bytes is set.
+ */
+#include "format.h"
+#include "../chunk/format.h"
+#include "../codec/xor.h"
+
+/* lib/sketch/summary.c */
+void tsc_summary_push(tschunk_encoder *enc, uint64_t bits);
+
+#define RAW_SAMPLE 16u
+
+TSC_INLINE uint8_t *group_area(const tschunk_encoder *enc) { return enc->dst + TSCHUNK_HEADER_MAX; }
+
+static size_t chunk_header_bytes(uint32_t count) { return 2 + tsc_uvarint_len(count); }
+
+static tsc_codec2_decimal hint_of(const tschunk_encoder *enc)
+{
+    return (tsc_codec2_decimal){enc->hint_exponent, enc->hint_float, enc->hint_usable};
+}
+
+static void set_hint(tschunk_encoder *enc, tsc_codec2_decimal d)
+{
+    enc->hint_usable = (uint8_t)d.usable;
+    enc->hint_exponent = (uint8_t)d.exponent;
+    enc->hint_float = (uint8_t)d.as_float;
+}
+
+static void flush_group(tschunk_encoder *enc)
+{
+    int64_t ts[TSC2_GROUP];
+    uint64_t bits[TSC2_GROUP];
+    uint8_t *at = group_area(enc) + enc->group_end;
+    for (uint32_t i = 0; i < enc->pending; i++) {
+        ts[i] = (int64_t)tsc_load64_le(at + RAW_SAMPLE * i);
+        bits[i] = tsc_load64_le(at + RAW_SAMPLE * i + 8);
+    }
+    tsc_codec2_decimal used;
+    enc->group_end += tsc_codec2_encode_group(at, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits,
+                                              hint_of(enc), &used);
+    if (enc->byte_limit && used.usable) set_hint(enc, used);
+    enc->flushed_ts = ts[enc->pending - 1];
+    enc->flushed_bits = bits[enc->pending - 1];
+    enc->pending = 0;
+}
+
+/* The open group's values as decimals in the hint reading: bytes, SIZE_MAX when none reads. */
+static size_t decimal_bytes(const tschunk_group_bound *b, uint32_t samples)
+{
+    if (!b->decimals) return SIZE_MAX;
+    size_t for_bytes = tsc_uvarint_len(tsc_zigzag(b->k_min)) +
+                       tsc_codec2_packed_bytes(samples, tsc_codec2_width((uint64_t)b->k_max - (uint64_t)b->k_min));
+    size_t best = for_bytes;
+    if (samples >= 2) {
+        /* Exception slots repeat a neighbour's k: a step of 0 (lib/codec2/encoder.c). */
+        int64_t lo = b->step_min, hi = b->step_max;
+        if (b->exceptions) lo = lo < 0 ? lo : 0, hi = hi > 0 ? hi : 0;
+        size_t delta_bytes = tsc_uvarint_len(tsc_zigzag(b->k_first)) + tsc_uvarint_len(tsc_zigzag(lo)) +
+                             tsc_codec2_packed_bytes(samples - 1, tsc_codec2_width((uint64_t)hi - (uint64_t)lo));
+        best = delta_bytes < best ? delta_bytes : best;
+    }
+    return 1 + best + 1 + tsc_uvarint_len(b->exceptions) + 9 * (size_t)b->exceptions;
+}
+
+/* Count one value in the bound's decimal fields. @return 0 when the hint does not read it. */
+static int decimal_add(tschunk_group_bound *b, uint64_t bits, tsc_codec2_decimal hint)
+{
+    int64_t k;
+    if (!hint.usable || !tsc_codec2_decimal_of(bits, hint.exponent, hint.as_float, &k)) {
+        b->exceptions++;
+        return 0;
+    }
+    if (b->decimals == 0) {
+        b->k_min = b->k_max = b->k_first = k;
+    } else {
+        int64_t step = k - b->k_last;
+        b->step_min = step < b->step_min ? step : b->step_min;
+        b->step_max = step > b->step_max ? step : b->step_max;
+        b->k_min = k < b->k_min ? k : b->k_min;
+        b->k_max = k > b->k_max ? k : b->k_max;
+    }
+    b->k_last = k;
+    b->decimals++;
+    return 1;
+}
+
+static void decimal_reset(tschunk_group_bound *b)
+{
+    b->decimals = b->exceptions = 0;
+    b->step_min = INT64_MAX;
+    b->step_max = INT64_MIN;
+}
+
+/* Add a sample to a copy of the bound (pending samples before it: `before`). @return decimal_add's result. */
+static int bound_add(tschunk_group_bound *b, const tschunk_encoder *enc, uint32_t before, int64_t ts,
+                     uint64_t bits, tsc_codec2_decimal hint)
+{
+    if (before == 0) {
+        memset(b, 0, sizeof *b);
+        b->wlead = b->wtrail = TSC_XOR_NO_WINDOW;
+        decimal_reset(b);
+    } else {
+        uint64_t delta = (uint64_t)ts - (uint64_t)enc->prev_ts;
+        b->min_delta = before == 1 || delta < b->min_delta ? delta : b->min_delta;
+        b->max_delta = before == 1 || delta > b->max_delta ? delta : b->max_delta;
+    }
+    uint64_t x = bits ^ (before ? enc->prev_bits : enc->flushed_bits);
+    b->xor_bits += tsc_xor_field_bits(x, b->wlead, b->wtrail);
+    if (x) {
+        unsigned lead = tsc_xor_clamped_lead(x), trail = (unsigned)__builtin_ctzll(x);
+        if (!tsc_xor_reuse_window(lead, trail, b->wlead, b->wtrail)) {
+            b->wlead = (uint8_t)lead;
+            b->wtrail = (uint8_t)trail;
+        }
+    }
+    return decimal_add(b, bits, hint);
+}
+
+/*
+ * A value the hint cannot read that a larger exponent can: move the hint up
+ * and count the open group again (at most 15 times a group, as the exponent
+ * only grows).
+ */
+static void widen_hint(tschunk_group_bound *b, const tschunk_encoder *enc, uint64_t bits, tsc_codec2_decimal *hint)
+{
+    int e = tsc_codec2_smallest_exponent(bits, hint->as_float);
+    if (e <= (int)hint->exponent) return;
+    hint->exponent = (unsigned)e;
+    decimal_reset(b);
+    const uint8_t *raw = group_area(enc) + enc->group_end;
+    for (uint32_t i = 0; i < enc->pending; i++) decimal_add(b, tsc_load64_le(raw + RAW_SAMPLE * i + 8), *hint);
+    decimal_add(b, bits, *hint);
+}
+
+static size_t open_group_bound(const tschunk_group_bound *b, uint32_t samples, int64_t first_ts, int64_t flushed_ts)
+{
+    size_t bytes = tsc_uvarint_len(tsc_zigzag((int64_t)((uint64_t)first_ts - (uint64_t)flushed_ts)));
+    if (samples >= 2)
+        bytes += 1 + tsc_uvarint_len(b->min_delta) +
+                 tsc_codec2_packed_bytes(samples - 1, tsc_codec2_width(b->max_delta - b->min_delta));
+    size_t xor_stream = (size_t)((b->xor_bits + 7) / 8), raw = 1 + 8 * (size_t)samples;
+    size_t values = 1 + tsc_uvarint_len(xor_stream) + xor_stream;
+    values = raw < values ? raw : values;
+    size_t decimal = decimal_bytes(b, samples);
+    return bytes + (decimal < values ? decimal : values);
+}
+
+/* The max_bytes check, and the bound's update when the sample is admitted. */
+static size_t admit_bytes(tschunk_encoder *enc, int64_t ts, uint64_t bits)
+{
+    tsc_codec2_decimal hint = hint_of(enc);
+    if (enc->pending == 0 && !hint.usable) {
+        /* No reading yet: the first value's own (doubles first, then float32). */
+        int e = tsc_codec2_smallest_exponent(bits, 0);
+        int as_float = e < 0;
+        if (e < 0) e = tsc_codec2_smallest_exponent(bits, 1);
+        hint = (tsc_codec2_decimal){e < 0 ? 0u : (unsigned)e, as_float, e >= 0};
+    }
+    tschunk_group_bound b = enc->bound;
+    if (!bound_add(&b, enc, enc->pending, ts, bits, hint) && hint.usable) widen_hint(&b, enc, bits, &hint);
+    int64_t first_ts = enc->pending ? (int64_t)tsc_load64_le(group_area(enc) + enc->group_end) : ts;
+    size_t total = chunk_header_bytes(enc->count + 1) + enc->group_end +
+                   open_group_bound(&b, enc->pending + 1, first_ts, enc->flushed_ts);
+    if (total > enc->byte_limit) return TSC_ERROR(CHUNK_FULL);
+    enc->bound = b;
+    set_hint(enc, hint);
+    return 0;
+}
+
+size_t tsc_codec2_append(tschunk_encoder *enc, int64_t ts, uint64_t bits)
+{
+    if (enc->count && ts < enc->prev_ts) return TSC_ERROR(OUT_OF_ORDER);
+    if (enc->count >= enc->max_samples) return TSC_ERROR(CHUNK_FULL);
+    size_t room = enc->capacity - TSCHUNK_HEADER_MAX;
+    if (enc->group_end + tsc_codec2_group_bound(enc->pending + 1) > room) return TSC_ERROR(DST_TOO_SMALL);
+    if (enc->byte_limit) {
+        size_t err = admit_bytes(enc, ts, bits);
+        if (err) return err;
+    }
+    uint8_t *slot = group_area(enc) + enc->group_end + RAW_SAMPLE * enc->pending;
+    tsc_store64_le(slot, (uint64_t)ts);
+    tsc_store64_le(slot + 8, bits);
+    if (enc->count == 0) {
+        enc->first_ts = ts;
+        enc->first_bits = bits;
+    }
+    enc->prev_ts = ts;
+    enc->prev_bits = bits;
+    enc->count++;
+    if (++enc->pending == TSC2_GROUP) flush_group(enc);
+    if (enc->summary) tsc_summary_push(enc, bits);
+    return 0;
+}
+
+size_t tsc_codec2_finish(tschunk_encoder *enc)
+{
+    if (enc->pending) flush_group(enc);
+    uint8_t header[8];
+    size_t h = 0;
+    header[h++] = (uint8_t)(TSC_MAGIC_NIBBLE << 4 | TSC_FORMAT_VERSION);
+    header[h++] = (uint8_t)TSCHUNK_CODEC_TSC2;
+    h += tsc_put_uvarint(header + h, enc->count);
+    memmove(enc->dst + h, group_area(enc), enc->group_end);
+    memcpy(enc->dst, header, h);
+    return h + enc->group_end;
+}

@@ -1,0 +1,215 @@
+/*
+ * Codec 2 group decoder. Parsing checks every length against the chunk's end
+ * (so the header check walks all groups without decoding them); decoding
+ * unpacks whole fields arrays, then runs prefix sums and conversions in loops
+ * the compiler vectorizes. Damage found while decoding (time going
+ * backwards, exceptions out of order, a bad XOR stream) is CORRUPT.
+ */
+#include "format.h"
+#include "../codec/xor.h"
+
+/* A uvarint at *pos, no further than avail. */
+static size_t take_uvarint(const uint8_t *src, size_t avail, size_t *pos, uint64_t *out)
+{
+    size_t n = tsc_get_uvarint(src + *pos, avail - *pos, out);
+    if (n == 0) return avail - *pos < 10 ? TSC_ERROR(TRUNCATED) : TSC_ERROR(CORRUPT);
+    *pos += n;
+    return 0;
+}
+
+static size_t take_bytes(size_t avail, size_t *pos, size_t bytes)
+{
+    if (bytes > avail - *pos) return TSC_ERROR(TRUNCATED);
+    *pos += bytes;
+    return 0;
+}
+
+static size_t take_width(const uint8_t *src, size_t avail, size_t *pos, unsigned *width)
+{
+    if (*pos >= avail) return TSC_ERROR(TRUNCATED);
+    *width = src[(*pos)++];
+    return *width > 64 ? TSC_ERROR(CORRUPT) : 0;
+}
+
+static size_t parse_timestamps(const uint8_t *src, size_t avail, size_t n, tsc_codec2_group *g, size_t *pos)
+{
+    size_t err = take_uvarint(src, avail, pos, &g->ts_offset);
+    if (err || n < 2) return err;
+    if (*pos >= avail) return TSC_ERROR(TRUNCATED);
+    g->ts_grid = (src[*pos] & TSC2_TS_GRID) != 0;
+    g->ts_width = src[(*pos)++] & ~TSC2_TS_GRID;
+    if (g->ts_width > 64) return TSC_ERROR(CORRUPT);
+    if (g->ts_grid && (err = take_uvarint(src, avail, pos, &g->grid_step))) return err;
+    if ((err = take_uvarint(src, avail, pos, &g->min_delta))) return err;
+    if (g->ts_grid) g->min_delta = (uint64_t)tsc_unzigzag(g->min_delta);
+    g->ts_packed = src + *pos;
+    return take_bytes(avail, pos, tsc_codec2_packed_bytes(n - 1, g->ts_width));
+}
+
+static size_t parse_decimal(const uint8_t *src, size_t avail, size_t n, tsc_codec2_group *g, size_t *pos)
+{
+    size_t err = take_uvarint(src, avail, pos, &g->dec_base);
+    if (err) return err;
+    int delta = (g->mode & TSC2_DECIMAL_DELTA) != 0;
+    if (delta && (err = take_uvarint(src, avail, pos, &g->dec_min_step))) return err;
+    if (delta && n < 2) return TSC_ERROR(CORRUPT);
+    if ((err = take_width(src, avail, pos, &g->dec_width))) return err;
+    g->payload = src + *pos;
+    if ((err = take_bytes(avail, pos, tsc_codec2_packed_bytes(delta ? n - 1 : n, g->dec_width)))) return err;
+    uint64_t exceptions;
+    if ((err = take_uvarint(src, avail, pos, &exceptions))) return err;
+    if (exceptions > n) return TSC_ERROR(CORRUPT);
+    g->exceptions = (size_t)exceptions;
+    g->exception_at = src + *pos;
+    return take_bytes(avail, pos, 9 * g->exceptions);
+}
+
+static size_t parse_values(const uint8_t *src, size_t avail, size_t n, tsc_codec2_group *g, size_t *pos)
+{
+    if (*pos >= avail) return TSC_ERROR(TRUNCATED);
+    g->mode = src[(*pos)++];
+    g->payload = src + *pos;
+    switch (g->mode & 3) {
+    case TSC2_RAW:
+        if (g->mode != TSC2_RAW) return TSC_ERROR(RESERVED_BITS);
+        return take_bytes(avail, pos, 8 * n);
+    case TSC2_CONST:
+        if (g->mode & ~(3u | TSC2_CONST_REPEAT)) return TSC_ERROR(RESERVED_BITS);
+        return g->mode & TSC2_CONST_REPEAT ? 0 : take_bytes(avail, pos, 8);
+    case TSC2_DECIMAL:
+        /* Every exponent the 4 bits hold is defined. */
+        return parse_decimal(src, avail, n, g, pos);
+    default: {
+        if (g->mode != TSC2_XOR) return TSC_ERROR(RESERVED_BITS);
+        uint64_t bytes;
+        size_t err = take_uvarint(src, avail, pos, &bytes);
+        if (err) return err;
+        if (bytes > avail - *pos) return TSC_ERROR(TRUNCATED);
+        if (bytes < (n + 7) / 8) return TSC_ERROR(CORRUPT); /* a field is at least one bit */
+        g->payload = src + *pos;
+        g->payload_bytes = (size_t)bytes;
+        *pos += (size_t)bytes;
+        return 0;
+    }
+    }
+}
+
+size_t tsc_codec2_parse_group(const uint8_t *src, size_t avail, size_t n, tsc_codec2_group *g)
+{
+    memset(g, 0, sizeof *g);
+    size_t pos = 0;
+    size_t err = parse_timestamps(src, avail, n, g, &pos);
+    if (err) return err;
+    g->ts_bytes = pos;
+    if ((err = parse_values(src, avail, n, g, &pos))) return err;
+    g->size = pos;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ decoding */
+
+static size_t decode_timestamps(const tsc_codec2_group *g, size_t n, const uint8_t *end, int first, int64_t prev_ts,
+                                int64_t *restrict ts)
+{
+    int64_t t = (int64_t)((uint64_t)prev_ts + (uint64_t)tsc_unzigzag(g->ts_offset));
+    unsigned bad = !first && t < prev_ts;
+    ts[0] = t;
+    if (n < 2) return bad ? TSC_ERROR(CORRUPT) : 0;
+    uint64_t deltas[TSC2_GROUP];
+    tsc_codec2_unpack(g->ts_packed, (size_t)(end - g->ts_packed), deltas, n - 1, g->ts_width);
+    if (g->ts_grid) {
+        uint64_t origin = (uint64_t)t + g->min_delta;
+        for (size_t i = 1; i < n; i++) {
+            ts[i] = (int64_t)(origin + (uint64_t)i * g->grid_step + deltas[i - 1]);
+            bad |= ts[i] < ts[i - 1];
+        }
+        return bad ? TSC_ERROR(CORRUPT) : 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        int64_t next = (int64_t)((uint64_t)t + g->min_delta + deltas[i - 1]);
+        bad |= next < t; /* a wrap past INT64_MAX is time going backwards */
+        ts[i] = t = next;
+    }
+    return bad ? TSC_ERROR(CORRUPT) : 0;
+}
+
+static void decimals_to_bits(const uint64_t *k, size_t n, unsigned exponent, int as_float, uint64_t *restrict bits)
+{
+    if (as_float) {
+        for (size_t i = 0; i < n; i++) bits[i] = tsc_codec2_decimal_bits((int64_t)k[i], exponent, 1);
+    } else {
+        for (size_t i = 0; i < n; i++) bits[i] = tsc_codec2_decimal_bits((int64_t)k[i], exponent, 0);
+    }
+}
+
+static size_t decode_decimal(const tsc_codec2_group *g, size_t n, const uint8_t *end, uint64_t *restrict bits)
+{
+    uint64_t k[TSC2_GROUP];
+    uint64_t base = (uint64_t)tsc_unzigzag(g->dec_base);
+    if (g->mode & TSC2_DECIMAL_DELTA) {
+        uint64_t step = (uint64_t)tsc_unzigzag(g->dec_min_step);
+        tsc_codec2_unpack(g->payload, (size_t)(end - g->payload), k + 1, n - 1, g->dec_width);
+        k[0] = base;
+        for (size_t i = 1; i < n; i++) k[i] = k[i - 1] + step + k[i];
+    } else {
+        tsc_codec2_unpack(g->payload, (size_t)(end - g->payload), k, n, g->dec_width);
+        for (size_t i = 0; i < n; i++) k[i] += base;
+    }
+    decimals_to_bits(k, n, g->mode >> 4, (g->mode & TSC2_DECIMAL_FLOAT32) != 0, bits);
+    const uint8_t *x = g->exception_at;
+    for (size_t e = 0; e < g->exceptions; e++, x += 9) {
+        if (x[0] >= n || (e && x[0] <= x[-9])) return TSC_ERROR(CORRUPT);
+        bits[x[0]] = tsc_load64_le(x + 1);
+    }
+    return 0;
+}
+
+static size_t decode_xor(const tsc_codec2_group *g, size_t n, uint64_t prev, uint64_t *restrict bits)
+{
+    const uint8_t *base = g->payload;
+    size_t len = g->payload_bytes;
+    uint64_t pos = 0;
+    unsigned lead = 0, width = 0, bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        prev ^= tsc_xor_get(base, len, &pos, &lead, &width, &bad);
+        bits[i] = prev;
+    }
+    uint64_t bit_len = (uint64_t)len * 8;
+    if (bad || pos > bit_len || bit_len - pos >= 8) return TSC_ERROR(CORRUPT);
+    return 0;
+}
+
+size_t tsc_codec2_decode_group(const tsc_codec2_group *g, size_t n, const uint8_t *end, int first, int64_t prev_ts,
+                         uint64_t prev_bits, int64_t *restrict ts, uint64_t *restrict bits)
+{
+    size_t err = decode_timestamps(g, n, end, first, prev_ts, ts);
+    if (err) return err;
+    switch (g->mode & 3) {
+    case TSC2_RAW:
+        for (size_t i = 0; i < n; i++) bits[i] = tsc_load64_le(g->payload + 8 * i);
+        return 0;
+    case TSC2_CONST: {
+        uint64_t v = g->mode & TSC2_CONST_REPEAT ? prev_bits : tsc_load64_le(g->payload);
+        for (size_t i = 0; i < n; i++) bits[i] = v;
+        return 0;
+    }
+    case TSC2_DECIMAL: return decode_decimal(g, n, end, bits);
+    default: return decode_xor(g, n, prev_bits, bits);
+    }
+}
+
+size_t tsc_codec2_parse_chunk(const uint8_t *src, size_t size, size_t pos, uint32_t count, tschunk_chunk_info *info)
+{
+    for (uint32_t done = 0; done < count;) {
+        size_t n = count - done < TSC2_GROUP ? count - done : TSC2_GROUP;
+        tsc_codec2_group g;
+        size_t err = tsc_codec2_parse_group(src + pos, size - pos, n, &g);
+        if (err) return err;
+        if (done == 0) info->first_ts = tsc_unzigzag(g.ts_offset);
+        info->ts_bytes += g.ts_bytes;
+        info->value_bytes += g.size - g.ts_bytes;
+        pos += g.size;
+        done += (uint32_t)n;
+    }
+    return pos == size ? 0 : TSC_ERROR(CORRUPT);
+}

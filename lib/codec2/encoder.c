@@ -1,0 +1,274 @@
+/*
+ * Codec 2 group encoder: one group of up to 128 samples, written in the
+ * smallest of its value forms. Called when a group fills and at finish, so
+ * its cost is amortised over the group; it allocates nothing (its scratch is
+ * on the stack, about 4 KiB).
+ */
+#include "format.h"
+#include "../codec/xor.h"
+
+/* ------------------------------------------------------------------ timestamps */
+
+/* The step of a grid through ts[0] and ts[n-1]: their mean delta, rounded to nearest. */
+static uint64_t grid_step(const int64_t *ts, size_t n)
+{
+    uint64_t span = (uint64_t)ts[n - 1] - (uint64_t)ts[0], gaps = n - 1;
+    return span / gaps + ((span % gaps) * 2 >= gaps);
+}
+
+/*
+ * Two forms, the smaller written: DELTA packs ts[i] - ts[i-1] - min_delta;
+ * GRID packs ts[i] - (ts[0] + i * step) - min_offset, which costs
+ * log2(jitter range) on scrapes that keep to a schedule (deltas cost the
+ * range of a difference of two jitters, one bit more) and needs no prefix sum.
+ */
+static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_t prev_ts)
+{
+    uint8_t *p = out;
+    p += tsc_put_uvarint(p, tsc_zigzag((int64_t)((uint64_t)ts[0] - (uint64_t)prev_ts)));
+    if (n < 2) return (size_t)(p - out);
+    uint64_t deltas[TSC2_GROUP];
+    int64_t offsets[TSC2_GROUP];
+    uint64_t min = UINT64_MAX, max = 0, step = grid_step(ts, n);
+    for (size_t i = 1; i < n; i++) {
+        uint64_t delta = (uint64_t)ts[i] - (uint64_t)ts[i - 1];
+        deltas[i - 1] = delta;
+        min = delta < min ? delta : min;
+        max = delta > max ? delta : max;
+        offsets[i - 1] = (int64_t)((uint64_t)ts[i] - (uint64_t)ts[0] - (uint64_t)i * step);
+    }
+    int64_t omin, omax;
+    tsc_codec2_range_i64(offsets, n - 1, &omin, &omax);
+    unsigned delta_width = tsc_codec2_width(max - min);
+    unsigned grid_width = tsc_codec2_width((uint64_t)omax - (uint64_t)omin);
+    size_t delta_bytes = tsc_uvarint_len(min) + tsc_codec2_packed_bytes(n - 1, delta_width);
+    size_t grid_bytes = tsc_uvarint_len(step) + tsc_uvarint_len(tsc_zigzag(omin)) +
+                        tsc_codec2_packed_bytes(n - 1, grid_width);
+    if (grid_bytes < delta_bytes) {
+        *p++ = (uint8_t)(TSC2_TS_GRID | grid_width);
+        p += tsc_put_uvarint(p, step);
+        p += tsc_put_uvarint(p, tsc_zigzag(omin));
+        for (size_t i = 0; i + 1 < n; i++) deltas[i] = (uint64_t)offsets[i] - (uint64_t)omin;
+        tsc_codec2_pack(p, deltas, n - 1, grid_width);
+        return (size_t)(p - out) + tsc_codec2_packed_bytes(n - 1, grid_width);
+    }
+    for (size_t i = 0; i + 1 < n; i++) deltas[i] -= min;
+    *p++ = (uint8_t)delta_width;
+    p += tsc_put_uvarint(p, min);
+    tsc_codec2_pack(p, deltas, n - 1, delta_width);
+    return (size_t)(p - out) + tsc_codec2_packed_bytes(n - 1, delta_width);
+}
+
+/* ------------------------------------------------------------------ decimals */
+
+int tsc_codec2_smallest_exponent(uint64_t bits, int as_float)
+{
+    int64_t k;
+    for (unsigned e = 0; e <= TSC2_MAX_EXPONENT; e++)
+        if (tsc_codec2_decimal_of(bits, e, as_float, &k)) return (int)e;
+    return -1;
+}
+
+/*
+ * The exponent from a sample of the group (ALP's sampling idea): for each
+ * exponent that some sampled value needs, the estimated cost of the group
+ * (packed width from the sampled k range, plus 72 bits per expected
+ * exception), the cheapest kept. Gives up once three sampled values fit no
+ * exponent, so real doubles cost little here.
+ */
+static tsc_codec2_decimal choose_exponent(const uint64_t *bits, size_t n)
+{
+    enum { SAMPLES = 8 };
+    size_t step = n >= SAMPLES ? n / SAMPLES : 1;
+    int widened = 1;
+    for (size_t i = 0; i < n; i += step) widened &= tsc_bits_of((double)(float)tsc_double_of(bits[i])) == bits[i];
+    tsc_codec2_decimal best = {0, 0, 0};
+    double best_cost = 0;
+    for (int as_float = 0; as_float <= widened; as_float++) {
+        int needed[SAMPLES + 1];
+        size_t sampled = 0, misses = 0;
+        for (size_t i = 0; i < n && sampled <= SAMPLES && misses < 3; i += step) {
+            needed[sampled] = tsc_codec2_smallest_exponent(bits[i], as_float);
+            misses += needed[sampled++] < 0;
+        }
+        if (misses >= 3) continue;
+        for (size_t c = 0; c < sampled; c++) {
+            if (needed[c] < 0) continue;
+            unsigned e = (unsigned)needed[c];
+            int64_t kmin = INT64_MAX, kmax = INT64_MIN, k;
+            size_t fits = 0;
+            for (size_t j = 0; j < sampled; j++) {
+                if (needed[j] < 0 || (unsigned)needed[j] > e || !tsc_codec2_decimal_of(bits[j * step], e, as_float, &k)) continue;
+                fits++;
+                kmin = k < kmin ? k : kmin;
+                kmax = k > kmax ? k : kmax;
+            }
+            double cost = (double)tsc_codec2_width((uint64_t)kmax - (uint64_t)kmin) +
+                          72.0 * (double)(sampled - fits) / (double)sampled;
+            if (!best.usable || cost < best_cost) {
+                best = (tsc_codec2_decimal){e, as_float, 1};
+                best_cost = cost;
+            }
+        }
+    }
+    return best;
+}
+
+typedef struct {
+    int64_t k[TSC2_GROUP];
+    uint8_t exception_at[TSC2_GROUP];
+    size_t exceptions;
+    unsigned mode;
+    uint64_t base, min_step;
+    unsigned width;
+    size_t bytes; /* the whole value block, mode byte included; SIZE_MAX when not a decimal group */
+} decimal_plan;
+
+static void plan_decimal(decimal_plan *d, const uint64_t *bits, size_t n, tsc_codec2_decimal c)
+{
+    d->bytes = SIZE_MAX;
+    if (!c.usable) return;
+    d->exceptions = 0;
+    size_t first_ok = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (tsc_codec2_decimal_of(bits[i], c.exponent, c.as_float, &d->k[i])) {
+            if (first_ok == SIZE_MAX) first_ok = i;
+        } else {
+            d->exception_at[d->exceptions++] = (uint8_t)i;
+        }
+    }
+    if (first_ok == SIZE_MAX) return;
+    /* Exception slots repeat the neighbouring k, so they widen neither form. */
+    for (size_t x = 0; x < d->exceptions; x++) {
+        size_t i = d->exception_at[x];
+        d->k[i] = i == 0 || i < first_ok ? d->k[first_ok] : d->k[i - 1];
+    }
+    int64_t kmin, kmax, smin = 0, smax = 0, steps[TSC2_GROUP];
+    tsc_codec2_range_i64(d->k, n, &kmin, &kmax);
+    for (size_t i = 1; i < n; i++) steps[i - 1] = d->k[i] - d->k[i - 1];
+    if (n >= 2) tsc_codec2_range_i64(steps, n - 1, &smin, &smax);
+    unsigned for_width = tsc_codec2_width((uint64_t)kmax - (uint64_t)kmin);
+    unsigned delta_width = tsc_codec2_width((uint64_t)smax - (uint64_t)smin);
+    size_t for_bytes = tsc_uvarint_len(tsc_zigzag(kmin)) + tsc_codec2_packed_bytes(n, for_width);
+    size_t delta_bytes = tsc_uvarint_len(tsc_zigzag(d->k[0])) + tsc_uvarint_len(tsc_zigzag(smin)) +
+                         tsc_codec2_packed_bytes(n - 1, delta_width);
+    int delta = n >= 2 && delta_bytes < for_bytes;
+    d->mode = TSC2_DECIMAL | (delta ? TSC2_DECIMAL_DELTA : 0) | (c.as_float ? TSC2_DECIMAL_FLOAT32 : 0) |
+              c.exponent << 4;
+    d->base = tsc_zigzag(delta ? d->k[0] : kmin);
+    d->min_step = tsc_zigzag(smin);
+    d->width = delta ? delta_width : for_width;
+    d->bytes = 1 + (delta ? delta_bytes : for_bytes) + 1 + tsc_uvarint_len(d->exceptions) + 9 * d->exceptions;
+}
+
+static size_t write_decimal(uint8_t *out, decimal_plan *d, const uint64_t *bits, size_t n)
+{
+    uint8_t *p = out;
+    *p++ = (uint8_t)d->mode;
+    p += tsc_put_uvarint(p, d->base);
+    int delta = (d->mode & TSC2_DECIMAL_DELTA) != 0;
+    if (delta) p += tsc_put_uvarint(p, d->min_step);
+    *p++ = (uint8_t)d->width;
+    uint64_t fields[TSC2_GROUP];
+    int64_t origin = tsc_unzigzag(d->base), step = tsc_unzigzag(d->min_step);
+    size_t nfields = delta ? n - 1 : n;
+    for (size_t i = 0; i < nfields; i++)
+        fields[i] = delta ? (uint64_t)(d->k[i + 1] - d->k[i] - step) : (uint64_t)(d->k[i] - origin);
+    tsc_codec2_pack(p, fields, nfields, d->width);
+    p += tsc_codec2_packed_bytes(nfields, d->width);
+    p += tsc_put_uvarint(p, d->exceptions);
+    for (size_t x = 0; x < d->exceptions; x++) {
+        *p++ = d->exception_at[x];
+        tsc_store64_le(p, bits[d->exception_at[x]]);
+        p += 8;
+    }
+    return (size_t)(p - out);
+}
+
+/* ------------------------------------------------------------------ XOR and the choice */
+
+static size_t xor_field_bits(const uint64_t *bits, size_t n, uint64_t prev)
+{
+    uint8_t wlead = TSC_XOR_NO_WINDOW, wtrail = TSC_XOR_NO_WINDOW;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = bits[i] ^ prev;
+        total += tsc_xor_field_bits(x, wlead, wtrail);
+        if (x) {
+            unsigned lead = tsc_xor_clamped_lead(x), trail = (unsigned)__builtin_ctzll(x);
+            if (!tsc_xor_reuse_window(lead, trail, wlead, wtrail)) {
+                wlead = (uint8_t)lead;
+                wtrail = (uint8_t)trail;
+            }
+        }
+        prev = bits[i];
+    }
+    return total;
+}
+
+static size_t write_xor(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev, size_t stream_bytes)
+{
+    uint8_t stream[(TSC2_GROUP * TSC_XOR_WORST_BITS + 7) / 8 + 8];
+    tschunk_bit_writer w;
+    tsc_bw_init(&w, stream, sizeof stream * 8);
+    uint8_t wlead = TSC_XOR_NO_WINDOW, wtrail = TSC_XOR_NO_WINDOW;
+    for (size_t i = 0; i < n; i++) {
+        tsc_xor_put(&w, bits[i] ^ prev, &wlead, &wtrail);
+        prev = bits[i];
+    }
+    uint8_t *p = out;
+    *p++ = TSC2_XOR;
+    p += tsc_put_uvarint(p, stream_bytes);
+    memcpy(p, stream, stream_bytes);
+    return (size_t)(p - out) + stream_bytes;
+}
+
+static int same_reading(tsc_codec2_decimal a, tsc_codec2_decimal b)
+{
+    return a.usable == b.usable && a.exponent == b.exponent && a.as_float == b.as_float;
+}
+
+/* The smallest of CONST, DECIMAL (sampled reading, and the hint's), XOR and RAW; ties in that order. */
+static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits,
+                           tsc_codec2_decimal hint, tsc_codec2_decimal *used)
+{
+    size_t same = 1;
+    while (same < n && bits[same] == bits[0]) same++;
+    *used = (tsc_codec2_decimal){0, 0, 0};
+    if (same == n && bits[0] == prev_bits) { /* one byte: nothing is smaller */
+        out[0] = TSC2_CONST | TSC2_CONST_REPEAT;
+        return 1;
+    }
+    size_t const_bytes = same == n ? 9 : SIZE_MAX;
+    decimal_plan plans[2];
+    tsc_codec2_decimal sampled = choose_exponent(bits, n);
+    plan_decimal(&plans[0], bits, n, sampled);
+    plans[1].bytes = SIZE_MAX;
+    if (hint.usable && !same_reading(hint, sampled)) plan_decimal(&plans[1], bits, n, hint);
+    int pick = plans[1].bytes < plans[0].bytes;
+    decimal_plan *d = &plans[pick];
+    size_t xor_stream = (xor_field_bits(bits, n, prev_bits) + 7) / 8;
+    size_t xor_bytes = 1 + tsc_uvarint_len(xor_stream) + xor_stream, raw_bytes = 1 + 8 * n;
+    if (const_bytes <= d->bytes && const_bytes <= xor_bytes) {
+        out[0] = TSC2_CONST;
+        tsc_store64_le(out + 1, bits[0]);
+        return 9;
+    }
+    if (d->bytes <= xor_bytes && d->bytes <= raw_bytes) {
+        *used = pick ? hint : sampled;
+        return write_decimal(out, d, bits, n);
+    }
+    if (xor_bytes <= raw_bytes) return write_xor(out, bits, n, prev_bits, xor_stream);
+    out[0] = TSC2_RAW;
+    for (size_t i = 0; i < n; i++) tsc_store64_le(out + 1 + 8 * i, bits[i]);
+    return raw_bytes;
+}
+
+size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
+                               size_t n, int64_t prev_ts, uint64_t prev_bits, tsc_codec2_decimal hint,
+                               tsc_codec2_decimal *used)
+{
+    tsc_codec2_decimal ignored;
+    size_t ts_bytes = write_timestamps(out, ts, n, prev_ts);
+    return ts_bytes + write_values(out + ts_bytes, bits, n, prev_bits, hint, used ? used : &ignored);
+}

@@ -1,0 +1,139 @@
+/*
+ * Codec 2 ("tsc2"): a chunk is the v1 chunk header (README "Chunk format v1":
+ * magic and version byte, flags (zero) and codec id 2, uvarint count)
+ * followed by ceil(count / 128) groups; every group holds 128 samples but the
+ * last, which holds the rest. README "Codec 2" specifies the bytes; this
+ * header names the numbers and declares the group coder.
+ *
+ * A group is its timestamp block, then its value block:
+ *
+ *   timestamps  uvarint zigzag(ts[0] - previous group's last ts; 0 for the first group)
+ *               n >= 2, DELTA form: u8 width (0..64), uvarint min_delta,
+ *                       n - 1 packed fields: ts[i] - ts[i-1] - min_delta
+ *               n >= 2, GRID form: u8 0x80 | width, uvarint step,
+ *                       uvarint zigzag(min_offset), n - 1 packed fields:
+ *                       ts[i] - ts[0] - i * step - min_offset   (i = 1..n-1)
+ *               (all timestamp arithmetic wraps modulo 2^64)
+ *   values      u8 mode, then by mode & 3:
+ *                 RAW      n x 8 bytes, the value bits, little-endian
+ *                 CONST    8 bytes (every value these bits); mode bit 2: no bytes,
+ *                          every value repeats the previous group's last
+ *                 DECIMAL  mode bit 2 DELTA, bit 3 FLOAT32, bits 4-7 exponent e:
+ *                          value = k / 10^e (rounded to float32 when FLOAT32)
+ *                          uvarint zigzag(base), DELTA: uvarint zigzag(min_step),
+ *                          u8 width, packed fields: k[i] - base (n of them), or
+ *                          DELTA: k[0] = base, k[i] - k[i-1] - min_step (n - 1),
+ *                          uvarint exception count, then per exception
+ *                          u8 position (increasing), 8 bytes of value bits
+ *                 XOR      uvarint byte length, then codec 1's XOR fields
+ *                          (lib/codec/xor.h) for the n values, the first XORed
+ *                          with the previous group's last value (0 for the first
+ *                          group), no window open at the start
+ *
+ * Packed fields are LSB-first: field i is bits [i*width, (i+1)*width) of the
+ * little-endian bit string that starts at the first byte; the last byte's
+ * unused high bits are zero.
+ */
+#ifndef TSCHUNK_CODEC2_FORMAT_H
+#define TSCHUNK_CODEC2_FORMAT_H
+
+#include "../common/common.h"
+
+#define TSC2_GROUP TSCHUNK_GROUP_SAMPLES
+#define TSC2_MAX_EXPONENT 15u
+
+enum { TSC2_RAW = 0, TSC2_CONST = 1, TSC2_DECIMAL = 2, TSC2_XOR = 3 };
+#define TSC2_TS_GRID 0x80u
+#define TSC2_CONST_REPEAT 0x04u
+#define TSC2_DECIMAL_DELTA 0x04u
+#define TSC2_DECIMAL_FLOAT32 0x08u
+
+/* Largest group of n samples: 64-bit DELTA fields (GRID is written only when smaller) and RAW values. */
+TSC_INLINE size_t tsc_codec2_group_bound(size_t n)
+{
+    return 10 + 1 + 8 * n + (n >= 2 ? 11 + 8 * (n - 1) : 0);
+}
+
+TSC_INLINE size_t tsc_codec2_packed_bytes(size_t fields, unsigned width) { return (fields * width + 7) / 8; }
+
+TSC_INLINE unsigned tsc_codec2_width(uint64_t range) { return range ? 64u - (unsigned)__builtin_clzll(range) : 0u; }
+
+static const double tsc_codec2_pow10[TSC2_MAX_EXPONENT + 1] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                                                1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+
+/* The decimal reading of a value: k / 10^exponent, rounded to float32 when as_float. */
+typedef struct {
+    unsigned exponent;
+    int as_float;
+    int usable;
+} tsc_codec2_decimal;
+
+/* The value k / 10^e decodes to (the decoder's formula, also used to verify the encoder's choice). */
+TSC_INLINE uint64_t tsc_codec2_decimal_bits(int64_t k, unsigned e, int as_float)
+{
+    double v = (double)k / tsc_codec2_pow10[e];
+    return tsc_bits_of(as_float ? (double)(float)v : v);
+}
+
+/* k with k / 10^e == value exactly (bit for bit), if there is one. */
+TSC_INLINE int tsc_codec2_decimal_of(uint64_t bits, unsigned e, int as_float, int64_t *k)
+{
+    double x = tsc_double_of(bits) * tsc_codec2_pow10[e];
+    if (!(x > -0x1p51 && x < 0x1p51)) return 0; /* NaN too */
+    double rounded = (x + 0x1.8p52) - 0x1.8p52;  /* to nearest, ties to even */
+    *k = (int64_t)rounded;
+    return tsc_codec2_decimal_bits(*k, e, as_float) == bits;
+}
+
+/* A group's fields, as parsed from its bytes (every length checked against the chunk). */
+typedef struct {
+    uint64_t ts_offset;       /* zigzag-decoded: ts[0] - previous last ts, wrapping */
+    uint64_t min_delta;       /* DELTA: the smallest delta; GRID: the zigzag-decoded min_offset */
+    uint64_t grid_step;       /* GRID only */
+    int ts_grid;
+    const uint8_t *ts_packed;
+    unsigned ts_width;
+    unsigned mode;
+    const uint8_t *payload;   /* RAW / CONST bytes, packed decimals, XOR stream */
+    size_t payload_bytes;     /* XOR stream bytes */
+    uint64_t dec_base;        /* zigzag-decoded */
+    uint64_t dec_min_step;
+    unsigned dec_width;
+    size_t exceptions;
+    const uint8_t *exception_at;
+    size_t ts_bytes;          /* the timestamp block */
+    size_t size;              /* the whole group */
+} tsc_codec2_group;
+
+/* pack.c: bit packing and the min/max range check (SIMD with a scalar twin). */
+void tsc_codec2_pack(uint8_t *restrict dst, const uint64_t *restrict fields, size_t n, unsigned width);
+void tsc_codec2_unpack(const uint8_t *restrict src, size_t avail, uint64_t *restrict fields, size_t n, unsigned width);
+void tsc_codec2_range_i64(const int64_t *v, size_t n, int64_t *min, int64_t *max);
+void tsc_codec2_range_i64_scalar(const int64_t *v, size_t n, int64_t *min, int64_t *max);
+int tsc_codec2_range_i64_simd(const int64_t *v, size_t n, int64_t *min, int64_t *max); /* 0 when no SIMD here */
+
+/* encoder.c */
+/*
+ * Encode one group. `hint` (may be unusable) is a decimal reading the group
+ * is also tried with; the group is never larger than its XOR, RAW and hint
+ * forms, which the appender's max_bytes bound relies on. *used (may be NULL)
+ * receives the decimal reading written, if any.
+ */
+size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
+                               size_t n, int64_t prev_ts, uint64_t prev_bits, tsc_codec2_decimal hint,
+                               tsc_codec2_decimal *used);
+/* The smallest exponent (0..15) that reads the value exactly, -1 if none. */
+int tsc_codec2_smallest_exponent(uint64_t bits, int as_float);
+
+/* decoder.c */
+size_t tsc_codec2_parse_group(const uint8_t *src, size_t avail, size_t n, tsc_codec2_group *g);
+size_t tsc_codec2_decode_group(const tsc_codec2_group *g, size_t n, const uint8_t *end, int first, int64_t prev_ts,
+                         uint64_t prev_bits, int64_t *restrict ts, uint64_t *restrict bits);
+/* Walks every group of a chunk whose header ends at pos; fills info's first_ts and stream sizes. */
+size_t tsc_codec2_parse_chunk(const uint8_t *src, size_t size, size_t pos, uint32_t count, tschunk_chunk_info *info);
+
+/* appender.c: codec 2 behind tschunk_append and tschunk_encoder_finish. */
+size_t tsc_codec2_append(tschunk_encoder *enc, int64_t ts, uint64_t bits);
+size_t tsc_codec2_finish(tschunk_encoder *enc);
+
+#endif

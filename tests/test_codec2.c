@@ -1,0 +1,374 @@
+/* Codec 2: round trips, group edges, exactness shortcuts, limits, the SIMD twins, hostile bytes. */
+#include <math.h>
+#include <stdint.h>
+
+#include "test_util.h"
+#include "codec2/format.h"
+
+#define TSC2 TSCHUNK_CODEC_TSC2
+
+static const uint64_t specials[] = {
+    0x0000000000000000, 0x8000000000000000, 0x7ff0000000000000, 0xfff0000000000000, 0x7ff8000000000000,
+    0xfff8000000000000, 0x7ff0000000000002, 0x7ff0000000000001, 0x7fffffffffffffff, 0xffffffffffffffff,
+    0x0000000000000001, 0x000fffffffffffff, 0x8000000000000001, 0x0010000000000000, 0x7fefffffffffffff,
+    0xffefffffffffffff, 0x3ff0000000000000, 0x3ff0000000000001, 0x3fb999999999999a /* 0.1 */,
+    0x3fd3333333333334 /* 0.1 + 0.2 */, 0x4059000000000000 /* 100 */, 0x4341c37937e08000 /* 1e16 */,
+};
+
+Test(codec2, special_values_round_trip_in_every_order)
+{
+    size_t k = sizeof specials / sizeof specials[0];
+    wl_series s;
+    wl_alloc(&s, k * k * 2, "special");
+    size_t n = 0;
+    for (size_t a = 0; a < k; a++)
+        for (size_t b = 0; b < k; b++) {
+            s.ts[n] = (int64_t)n * 1000;
+            s.bits[n++] = specials[a];
+            s.ts[n] = (int64_t)n * 1000;
+            s.bits[n++] = specials[b];
+        }
+    roundtrip_series_codec(&s, 120, TSC2);
+    roundtrip_series_codec(&s, TSCHUNK_MAX_SAMPLES, TSC2);
+    wl_free(&s);
+}
+
+/* Decimal groups with a few values that are not decimals: each must come back exactly (exceptions). */
+Test(codec2, decimal_groups_keep_their_exceptions_exact)
+{
+    wl_series s;
+    wl_alloc(&s, 4096, "decimal-exceptions");
+    uint64_t rng = 17;
+    for (size_t i = 0; i < s.n; i++) {
+        s.ts[i] = (int64_t)i * 10;
+        double v = (double)(int64_t)(wl_rng(&rng) % 200000 - 100000) / 100.0;
+        switch (wl_rng(&rng) % 32) {
+        case 0: v = v + 1e-9; break;             /* not a 2-digit decimal */
+        case 1: v = -0.0; break;                  /* k = 0 would give +0.0 */
+        case 2: s.bits[i] = 0x7ff0000000000002; continue;
+        case 3: v = 1e300; break;                 /* beyond the scaled range */
+        default: break;
+        }
+        s.bits[i] = wl_bits(v);
+    }
+    size_t bytes = roundtrip_series_codec(&s, 1024, TSC2);
+    /* 2-digit decimals within +-1000 (18 bits), 1 in 8 an exception (72 bits): about 27 bits a sample. */
+    cr_assert_lt(bytes * 8 / s.n, 30, "%zu bits per sample", bytes * 8 / s.n);
+    wl_free(&s);
+}
+
+/* float32 readings widened to double (as ETT's are) round-trip through the FLOAT32 decimal form. */
+Test(codec2, widened_float32_decimals_round_trip)
+{
+    wl_series s;
+    wl_alloc(&s, 2048, "float32");
+    uint64_t rng = 5;
+    for (size_t i = 0; i < s.n; i++) {
+        s.ts[i] = (int64_t)i * 3600;
+        s.bits[i] = wl_bits((double)(float)((double)(int64_t)(wl_rng(&rng) % 50000) / 1000.0));
+    }
+    size_t bytes = roundtrip_series_codec(&s, 2048, TSC2);
+    cr_assert_lt(bytes * 8 / s.n, 32);
+    wl_free(&s);
+}
+
+Test(codec2, every_group_edge_and_timestamp_extreme_round_trips)
+{
+    const size_t sizes[] = {1, 2, 3, 127, 128, 129, 255, 256, 257, 1000};
+    const int64_t starts[] = {INT64_MIN, -1, 0, INT64_MAX - 2000};
+    for (size_t q = 0; q < sizeof sizes / sizeof sizes[0]; q++)
+        for (size_t z = 0; z < sizeof starts / sizeof starts[0]; z++) {
+            wl_series s;
+            wl_alloc(&s, sizes[q], "edges");
+            uint64_t rng = q * 10 + z;
+            int64_t t = starts[z];
+            for (size_t i = 0; i < s.n; i++) {
+                s.ts[i] = t;
+                if (t <= INT64_MAX - 2) t += (int64_t)(wl_rng(&rng) % 3);
+                s.bits[i] = i % 3 ? wl_bits((double)i / 4) : wl_rng(&rng);
+            }
+            roundtrip_series_codec(&s, sizes[q], TSC2);
+            wl_free(&s);
+        }
+    /* The widest deltas: INT64_MIN to INT64_MAX in one step, and repeats. */
+    wl_series s;
+    wl_alloc(&s, 5, "extreme");
+    const int64_t ts[5] = {INT64_MIN, INT64_MIN, INT64_MAX, INT64_MAX, INT64_MAX};
+    for (size_t i = 0; i < 5; i++) {
+        s.ts[i] = ts[i];
+        s.bits[i] = wl_bits((double)i);
+    }
+    roundtrip_series_codec(&s, 5, TSC2);
+    wl_free(&s);
+}
+
+/* >= 1,000,000 samples over the synthetic shapes and a NaN-heavy random mix, fixed seeds. */
+Test(codec2, property_round_trip_million_samples, .timeout = 120)
+{
+    size_t total = 0;
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
+        wl_series s;
+        wl_synthetic(&s, kind, 120000, 3000 + (uint64_t)kind);
+        roundtrip_series_codec(&s, 120, TSC2);
+        roundtrip_series_codec(&s, 1024, TSC2);
+        total += 2 * s.n;
+        wl_free(&s);
+    }
+    uint64_t rng = 9;
+    wl_series s;
+    wl_alloc(&s, 200000, "random-mix");
+    int64_t t = -1000000;
+    for (size_t i = 0; i < s.n; i++) {
+        uint64_t r = wl_rng(&rng);
+        t += (int64_t)(r % 7 == 0 ? wl_rng(&rng) % 100000 : r % 3);
+        s.ts[i] = t;
+        switch (r % 6) {
+        case 0: s.bits[i] = wl_rng(&rng); break;
+        case 1: s.bits[i] = 0x7ff8000000000000 | (wl_rng(&rng) >> 13); break;
+        case 2: s.bits[i] = 0x7ff0000000000002; break;
+        case 3: s.bits[i] = i ? s.bits[i - 1] : 0; break;
+        case 4: s.bits[i] = wl_bits((double)(int64_t)(wl_rng(&rng) % 100000)); break;
+        default: s.bits[i] = wl_bits(round(wl_uniform(&rng) * 1e4) / 10.0); break;
+        }
+    }
+    roundtrip_series_codec(&s, 120, TSC2);
+    roundtrip_series_codec(&s, 4096, TSC2);
+    total += 2 * s.n;
+    wl_free(&s);
+    cr_assert_geq(total, 1000000);
+}
+
+/* The size target on the synthetic scrape workloads: at least 30% below codec 1. */
+Test(codec2, smaller_than_gorilla_on_scrape_workloads)
+{
+    const int kinds[] = {WL_CONST_JITTER, WL_COUNTER, WL_GAUGE_2DP};
+    for (size_t q = 0; q < 3; q++) {
+        wl_series s;
+        wl_synthetic(&s, kinds[q], 12000, 21);
+        size_t gorilla = roundtrip_series_codec(&s, 1024, TSCHUNK_CODEC_GORILLA);
+        size_t tsc2 = roundtrip_series_codec(&s, 1024, TSC2);
+        cr_assert_lt(tsc2 * 10, gorilla * 7, "%s: tsc2 %zu bytes, gorilla %zu", s.name, tsc2, gorilla);
+        wl_free(&s);
+    }
+}
+
+static void expect_same(const tschunk_encoder *a, const tschunk_encoder *b, const unsigned char *buf,
+                        const unsigned char *before, size_t cap)
+{
+    cr_assert(memcmp(a, b, sizeof *a) == 0, "encoder state changed");
+    cr_assert(memcmp(buf, before, cap) == 0, "buffer bytes changed");
+}
+
+/* Refused appends (out of order, buffer full, max_bytes) change nothing; the chunk keeps every accepted sample. */
+Test(codec2, refused_append_changes_nothing)
+{
+    wl_series s;
+    wl_synthetic(&s, WL_RANDOM, 4000, 99);
+    for (int limit_kind = 0; limit_kind < 2; limit_kind++) {
+        const size_t cap = limit_kind ? TSCHUNK_BOUND(4000) : 1500;
+        unsigned char *buf = malloc(cap), *before = malloc(cap);
+        memset(buf, 0x3c, cap);
+        tschunk_encoder enc, snap;
+        tschunk_encoder_options o = {TSC2, 0, limit_kind ? 1700 : 0, 0};
+        cr_assert_eq(tschunk_encoder_init(&enc, buf, cap, &o), 0);
+        size_t i = 0;
+        for (; i < s.n; i++) {
+            memcpy(&snap, &enc, sizeof enc);
+            memcpy(before, buf, cap);
+            if (i > 0) {
+                cr_assert_eq(tschunk_get_error_code(tschunk_append_bits(&enc, s.ts[i - 1] - 1, 0)),
+                             TSCHUNK_ERROR_OUT_OF_ORDER);
+                expect_same(&enc, &snap, buf, before, cap);
+            }
+            size_t r = tschunk_append_bits(&enc, s.ts[i], s.bits[i]);
+            if (tschunk_is_error(r)) {
+                cr_assert_eq(tschunk_get_error_code(r),
+                             limit_kind ? TSCHUNK_ERROR_CHUNK_FULL : TSCHUNK_ERROR_DST_TOO_SMALL);
+                expect_same(&enc, &snap, buf, before, cap);
+                break;
+            }
+        }
+        cr_assert_lt(i, s.n, "a limit should have been reached");
+        cr_assert_gt(i, 20);
+        size_t size = tschunk_encoder_finish(&enc);
+        cr_assert_leq(size, limit_kind ? 1700 : cap);
+        check_chunk(buf, size, &s, 0, i);
+        free(buf);
+        free(before);
+    }
+    wl_free(&s);
+}
+
+/* max_bytes is never exceeded, and the bound that enforces it leaves little unused. */
+Test(codec2, max_bytes_is_never_exceeded)
+{
+    wl_series s;
+    wl_synthetic(&s, WL_GAUGE_2DP, 6000, 5);
+    size_t cap = TSCHUNK_BOUND(6000);
+    unsigned char *buf = malloc(cap);
+    for (uint32_t max_bytes = 20; max_bytes < 3000; max_bytes += 97) {
+        tschunk_encoder enc;
+        tschunk_encoder_options lim = {TSC2, 0, max_bytes, 0};
+        cr_assert_eq(tschunk_encoder_init(&enc, buf, cap, &lim), 0);
+        size_t i = 0;
+        while (i < s.n && tschunk_append_bits(&enc, s.ts[i], s.bits[i]) == 0) i++;
+        size_t size = tschunk_encoder_finish(&enc);
+        cr_assert_leq(size, max_bytes);
+        /* The bound is exact for the timestamps and the hint reading of the values: little is left unused. */
+        if (max_bytes > 100) cr_assert_geq(size + 24, max_bytes, "%u: stopped at %zu bytes", max_bytes, size);
+        check_chunk(buf, size, &s, 0, i);
+    }
+    free(buf);
+    wl_free(&s);
+}
+
+Test(codec2, bound_holds_the_worst_case)
+{
+    size_t n = 2000;
+    wl_series s;
+    wl_alloc(&s, n, "worst");
+    uint64_t rng = 1;
+    int64_t t = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        t += (int64_t)((i & 1) ? (UINT64_C(1) << 61) / 1000 : 0);
+        s.ts[i] = t;
+        s.bits[i] = wl_rng(&rng);
+    }
+    for (size_t len = 1; len <= n; len = len * 3 + 1) {
+        unsigned char *chunk;
+        size_t size = encode_range_codec(&s, 0, len, TSC2, &chunk);
+        cr_assert_leq(size, TSCHUNK_BOUND(len));
+        check_chunk(chunk, size, &s, 0, len);
+        free(chunk);
+    }
+    wl_free(&s);
+}
+
+Test(codec2, seek_batch_and_next_interleave)
+{
+    wl_series s;
+    wl_synthetic(&s, WL_GAUGE_2DP, 1000, 11);
+    unsigned char *chunk;
+    size_t size = encode_range_codec(&s, 0, 1000, TSC2, &chunk);
+    tschunk_iter it;
+    cr_assert_eq(tschunk_iter_init(&it, chunk, size), 0);
+    uint64_t rng = 5;
+    for (int q = 0; q < 300; q++) {
+        size_t target = (size_t)(wl_rng(&rng) % 1000);
+        int64_t t = s.ts[target] - (q & 1);
+        size_t want = 0;
+        while (want < s.n && s.ts[want] < t) want++;
+        cr_assert_eq(tschunk_iter_seek(&it, t), 1);
+        int64_t ts;
+        uint64_t bits;
+        cr_assert_eq(tschunk_iter_next_bits(&it, &ts, &bits), 1);
+        cr_assert_eq(ts, s.ts[want]);
+        cr_assert_eq(bits, s.bits[want]);
+    }
+    cr_assert_eq(tschunk_iter_seek(&it, s.ts[999] + 1), 0);
+    /* Odd-sized batch reads mixed with single steps, one array at a time too. */
+    cr_assert_eq(tschunk_iter_seek(&it, s.ts[10]), 1);
+    int64_t ts[300];
+    double v[300];
+    size_t pos = 10, got, piece = 1;
+    for (;;) {
+        int64_t *tp = piece % 3 == 1 ? NULL : ts;
+        double *vp = piece % 3 == 2 ? NULL : v;
+        got = tschunk_iter_read(&it, tp, vp, piece);
+        cr_assert(!tschunk_is_error(got));
+        if (!got) break;
+        if (tp) cr_assert(memcmp(ts, s.ts + pos, got * 8) == 0, "ts at %zu", pos);
+        if (vp) cr_assert(memcmp(v, s.bits + pos, got * 8) == 0, "values at %zu", pos);
+        pos += got;
+        int64_t one_ts;
+        uint64_t one;
+        if (tschunk_iter_next_bits(&it, &one_ts, &one) == 1) {
+            cr_assert_eq(one_ts, s.ts[pos]);
+            cr_assert_eq(one, s.bits[pos]);
+            pos++;
+        }
+        piece = piece * 2 + 1 > 300 ? 7 : piece * 2 + 1;
+    }
+    cr_assert_eq(pos, 1000);
+    tschunk_chunk_info info;
+    cr_assert_eq(tschunk_chunk_info_get(chunk, size, &info), 0);
+    cr_assert_eq(info.codec, TSC2);
+    cr_assert_eq(info.first_ts, s.ts[0]);
+    cr_assert_eq(info.first_bits, s.bits[0]);
+    cr_assert_eq(info.first_delta, (uint64_t)(s.ts[1] - s.ts[0]));
+    cr_assert_eq(info.header_bytes + info.ts_bytes + info.value_bytes, size);
+    free(chunk);
+    wl_free(&s);
+}
+
+/* The SIMD range check against its scalar twin, and packing against a bit-at-a-time reference. */
+Test(codec2, simd_range_matches_scalar_and_packing_round_trips)
+{
+    uint64_t rng = 123;
+    int64_t v[300];
+    for (int round_no = 0; round_no < 2000; round_no++) {
+        size_t n = 1 + wl_rng(&rng) % 300;
+        unsigned shift = (unsigned)(wl_rng(&rng) % 64);
+        for (size_t i = 0; i < n; i++) v[i] = (int64_t)wl_rng(&rng) >> shift;
+        int64_t smin, smax, vmin, vmax;
+        tsc_codec2_range_i64_scalar(v, n, &smin, &smax);
+        if (tsc_codec2_range_i64_simd(v, n, &vmin, &vmax)) {
+            cr_assert_eq(vmin, smin);
+            cr_assert_eq(vmax, smax);
+        }
+        tsc_codec2_range_i64(v, n, &vmin, &vmax);
+        cr_assert(vmin == smin && vmax == smax);
+    }
+    uint64_t fields[128], back[128];
+    unsigned char packed[128 * 8 + 16];
+    for (unsigned width = 0; width <= 64; width++)
+        for (size_t n = 1; n <= 128; n += 1 + n / 3) {
+            uint64_t mask = width == 64 ? ~UINT64_C(0) : (UINT64_C(1) << width) - 1;
+            for (size_t i = 0; i < n; i++) fields[i] = wl_rng(&rng) & mask;
+            size_t bytes = tsc_codec2_packed_bytes(n, width);
+            memset(packed, 0xee, sizeof packed);
+            tsc_codec2_pack(packed, fields, n, width);
+            for (size_t bit = 0; bit < n * width; bit++) {
+                unsigned got = (packed[bit / 8] >> (bit % 8)) & 1;
+                unsigned want = (unsigned)(fields[bit / width] >> (bit % width)) & 1;
+                cr_assert_eq(got, want, "width %u bit %zu", width, bit);
+            }
+            for (size_t bit = n * width; bit < bytes * 8; bit++) cr_assert_eq((packed[bit / 8] >> (bit % 8)) & 1, 0);
+            cr_assert_eq(packed[bytes], 0xee, "packing wrote past its bytes");
+            unsigned char *exact = malloc(bytes ? bytes : 1); /* ASan sees over-reads */
+            memcpy(exact, packed, bytes);
+            tsc_codec2_unpack(exact, bytes, back, n, width);
+            cr_assert(memcmp(back, fields, n * 8) == 0, "width %u n %zu", width, n);
+            free(exact);
+        }
+}
+
+/* Truncations and bit flips of codec-2 chunks: an error or samples, never a crash (ASan in make asan). */
+Test(codec2, truncations_and_bit_flips_are_safe, .timeout = 120)
+{
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
+        wl_series s;
+        wl_synthetic(&s, kind, 300, 77);
+        unsigned char *chunk;
+        size_t size = encode_range_codec(&s, 0, 300, TSC2, &chunk);
+        for (size_t len = 0; len < size; len++) {
+            unsigned char *copy = malloc(len ? len : 1);
+            memcpy(copy, chunk, len);
+            cr_assert(tschunk_is_error(tschunk_validate(copy, len)), "kind %d: truncated at %zu passed", kind, len);
+            free(copy);
+        }
+        unsigned char *copy = malloc(size);
+        int64_t ts[300];
+        double v[300];
+        for (size_t bit = 0; bit < size * 8; bit++) {
+            memcpy(copy, chunk, size);
+            copy[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+            size_t r = tschunk_decode(copy, size, ts, v, 300);
+            if (!tschunk_is_error(r))
+                for (size_t i = 1; i < r; i++) cr_assert_geq(ts[i], ts[i - 1]);
+        }
+        free(copy);
+        free(chunk);
+        wl_free(&s);
+    }
+}
