@@ -138,7 +138,8 @@ typedef struct {
     uint64_t min_delta, max_delta;     /* timestamp deltas */
     uint64_t xor_bits;                 /* XOR-field bits of the values */
     int64_t k_min, k_max, k_first, k_last, step_min, step_max; /* values read as decimals by the hint */
-    uint32_t decimals, exceptions;
+    uint32_t decimals, exceptions;     /* values with a k (EXACT or NEAR), values without an EXACT reading */
+    uint32_t exception_bytes;          /* their entries */
     uint8_t wlead, wtrail;             /* XOR window */
 } tschunk_group_bound;
 

@@ -70,16 +70,21 @@ static size_t decimal_bytes(const tschunk_group_bound *b, uint32_t samples)
                              tsc_codec2_packed_bytes(samples - 1, tsc_codec2_width((uint64_t)hi - (uint64_t)lo));
         best = delta_bytes < best ? delta_bytes : best;
     }
-    return 1 + best + 1 + tsc_uvarint_len(b->exceptions) + 9 * (size_t)b->exceptions;
+    return 1 + best + 1 + tsc_uvarint_len(b->exceptions) + b->exception_bytes;
 }
 
-/* Count one value in the bound's decimal fields. @return 0 when the hint does not read it. */
+/*
+ * Count one value in the bound's decimal fields as the group coder would
+ * (lib/codec2/encoder.c, plan_decimal). @return 0 when the hint does not read it exactly.
+ */
 static int decimal_add(tschunk_group_bound *b, uint64_t bits, tsc_codec2_decimal hint)
 {
-    int64_t k;
-    if (!hint.usable || !tsc_codec2_decimal_of(bits, hint.exponent, hint.as_float, &k)) {
+    int64_t k = 0, diff = 0;
+    int reading = hint.usable ? tsc_codec2_read(bits, hint.exponent, hint.as_float, &k, &diff) : TSC2_FAR;
+    if (reading != TSC2_EXACT) {
         b->exceptions++;
-        return 0;
+        b->exception_bytes += (uint32_t)tsc_codec2_exception_bytes(reading, diff);
+        if (reading == TSC2_FAR) return 0;
     }
     if (b->decimals == 0) {
         b->k_min = b->k_max = b->k_first = k;
@@ -92,12 +97,12 @@ static int decimal_add(tschunk_group_bound *b, uint64_t bits, tsc_codec2_decimal
     }
     b->k_last = k;
     b->decimals++;
-    return 1;
+    return reading == TSC2_EXACT;
 }
 
 static void decimal_reset(tschunk_group_bound *b)
 {
-    b->decimals = b->exceptions = 0;
+    b->decimals = b->exceptions = b->exception_bytes = 0;
     b->step_min = INT64_MAX;
     b->step_max = INT64_MIN;
 }

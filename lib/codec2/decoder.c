@@ -61,7 +61,14 @@ static size_t parse_decimal(const uint8_t *src, size_t avail, size_t n, tsc_code
     if (exceptions > n) return TSC_ERROR(CORRUPT);
     g->exceptions = (size_t)exceptions;
     g->exception_at = src + *pos;
-    return take_bytes(avail, pos, 9 * g->exceptions);
+    for (size_t x = 0; x < g->exceptions; x++) {
+        if (*pos >= avail) return TSC_ERROR(TRUNCATED);
+        uint8_t at = src[(*pos)++];
+        uint64_t correction;
+        err = at & TSC2_EXCEPTION_RAW ? take_bytes(avail, pos, 8) : take_uvarint(src, avail, pos, &correction);
+        if (err) return err;
+    }
+    return 0;
 }
 
 static size_t parse_values(const uint8_t *src, size_t avail, size_t n, tsc_codec2_group *g, size_t *pos)
@@ -156,10 +163,21 @@ static size_t decode_decimal(const tsc_codec2_group *g, size_t n, const uint8_t 
         for (size_t i = 0; i < n; i++) k[i] += base;
     }
     decimals_to_bits(k, n, g->mode >> 4, (g->mode & TSC2_DECIMAL_FLOAT32) != 0, bits);
+    /* The entries were walked by the parse: their lengths are known good. */
     const uint8_t *x = g->exception_at;
-    for (size_t e = 0; e < g->exceptions; e++, x += 9) {
-        if (x[0] >= n || (e && x[0] <= x[-9])) return TSC_ERROR(CORRUPT);
-        bits[x[0]] = tsc_load64_le(x + 1);
+    int last = -1;
+    for (size_t e = 0; e < g->exceptions; e++) {
+        int at = *x & ~TSC2_EXCEPTION_RAW;
+        if (at >= (int)n || at <= last) return TSC_ERROR(CORRUPT);
+        last = at;
+        if (*x++ & TSC2_EXCEPTION_RAW) {
+            bits[at] = tsc_load64_le(x);
+            x += 8;
+        } else {
+            uint64_t correction = 0;
+            x += tsc_get_uvarint(x, 10, &correction);
+            bits[at] += (uint64_t)tsc_unzigzag(correction);
+        }
     }
     return 0;
 }

@@ -63,18 +63,22 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
 
 int tsc_codec2_smallest_exponent(uint64_t bits, int as_float)
 {
-    int64_t k;
-    for (unsigned e = 0; e <= TSC2_MAX_EXPONENT; e++)
-        if (tsc_codec2_decimal_of(bits, e, as_float, &k)) return (int)e;
-    return -1;
+    int64_t k, diff;
+    int near = -1;
+    for (unsigned e = 0; e <= TSC2_MAX_EXPONENT; e++) {
+        int reading = tsc_codec2_read(bits, e, as_float, &k, &diff);
+        if (reading == TSC2_EXACT) return (int)e;
+        if (reading == TSC2_NEAR && near < 0) near = (int)e;
+    }
+    return near;
 }
 
 /*
  * The exponent from a sample of the group (ALP's sampling idea): for each
  * exponent that some sampled value needs, the estimated cost of the group
- * (packed width from the sampled k range, plus 72 bits per expected
- * exception), the cheapest kept. Gives up once three sampled values fit no
- * exponent, so real doubles cost little here.
+ * (packed width from the sampled k range, plus each sampled exception's
+ * entry), the cheapest kept. Gives up when the first three sampled values
+ * have no reading, so real doubles cost little here.
  */
 static tsc_codec2_decimal choose_exponent(const uint64_t *bits, size_t n)
 {
@@ -87,24 +91,25 @@ static tsc_codec2_decimal choose_exponent(const uint64_t *bits, size_t n)
     for (int as_float = 0; as_float <= widened; as_float++) {
         int needed[SAMPLES + 1];
         size_t sampled = 0, misses = 0;
-        for (size_t i = 0; i < n && sampled <= SAMPLES && misses < 3; i += step) {
+        for (size_t i = 0; i < n && sampled <= SAMPLES && !(misses == 3 && sampled == 3); i += step) {
             needed[sampled] = tsc_codec2_smallest_exponent(bits[i], as_float);
             misses += needed[sampled++] < 0;
         }
-        if (misses >= 3) continue;
+        if (misses == sampled || (misses == 3 && sampled == 3)) continue;
         for (size_t c = 0; c < sampled; c++) {
-            if (needed[c] < 0) continue;
+            if (needed[c] < 0 || (c && needed[c] == needed[c - 1])) continue;
             unsigned e = (unsigned)needed[c];
-            int64_t kmin = INT64_MAX, kmax = INT64_MIN, k;
-            size_t fits = 0;
+            int64_t kmin = INT64_MAX, kmax = INT64_MIN, k, diff;
+            double exception_bits = 0;
             for (size_t j = 0; j < sampled; j++) {
-                if (needed[j] < 0 || (unsigned)needed[j] > e || !tsc_codec2_decimal_of(bits[j * step], e, as_float, &k)) continue;
-                fits++;
+                int reading = tsc_codec2_read(bits[j * step], e, as_float, &k, &diff);
+                if (reading != TSC2_EXACT) exception_bits += 8.0 * (double)tsc_codec2_exception_bytes(reading, diff);
+                if (reading == TSC2_FAR) continue;
                 kmin = k < kmin ? k : kmin;
                 kmax = k > kmax ? k : kmax;
             }
-            double cost = (double)tsc_codec2_width((uint64_t)kmax - (uint64_t)kmin) +
-                          72.0 * (double)(sampled - fits) / (double)sampled;
+            if (kmin > kmax) continue;
+            double cost = (double)tsc_codec2_width((uint64_t)kmax - (uint64_t)kmin) + exception_bits / (double)sampled;
             if (!best.usable || cost < best_cost) {
                 best = (tsc_codec2_decimal){e, as_float, 1};
                 best_cost = cost;
@@ -116,7 +121,8 @@ static tsc_codec2_decimal choose_exponent(const uint64_t *bits, size_t n)
 
 typedef struct {
     int64_t k[TSC2_GROUP];
-    uint8_t exception_at[TSC2_GROUP];
+    uint8_t exception_at[TSC2_GROUP]; /* position | TSC2_EXCEPTION_RAW */
+    int64_t correction[TSC2_GROUP];   /* NEAR: bits - decoded bits */
     size_t exceptions;
     unsigned mode;
     uint64_t base, min_step;
@@ -124,24 +130,33 @@ typedef struct {
     size_t bytes; /* the whole value block, mode byte included; SIZE_MAX when not a decimal group */
 } decimal_plan;
 
+/*
+ * Read every value with c. FAR slots repeat the neighbouring k, so they widen
+ * neither packed form; NEAR slots keep their own k and a correction.
+ */
 static void plan_decimal(decimal_plan *d, const uint64_t *bits, size_t n, tsc_codec2_decimal c)
 {
     d->bytes = SIZE_MAX;
     if (!c.usable) return;
     d->exceptions = 0;
-    size_t first_ok = SIZE_MAX;
+    size_t first_ok = SIZE_MAX, exception_bytes = 0;
     for (size_t i = 0; i < n; i++) {
-        if (tsc_codec2_decimal_of(bits[i], c.exponent, c.as_float, &d->k[i])) {
-            if (first_ok == SIZE_MAX) first_ok = i;
-        } else {
-            d->exception_at[d->exceptions++] = (uint8_t)i;
+        int64_t diff;
+        int reading = tsc_codec2_read(bits[i], c.exponent, c.as_float, &d->k[i], &diff);
+        if (reading != TSC2_EXACT) {
+            size_t entry = tsc_codec2_exception_bytes(reading, diff);
+            exception_bytes += entry;
+            d->correction[d->exceptions] = diff;
+            d->exception_at[d->exceptions++] = (uint8_t)(i | (entry == 9 ? TSC2_EXCEPTION_RAW : 0));
         }
+        if (reading != TSC2_FAR && first_ok == SIZE_MAX) first_ok = i;
     }
     if (first_ok == SIZE_MAX) return;
-    /* Exception slots repeat the neighbouring k, so they widen neither form. */
     for (size_t x = 0; x < d->exceptions; x++) {
-        size_t i = d->exception_at[x];
-        d->k[i] = i == 0 || i < first_ok ? d->k[first_ok] : d->k[i - 1];
+        size_t i = d->exception_at[x] & ~TSC2_EXCEPTION_RAW;
+        int64_t k, diff;
+        if (tsc_codec2_read(bits[i], c.exponent, c.as_float, &k, &diff) == TSC2_FAR)
+            d->k[i] = i < first_ok ? d->k[first_ok] : d->k[i - 1];
     }
     int64_t kmin, kmax, smin = 0, smax = 0, steps[TSC2_GROUP];
     tsc_codec2_range_i64(d->k, n, &kmin, &kmax);
@@ -158,7 +173,7 @@ static void plan_decimal(decimal_plan *d, const uint64_t *bits, size_t n, tsc_co
     d->base = tsc_zigzag(delta ? d->k[0] : kmin);
     d->min_step = tsc_zigzag(smin);
     d->width = delta ? delta_width : for_width;
-    d->bytes = 1 + (delta ? delta_bytes : for_bytes) + 1 + tsc_uvarint_len(d->exceptions) + 9 * d->exceptions;
+    d->bytes = 1 + (delta ? delta_bytes : for_bytes) + 1 + tsc_uvarint_len(d->exceptions) + exception_bytes;
 }
 
 static size_t write_decimal(uint8_t *out, decimal_plan *d, const uint64_t *bits, size_t n)
@@ -178,9 +193,14 @@ static size_t write_decimal(uint8_t *out, decimal_plan *d, const uint64_t *bits,
     p += tsc_codec2_packed_bytes(nfields, d->width);
     p += tsc_put_uvarint(p, d->exceptions);
     for (size_t x = 0; x < d->exceptions; x++) {
-        *p++ = d->exception_at[x];
-        tsc_store64_le(p, bits[d->exception_at[x]]);
-        p += 8;
+        unsigned at = d->exception_at[x];
+        *p++ = (uint8_t)at;
+        if (at & TSC2_EXCEPTION_RAW) {
+            tsc_store64_le(p, bits[at & ~TSC2_EXCEPTION_RAW]);
+            p += 8;
+        } else {
+            p += tsc_put_uvarint(p, tsc_zigzag(d->correction[x]));
+        }
     }
     return (size_t)(p - out);
 }

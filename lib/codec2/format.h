@@ -24,7 +24,10 @@
  *                          u8 width, packed fields: k[i] - base (n of them), or
  *                          DELTA: k[0] = base, k[i] - k[i-1] - min_step (n - 1),
  *                          uvarint exception count, then per exception
- *                          u8 position (increasing), 8 bytes of value bits
+ *                          u8 position (increasing, below n) with bit 7 RAW:
+ *                          RAW: 8 bytes of value bits; else uvarint
+ *                          zigzag(bits - bits decoded from k), a correction
+ *                          in units in the last place
  *                 XOR      uvarint byte length, then codec 1's XOR fields
  *                          (lib/codec/xor.h) for the n values, the first XORed
  *                          with the previous group's last value (0 for the first
@@ -47,6 +50,7 @@ enum { TSC2_RAW = 0, TSC2_CONST = 1, TSC2_DECIMAL = 2, TSC2_XOR = 3 };
 #define TSC2_CONST_REPEAT 0x04u
 #define TSC2_DECIMAL_DELTA 0x04u
 #define TSC2_DECIMAL_FLOAT32 0x08u
+#define TSC2_EXCEPTION_RAW 0x80u
 
 /* Largest group of n samples: 64-bit DELTA fields (GRID is written only when smaller) and RAW values. */
 TSC_INLINE size_t tsc_codec2_group_bound(size_t n)
@@ -75,14 +79,38 @@ TSC_INLINE uint64_t tsc_codec2_decimal_bits(int64_t k, unsigned e, int as_float)
     return tsc_bits_of(as_float ? (double)(float)v : v);
 }
 
+/*
+ * How a value reads as a decimal: EXACT (k / 10^e gives its bits), NEAR (k
+ * gives bits within TSC2_NEAR_ULPS of them: an exception stored as the
+ * difference, as noisy text such as 6.4560000000000004 needs), or FAR.
+ */
+enum { TSC2_EXACT = 0, TSC2_NEAR = 1, TSC2_FAR = 2 };
+#define TSC2_NEAR_ULPS (INT64_C(1) << 20)
+
+TSC_INLINE int tsc_codec2_read(uint64_t bits, unsigned e, int as_float, int64_t *k, int64_t *diff)
+{
+    double x = tsc_double_of(bits) * tsc_codec2_pow10[e];
+    *k = *diff = 0;
+    if (!(x > -0x1p51 && x < 0x1p51)) return TSC2_FAR; /* NaN too */
+    double rounded = (x + 0x1.8p52) - 0x1.8p52;         /* to nearest, ties to even */
+    *k = (int64_t)rounded;
+    *diff = (int64_t)(bits - tsc_codec2_decimal_bits(*k, e, as_float));
+    if (*diff == 0) return TSC2_EXACT;
+    return *diff > -TSC2_NEAR_ULPS && *diff < TSC2_NEAR_ULPS ? TSC2_NEAR : TSC2_FAR;
+}
+
 /* k with k / 10^e == value exactly (bit for bit), if there is one. */
 TSC_INLINE int tsc_codec2_decimal_of(uint64_t bits, unsigned e, int as_float, int64_t *k)
 {
-    double x = tsc_double_of(bits) * tsc_codec2_pow10[e];
-    if (!(x > -0x1p51 && x < 0x1p51)) return 0; /* NaN too */
-    double rounded = (x + 0x1.8p52) - 0x1.8p52;  /* to nearest, ties to even */
-    *k = (int64_t)rounded;
-    return tsc_codec2_decimal_bits(*k, e, as_float) == bits;
+    int64_t diff;
+    return tsc_codec2_read(bits, e, as_float, k, &diff) == TSC2_EXACT;
+}
+
+/* Bytes of one decimal exception entry: a position byte, then a correction or the raw bits. */
+TSC_INLINE size_t tsc_codec2_exception_bytes(int reading, int64_t diff)
+{
+    size_t corrected = 1 + tsc_uvarint_len(tsc_zigzag(diff));
+    return reading == TSC2_NEAR && corrected < 9 ? corrected : 9;
 }
 
 /* A group's fields, as parsed from its bytes (every length checked against the chunk). */
@@ -122,7 +150,7 @@ int tsc_codec2_range_i64_simd(const int64_t *v, size_t n, int64_t *min, int64_t 
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
                                size_t n, int64_t prev_ts, uint64_t prev_bits, tsc_codec2_decimal hint,
                                tsc_codec2_decimal *used);
-/* The smallest exponent (0..15) that reads the value exactly, -1 if none. */
+/* The smallest exponent (0..15) that reads the value exactly, else the smallest that reads it NEAR, else -1. */
 int tsc_codec2_smallest_exponent(uint64_t bits, int as_float);
 
 /* decoder.c */
