@@ -228,10 +228,26 @@ static size_t append_checked(tschunk_encoder *enc, int64_t ts, uint64_t bits)
     return 0;
 }
 
+/* Codec 2's fast path: the sample joins the open group raw (lib/codec2/appender.c keeps safe_left). */
+TSC_INLINE size_t append_grouped(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
+{
+    uint8_t *slot = enc->dst + TSCHUNK_HEADER_MAX + enc->group_end + 16 * (size_t)enc->pending;
+    tsc_store64_le(slot, (uint64_t)ts);
+    tsc_store64_le(slot + 8, bits);
+    enc->prev_ts = ts;
+    enc->prev_bits = bits;
+    enc->count++;
+    enc->safe_left--;
+    if (TSC_UNLIKELY(++enc->pending == TSCHUNK_GROUP_SAMPLES)) tsc_codec2_flush(enc);
+    if (TSC_UNLIKELY(enc->summary != NULL)) tsc_summary_push(enc, bits);
+    return 0;
+}
+
 size_t tschunk_append_bits(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
     /* safe_left > 0 means: active, two samples in, room for a worst-case sample. */
     if (TSC_UNLIKELY(enc->safe_left == 0 || ts < enc->prev_ts)) return append_checked(enc, ts, bits);
+    if (enc->codec == TSCHUNK_CODEC_TSC2) return append_grouped(enc, ts, bits);
     uint64_t delta = (uint64_t)ts - (uint64_t)enc->prev_ts;
     write_dod(&enc->ts_out, (int64_t)(delta - enc->prev_delta));
     write_value(enc, bits);

@@ -48,8 +48,8 @@ static void flush_group(tschunk_encoder *enc)
     }
     tsc_codec2_decimal used;
     enc->group_end += tsc_codec2_encode_group(at, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits,
-                                              hint_of(enc), &used);
-    if (enc->byte_limit && used.usable) set_hint(enc, used);
+                                              hint_of(enc), enc->byte_limit != 0, &used);
+    if (used.usable) set_hint(enc, used);
     enc->flushed_ts = ts[enc->pending - 1];
     enc->flushed_bits = bits[enc->pending - 1];
     enc->pending = 0;
@@ -183,6 +183,27 @@ static size_t admit_bytes(tschunk_encoder *enc, int64_t ts, uint64_t bits)
     return 0;
 }
 
+/*
+ * Appends that certainly fit every limit, for the fast path: within the open
+ * group, under max_samples, and in the buffer even if the group ends RAW.
+ * None under max_bytes, whose bound is updated on every append.
+ */
+static void refresh_safe_left(tschunk_encoder *enc)
+{
+    size_t room = enc->capacity - TSCHUNK_HEADER_MAX, worst = enc->group_end + 14 + 16 * (size_t)enc->pending;
+    size_t fit = room > worst ? (room - worst) / 16 : 0;
+    size_t left = TSC2_GROUP - enc->pending;
+    left = fit < left ? fit : left;
+    left = enc->max_samples - enc->count < left ? enc->max_samples - enc->count : left;
+    enc->safe_left = enc->byte_limit || enc->count == 0 ? 0 : (uint32_t)left;
+}
+
+void tsc_codec2_flush(tschunk_encoder *enc)
+{
+    flush_group(enc);
+    refresh_safe_left(enc);
+}
+
 size_t tsc_codec2_append(tschunk_encoder *enc, int64_t ts, uint64_t bits)
 {
     if (enc->count && ts < enc->prev_ts) return TSC_ERROR(OUT_OF_ORDER);
@@ -204,12 +225,14 @@ size_t tsc_codec2_append(tschunk_encoder *enc, int64_t ts, uint64_t bits)
     enc->prev_bits = bits;
     enc->count++;
     if (++enc->pending == TSC2_GROUP) flush_group(enc);
+    refresh_safe_left(enc);
     if (enc->summary) tsc_summary_push(enc, bits);
     return 0;
 }
 
 size_t tsc_codec2_finish(tschunk_encoder *enc)
 {
+    enc->safe_left = 0;
     if (enc->pending) flush_group(enc);
     uint8_t header[8];
     size_t h = 0;

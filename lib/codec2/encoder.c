@@ -80,10 +80,26 @@ int tsc_codec2_smallest_exponent(uint64_t bits, int as_float)
  * entry), the cheapest kept. Gives up when the first three sampled values
  * have no reading, so real doubles cost little here.
  */
-static tsc_codec2_decimal choose_exponent(const uint64_t *bits, size_t n)
+enum { SAMPLES = 8 };
+
+/* Whether every sampled value reads EXACT with d. */
+static int reads_sample(const uint64_t *bits, size_t n, size_t step, tsc_codec2_decimal d)
 {
-    enum { SAMPLES = 8 };
+    int64_t k;
+    for (size_t i = 0; i < n; i += step)
+        if (!tsc_codec2_decimal_of(bits[i], d.exponent, d.as_float, &k)) return 0;
+    return 1;
+}
+
+static tsc_codec2_decimal choose_exponent(const uint64_t *bits, size_t n, tsc_codec2_decimal previous)
+{
     size_t step = n >= SAMPLES ? n / SAMPLES : 1;
+    /* The previous group's reading, when it still reads every sampled value and one less digit does not. */
+    if (previous.usable && reads_sample(bits, n, step, previous)) {
+        tsc_codec2_decimal shorter = previous;
+        shorter.exponent--;
+        if (previous.exponent == 0 || !reads_sample(bits, n, step, shorter)) return previous;
+    }
     int widened = 1;
     for (size_t i = 0; i < n; i += step) widened &= tsc_bits_of((double)(float)tsc_double_of(bits[i])) == bits[i];
     tsc_codec2_decimal best = {0, 0, 0};
@@ -250,7 +266,7 @@ static int same_reading(tsc_codec2_decimal a, tsc_codec2_decimal b)
 
 /* The smallest of CONST, DECIMAL (sampled reading, and the hint's), XOR and RAW; ties in that order. */
 static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits,
-                           tsc_codec2_decimal hint, tsc_codec2_decimal *used)
+                           tsc_codec2_decimal hint, int exhaustive, tsc_codec2_decimal *used)
 {
     size_t same = 1;
     while (same < n && bits[same] == bits[0]) same++;
@@ -261,14 +277,24 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     }
     size_t const_bytes = same == n ? 9 : SIZE_MAX;
     decimal_plan plans[2];
-    tsc_codec2_decimal sampled = choose_exponent(bits, n);
+    tsc_codec2_decimal sampled = choose_exponent(bits, n, hint);
     plan_decimal(&plans[0], bits, n, sampled);
     plans[1].bytes = SIZE_MAX;
     if (hint.usable && !same_reading(hint, sampled)) plan_decimal(&plans[1], bits, n, hint);
     int pick = plans[1].bytes < plans[0].bytes;
     decimal_plan *d = &plans[pick];
-    size_t xor_stream = (xor_field_bits(bits, n, prev_bits) + 7) / 8;
-    size_t xor_bytes = 1 + tsc_uvarint_len(xor_stream) + xor_stream, raw_bytes = 1 + 8 * n;
+    /*
+     * XOR is sized only when it may win: always under max_bytes (the bound
+     * needs it), else when the decimal form costs more than a rough XOR floor
+     * (1 bit a repeat, 10 a change).
+     */
+    size_t xor_stream = SIZE_MAX / 2, xor_bytes = SIZE_MAX, raw_bytes = 1 + 8 * n;
+    size_t repeats = bits[0] == prev_bits;
+    for (size_t i = 1; i < n; i++) repeats += bits[i] == bits[i - 1];
+    if (exhaustive || d->bytes == SIZE_MAX || d->bytes * 8 > repeats + 10 * (n - repeats)) {
+        xor_stream = (xor_field_bits(bits, n, prev_bits) + 7) / 8;
+        xor_bytes = 1 + tsc_uvarint_len(xor_stream) + xor_stream;
+    }
     if (const_bytes <= d->bytes && const_bytes <= xor_bytes) {
         out[0] = TSC2_CONST;
         tsc_store64_le(out + 1, bits[0]);
@@ -286,9 +312,9 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
 
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
                                size_t n, int64_t prev_ts, uint64_t prev_bits, tsc_codec2_decimal hint,
-                               tsc_codec2_decimal *used)
+                               int exhaustive, tsc_codec2_decimal *used)
 {
     tsc_codec2_decimal ignored;
     size_t ts_bytes = write_timestamps(out, ts, n, prev_ts);
-    return ts_bytes + write_values(out + ts_bytes, bits, n, prev_bits, hint, used ? used : &ignored);
+    return ts_bytes + write_values(out + ts_bytes, bits, n, prev_bits, hint, exhaustive, used ? used : &ignored);
 }

@@ -143,13 +143,17 @@ int tsc_codec2_range_i64_simd(const int64_t *v, size_t n, int64_t *min, int64_t 
 /* encoder.c */
 /*
  * Encode one group. `hint` (may be unusable) is a decimal reading the group
- * is also tried with; the group is never larger than its XOR, RAW and hint
- * forms, which the appender's max_bytes bound relies on. *used (may be NULL)
+ * is also tried with, and taken without a search when it still fits. When
+ * `exhaustive`, the group is never larger than its XOR, RAW and hint forms,
+ * which the appender's max_bytes bound relies on. *used (may be NULL)
  * receives the decimal reading written, if any.
  */
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
                                size_t n, int64_t prev_ts, uint64_t prev_bits, tsc_codec2_decimal hint,
-                               tsc_codec2_decimal *used);
+                               int exhaustive, tsc_codec2_decimal *used);
+
+/* appender.c: the append fast path (lib/chunk/encoder.c) runs while safe_left > 0; a full group is flushed here. */
+void tsc_codec2_flush(tschunk_encoder *enc);
 /* The smallest exponent (0..15) that reads the value exactly, else the smallest that reads it NEAR, else -1. */
 int tsc_codec2_smallest_exponent(uint64_t bits, int as_float);
 
