@@ -462,3 +462,34 @@ Test(cli, delete_hides_samples_everywhere)
     cr_assert_eq(run(out, sizeof out, "verify d.tseg"), 0, "%s", out);
     cr_assert(strstr(out, "160 samples, 40 deleted"), "%s", out);
 }
+
+/* --codec tsc2: the same exact round trip through codec-2 chunks, stats name the codec and split the bits. */
+Test(cli, codec_tsc2_round_trips_and_reports_its_bits)
+{
+    char csv[200000], *p = csv;
+    p += sprintf(p, "series,timestamp,value\n");
+    for (int i = 0; i < 3000; i++)
+        p += sprintf(p, "%s,%d,%s\n", i % 3 ? "cpu" : "mem", 1700000000 + i * 15 + (i % 7 == 0),
+                     i % 97 == 0 ? "NaN" : i % 89 == 0 ? "-0" : i % 5 ? "12.25" : "0.1");
+    write_file("in.csv", csv);
+    char out[8192];
+    cr_assert_eq(run(out, sizeof out, "compress in.csv -o g.tsc --samples-per-chunk 500"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress in.csv -o t.tsc --codec tsc2 --samples-per-chunk 500"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "verify t.tsc"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "decompress g.tsc -o g.csv --bits"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "decompress t.tsc -o t.csv --bits"), 0, "%s", out);
+    cr_assert_str_eq(read_file("t.csv"), read_file("g.csv"));
+    cr_assert_eq(run(out, sizeof out, "stats t.tsc --json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"codec\": \"tsc2\""), "%s", out);
+    cr_assert(strstr(out, "\"samples\": 3000,"), "%s", out);
+    double bpt = -1, bpv = -1;
+    const char *t = strstr(out, "\"bits_per_timestamp\": "), *v = strstr(out, "\"bits_per_value\": ");
+    cr_assert(t && v);
+    sscanf(t + strlen("\"bits_per_timestamp\": "), "%lf", &bpt);
+    sscanf(v + strlen("\"bits_per_value\": "), "%lf", &bpv);
+    cr_assert(bpt > 0 && bpt < 8 && bpv > 0 && bpv < 16, "ts %f value %f: %s", bpt, bpv, out);
+    cr_assert_eq(run(out, sizeof out, "stats g.tsc --json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"codec\": \"gorilla\""), "%s", out);
+    cr_assert_neq(run(out, sizeof out, "compress in.csv -o x.tsc --codec zstd"), 0);
+    cr_assert(strstr(out, "known: gorilla, tsc2"), "%s", out);
+}

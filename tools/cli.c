@@ -73,10 +73,11 @@ typedef struct {
     tschunk_prom_encoder prom;
 } any_encoder;
 
-static size_t any_init(any_encoder *e, int format, void *buf, size_t cap, uint32_t per_chunk, uint32_t max_bytes)
+static size_t any_init(any_encoder *e, int format, uint32_t codec, void *buf, size_t cap, uint32_t per_chunk,
+                       uint32_t max_bytes)
 {
     e->format = format;
-    tschunk_encoder_options o = {format == FORMAT_NATIVE ? TSCHUNK_CODEC_GORILLA : 0, per_chunk, max_bytes, 0};
+    tschunk_encoder_options o = {format == FORMAT_NATIVE ? codec : 0, per_chunk, max_bytes, 0};
     return format == FORMAT_NATIVE ? tschunk_encoder_init(&e->native, buf, cap, &o)
                                    : tschunk_prom_encoder_init(&e->prom, buf, cap, &o);
 }
@@ -102,7 +103,7 @@ static size_t bound_for(int format, size_t n) { return format == FORMAT_NATIVE ?
 
 
 /* summary: the sketch that summarizes each native chunk, or NULL for none. */
-int encode_chunks(int format, const int64_t *ts, const uint64_t *bits, size_t n, uint32_t per_chunk,
+int encode_chunks(int format, uint32_t codec, const int64_t *ts, const uint64_t *bits, size_t n, uint32_t per_chunk,
                          uint32_t max_bytes, tschunk_sketch *summary, chunk_sink emit, void *ctx, double *encode_s)
 {
     size_t cap = bound_for(format, per_chunk);
@@ -114,7 +115,7 @@ int encode_chunks(int format, const int64_t *ts, const uint64_t *bits, size_t n,
     int rc = 0;
     while (i < n && rc == 0) {
         double t0 = now_s();
-        any_init(&enc, format, buf, cap, per_chunk, max_bytes);
+        any_init(&enc, format, codec, buf, cap, per_chunk, max_bytes);
         if (summary) tschunk_encoder_set_summary(&enc.native, summary);
         size_t start = i;
         while (i < n && (i == start || ts[i] >= ts[i - 1]) && any_append(&enc, ts[i], bits[i]) == 0) i++;
@@ -200,10 +201,12 @@ int chunk_stats(stats *st, int format, const unsigned char *chunk, size_t size, 
     if (format == FORMAT_NATIVE) {
         tschunk_chunk_info info;
         tschunk_chunk_info_get(chunk, size, &info);
+        st->codecs |= 1u << info.codec;
+        /* Codec 1 keeps the first value in its header; codec 2 keeps everything in its groups. */
         st->ts_bits += (uint64_t)(info.ts_header_bytes + info.ts_bytes) * 8;
-        st->value_bits += (uint64_t)(n ? 8 + info.value_bytes : 0) * 8;
+        st->value_bits += (uint64_t)(n && info.codec == TSCHUNK_CODEC_GORILLA ? 8 : 0) * 8 + (uint64_t)info.value_bytes * 8;
         byte_count c = {0, 0};
-        int rc = encode_chunks(FORMAT_PROM, chunk_ts, chunk_bits, n, whole, 0, NULL, count_bytes, &c, NULL);
+        int rc = encode_chunks(FORMAT_PROM, 0, chunk_ts, chunk_bits, n, whole, 0, NULL, count_bytes, &c, NULL);
         st->prom_bytes += c.bytes;
         return rc;
     }
@@ -211,7 +214,7 @@ int chunk_stats(stats *st, int format, const unsigned char *chunk, size_t size, 
     st->ts_bits += tsb;
     st->value_bits += (uint64_t)(size - 2) * 8 - tsb;
     byte_count c = {0, 0};
-    int rc = encode_chunks(FORMAT_NATIVE, chunk_ts, chunk_bits, n, whole, 0, NULL, count_bytes, &c, NULL);
+    int rc = encode_chunks(FORMAT_NATIVE, TSCHUNK_CODEC_GORILLA, chunk_ts, chunk_bits, n, whole, 0, NULL, count_bytes, &c, NULL);
     st->native_bytes += c.bytes;
     st->native_chunks += c.chunks;
     return rc;

@@ -25,6 +25,7 @@ typedef struct {
     const char *qlist;
     int64_t from, to;
     int from_set, to_set;
+    uint32_t codec; /* native chunks: TSCHUNK_CODEC_GORILLA (default) or TSCHUNK_CODEC_TSC2 */
 } options;
 
 /* Print "tschunk: message" on stderr. @return 1, the exit status of a failed command. */
@@ -47,12 +48,12 @@ typedef int (*chunk_sink)(void *ctx, const unsigned char *chunk, size_t size, ui
                           const unsigned char *summary, size_t summary_size);
 
 /*
- * Cut samples [0, n) into chunks of format (FORMAT_NATIVE or FORMAT_PROM): a
- * chunk ends when full or where time goes backwards (nothing dropped, nothing
- * reordered). summary: the sketch that summarizes each native chunk, or NULL.
- * @return 0 or 1 after printing the problem.
+ * Cut samples [0, n) into chunks of format (FORMAT_NATIVE with codec, or
+ * FORMAT_PROM): a chunk ends when full or where time goes backwards (nothing
+ * dropped, nothing reordered). summary: the sketch that summarizes each
+ * native chunk, or NULL. @return 0 or 1 after printing the problem.
  */
-int encode_chunks(int format, const int64_t *ts, const uint64_t *bits, size_t n, uint32_t per_chunk,
+int encode_chunks(int format, uint32_t codec, const int64_t *ts, const uint64_t *bits, size_t n, uint32_t per_chunk,
                   uint32_t max_bytes, tschunk_sketch *summary, chunk_sink emit, void *ctx, double *encode_s);
 
 /* One chunk's samples, decoded: decode_any and tschunk_segment_decode write here. */
@@ -80,6 +81,7 @@ typedef struct {
     uint64_t summary_bytes; /* summary blobs, included in bytes */
     double decode_ns;
     int format;
+    unsigned codecs; /* native chunks: bit c set when a chunk of codec c was seen */
 } stats;
 
 /* Add one decoded chunk (samples in chunk_ts/chunk_values) to st, with its size in the other format. */

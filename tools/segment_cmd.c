@@ -219,7 +219,7 @@ static int write_series(const options *o, const series_table *t, tschunk_segment
         sink->series_id = i;
         if (tschunk_segment_writer_add_series(w, i, s->name, strlen(s->name)))
             return fail("series name longer than 4096 bytes: '%.40s...'", s->name);
-        if (encode_chunks(FORMAT_NATIVE, s->samples.ts, s->samples.bits, s->samples.n, (uint32_t)o->samples_per_chunk,
+        if (encode_chunks(FORMAT_NATIVE, o->codec, s->samples.ts, s->samples.bits, s->samples.n, (uint32_t)o->samples_per_chunk,
                           (uint32_t)o->max_chunk_bytes, summary, add_to_segment, sink, encode_s))
             return 1;
     }
@@ -716,7 +716,7 @@ int segment_import_prom(const options *o, tscf_reader *r)
     uint64_t samples = 0;
     while (!rc && (n = next_prom_chunk(o, r, &got)) != SIZE_MAX && got == 1) {
         samples += n;
-        rc = encode_chunks(FORMAT_NATIVE, chunk_ts, chunk_bits, n, n ? (uint32_t)n : 1, 0, NULL, add_to_segment, &sink, NULL);
+        rc = encode_chunks(FORMAT_NATIVE, o->codec, chunk_ts, chunk_bits, n, n ? (uint32_t)n : 1, 0, NULL, add_to_segment, &sink, NULL);
     }
     if (n == SIZE_MAX) rc = 1;
     if (rc) { tschunk_segment_writer_abort(w); return rc; }

@@ -2,7 +2,7 @@
  * tschunk: command-line front end.
  *
  *   tschunk compress IN.csv -o OUT [--samples-per-chunk N] [--max-chunk-bytes B]
- *                    [--ts-unit s|ms|us|ns] [--codec gorilla] [--verify]
+ *                    [--ts-unit s|ms|us|ns] [--codec gorilla|tsc2] [--verify]
  *   tschunk decompress IN -o OUT.csv [--iso] [--bits]
  *   tschunk stats IN [--json]
  *   tschunk export-prom IN.csv -o OUT [--samples-per-chunk N]
@@ -30,7 +30,7 @@ static int usage(void)
 {
     fputs("usage:\n"
           "  tschunk compress IN.csv -o OUT [--samples-per-chunk N] [--max-chunk-bytes B]\n"
-          "                   [--ts-unit s|ms|us|ns] [--codec gorilla] [--verify]\n"
+          "                   [--ts-unit s|ms|us|ns] [--codec gorilla|tsc2] [--verify]\n"
           "  tschunk decompress IN -o OUT.csv [--iso] [--bits]\n"
           "  tschunk stats IN [--json]\n"
           "  tschunk ls FILE            (series, id, chunks, samples, time range, bytes; tab-separated)\n"
@@ -64,6 +64,7 @@ static int parse_options(int argc, char **argv, options *o)
     memset(o, 0, sizeof(*o));
     o->samples_per_chunk = DEFAULT_SAMPLES_PER_CHUNK;
     o->unit = UNIT_MS;
+    o->codec = TSCHUNK_CODEC_GORILLA;
     o->mapping = TSCHUNK_MAPPING_CUBIC;
     o->alpha = 0.01;
     o->qlist = "0.5,0.9,0.99";
@@ -113,7 +114,9 @@ static int parse_options(int argc, char **argv, options *o)
             if ((o->unit = unit_parse(next)) < 0) return fail("--ts-unit takes s, ms, us or ns, not '%s'", next);
             i++;
         } else if (!strcmp(a, "--codec") && next) {
-            if (strcmp(next, "gorilla") != 0) return fail("unknown codec '%s' (known: gorilla)", next);
+            if (!strcmp(next, "gorilla")) o->codec = TSCHUNK_CODEC_GORILLA;
+            else if (!strcmp(next, "tsc2")) o->codec = TSCHUNK_CODEC_TSC2;
+            else return fail("unknown codec '%s' (known: gorilla, tsc2)", next);
             i++;
         } else if (a[0] == '-' && a[1] && !o->in) {
             return fail("unknown option '%s'", a);
@@ -185,7 +188,7 @@ static int cmd_export_prom(const options *o)
     if (read_csv(o, &s, &skipped)) { samples_free(&s); return 1; }
     if (tscf_create(&w, o->out, UNIT_MS, FORMAT_PROM, 0)) { samples_free(&s); return fail("cannot create %s", o->out); }
     double encode_s = 0;
-    if (encode_chunks(FORMAT_PROM, s.ts, s.bits, s.n, (uint32_t)per_chunk, (uint32_t)o->max_chunk_bytes, NULL,
+    if (encode_chunks(FORMAT_PROM, 0, s.ts, s.bits, s.n, (uint32_t)per_chunk, (uint32_t)o->max_chunk_bytes, NULL,
                       write_record, &w, &encode_s) || tscf_commit(&w)) {
         tscf_abort(&w);
         samples_free(&s);
@@ -419,7 +422,10 @@ static int cmd_stats(const options *o)
     double n = st.samples ? (double)st.samples : 1;
     double bps = (double)st.bytes * 8 / n, bpt = (double)st.ts_bits / n, bpv = (double)st.value_bits / n;
     double ratio = st.bytes ? 16.0 * (double)st.samples / (double)st.bytes : 0;
-    const char *fmt = st.format == FORMAT_NATIVE ? "gorilla" : "prometheus-xor";
+    const char *fmt = st.format != FORMAT_NATIVE                         ? "prometheus-xor"
+                      : st.codecs == 1u << TSCHUNK_CODEC_TSC2           ? "tsc2"
+                      : st.codecs & (1u << TSCHUNK_CODEC_TSC2)          ? "mixed"
+                                                                        : "gorilla";
     if (o->json) {
         printf("{\"file\": \"%s\", \"codec\": \"%s\", \"samples\": %llu, \"chunks\": %llu, \"bytes\": %llu, "
                "\"bits_per_sample\": %.4f, \"bits_per_timestamp\": %.4f, \"bits_per_value\": %.4f, "
@@ -432,8 +438,10 @@ static int cmd_stats(const options *o)
         return 0;
     }
     printf("file             %s\n", o->in);
-    printf("codec            %s\n", st.format == FORMAT_NATIVE ? "gorilla (tschunk chunk format v1, segment or chunk file)"
-                                                                : "Prometheus XOR chunks (length-prefixed)");
+    printf("codec            %s\n", st.format != FORMAT_NATIVE ? "Prometheus XOR chunks (length-prefixed)"
+                                    : !strcmp(fmt, "tsc2")      ? "tsc2 (codec 2: groups of 128; chunk format v1 framing)"
+                                    : !strcmp(fmt, "mixed")     ? "gorilla and tsc2 chunks"
+                                                                : "gorilla (tschunk chunk format v1, segment or chunk file)");
     printf("samples          %llu\n", (unsigned long long)st.samples);
     printf("chunks           %llu\n", (unsigned long long)st.chunks);
     printf("bytes            %llu (%.3f bytes/sample)\n", (unsigned long long)st.bytes, (double)st.bytes / n);

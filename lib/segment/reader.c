@@ -282,7 +282,8 @@ size_t tschunk_segment_chunk(const tschunk_segment *s, size_t i, tschunk_segment
     /* The record must say what the index says. */
     int64_t first, last;
     if (id != s->series_ids[e->ordinal] || add_ts(s->info.min_ts, first_rel, &first) || first != e->first_ts ||
-        add_ts(first, span, &last) || last != e->last_ts || count != e->count || codec != TSCHUNK_CODEC_GORILLA ||
+        add_ts(first, span, &last) || last != e->last_ts || count != e->count ||
+        (codec != TSCHUNK_CODEC_GORILLA && codec != TSCHUNK_CODEC_TSC2) || clen < 2 || codec != (rec[c.pos + 1] & 0x0f) ||
         (s->info.has_summaries && !slen))
         return TSC_ERROR(CORRUPT);
     const tsc_seg_tomb *tomb = tsc_seg_find_tomb(s, i);

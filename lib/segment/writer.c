@@ -179,7 +179,7 @@ size_t tschunk_segment_writer_add_chunk(tschunk_segment_writer *w, uint64_t seri
     h += tsc_put_uvarint(head + h, (uint64_t)first - (uint64_t)w->opts.min_ts);
     h += tsc_put_uvarint(head + h, (uint64_t)last - (uint64_t)first);
     h += tsc_put_uvarint(head + h, count);
-    head[h++] = TSCHUNK_CODEC_GORILLA;
+    head[h++] = ((const uint8_t *)chunk)[1] & 0x0f; /* the chunk's codec id (scan_chunk checked the header) */
     h += tsc_put_uvarint(head + h, summary_size);
     uint8_t clen[10];
     size_t cl = tsc_put_uvarint(clen, chunk_size);
