@@ -54,7 +54,12 @@ deps:
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(LIB_CFLAGS) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(CC) $(LIB_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(VECTOR_CFLAGS) -c $< -o $@
+
+# Codec 2's group loops (prefix sums, frames of reference) vectorize only with gcc's dynamic cost
+# model (-O2 uses "very cheap", which refuses loops that need an epilogue); clang vectorizes at -O2.
+VECTOR_FLAG := $(shell $(CC) -Werror -fvect-cost-model=dynamic -x c -c /dev/null -o /dev/null 2>/dev/null && echo -fvect-cost-model=dynamic)
+$(BUILD)/lib/codec2/%.o: VECTOR_CFLAGS := $(VECTOR_FLAG)
 
 $(STATIC): $(LIB_OBJ)
 	@rm -f $@

@@ -228,9 +228,14 @@ static size_t append_checked(tschunk_encoder *enc, int64_t ts, uint64_t bits)
     return 0;
 }
 
-/* Codec 2's fast path: the sample joins the open group raw (lib/codec2/appender.c keeps safe_left). */
-TSC_INLINE size_t append_grouped(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
+/*
+ * Codec 2's fast path: the sample joins the open group raw (lib/codec2/appender.c
+ * keeps safe_left). A separate function, so that the Gorilla path's register
+ * saves are not paid here.
+ */
+__attribute__((noinline)) static size_t append_grouped(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
+    if (TSC_UNLIKELY(enc->safe_left == 0 || ts < enc->prev_ts)) return append_checked(enc, ts, bits);
     uint8_t *slot = enc->dst + TSCHUNK_HEADER_MAX + enc->group_end + 16 * (size_t)enc->pending;
     tsc_store64_le(slot, (uint64_t)ts);
     tsc_store64_le(slot + 8, bits);
@@ -246,8 +251,8 @@ TSC_INLINE size_t append_grouped(tschunk_encoder *restrict enc, int64_t ts, uint
 size_t tschunk_append_bits(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
     /* safe_left > 0 means: active, two samples in, room for a worst-case sample. */
-    if (TSC_UNLIKELY(enc->safe_left == 0 || ts < enc->prev_ts)) return append_checked(enc, ts, bits);
     if (enc->codec == TSCHUNK_CODEC_TSC2) return append_grouped(enc, ts, bits);
+    if (TSC_UNLIKELY(enc->safe_left == 0 || ts < enc->prev_ts)) return append_checked(enc, ts, bits);
     uint64_t delta = (uint64_t)ts - (uint64_t)enc->prev_ts;
     write_dod(&enc->ts_out, (int64_t)(delta - enc->prev_delta));
     write_value(enc, bits);

@@ -124,29 +124,24 @@ static size_t decode_timestamps(const tsc_codec2_group *g, size_t n, const uint8
     if (n < 2) return bad ? TSC_ERROR(CORRUPT) : 0;
     uint64_t deltas[TSC2_GROUP];
     tsc_codec2_unpack(g->ts_packed, (size_t)(end - g->ts_packed), deltas, n - 1, g->ts_width);
+    /* A wrap past INT64_MAX is time going backwards too. */
+    int64_t prev = t;
     if (g->ts_grid) {
-        uint64_t origin = (uint64_t)t + g->min_delta;
+        uint64_t grid = (uint64_t)t + g->min_delta;
         for (size_t i = 1; i < n; i++) {
-            ts[i] = (int64_t)(origin + (uint64_t)i * g->grid_step + deltas[i - 1]);
-            bad |= ts[i] < ts[i - 1];
+            grid += g->grid_step;
+            ts[i] = (int64_t)(grid + deltas[i - 1]);
+            bad |= ts[i] < prev;
+            prev = ts[i];
         }
-        return bad ? TSC_ERROR(CORRUPT) : 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        int64_t next = (int64_t)((uint64_t)t + g->min_delta + deltas[i - 1]);
-        bad |= next < t; /* a wrap past INT64_MAX is time going backwards */
-        ts[i] = t = next;
+    } else {
+        for (size_t i = 1; i < n; i++) {
+            ts[i] = (int64_t)((uint64_t)prev + g->min_delta + deltas[i - 1]);
+            bad |= ts[i] < prev;
+            prev = ts[i];
+        }
     }
     return bad ? TSC_ERROR(CORRUPT) : 0;
-}
-
-static void decimals_to_bits(const uint64_t *k, size_t n, unsigned exponent, int as_float, uint64_t *restrict bits)
-{
-    if (as_float) {
-        for (size_t i = 0; i < n; i++) bits[i] = tsc_codec2_decimal_bits((int64_t)k[i], exponent, 1);
-    } else {
-        for (size_t i = 0; i < n; i++) bits[i] = tsc_codec2_decimal_bits((int64_t)k[i], exponent, 0);
-    }
 }
 
 static size_t decode_decimal(const tsc_codec2_group *g, size_t n, const uint8_t *end, uint64_t *restrict bits)
@@ -162,7 +157,7 @@ static size_t decode_decimal(const tsc_codec2_group *g, size_t n, const uint8_t 
         tsc_codec2_unpack(g->payload, (size_t)(end - g->payload), k, n, g->dec_width);
         for (size_t i = 0; i < n; i++) k[i] += base;
     }
-    decimals_to_bits(k, n, g->mode >> 4, (g->mode & TSC2_DECIMAL_FLOAT32) != 0, bits);
+    tsc_codec2_decimals_to_bits(k, n, g->mode >> 4, (g->mode & TSC2_DECIMAL_FLOAT32) != 0, bits);
     /* The entries were walked by the parse: their lengths are known good. */
     const uint8_t *x = g->exception_at;
     int last = -1;

@@ -28,22 +28,26 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
     p += tsc_put_uvarint(p, tsc_zigzag((int64_t)((uint64_t)ts[0] - (uint64_t)prev_ts)));
     if (n < 2) return (size_t)(p - out);
     uint64_t deltas[TSC2_GROUP];
-    int64_t offsets[TSC2_GROUP];
-    uint64_t min = UINT64_MAX, max = 0, step = grid_step(ts, n);
+    uint64_t min = UINT64_MAX, max = 0;
     for (size_t i = 1; i < n; i++) {
         uint64_t delta = (uint64_t)ts[i] - (uint64_t)ts[i - 1];
         deltas[i - 1] = delta;
         min = delta < min ? delta : min;
         max = delta > max ? delta : max;
-        offsets[i - 1] = (int64_t)((uint64_t)ts[i] - (uint64_t)ts[0] - (uint64_t)i * step);
     }
-    int64_t omin, omax;
-    tsc_codec2_range_i64(offsets, n - 1, &omin, &omax);
     unsigned delta_width = tsc_codec2_width(max - min);
-    unsigned grid_width = tsc_codec2_width((uint64_t)omax - (uint64_t)omin);
     size_t delta_bytes = tsc_uvarint_len(min) + tsc_codec2_packed_bytes(n - 1, delta_width);
-    size_t grid_bytes = tsc_uvarint_len(step) + tsc_uvarint_len(tsc_zigzag(omin)) +
-                        tsc_codec2_packed_bytes(n - 1, grid_width);
+    int64_t offsets[TSC2_GROUP], omin = 0, omax = 0;
+    uint64_t step = 0;
+    size_t grid_bytes = SIZE_MAX;
+    if (delta_width > 1) { /* a regular or nearly regular group cannot do better on a grid */
+        step = grid_step(ts, n);
+        for (size_t i = 1; i < n; i++) offsets[i - 1] = (int64_t)((uint64_t)ts[i] - (uint64_t)ts[0] - (uint64_t)i * step);
+        tsc_codec2_range_i64(offsets, n - 1, &omin, &omax);
+        grid_bytes = tsc_uvarint_len(step) + tsc_uvarint_len(tsc_zigzag(omin)) +
+                     tsc_codec2_packed_bytes(n - 1, tsc_codec2_width((uint64_t)omax - (uint64_t)omin));
+    }
+    unsigned grid_width = tsc_codec2_width((uint64_t)omax - (uint64_t)omin);
     if (grid_bytes < delta_bytes) {
         *p++ = (uint8_t)(TSC2_TS_GRID | grid_width);
         p += tsc_put_uvarint(p, step);
@@ -156,22 +160,24 @@ static void plan_decimal(decimal_plan *d, const uint64_t *bits, size_t n, tsc_co
     if (!c.usable) return;
     d->exceptions = 0;
     size_t first_ok = SIZE_MAX, exception_bytes = 0;
+    int64_t diffs[TSC2_GROUP];
+    tsc_codec2_read_block(bits, n, c.exponent, c.as_float, d->k, diffs);
     for (size_t i = 0; i < n; i++) {
-        int64_t diff;
-        int reading = tsc_codec2_read(bits[i], c.exponent, c.as_float, &d->k[i], &diff);
-        if (reading != TSC2_EXACT) {
-            size_t entry = tsc_codec2_exception_bytes(reading, diff);
-            exception_bytes += entry;
-            d->correction[d->exceptions] = diff;
-            d->exception_at[d->exceptions++] = (uint8_t)(i | (entry == 9 ? TSC2_EXCEPTION_RAW : 0));
+        if (diffs[i] == 0) {
+            if (first_ok == SIZE_MAX) first_ok = i;
+            continue;
         }
-        if (reading != TSC2_FAR && first_ok == SIZE_MAX) first_ok = i;
+        int reading = diffs[i] > -TSC2_NEAR_ULPS && diffs[i] < TSC2_NEAR_ULPS ? TSC2_NEAR : TSC2_FAR;
+        size_t entry = tsc_codec2_exception_bytes(reading, diffs[i]);
+        exception_bytes += entry;
+        d->correction[d->exceptions] = diffs[i];
+        d->exception_at[d->exceptions++] = (uint8_t)(i | (entry == 9 ? TSC2_EXCEPTION_RAW : 0));
+        if (reading == TSC2_NEAR && first_ok == SIZE_MAX) first_ok = i;
     }
     if (first_ok == SIZE_MAX) return;
     for (size_t x = 0; x < d->exceptions; x++) {
         size_t i = d->exception_at[x] & ~TSC2_EXCEPTION_RAW;
-        int64_t k, diff;
-        if (tsc_codec2_read(bits[i], c.exponent, c.as_float, &k, &diff) == TSC2_FAR)
+        if (!(diffs[i] > -TSC2_NEAR_ULPS && diffs[i] < TSC2_NEAR_ULPS)) /* FAR */
             d->k[i] = i < first_ok ? d->k[first_ok] : d->k[i - 1];
     }
     int64_t kmin, kmax, smin = 0, smax = 0, steps[TSC2_GROUP];
@@ -289,9 +295,13 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
      * (1 bit a repeat, 10 a change).
      */
     size_t xor_stream = SIZE_MAX / 2, xor_bytes = SIZE_MAX, raw_bytes = 1 + 8 * n;
-    size_t repeats = bits[0] == prev_bits;
-    for (size_t i = 1; i < n; i++) repeats += bits[i] == bits[i - 1];
-    if (exhaustive || d->bytes == SIZE_MAX || d->bytes * 8 > repeats + 10 * (n - repeats)) {
+    int xor_may_win = exhaustive || d->bytes == SIZE_MAX;
+    if (!xor_may_win) {
+        size_t repeats = bits[0] == prev_bits;
+        for (size_t i = 1; i < n; i++) repeats += bits[i] == bits[i - 1];
+        xor_may_win = d->bytes * 8 > repeats + 10 * (n - repeats);
+    }
+    if (xor_may_win) {
         xor_stream = (xor_field_bits(bits, n, prev_bits) + 7) / 8;
         xor_bytes = 1 + tsc_uvarint_len(xor_stream) + xor_stream;
     }

@@ -133,12 +133,31 @@ typedef struct {
     size_t size;              /* the whole group */
 } tsc_codec2_group;
 
-/* pack.c: bit packing and the min/max range check (SIMD with a scalar twin). */
+/* pack.c: bit packing. */
 void tsc_codec2_pack(uint8_t *restrict dst, const uint64_t *restrict fields, size_t n, unsigned width);
 void tsc_codec2_unpack(const uint8_t *restrict src, size_t avail, uint64_t *restrict fields, size_t n, unsigned width);
+
+/*
+ * simd.c: each kernel, its scalar twin, and its SIMD version (returns 0 when
+ * this CPU has none, for the tests that compare the two).
+ *   range_i64        min and max of v[0..n)
+ *   read_block       k[i] and diff[i] as tsc_codec2_read gives them, diff INT64_MIN when out of range
+ *   decimals_to_bits the decoder's tsc_codec2_decimal_bits of every k
+ */
 void tsc_codec2_range_i64(const int64_t *v, size_t n, int64_t *min, int64_t *max);
 void tsc_codec2_range_i64_scalar(const int64_t *v, size_t n, int64_t *min, int64_t *max);
-int tsc_codec2_range_i64_simd(const int64_t *v, size_t n, int64_t *min, int64_t *max); /* 0 when no SIMD here */
+int tsc_codec2_range_i64_simd(const int64_t *v, size_t n, int64_t *min, int64_t *max);
+void tsc_codec2_read_block(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k, int64_t *diff);
+void tsc_codec2_read_block_scalar(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k,
+                                  int64_t *diff);
+int tsc_codec2_read_block_simd(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k, int64_t *diff);
+void tsc_codec2_decimals_to_bits(const uint64_t *k, size_t n, unsigned e, int as_float, uint64_t *bits);
+void tsc_codec2_decimals_to_bits_scalar(const uint64_t *k, size_t n, unsigned e, int as_float, uint64_t *bits);
+int tsc_codec2_decimals_to_bits_simd(const uint64_t *k, size_t n, unsigned e, int as_float, uint64_t *bits);
+/* unpack_run: n fields of width 1..57 whose 8-byte loads all stay inside src's buffer */
+void tsc_codec2_unpack_run(const uint8_t *src, uint64_t *fields, size_t n, unsigned width);
+void tsc_codec2_unpack_run_scalar(const uint8_t *src, uint64_t *fields, size_t n, unsigned width);
+int tsc_codec2_unpack_run_simd(const uint8_t *src, uint64_t *fields, size_t n, unsigned width);
 
 /* encoder.c */
 /*

@@ -1,0 +1,241 @@
+/*
+ * Codec 2's data-parallel kernels, each an AVX2 version behind runtime
+ * dispatch (__builtin_cpu_supports, no state kept) and a scalar twin that the
+ * tests compare it with: the min/max range check that picks packed widths,
+ * the encoder's reading of a group as decimals, the decoder's unpacking of
+ * fields and its conversion of decimals back to doubles. The AVX2 versions use no FMA, so every
+ * operation rounds exactly as the scalar C does.
+ */
+#include "format.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#  include <immintrin.h>
+#  define TSC2_HAVE_AVX2 1
+#endif
+
+#define MAGIC 0x1.8p52                  /* adding it rounds |x| < 2^51 to an integer in the low mantissa */
+#define MAGIC_BITS INT64_C(0x4338000000000000)
+
+TSC_INLINE int avx2_here(void)
+{
+#ifdef TSC2_HAVE_AVX2
+    return __builtin_cpu_supports("avx2");
+#else
+    return 0;
+#endif
+}
+
+void tsc_codec2_range_i64_scalar(const int64_t *v, size_t n, int64_t *min, int64_t *max)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        lo = v[i] < lo ? v[i] : lo;
+        hi = v[i] > hi ? v[i] : hi;
+    }
+    *min = lo;
+    *max = hi;
+}
+
+#ifdef TSC2_HAVE_AVX2
+/* Four lanes of compare-and-blend (AVX2 has no 64-bit min/max), then the lanes folded. */
+__attribute__((target("avx2"))) static void range_avx2(const int64_t *v, size_t n, int64_t *min, int64_t *max)
+{
+    __m256i lo = _mm256_set1_epi64x(INT64_MAX), hi = _mm256_set1_epi64x(INT64_MIN);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256i x;
+        memcpy(&x, v + i, sizeof x);
+        lo = _mm256_blendv_epi8(lo, x, _mm256_cmpgt_epi64(lo, x));
+        hi = _mm256_blendv_epi8(hi, x, _mm256_cmpgt_epi64(x, hi));
+    }
+    int64_t lanes_lo[4], lanes_hi[4], tail_lo, tail_hi;
+    memcpy(lanes_lo, &lo, sizeof lo);
+    memcpy(lanes_hi, &hi, sizeof hi);
+    tsc_codec2_range_i64_scalar(v + i, n - i, &tail_lo, &tail_hi);
+    for (int k = 0; k < 4; k++) {
+        tail_lo = lanes_lo[k] < tail_lo ? lanes_lo[k] : tail_lo;
+        tail_hi = lanes_hi[k] > tail_hi ? lanes_hi[k] : tail_hi;
+    }
+    *min = tail_lo;
+    *max = tail_hi;
+}
+#endif
+
+int tsc_codec2_range_i64_simd(const int64_t *v, size_t n, int64_t *min, int64_t *max)
+{
+#ifdef TSC2_HAVE_AVX2
+    if (avx2_here()) {
+        range_avx2(v, n, min, max);
+        return 1;
+    }
+#endif
+    (void)v, (void)n, (void)min, (void)max;
+    return 0;
+}
+
+void tsc_codec2_range_i64(const int64_t *v, size_t n, int64_t *min, int64_t *max)
+{
+    if (!tsc_codec2_range_i64_simd(v, n, min, max)) tsc_codec2_range_i64_scalar(v, n, min, max);
+}
+
+/* ------------------------------------------------------------------ decimal reading */
+
+void tsc_codec2_read_block_scalar(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k,
+                                  int64_t *diff)
+{
+    for (size_t i = 0; i < n; i++) {
+        int reading = tsc_codec2_read(bits[i], e, as_float, &k[i], &diff[i]);
+        if (reading == TSC2_FAR && diff[i] == 0) diff[i] = INT64_MIN; /* out of range: no k */
+    }
+}
+
+#ifdef TSC2_HAVE_AVX2
+__attribute__((target("avx2"))) static void read_block_avx2(const uint64_t *bits, size_t n, unsigned e,
+                                                             int as_float, int64_t *k, int64_t *diff)
+{
+    const __m256d scale = _mm256_set1_pd(tsc_codec2_pow10[e]), magic = _mm256_set1_pd(MAGIC);
+    const __m256d lo = _mm256_set1_pd(-0x1p51), hi = _mm256_set1_pd(0x1p51);
+    const __m256i magic_bits = _mm256_set1_epi64x(MAGIC_BITS), far = _mm256_set1_epi64x(INT64_MIN);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256i b;
+        memcpy(&b, bits + i, sizeof b);
+        __m256d x = _mm256_mul_pd(_mm256_castsi256_pd(b), scale);
+        __m256d in_range = _mm256_and_pd(_mm256_cmp_pd(x, lo, _CMP_GT_OQ), _mm256_cmp_pd(x, hi, _CMP_LT_OQ));
+        __m256d rounded = _mm256_add_pd(x, magic);
+        __m256d kd = _mm256_sub_pd(rounded, magic);
+        __m256i ki = _mm256_sub_epi64(_mm256_castpd_si256(rounded), magic_bits);
+        __m256d back = _mm256_div_pd(kd, scale);
+        if (as_float) back = _mm256_cvtps_pd(_mm256_cvtpd_ps(back));
+        __m256i d = _mm256_sub_epi64(b, _mm256_castpd_si256(back));
+        __m256i ok = _mm256_castpd_si256(in_range);
+        ki = _mm256_and_si256(ki, ok);
+        d = _mm256_blendv_epi8(far, d, ok);
+        memcpy(k + i, &ki, sizeof ki);
+        memcpy(diff + i, &d, sizeof d);
+    }
+    tsc_codec2_read_block_scalar(bits + i, n - i, e, as_float, k + i, diff + i);
+}
+#endif
+
+int tsc_codec2_read_block_simd(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k,
+                               int64_t *diff)
+{
+#ifdef TSC2_HAVE_AVX2
+    if (avx2_here()) {
+        read_block_avx2(bits, n, e, as_float, k, diff);
+        return 1;
+    }
+#endif
+    (void)bits, (void)n, (void)e, (void)as_float, (void)k, (void)diff;
+    return 0;
+}
+
+void tsc_codec2_read_block(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k, int64_t *diff)
+{
+    if (!tsc_codec2_read_block_simd(bits, n, e, as_float, k, diff))
+        tsc_codec2_read_block_scalar(bits, n, e, as_float, k, diff);
+}
+
+/* ------------------------------------------------------------------ decimals back to doubles */
+
+void tsc_codec2_decimals_to_bits_scalar(const uint64_t *k, size_t n, unsigned e, int as_float, uint64_t *bits)
+{
+    for (size_t i = 0; i < n; i++) bits[i] = tsc_codec2_decimal_bits((int64_t)k[i], e, as_float);
+}
+
+#ifdef TSC2_HAVE_AVX2
+/* Lanes with |k| >= 2^51 (only in damaged chunks) go through the scalar twin. */
+__attribute__((target("avx2"))) static void decimals_avx2(const uint64_t *k, size_t n, unsigned e, int as_float,
+                                                           uint64_t *bits)
+{
+    const __m256d scale = _mm256_set1_pd(tsc_codec2_pow10[e]), magic = _mm256_set1_pd(MAGIC);
+    const __m256i magic_bits = _mm256_set1_epi64x(MAGIC_BITS), bias = _mm256_set1_epi64x(INT64_C(1) << 51);
+    const __m256i limit = _mm256_set1_epi64x((INT64_C(1) << 52) - 1);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256i ki;
+        memcpy(&ki, k + i, sizeof ki);
+        /* k + 2^51 in [0, 2^52) as unsigned <=> |k| < 2^51 (with k = -2^51 allowed). */
+        __m256i outside = _mm256_cmpgt_epi64(_mm256_add_epi64(ki, bias), limit);
+        __m256i negative = _mm256_cmpgt_epi64(_mm256_setzero_si256(), _mm256_add_epi64(ki, bias));
+        if (!_mm256_testz_si256(_mm256_or_si256(outside, negative), _mm256_set1_epi64x(-1))) {
+            tsc_codec2_decimals_to_bits_scalar(k + i, 4, e, as_float, bits + i);
+            continue;
+        }
+        __m256d kd = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(ki, magic_bits)), magic);
+        __m256d v = e ? _mm256_div_pd(kd, scale) : kd; /* k / 1 is k */
+        if (as_float) v = _mm256_cvtps_pd(_mm256_cvtpd_ps(v));
+        memcpy(bits + i, &v, sizeof v);
+    }
+    tsc_codec2_decimals_to_bits_scalar(k + i, n - i, e, as_float, bits + i);
+}
+#endif
+
+int tsc_codec2_decimals_to_bits_simd(const uint64_t *k, size_t n, unsigned e, int as_float, uint64_t *bits)
+{
+#ifdef TSC2_HAVE_AVX2
+    if (avx2_here()) {
+        decimals_avx2(k, n, e, as_float, bits);
+        return 1;
+    }
+#endif
+    (void)k, (void)n, (void)e, (void)as_float, (void)bits;
+    return 0;
+}
+
+void tsc_codec2_decimals_to_bits(const uint64_t *k, size_t n, unsigned e, int as_float, uint64_t *bits)
+{
+    if (!tsc_codec2_decimals_to_bits_simd(k, n, e, as_float, bits))
+        tsc_codec2_decimals_to_bits_scalar(k, n, e, as_float, bits);
+}
+
+/* ------------------------------------------------------------------ unpacking */
+
+void tsc_codec2_unpack_run_scalar(const uint8_t *src, uint64_t *fields, size_t n, unsigned width)
+{
+    uint64_t mask = (UINT64_C(1) << width) - 1;
+    for (size_t i = 0; i < n; i++) {
+        size_t bit = i * width;
+        fields[i] = (tsc_load64_le(src + (bit >> 3)) >> (bit & 7)) & mask;
+    }
+}
+
+#ifdef TSC2_HAVE_AVX2
+/* Four fields a step: one gather of the 8 bytes at each field's first byte, then a per-lane shift. */
+__attribute__((target("avx2"))) static void unpack_run_avx2(const uint8_t *src, uint64_t *fields, size_t n,
+                                                             unsigned width)
+{
+    const __m256i mask = _mm256_set1_epi64x((INT64_C(1) << width) - 1), seven = _mm256_set1_epi64x(7);
+    const __m256i step = _mm256_set1_epi64x(4 * (int64_t)width);
+    __m256i bit = _mm256_set_epi64x(3 * (int64_t)width, 2 * (int64_t)width, (int64_t)width, 0);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256i words = _mm256_i64gather_epi64((const long long *)(const void *)src, _mm256_srli_epi64(bit, 3), 1);
+        __m256i v = _mm256_and_si256(_mm256_srlv_epi64(words, _mm256_and_si256(bit, seven)), mask);
+        memcpy(fields + i, &v, sizeof v);
+        bit = _mm256_add_epi64(bit, step);
+    }
+    for (; i < n; i++) {
+        size_t at = i * width;
+        fields[i] = (tsc_load64_le(src + (at >> 3)) >> (at & 7)) & ((UINT64_C(1) << width) - 1);
+    }
+}
+#endif
+
+int tsc_codec2_unpack_run_simd(const uint8_t *src, uint64_t *fields, size_t n, unsigned width)
+{
+#ifdef TSC2_HAVE_AVX2
+    if (avx2_here()) {
+        unpack_run_avx2(src, fields, n, width);
+        return 1;
+    }
+#endif
+    (void)src, (void)fields, (void)n, (void)width;
+    return 0;
+}
+
+void tsc_codec2_unpack_run(const uint8_t *src, uint64_t *fields, size_t n, unsigned width)
+{
+    if (!tsc_codec2_unpack_run_simd(src, fields, n, width)) tsc_codec2_unpack_run_scalar(src, fields, n, width);
+}
