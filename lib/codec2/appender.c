@@ -150,7 +150,8 @@ static void widen_hint(tschunk_group_bound *b, const tschunk_encoder *enc, uint6
 
 static size_t open_group_bound(const tschunk_group_bound *b, uint32_t samples, int64_t first_ts, int64_t flushed_ts)
 {
-    size_t bytes = tsc_uvarint_len(tsc_zigzag((int64_t)((uint64_t)first_ts - (uint64_t)flushed_ts)));
+    uint64_t lead = (uint64_t)first_ts - (uint64_t)flushed_ts;
+    size_t bytes = tsc_uvarint_len(tsc_zigzag((int64_t)(lead - (samples >= 2 ? b->min_delta : 0))));
     if (samples >= 2)
         bytes += 1 + tsc_uvarint_len(b->min_delta) +
                  tsc_codec2_packed_bytes(samples - 1, tsc_codec2_width(b->max_delta - b->min_delta));

@@ -115,10 +115,17 @@ size_t tsc_codec2_parse_group(const uint8_t *src, size_t avail, size_t n, tsc_co
 
 /* ------------------------------------------------------------------ decoding */
 
+/* The lead is stored against the group's own step (GRID) or smallest delta (DELTA). */
+static int64_t first_ts_of(const tsc_codec2_group *g, size_t n, int64_t prev_ts)
+{
+    uint64_t expected = n < 2 ? 0 : g->ts_grid ? g->grid_step : g->min_delta;
+    return (int64_t)((uint64_t)prev_ts + (uint64_t)tsc_unzigzag(g->ts_offset) + expected);
+}
+
 static size_t decode_timestamps(const tsc_codec2_group *g, size_t n, const uint8_t *end, int first, int64_t prev_ts,
                                 int64_t *restrict ts)
 {
-    int64_t t = (int64_t)((uint64_t)prev_ts + (uint64_t)tsc_unzigzag(g->ts_offset));
+    int64_t t = first_ts_of(g, n, prev_ts);
     unsigned bad = !first && t < prev_ts;
     ts[0] = t;
     if (n < 2) return bad ? TSC_ERROR(CORRUPT) : 0;
@@ -218,7 +225,7 @@ size_t tsc_codec2_parse_chunk(const uint8_t *src, size_t size, size_t pos, uint3
         tsc_codec2_group g;
         size_t err = tsc_codec2_parse_group(src + pos, size - pos, n, &g);
         if (err) return err;
-        if (done == 0) info->first_ts = tsc_unzigzag(g.ts_offset);
+        if (done == 0) info->first_ts = first_ts_of(&g, n, 0);
         info->ts_bytes += g.ts_bytes;
         info->value_bytes += g.size - g.ts_bytes;
         pos += g.size;

@@ -22,11 +22,14 @@ static uint64_t grid_step(const int64_t *ts, size_t n)
  * log2(jitter range) on scrapes that keep to a schedule (deltas cost the
  * range of a difference of two jitters, one bit more) and needs no prefix sum.
  */
+/* zigzag(lead - expected): the group's first timestamp against the previous one plus the group's own step. */
+TSC_INLINE uint64_t lead_field(uint64_t lead, uint64_t expected) { return tsc_zigzag((int64_t)(lead - expected)); }
+
 static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_t prev_ts)
 {
     uint8_t *p = out;
-    p += tsc_put_uvarint(p, tsc_zigzag((int64_t)((uint64_t)ts[0] - (uint64_t)prev_ts)));
-    if (n < 2) return (size_t)(p - out);
+    uint64_t lead = (uint64_t)ts[0] - (uint64_t)prev_ts;
+    if (n < 2) return tsc_put_uvarint(p, tsc_zigzag((int64_t)lead));
     uint64_t deltas[TSC2_GROUP];
     uint64_t min = UINT64_MAX, max = 0;
     for (size_t i = 1; i < n; i++) {
@@ -36,7 +39,8 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
         max = delta > max ? delta : max;
     }
     unsigned delta_width = tsc_codec2_width(max - min);
-    size_t delta_bytes = tsc_uvarint_len(min) + tsc_codec2_packed_bytes(n - 1, delta_width);
+    size_t delta_bytes = tsc_uvarint_len(lead_field(lead, min)) + tsc_uvarint_len(min) +
+                         tsc_codec2_packed_bytes(n - 1, delta_width);
     int64_t offsets[TSC2_GROUP], omin = 0, omax = 0;
     uint64_t step = 0;
     size_t grid_bytes = SIZE_MAX;
@@ -44,11 +48,13 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
         step = grid_step(ts, n);
         for (size_t i = 1; i < n; i++) offsets[i - 1] = (int64_t)((uint64_t)ts[i] - (uint64_t)ts[0] - (uint64_t)i * step);
         tsc_codec2_range_i64(offsets, n - 1, &omin, &omax);
-        grid_bytes = tsc_uvarint_len(step) + tsc_uvarint_len(tsc_zigzag(omin)) +
+        grid_bytes = tsc_uvarint_len(lead_field(lead, step)) + tsc_uvarint_len(step) +
+                     tsc_uvarint_len(tsc_zigzag(omin)) +
                      tsc_codec2_packed_bytes(n - 1, tsc_codec2_width((uint64_t)omax - (uint64_t)omin));
     }
-    unsigned grid_width = tsc_codec2_width((uint64_t)omax - (uint64_t)omin);
     if (grid_bytes < delta_bytes) {
+        unsigned grid_width = tsc_codec2_width((uint64_t)omax - (uint64_t)omin);
+        p += tsc_put_uvarint(p, lead_field(lead, step));
         *p++ = (uint8_t)(TSC2_TS_GRID | grid_width);
         p += tsc_put_uvarint(p, step);
         p += tsc_put_uvarint(p, tsc_zigzag(omin));
@@ -57,6 +63,7 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
         return (size_t)(p - out) + tsc_codec2_packed_bytes(n - 1, grid_width);
     }
     for (size_t i = 0; i + 1 < n; i++) deltas[i] -= min;
+    p += tsc_put_uvarint(p, lead_field(lead, min));
     *p++ = (uint8_t)delta_width;
     p += tsc_put_uvarint(p, min);
     tsc_codec2_pack(p, deltas, n - 1, delta_width);

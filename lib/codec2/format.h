@@ -7,7 +7,9 @@
  *
  * A group is its timestamp block, then its value block:
  *
- *   timestamps  uvarint zigzag(ts[0] - previous group's last ts; 0 for the first group)
+ *   timestamps  uvarint zigzag(lead - expected), where lead = ts[0] - the previous
+ *               group's last ts (0 for the first group) and expected is 0
+ *               when n = 1, else min_delta (DELTA) or step (GRID), read next
  *               n >= 2, DELTA form: u8 width (0..64), uvarint min_delta,
  *                       n - 1 packed fields: ts[i] - ts[i-1] - min_delta
  *               n >= 2, GRID form: u8 0x80 | width, uvarint step,
@@ -115,7 +117,7 @@ TSC_INLINE size_t tsc_codec2_exception_bytes(int reading, int64_t diff)
 
 /* A group's fields, as parsed from its bytes (every length checked against the chunk). */
 typedef struct {
-    uint64_t ts_offset;       /* zigzag-decoded: ts[0] - previous last ts, wrapping */
+    uint64_t ts_offset;       /* zigzag-decoded: lead - expected (see above), wrapping */
     uint64_t min_delta;       /* DELTA: the smallest delta; GRID: the zigzag-decoded min_offset */
     uint64_t grid_step;       /* GRID only */
     int ts_grid;
