@@ -421,3 +421,52 @@ Test(codec2, simd_decimal_kernels_match_scalar)
     }
     cr_log_info("SIMD kernels %s on this CPU", have_simd ? "compared" : "absent: scalar only");
 }
+
+/* A chunk with one delta or one value keeps it in its header (flags) and its groups drop that block. */
+Test(codec2, constant_timestamps_and_values_move_to_the_header)
+{
+    wl_series s;
+    wl_synthetic(&s, WL_CONST_REGULAR, 1000, 1);
+    unsigned char *chunk;
+    size_t size = encode_range_codec(&s, 0, 1000, TSC2, &chunk);
+    tschunk_chunk_info info;
+    cr_assert_eq(tschunk_chunk_info_get(chunk, size, &info), 0);
+    cr_assert_eq(info.flags, TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST);
+    cr_assert_lt(size, 24, "%zu bytes", size);
+    check_chunk(chunk, size, &s, 0, 1000);
+    free(chunk);
+    /* Only the timestamps regular; then only the values constant. */
+    for (size_t i = 0; i < s.n; i++) s.bits[i] = wl_bits((double)(i % 17) / 4);
+    size = encode_range_codec(&s, 0, 1000, TSC2, &chunk);
+    cr_assert_eq(tschunk_chunk_info_get(chunk, size, &info), 0);
+    cr_assert_eq(info.flags, TSCHUNK_FLAG_TS_CONST);
+    check_chunk(chunk, size, &s, 0, 1000);
+    free(chunk);
+    wl_free(&s);
+    wl_synthetic(&s, WL_CONST_JITTER, 1000, 1);
+    size = encode_range_codec(&s, 0, 1000, TSC2, &chunk);
+    cr_assert_eq(tschunk_chunk_info_get(chunk, size, &info), 0);
+    cr_assert_eq(info.flags, TSCHUNK_FLAG_VAL_CONST);
+    check_chunk(chunk, size, &s, 0, 1000);
+    free(chunk);
+    wl_free(&s);
+}
+
+Test(codec2, header_flags_are_checked)
+{
+    /* TS_CONST whose last timestamp would pass INT64_MAX: 3 samples from INT64_MAX - 1, delta 1. */
+    unsigned char wrap[] = {0xc1, 0x32, 0x03, 0xfc, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x01,
+                            0, 0, 0, 0, 0, 0, 0xf0, 0x3f};
+    cr_assert_eq(tschunk_get_error_code(tschunk_validate(wrap, sizeof wrap)), TSCHUNK_ERROR_CORRUPT);
+    wrap[13] = 0x00; /* delta 0: fine, every sample at INT64_MAX - 1 */
+    cr_assert_eq(tschunk_validate(wrap, sizeof wrap), 0);
+    int64_t ts[3];
+    double v[3];
+    cr_assert_eq(tschunk_decode(wrap, sizeof wrap, ts, v, 3), 3);
+    cr_assert(ts[0] == INT64_MAX - 1 && ts[2] == INT64_MAX - 1 && v[1] == 1.0);
+    /* Flags on a one-sample chunk, and an unknown flag. */
+    const unsigned char one[] = {0xc1, 0x22, 0x01, 0, 0, 0, 0, 0, 0, 0, 0};
+    cr_assert_eq(tschunk_get_error_code(tschunk_validate(one, sizeof one)), TSCHUNK_ERROR_CORRUPT);
+    const unsigned char unknown[] = {0xc1, 0x42, 0x00};
+    cr_assert_eq(tschunk_get_error_code(tschunk_validate(unknown, sizeof unknown)), TSCHUNK_ERROR_RESERVED_BITS);
+}

@@ -92,9 +92,9 @@ size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h)
         return pos == size ? 0 : TSC_ERROR(CORRUPT);
     }
     if (info->codec == TSCHUNK_CODEC_TSC2) {
-        if (info->flags) return TSC_ERROR(RESERVED_BITS);
+        size_t err2 = tsc_codec2_parse_chunk(src, size, &pos, info);
         h->ts_offset = h->value_offset = pos;
-        return tsc_codec2_parse_chunk(src, size, pos, info->count, info);
+        return err2;
     }
     return parse_samples(src, size, pos, h);
 }

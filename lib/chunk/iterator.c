@@ -89,8 +89,9 @@ static size_t next_group(tschunk_iter *it, int64_t *ts, uint64_t *bits, uint32_t
 {
     tsc_codec2_group g;
     const uint8_t *end = it->chunk + it->size;
-    size_t err = tsc_codec2_parse_group(it->chunk + it->group_next, it->size - it->group_next, n, &g);
-    if (!err) err = tsc_codec2_decode_group(&g, n, end, it->index == 0, it->ts, it->bits, ts, bits);
+    tsc_codec2_frame f = {it->flags, it->first_ts, it->first_delta, it->first_bits};
+    size_t err = tsc_codec2_parse_group(it->chunk + it->group_next, it->size - it->group_next, n, it->flags, &g);
+    if (!err) err = tsc_codec2_decode_group(&g, &f, n, end, it->index == 0, it->ts, it->bits, ts, bits);
     if (err) return fail(it, tschunk_get_error_code(err));
     it->group_next += g.size;
     it->ts = ts[n - 1];

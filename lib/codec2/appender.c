@@ -37,6 +37,23 @@ static void set_hint(tschunk_encoder *enc, tsc_codec2_decimal d)
     enc->hint_float = (uint8_t)d.as_float;
 }
 
+/* Whether the chunk so far keeps one delta (TS_CONST) and one value (VAL_CONST), for finish. */
+static void track_constants(tschunk_encoder *enc, const int64_t *ts, const uint64_t *bits, uint32_t n)
+{
+    uint32_t before = enc->count - n;
+    int64_t prev = enc->flushed_ts;
+    uint64_t odd_delta = 0, odd_value = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t delta = (uint64_t)ts[i] - (uint64_t)prev;
+        prev = ts[i];
+        if (before + i == 1) enc->first_delta = delta;
+        odd_delta |= before + i >= 2 ? delta ^ enc->first_delta : 0;
+        odd_value |= bits[i] ^ enc->first_bits;
+    }
+    enc->irregular |= odd_delta != 0;
+    enc->varied |= odd_value != 0;
+}
+
 static void flush_group(tschunk_encoder *enc)
 {
     int64_t ts[TSC2_GROUP];
@@ -46,6 +63,7 @@ static void flush_group(tschunk_encoder *enc)
         ts[i] = (int64_t)tsc_load64_le(at + RAW_SAMPLE * i);
         bits[i] = tsc_load64_le(at + RAW_SAMPLE * i + 8);
     }
+    track_constants(enc, ts, bits, enc->pending);
     tsc_codec2_decimal used;
     enc->group_end += tsc_codec2_encode_group(at, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits,
                                               hint_of(enc), enc->byte_limit != 0, &used);
@@ -231,16 +249,68 @@ size_t tsc_codec2_append(tschunk_encoder *enc, int64_t ts, uint64_t bits)
     return 0;
 }
 
+/* The header: magic and version, flags and codec, count, then what the flags carry. */
+static size_t write_header(const tschunk_encoder *enc, unsigned flags, uint8_t *out)
+{
+    size_t h = 0;
+    out[h++] = (uint8_t)(TSC_MAGIC_NIBBLE << 4 | TSC_FORMAT_VERSION);
+    out[h++] = (uint8_t)(flags << 4 | TSCHUNK_CODEC_TSC2);
+    h += tsc_put_uvarint(out + h, enc->count);
+    if (flags & TSCHUNK_FLAG_TS_CONST) {
+        h += tsc_put_uvarint(out + h, tsc_zigzag(enc->first_ts));
+        h += tsc_put_uvarint(out + h, enc->first_delta);
+    }
+    if (flags & TSCHUNK_FLAG_VAL_CONST) {
+        tsc_store64_le(out + h, enc->first_bits);
+        h += 8;
+    }
+    return h;
+}
+
+/*
+ * Drop the blocks the flags make redundant, in place (each group moves down).
+ * @return the groups' new size, or SIZE_MAX (nothing moved) when that is not smaller overall.
+ */
+static size_t drop_constant_blocks(tschunk_encoder *enc, unsigned flags, size_t header_growth)
+{
+    uint8_t *area = group_area(enc);
+    size_t saved = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t read = 0, write = 0;
+        for (uint32_t done = 0; done < enc->count;) {
+            uint32_t n = enc->count - done < TSC2_GROUP ? enc->count - done : TSC2_GROUP;
+            tsc_codec2_group g;
+            tsc_codec2_parse_group(area + read, enc->group_end - read, n, 0, &g);
+            size_t keep_from = flags & TSCHUNK_FLAG_TS_CONST ? g.ts_bytes : 0;
+            size_t keep_to = flags & TSCHUNK_FLAG_VAL_CONST ? g.ts_bytes : g.size;
+            if (pass == 0) saved += g.size - (keep_to - keep_from);
+            else if (keep_to > keep_from) memmove(area + write, area + read + keep_from, keep_to - keep_from);
+            write += keep_to > keep_from ? keep_to - keep_from : 0;
+            read += g.size;
+            done += n;
+        }
+        if (pass == 0 && saved <= header_growth) return SIZE_MAX;
+        if (pass == 1) return write;
+    }
+    return SIZE_MAX;
+}
+
 size_t tsc_codec2_finish(tschunk_encoder *enc)
 {
     enc->safe_left = 0;
     if (enc->pending) flush_group(enc);
-    uint8_t header[8];
-    size_t h = 0;
-    header[h++] = (uint8_t)(TSC_MAGIC_NIBBLE << 4 | TSC_FORMAT_VERSION);
-    header[h++] = (uint8_t)TSCHUNK_CODEC_TSC2;
-    h += tsc_put_uvarint(header + h, enc->count);
-    memmove(enc->dst + h, group_area(enc), enc->group_end);
+    unsigned flags = 0;
+    if (enc->count >= 2) flags = (enc->irregular ? 0u : TSCHUNK_FLAG_TS_CONST) | (enc->varied ? 0u : TSCHUNK_FLAG_VAL_CONST);
+    uint8_t header[2 + 3 + 10 + 10 + 8];
+    size_t plain = write_header(enc, 0, header), groups = enc->group_end;
+    if (flags) {
+        size_t flagged = write_header(enc, flags, header);
+        size_t kept = drop_constant_blocks(enc, flags, flagged - plain);
+        if (kept != SIZE_MAX) groups = kept;
+        else flags = 0;
+    }
+    size_t h = write_header(enc, flags, header);
+    memmove(enc->dst + h, group_area(enc), groups);
     memcpy(enc->dst, header, h);
-    return h + enc->group_end;
+    return h + groups;
 }

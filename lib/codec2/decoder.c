@@ -101,14 +101,13 @@ static size_t parse_values(const uint8_t *src, size_t avail, size_t n, tsc_codec
     }
 }
 
-size_t tsc_codec2_parse_group(const uint8_t *src, size_t avail, size_t n, tsc_codec2_group *g)
+size_t tsc_codec2_parse_group(const uint8_t *src, size_t avail, size_t n, unsigned flags, tsc_codec2_group *g)
 {
     memset(g, 0, sizeof *g);
-    size_t pos = 0;
-    size_t err = parse_timestamps(src, avail, n, g, &pos);
-    if (err) return err;
+    size_t pos = 0, err;
+    if (!(flags & TSCHUNK_FLAG_TS_CONST) && (err = parse_timestamps(src, avail, n, g, &pos))) return err;
     g->ts_bytes = pos;
-    if ((err = parse_values(src, avail, n, g, &pos))) return err;
+    if (!(flags & TSCHUNK_FLAG_VAL_CONST) && (err = parse_values(src, avail, n, g, &pos))) return err;
     g->size = pos;
     return 0;
 }
@@ -199,11 +198,22 @@ static size_t decode_xor(const tsc_codec2_group *g, size_t n, uint64_t prev, uin
     return 0;
 }
 
-size_t tsc_codec2_decode_group(const tsc_codec2_group *g, size_t n, const uint8_t *end, int first, int64_t prev_ts,
-                         uint64_t prev_bits, int64_t *restrict ts, uint64_t *restrict bits)
+size_t tsc_codec2_decode_group(const tsc_codec2_group *g, const tsc_codec2_frame *f, size_t n, const uint8_t *end,
+                               int first, int64_t prev_ts, uint64_t prev_bits, int64_t *restrict ts,
+                               uint64_t *restrict bits)
 {
-    size_t err = decode_timestamps(g, n, end, first, prev_ts, ts);
-    if (err) return err;
+    if (f->flags & TSCHUNK_FLAG_TS_CONST) {
+        /* The header check kept ts[0] + (count - 1) * delta within int64. */
+        uint64_t t = first ? (uint64_t)f->first_ts : (uint64_t)prev_ts + f->delta;
+        for (size_t i = 0; i < n; i++, t += f->delta) ts[i] = (int64_t)t;
+    } else {
+        size_t err = decode_timestamps(g, n, end, first, prev_ts, ts);
+        if (err) return err;
+    }
+    if (f->flags & TSCHUNK_FLAG_VAL_CONST) {
+        for (size_t i = 0; i < n; i++) bits[i] = f->value;
+        return 0;
+    }
     switch (g->mode & 3) {
     case TSC2_RAW:
         for (size_t i = 0; i < n; i++) bits[i] = tsc_load64_le(g->payload + 8 * i);
@@ -218,18 +228,45 @@ size_t tsc_codec2_decode_group(const tsc_codec2_group *g, size_t n, const uint8_
     }
 }
 
-size_t tsc_codec2_parse_chunk(const uint8_t *src, size_t size, size_t pos, uint32_t count, tschunk_chunk_info *info)
+/* The TS_CONST and VAL_CONST fields of the header. */
+static size_t parse_frame(const uint8_t *src, size_t size, size_t *pos, tschunk_chunk_info *info)
 {
-    for (uint32_t done = 0; done < count;) {
-        size_t n = count - done < TSC2_GROUP ? count - done : TSC2_GROUP;
+    if (info->flags & ~(unsigned)(TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST)) return TSC_ERROR(RESERVED_BITS);
+    if (info->flags && info->count < 2) return TSC_ERROR(CORRUPT);
+    size_t err, start = *pos;
+    if (info->flags & TSCHUNK_FLAG_TS_CONST) {
+        uint64_t zz;
+        if ((err = take_uvarint(src, size, pos, &zz)) || (err = take_uvarint(src, size, pos, &info->first_delta)))
+            return err;
+        info->first_ts = tsc_unzigzag(zz);
+        /* The last timestamp, ts[0] + (count - 1) * delta, must be an int64 (time never wraps). */
+        uint64_t room = (uint64_t)INT64_MAX - (uint64_t)info->first_ts;
+        if (info->first_delta && (info->count - 1) > room / info->first_delta) return TSC_ERROR(CORRUPT);
+        info->ts_header_bytes = *pos - start;
+    }
+    if (info->flags & TSCHUNK_FLAG_VAL_CONST) {
+        if (size - *pos < 8) return TSC_ERROR(TRUNCATED);
+        info->first_bits = tsc_load64_le(src + *pos);
+        *pos += 8;
+    }
+    return 0;
+}
+
+size_t tsc_codec2_parse_chunk(const uint8_t *src, size_t size, size_t *pos, tschunk_chunk_info *info)
+{
+    size_t err = parse_frame(src, size, pos, info);
+    if (err) return err;
+    info->header_bytes = *pos;
+    size_t at = *pos;
+    for (uint32_t done = 0; done < info->count;) {
+        size_t n = info->count - done < TSC2_GROUP ? info->count - done : TSC2_GROUP;
         tsc_codec2_group g;
-        size_t err = tsc_codec2_parse_group(src + pos, size - pos, n, &g);
-        if (err) return err;
-        if (done == 0) info->first_ts = first_ts_of(&g, n, 0);
+        if ((err = tsc_codec2_parse_group(src + at, size - at, n, info->flags, &g))) return err;
+        if (done == 0 && !(info->flags & TSCHUNK_FLAG_TS_CONST)) info->first_ts = first_ts_of(&g, n, 0);
         info->ts_bytes += g.ts_bytes;
         info->value_bytes += g.size - g.ts_bytes;
-        pos += g.size;
+        at += g.size;
         done += (uint32_t)n;
     }
-    return pos == size ? 0 : TSC_ERROR(CORRUPT);
+    return at == size ? 0 : TSC_ERROR(CORRUPT);
 }

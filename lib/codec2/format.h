@@ -1,9 +1,13 @@
 /*
  * Codec 2 ("tsc2"): a chunk is the v1 chunk header (README "Chunk format v1":
- * magic and version byte, flags (zero) and codec id 2, uvarint count)
- * followed by ceil(count / 128) groups; every group holds 128 samples but the
- * last, which holds the rest. README "Codec 2" specifies the bytes; this
- * header names the numbers and declares the group coder.
+ * magic and version byte, flags and codec id 2, uvarint count), then
+ *   TS_CONST (count >= 2 only): zigzag uvarint ts[0], uvarint delta; every
+ *            ts[i] = ts[0] + i * delta, and groups have no timestamp block
+ *   VAL_CONST (count >= 2 only): 8 bytes, every value's bits; groups have no
+ *            value block
+ * then ceil(count / 128) groups; every group holds 128 samples but the last,
+ * which holds the rest. README "Codec 2" specifies the bytes; this header
+ * names the numbers and declares the group coder.
  *
  * A group is its timestamp block, then its value block:
  *
@@ -115,6 +119,14 @@ TSC_INLINE size_t tsc_codec2_exception_bytes(int reading, int64_t diff)
     return reading == TSC2_NEAR && corrected < 9 ? corrected : 9;
 }
 
+/* What a chunk's header says beyond its count: flags and the constants they carry. */
+typedef struct {
+    unsigned flags;   /* TSCHUNK_FLAG_TS_CONST, TSCHUNK_FLAG_VAL_CONST */
+    int64_t first_ts; /* TS_CONST */
+    uint64_t delta;   /* TS_CONST */
+    uint64_t value;   /* VAL_CONST */
+} tsc_codec2_frame;
+
 /* A group's fields, as parsed from its bytes (every length checked against the chunk). */
 typedef struct {
     uint64_t ts_offset;       /* zigzag-decoded: lead - expected (see above), wrapping */
@@ -178,12 +190,17 @@ void tsc_codec2_flush(tschunk_encoder *enc);
 /* The smallest exponent (0..15) that reads the value exactly, else the smallest that reads it NEAR, else -1. */
 int tsc_codec2_smallest_exponent(uint64_t bits, int as_float);
 
-/* decoder.c */
-size_t tsc_codec2_parse_group(const uint8_t *src, size_t avail, size_t n, tsc_codec2_group *g);
-size_t tsc_codec2_decode_group(const tsc_codec2_group *g, size_t n, const uint8_t *end, int first, int64_t prev_ts,
-                         uint64_t prev_bits, int64_t *restrict ts, uint64_t *restrict bits);
-/* Walks every group of a chunk whose header ends at pos; fills info's first_ts and stream sizes. */
-size_t tsc_codec2_parse_chunk(const uint8_t *src, size_t size, size_t pos, uint32_t count, tschunk_chunk_info *info);
+/* decoder.c: a group's blocks (those the frame's flags leave in), then its samples. */
+size_t tsc_codec2_parse_group(const uint8_t *src, size_t avail, size_t n, unsigned flags, tsc_codec2_group *g);
+size_t tsc_codec2_decode_group(const tsc_codec2_group *g, const tsc_codec2_frame *f, size_t n, const uint8_t *end,
+                               int first, int64_t prev_ts, uint64_t prev_bits, int64_t *restrict ts,
+                               uint64_t *restrict bits);
+/*
+ * The header fields after the count at *pos (flags from info), then every
+ * group: fills info's first_ts, first_delta, first_bits (as the flags give
+ * them), stream sizes and header_bytes; *pos ends at the first group.
+ */
+size_t tsc_codec2_parse_chunk(const uint8_t *src, size_t size, size_t *pos, tschunk_chunk_info *info);
 
 /* appender.c: codec 2 behind tschunk_append and tschunk_encoder_finish. */
 size_t tsc_codec2_append(tschunk_encoder *enc, int64_t ts, uint64_t bits);
