@@ -143,6 +143,8 @@ static tsc_codec2_decimal choose_exponent(const uint64_t *bits, size_t n, tsc_co
             }
         }
     }
+    /* Past 48 bits a value, decimals do not beat XOR or RAW: skip planning them. */
+    if (best.usable && best_cost > 48) best.usable = 0;
     return best;
 }
 
@@ -236,35 +238,21 @@ static size_t write_decimal(uint8_t *out, decimal_plan *d, const uint64_t *bits,
 
 /* ------------------------------------------------------------------ XOR and the choice */
 
-static size_t xor_field_bits(const uint64_t *bits, size_t n, uint64_t prev)
+/* The XOR fields of the group into `stream` (which holds a worst-case group plus 8 bytes). @return its bytes. */
+static size_t xor_stream(uint8_t *stream, size_t capacity, const uint64_t *bits, size_t n, uint64_t prev)
 {
-    uint8_t wlead = TSC_XOR_NO_WINDOW, wtrail = TSC_XOR_NO_WINDOW;
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = bits[i] ^ prev;
-        total += tsc_xor_field_bits(x, wlead, wtrail);
-        if (x) {
-            unsigned lead = tsc_xor_clamped_lead(x), trail = (unsigned)__builtin_ctzll(x);
-            if (!tsc_xor_reuse_window(lead, trail, wlead, wtrail)) {
-                wlead = (uint8_t)lead;
-                wtrail = (uint8_t)trail;
-            }
-        }
-        prev = bits[i];
-    }
-    return total;
-}
-
-static size_t write_xor(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev, size_t stream_bytes)
-{
-    uint8_t stream[(TSC2_GROUP * TSC_XOR_WORST_BITS + 7) / 8 + 8];
     tschunk_bit_writer w;
-    tsc_bw_init(&w, stream, sizeof stream * 8);
+    tsc_bw_init(&w, stream, capacity * 8);
     uint8_t wlead = TSC_XOR_NO_WINDOW, wtrail = TSC_XOR_NO_WINDOW;
     for (size_t i = 0; i < n; i++) {
         tsc_xor_put(&w, bits[i] ^ prev, &wlead, &wtrail);
         prev = bits[i];
     }
+    return tsc_bw_bytes(&w);
+}
+
+static size_t write_xor(uint8_t *out, const uint8_t *stream, size_t stream_bytes)
+{
     uint8_t *p = out;
     *p++ = TSC2_XOR;
     p += tsc_put_uvarint(p, stream_bytes);
@@ -301,7 +289,8 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
      * needs it), else when the decimal form costs more than a rough XOR floor
      * (1 bit a repeat, 10 a change).
      */
-    size_t xor_stream = SIZE_MAX / 2, xor_bytes = SIZE_MAX, raw_bytes = 1 + 8 * n;
+    uint8_t stream[(TSC2_GROUP * TSC_XOR_WORST_BITS + 7) / 8 + 8];
+    size_t stream_bytes = 0, xor_bytes = SIZE_MAX, raw_bytes = 1 + 8 * n;
     int xor_may_win = exhaustive || d->bytes == SIZE_MAX;
     if (!xor_may_win) {
         size_t repeats = bits[0] == prev_bits;
@@ -309,8 +298,8 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
         xor_may_win = d->bytes * 8 > repeats + 10 * (n - repeats);
     }
     if (xor_may_win) {
-        xor_stream = (xor_field_bits(bits, n, prev_bits) + 7) / 8;
-        xor_bytes = 1 + tsc_uvarint_len(xor_stream) + xor_stream;
+        stream_bytes = xor_stream(stream, sizeof stream, bits, n, prev_bits);
+        xor_bytes = 1 + tsc_uvarint_len(stream_bytes) + stream_bytes;
     }
     if (const_bytes <= d->bytes && const_bytes <= xor_bytes) {
         out[0] = TSC2_CONST;
@@ -321,7 +310,7 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
         *used = pick ? hint : sampled;
         return write_decimal(out, d, bits, n);
     }
-    if (xor_bytes <= raw_bytes) return write_xor(out, bits, n, prev_bits, xor_stream);
+    if (xor_bytes <= raw_bytes) return write_xor(out, stream, stream_bytes);
     out[0] = TSC2_RAW;
     for (size_t i = 0; i < n; i++) tsc_store64_le(out + 1 + 8 * i, bits[i]);
     return raw_bytes;

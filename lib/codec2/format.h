@@ -91,7 +91,7 @@ TSC_INLINE uint64_t tsc_codec2_decimal_bits(int64_t k, unsigned e, int as_float)
  * difference, as noisy text such as 6.4560000000000004 needs), or FAR.
  */
 enum { TSC2_EXACT = 0, TSC2_NEAR = 1, TSC2_FAR = 2 };
-#define TSC2_NEAR_ULPS (INT64_C(1) << 20)
+#define TSC2_NEAR_ULPS (INT64_C(1) << 13) /* corrections of at most 2 bytes */
 
 TSC_INLINE int tsc_codec2_read(uint64_t bits, unsigned e, int as_float, int64_t *k, int64_t *diff)
 {
