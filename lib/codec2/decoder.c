@@ -77,14 +77,24 @@ static size_t parse_values(const uint8_t *src, size_t avail, size_t n, tsc_codec
     g->mode = src[(*pos)++];
     g->payload = src + *pos;
     switch (g->mode & 3) {
-    case TSC2_RAW:
-        if (g->mode != TSC2_RAW) return TSC_ERROR(RESERVED_BITS);
-        return take_bytes(avail, pos, 8 * n);
-    case TSC2_CONST:
-        if (g->mode & ~(3u | TSC2_CONST_REPEAT)) return TSC_ERROR(RESERVED_BITS);
-        return g->mode & TSC2_CONST_REPEAT ? 0 : take_bytes(avail, pos, 8);
+    case TSC2_PLAIN:
+        if (g->mode == TSC2_RAW) return take_bytes(avail, pos, 8 * n);
+        if (g->mode == TSC2_CONST) return take_bytes(avail, pos, 8);
+        return g->mode == (TSC2_CONST | TSC2_CONST_REPEAT) ? 0 : TSC_ERROR(RESERVED_BITS);
+    case TSC2_MASKED: {
+        size_t mask_bytes = (n + 7) / 8, repeats = 0;
+        if (mask_bytes > avail - *pos) return TSC_ERROR(TRUNCATED);
+        g->mask = src + *pos;
+        for (size_t i = 0; i < mask_bytes; i++) repeats += (size_t)__builtin_popcount(g->mask[i]);
+        if (n % 8 && g->mask[mask_bytes - 1] >> (n % 8)) return TSC_ERROR(RESERVED_BITS);
+        if (repeats >= n) return TSC_ERROR(CORRUPT);
+        *pos += mask_bytes;
+        g->kept = n - repeats;
+        return parse_decimal(src, avail, g->kept, g, pos);
+    }
     case TSC2_DECIMAL:
         /* Every exponent the 4 bits hold is defined. */
+        g->kept = n;
         return parse_decimal(src, avail, n, g, pos);
     default: {
         if (g->mode != TSC2_XOR) return TSC_ERROR(RESERVED_BITS);
@@ -215,12 +225,24 @@ size_t tsc_codec2_decode_group(const tsc_codec2_group *g, const tsc_codec2_frame
         return 0;
     }
     switch (g->mode & 3) {
-    case TSC2_RAW:
-        for (size_t i = 0; i < n; i++) bits[i] = tsc_load64_le(g->payload + 8 * i);
-        return 0;
-    case TSC2_CONST: {
+    case TSC2_PLAIN: {
+        if (g->mode == TSC2_RAW) {
+            for (size_t i = 0; i < n; i++) bits[i] = tsc_load64_le(g->payload + 8 * i);
+            return 0;
+        }
         uint64_t v = g->mode & TSC2_CONST_REPEAT ? prev_bits : tsc_load64_le(g->payload);
         for (size_t i = 0; i < n; i++) bits[i] = v;
+        return 0;
+    }
+    case TSC2_MASKED: {
+        uint64_t kept[TSC2_GROUP];
+        size_t err = decode_decimal(g, g->kept, end, kept);
+        if (err) return err;
+        uint64_t last = prev_bits;
+        for (size_t i = 0, j = 0; i < n; i++) {
+            if (!((g->mask[i >> 3] >> (i & 7)) & 1)) last = kept[j++];
+            bits[i] = last;
+        }
         return 0;
     }
     case TSC2_DECIMAL: return decode_decimal(g, n, end, bits);

@@ -207,10 +207,16 @@ static void plan_decimal(decimal_plan *d, const uint64_t *bits, size_t n, tsc_co
     d->bytes = 1 + (delta ? delta_bytes : for_bytes) + 1 + tsc_uvarint_len(d->exceptions) + exception_bytes;
 }
 
-static size_t write_decimal(uint8_t *out, decimal_plan *d, const uint64_t *bits, size_t n)
+/* A DECIMAL block, or a MASKED one when mask is not NULL (then bits/n are the values not masked). */
+static size_t write_decimal(uint8_t *out, decimal_plan *d, const uint64_t *bits, size_t n, const uint8_t *mask,
+                            size_t mask_bytes)
 {
     uint8_t *p = out;
-    *p++ = (uint8_t)d->mode;
+    *p++ = (uint8_t)(mask ? (d->mode & ~3u) | TSC2_MASKED : d->mode);
+    if (mask) {
+        memcpy(p, mask, mask_bytes);
+        p += mask_bytes;
+    }
     p += tsc_put_uvarint(p, d->base);
     int delta = (d->mode & TSC2_DECIMAL_DELTA) != 0;
     if (delta) p += tsc_put_uvarint(p, d->min_step);
@@ -260,6 +266,34 @@ static size_t write_xor(uint8_t *out, const uint8_t *stream, size_t stream_bytes
     return (size_t)(p - out) + stream_bytes;
 }
 
+/* The MASKED candidate: repeats flagged in a bitmap, the other values as decimals. */
+typedef struct {
+    uint8_t mask[TSC2_GROUP / 8];
+    size_t mask_bytes;
+    uint64_t kept[TSC2_GROUP];
+    size_t nkept;
+    tsc_codec2_decimal reading;
+    decimal_plan plan; /* plan.bytes SIZE_MAX when not a candidate */
+} masked_plan;
+
+static void plan_masked(masked_plan *m, const uint64_t *bits, size_t n, uint64_t prev_bits, tsc_codec2_decimal hint)
+{
+    m->plan.bytes = SIZE_MAX;
+    m->mask_bytes = (n + 7) / 8;
+    memset(m->mask, 0, sizeof m->mask);
+    m->nkept = 0;
+    uint64_t prev = prev_bits;
+    for (size_t i = 0; i < n; i++) {
+        if (bits[i] == prev) m->mask[i >> 3] |= (uint8_t)(1u << (i & 7));
+        else m->kept[m->nkept++] = bits[i];
+        prev = bits[i];
+    }
+    /* Worth a mask only when at least one value in eight repeats. */
+    if (m->nkept == 0 || (n - m->nkept) * 8 < n) return;
+    m->reading = choose_exponent(m->kept, m->nkept, hint);
+    plan_decimal(&m->plan, m->kept, m->nkept, m->reading);
+}
+
 static int same_reading(tsc_codec2_decimal a, tsc_codec2_decimal b)
 {
     return a.usable == b.usable && a.exponent == b.exponent && a.as_float == b.as_float;
@@ -284,6 +318,8 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     if (hint.usable && !same_reading(hint, sampled)) plan_decimal(&plans[1], bits, n, hint);
     int pick = plans[1].bytes < plans[0].bytes;
     decimal_plan *d = &plans[pick];
+    masked_plan masked;
+    plan_masked(&masked, bits, n, prev_bits, hint);
     /*
      * XOR is sized only when it may win: always under max_bytes (the bound
      * needs it), else when the decimal form costs more than a rough XOR floor
@@ -306,9 +342,14 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
         tsc_store64_le(out + 1, bits[0]);
         return 9;
     }
+    if (masked.plan.bytes != SIZE_MAX && masked.plan.bytes + masked.mask_bytes < d->bytes &&
+        masked.plan.bytes + masked.mask_bytes <= xor_bytes && masked.plan.bytes + masked.mask_bytes <= raw_bytes) {
+        *used = masked.reading;
+        return write_decimal(out, &masked.plan, masked.kept, masked.nkept, masked.mask, masked.mask_bytes);
+    }
     if (d->bytes <= xor_bytes && d->bytes <= raw_bytes) {
         *used = pick ? hint : sampled;
-        return write_decimal(out, d, bits, n);
+        return write_decimal(out, d, bits, n, NULL, 0);
     }
     if (xor_bytes <= raw_bytes) return write_xor(out, stream, stream_bytes);
     out[0] = TSC2_RAW;

@@ -21,9 +21,10 @@
  *                       ts[i] - ts[0] - i * step - min_offset   (i = 1..n-1)
  *               (all timestamp arithmetic wraps modulo 2^64)
  *   values      u8 mode, then by mode & 3:
- *                 RAW      n x 8 bytes, the value bits, little-endian
- *                 CONST    8 bytes (every value these bits); mode bit 2: no bytes,
- *                          every value repeats the previous group's last
+ *                 0        mode 0x00 RAW: n x 8 bytes, the value bits, little-endian
+ *                          mode 0x04 CONST: 8 bytes, every value these bits
+ *                          mode 0x0C CONST REPEAT: no bytes, every value repeats
+ *                          the previous group's last (other modes: reserved)
  *                 DECIMAL  mode bit 2 DELTA, bit 3 FLOAT32, bits 4-7 exponent e:
  *                          value = k / 10^e (rounded to float32 when FLOAT32)
  *                          uvarint zigzag(base), DELTA: uvarint zigzag(min_step),
@@ -34,6 +35,11 @@
  *                          RAW: 8 bytes of value bits; else uvarint
  *                          zigzag(bits - bits decoded from k), a correction
  *                          in units in the last place
+ *                 MASKED   as DECIMAL, after ceil(n / 8) bytes of repeat mask
+ *                          (bit i of the LSB-first string set: value i repeats
+ *                          value i - 1, the previous group's last for i = 0;
+ *                          the bits past n are zero), the decimal fields cover
+ *                          only the m values not masked (m >= 1), in order
  *                 XOR      uvarint byte length, then codec 1's XOR fields
  *                          (lib/codec/xor.h) for the n values, the first XORed
  *                          with the previous group's last value (0 for the first
@@ -51,9 +57,11 @@
 #define TSC2_GROUP TSCHUNK_GROUP_SAMPLES
 #define TSC2_MAX_EXPONENT 15u
 
-enum { TSC2_RAW = 0, TSC2_CONST = 1, TSC2_DECIMAL = 2, TSC2_XOR = 3 };
+enum { TSC2_PLAIN = 0, TSC2_MASKED = 1, TSC2_DECIMAL = 2, TSC2_XOR = 3 }; /* mode & 3 */
+#define TSC2_RAW 0x00u
+#define TSC2_CONST 0x04u
+#define TSC2_CONST_REPEAT 0x08u
 #define TSC2_TS_GRID 0x80u
-#define TSC2_CONST_REPEAT 0x04u
 #define TSC2_DECIMAL_DELTA 0x04u
 #define TSC2_DECIMAL_FLOAT32 0x08u
 #define TSC2_EXCEPTION_RAW 0x80u
@@ -143,6 +151,8 @@ typedef struct {
     unsigned dec_width;
     size_t exceptions;
     const uint8_t *exception_at;
+    const uint8_t *mask;      /* MASKED: the repeat mask */
+    size_t kept;              /* DECIMAL: n; MASKED: the values not masked */
     size_t ts_bytes;          /* the timestamp block */
     size_t size;              /* the whole group */
 } tsc_codec2_group;
