@@ -470,3 +470,53 @@ Test(codec2, header_flags_are_checked)
     const unsigned char unknown[] = {0xc1, 0x42, 0x00};
     cr_assert_eq(tschunk_get_error_code(tschunk_validate(unknown, sizeof unknown)), TSCHUNK_ERROR_RESERVED_BITS);
 }
+
+/* Count the groups of each value form in a chunk (modes 0x00 RAW, 0x04 CONST, 0x10 SPLIT; kinds 1-3). */
+static void count_forms(const unsigned char *chunk, size_t size, size_t forms[8])
+{
+    tschunk_chunk_info info;
+    cr_assert_eq(tschunk_chunk_info_get(chunk, size, &info), 0);
+    size_t at = info.header_bytes;
+    for (uint32_t done = 0; done < info.count;) {
+        size_t n = info.count - done < 128 ? info.count - done : 128;
+        tsc_codec2_group g;
+        cr_assert_eq(tsc_codec2_parse_group(chunk + at, size - at, n, info.flags, &g), 0);
+        unsigned kind = g.mode & 3;
+        forms[kind == 0 ? (g.mode == TSC2_SPLIT ? 4 : g.mode == TSC2_RAW ? 5 : 6) : kind]++;
+        at += g.size;
+        done += (uint32_t)n;
+    }
+}
+
+/* Real doubles go to SPLIT groups, repeat-heavy decimals to MASKED groups; both round-trip. */
+Test(codec2, split_and_masked_forms_are_chosen_and_round_trip)
+{
+    wl_series s;
+    wl_alloc(&s, 2048, "forms");
+    uint64_t rng = 99;
+    for (size_t i = 0; i < 1024; i++) {
+        s.ts[i] = (int64_t)i;
+        s.bits[i] = wl_bits(wl_uniform(&rng) * 2 - 1); /* 53 random bits, a few exponents */
+    }
+    double level = 20;
+    for (size_t i = 1024; i < 2048; i++) {
+        s.ts[i] = (int64_t)i;
+        if (wl_rng(&rng) % 3 == 0) level = (double)(int64_t)(wl_rng(&rng) % 40000) / 1000;
+        s.bits[i] = wl_bits(level);
+    }
+    size_t forms[8] = {0};
+    unsigned char *chunk;
+    size_t size = encode_range_codec(&s, 0, 1024, TSC2, &chunk);
+    check_chunk(chunk, size, &s, 0, 1024);
+    count_forms(chunk, size, forms);
+    cr_assert_geq(forms[4], 6, "SPLIT groups: %zu of 8", forms[4]);
+    cr_assert_lt(size * 8 / 1024, 60, "%zu bits a value", size * 8 / 1024);
+    free(chunk);
+    memset(forms, 0, sizeof forms);
+    size = encode_range_codec(&s, 1024, 1024, TSC2, &chunk);
+    check_chunk(chunk, size, &s, 1024, 1024);
+    count_forms(chunk, size, forms);
+    cr_assert_geq(forms[TSC2_MASKED], 6, "MASKED groups: %zu of 8", forms[TSC2_MASKED]);
+    free(chunk);
+    wl_free(&s);
+}

@@ -71,6 +71,34 @@ static size_t parse_decimal(const uint8_t *src, size_t avail, size_t n, tsc_code
     return 0;
 }
 
+static size_t parse_split(const uint8_t *src, size_t avail, size_t n, tsc_codec2_group *g, size_t *pos)
+{
+    if (avail - *pos < 2) return TSC_ERROR(TRUNCATED);
+    g->left_bits = src[(*pos)++];
+    g->dict_size = src[(*pos)++];
+    if (g->left_bits < 1 || g->left_bits > TSC2_SPLIT_MAX_LEFT || g->dict_size < 1 || g->dict_size > TSC2_SPLIT_DICT)
+        return TSC_ERROR(CORRUPT);
+    size_t err;
+    for (unsigned d = 0; d < g->dict_size; d++) {
+        if ((err = take_uvarint(src, avail, pos, &g->dict[d]))) return err;
+        if (g->dict[d] >> g->left_bits) return TSC_ERROR(CORRUPT);
+    }
+    g->codes = src + *pos;
+    if ((err = take_bytes(avail, pos, tsc_codec2_packed_bytes(n, tsc_codec2_width(g->dict_size - 1))))) return err;
+    g->rights = src + *pos;
+    if ((err = take_bytes(avail, pos, tsc_codec2_packed_bytes(n, 64 - g->left_bits)))) return err;
+    uint64_t exceptions, left;
+    if ((err = take_uvarint(src, avail, pos, &exceptions))) return err;
+    if (exceptions > n) return TSC_ERROR(CORRUPT);
+    g->exceptions = (size_t)exceptions;
+    g->exception_at = src + *pos;
+    for (size_t x = 0; x < g->exceptions; x++) {
+        if ((err = take_bytes(avail, pos, 1)) || (err = take_uvarint(src, avail, pos, &left))) return err;
+        if (left >> g->left_bits) return TSC_ERROR(CORRUPT);
+    }
+    return 0;
+}
+
 static size_t parse_values(const uint8_t *src, size_t avail, size_t n, tsc_codec2_group *g, size_t *pos)
 {
     if (*pos >= avail) return TSC_ERROR(TRUNCATED);
@@ -80,6 +108,7 @@ static size_t parse_values(const uint8_t *src, size_t avail, size_t n, tsc_codec
     case TSC2_PLAIN:
         if (g->mode == TSC2_RAW) return take_bytes(avail, pos, 8 * n);
         if (g->mode == TSC2_CONST) return take_bytes(avail, pos, 8);
+        if (g->mode == TSC2_SPLIT) return parse_split(src, avail, n, g, pos);
         return g->mode == (TSC2_CONST | TSC2_CONST_REPEAT) ? 0 : TSC_ERROR(RESERVED_BITS);
     case TSC2_MASKED: {
         size_t mask_bytes = (n + 7) / 8, repeats = 0;
@@ -193,6 +222,31 @@ static size_t decode_decimal(const tsc_codec2_group *g, size_t n, const uint8_t 
     return 0;
 }
 
+static size_t decode_split(const tsc_codec2_group *g, size_t n, const uint8_t *end, uint64_t *restrict bits)
+{
+    uint64_t codes[TSC2_GROUP];
+    unsigned right_bits = 64 - g->left_bits, code_width = tsc_codec2_width(g->dict_size - 1);
+    tsc_codec2_unpack(g->codes, (size_t)(end - g->codes), codes, n, code_width);
+    tsc_codec2_unpack(g->rights, (size_t)(end - g->rights), bits, n, right_bits);
+    uint64_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        bad |= codes[i] >= g->dict_size;
+        bits[i] |= g->dict[codes[i] & (TSC2_SPLIT_DICT - 1)] << right_bits;
+    }
+    if (bad) return TSC_ERROR(CORRUPT);
+    const uint8_t *x = g->exception_at;
+    int last = -1;
+    for (size_t e = 0; e < g->exceptions; e++) {
+        int at = *x++;
+        if (at >= (int)n || at <= last) return TSC_ERROR(CORRUPT);
+        last = at;
+        uint64_t left = 0;
+        x += tsc_get_uvarint(x, 10, &left);
+        bits[at] = left << right_bits | (bits[at] & ((UINT64_C(1) << right_bits) - 1));
+    }
+    return 0;
+}
+
 static size_t decode_xor(const tsc_codec2_group *g, size_t n, uint64_t prev, uint64_t *restrict bits)
 {
     const uint8_t *base = g->payload;
@@ -230,6 +284,7 @@ size_t tsc_codec2_decode_group(const tsc_codec2_group *g, const tsc_codec2_frame
             for (size_t i = 0; i < n; i++) bits[i] = tsc_load64_le(g->payload + 8 * i);
             return 0;
         }
+        if (g->mode == TSC2_SPLIT) return decode_split(g, n, end, bits);
         uint64_t v = g->mode & TSC2_CONST_REPEAT ? prev_bits : tsc_load64_le(g->payload);
         for (size_t i = 0; i < n; i++) bits[i] = v;
         return 0;

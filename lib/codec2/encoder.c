@@ -300,6 +300,108 @@ static int same_reading(tsc_codec2_decimal a, tsc_codec2_decimal b)
 }
 
 /* The smallest of CONST, DECIMAL (sampled reading, and the hint's), XOR and RAW; ties in that order. */
+/* ------------------------------------------------------------------ SPLIT */
+
+typedef struct {
+    unsigned left_bits, dict_size;
+    uint64_t dict[TSC2_SPLIT_DICT];
+    size_t bytes; /* the whole value block, mode byte included; SIZE_MAX when not planned */
+} split_plan;
+
+/* The top 16 bits of every value, sorted (two 8-bit counting passes). */
+static void sorted_tops(const uint64_t *bits, size_t n, uint16_t *out)
+{
+    uint16_t tmp[TSC2_GROUP];
+    size_t count[257];
+    for (int pass = 0; pass < 2; pass++) {
+        const uint16_t *from = pass ? tmp : NULL;
+        uint16_t *to = pass ? out : tmp;
+        memset(count, 0, sizeof count);
+        for (size_t i = 0; i < n; i++) {
+            uint16_t top = from ? from[i] : (uint16_t)(bits[i] >> 48);
+            count[((unsigned)top >> (8 * pass) & 0xff) + 1]++;
+        }
+        for (size_t c = 1; c < 257; c++) count[c] += count[c - 1];
+        for (size_t i = 0; i < n; i++) {
+            uint16_t top = from ? from[i] : (uint16_t)(bits[i] >> 48);
+            to[count[(unsigned)top >> (8 * pass) & 0xff]++] = top;
+        }
+    }
+}
+
+/*
+ * For each left width L, the dictionary of the (at most 8) most frequent
+ * left parts and the bytes that costs; the cheapest L kept. Only for groups
+ * that neither decimals nor XOR compress well (real doubles).
+ */
+static void plan_split(split_plan *r, const uint64_t *bits, size_t n)
+{
+    uint16_t tops[TSC2_GROUP];
+    sorted_tops(bits, n, tops);
+    r->bytes = SIZE_MAX;
+    for (unsigned left = 4; left <= TSC2_SPLIT_MAX_LEFT; left += 2) {
+        uint64_t run_value[TSC2_GROUP];
+        size_t run_count[TSC2_GROUP], runs = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t v = tops[i] >> (16 - left);
+            if (runs && run_value[runs - 1] == v) run_count[runs - 1]++;
+            else run_value[runs] = v, run_count[runs++] = 1;
+        }
+        split_plan p = {left, 0, {0}, 0};
+        size_t covered = 0;
+        for (; p.dict_size < TSC2_SPLIT_DICT && p.dict_size < runs; p.dict_size++) {
+            size_t best = 0;
+            for (size_t k = 1; k < runs; k++) best = run_count[k] > run_count[best] ? k : best;
+            p.dict[p.dict_size] = run_value[best];
+            covered += run_count[best];
+            run_count[best] = 0;
+        }
+        size_t exceptions = n - covered, bytes = 3 + tsc_uvarint_len(exceptions);
+        for (unsigned d = 0; d < p.dict_size; d++) bytes += tsc_uvarint_len(p.dict[d]);
+        bytes += tsc_codec2_packed_bytes(n, tsc_codec2_width(p.dict_size - 1)) + tsc_codec2_packed_bytes(n, 64 - left);
+        bytes += exceptions * (1 + tsc_uvarint_len(UINT64_C(1) << left >> 1)); /* a bound: exact when written */
+        p.bytes = bytes;
+        if (p.bytes < r->bytes) *r = p;
+    }
+}
+
+static size_t write_split(uint8_t *out, const split_plan *r, const uint64_t *bits, size_t n)
+{
+    uint8_t *p = out;
+    unsigned right_bits = 64 - r->left_bits;
+    *p++ = TSC2_SPLIT;
+    *p++ = (uint8_t)r->left_bits;
+    *p++ = (uint8_t)r->dict_size;
+    for (unsigned d = 0; d < r->dict_size; d++) p += tsc_put_uvarint(p, r->dict[d]);
+    uint64_t codes[TSC2_GROUP], rights[TSC2_GROUP];
+    uint8_t exception_at[TSC2_GROUP];
+    size_t exceptions = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t left = bits[i] >> right_bits;
+        unsigned code = 0;
+        while (code < r->dict_size && r->dict[code] != left) code++;
+        if (code == r->dict_size) exception_at[exceptions++] = (uint8_t)i, code = 0;
+        codes[i] = code;
+        rights[i] = bits[i] & ((UINT64_C(1) << right_bits) - 1);
+    }
+    unsigned code_width = tsc_codec2_width(r->dict_size - 1);
+    tsc_codec2_pack(p, codes, n, code_width);
+    p += tsc_codec2_packed_bytes(n, code_width);
+    tsc_codec2_pack(p, rights, n, right_bits);
+    p += tsc_codec2_packed_bytes(n, right_bits);
+    p += tsc_put_uvarint(p, exceptions);
+    for (size_t x = 0; x < exceptions; x++) {
+        *p++ = exception_at[x];
+        p += tsc_put_uvarint(p, bits[exception_at[x]] >> right_bits);
+    }
+    return (size_t)(p - out);
+}
+
+/* ------------------------------------------------------------------ the choice */
+
+enum { FORM_CONST, FORM_MASKED, FORM_DECIMAL, FORM_XOR, FORM_SPLIT, FORM_RAW, FORMS };
+
+/* The smallest of the forms; ties go to the earlier one in FORM order. */
 static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits,
                            tsc_codec2_decimal hint, int exhaustive, tsc_codec2_decimal *used)
 {
@@ -310,7 +412,9 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
         out[0] = TSC2_CONST | TSC2_CONST_REPEAT;
         return 1;
     }
-    size_t const_bytes = same == n ? 9 : SIZE_MAX;
+    size_t size[FORMS];
+    size[FORM_CONST] = same == n ? 9 : SIZE_MAX;
+    size[FORM_RAW] = 1 + 8 * n;
     decimal_plan plans[2];
     tsc_codec2_decimal sampled = choose_exponent(bits, n, hint);
     plan_decimal(&plans[0], bits, n, sampled);
@@ -318,43 +422,56 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     if (hint.usable && !same_reading(hint, sampled)) plan_decimal(&plans[1], bits, n, hint);
     int pick = plans[1].bytes < plans[0].bytes;
     decimal_plan *d = &plans[pick];
+    size[FORM_DECIMAL] = d->bytes;
     masked_plan masked;
     plan_masked(&masked, bits, n, prev_bits, hint);
+    size[FORM_MASKED] = masked.plan.bytes == SIZE_MAX ? SIZE_MAX : masked.plan.bytes + masked.mask_bytes;
+    size_t best_decimal = size[FORM_DECIMAL] < size[FORM_MASKED] ? size[FORM_DECIMAL] : size[FORM_MASKED];
     /*
      * XOR is sized only when it may win: always under max_bytes (the bound
-     * needs it), else when the decimal form costs more than a rough XOR floor
-     * (1 bit a repeat, 10 a change).
+     * needs it), else when the decimal forms cost more than a rough XOR floor
+     * (1 bit a repeat, 10 a change). SPLIT only when nothing reaches 7 bytes a value.
      */
     uint8_t stream[(TSC2_GROUP * TSC_XOR_WORST_BITS + 7) / 8 + 8];
-    size_t stream_bytes = 0, xor_bytes = SIZE_MAX, raw_bytes = 1 + 8 * n;
-    int xor_may_win = exhaustive || d->bytes == SIZE_MAX;
+    size_t stream_bytes = 0;
+    size[FORM_XOR] = SIZE_MAX;
+    int xor_may_win = exhaustive || best_decimal == SIZE_MAX;
     if (!xor_may_win) {
         size_t repeats = bits[0] == prev_bits;
         for (size_t i = 1; i < n; i++) repeats += bits[i] == bits[i - 1];
-        xor_may_win = d->bytes * 8 > repeats + 10 * (n - repeats);
+        xor_may_win = best_decimal * 8 > repeats + 10 * (n - repeats);
     }
     if (xor_may_win) {
         stream_bytes = xor_stream(stream, sizeof stream, bits, n, prev_bits);
-        xor_bytes = 1 + tsc_uvarint_len(stream_bytes) + stream_bytes;
+        size[FORM_XOR] = 1 + tsc_uvarint_len(stream_bytes) + stream_bytes;
     }
-    if (const_bytes <= d->bytes && const_bytes <= xor_bytes) {
+    split_plan split = {0, 0, {0}, SIZE_MAX};
+    size[FORM_SPLIT] = SIZE_MAX;
+    size_t so_far = best_decimal < size[FORM_XOR] ? best_decimal : size[FORM_XOR];
+    if (n >= 16 && size[FORM_CONST] == SIZE_MAX && so_far > 7 * n) {
+        plan_split(&split, bits, n);
+        size[FORM_SPLIT] = split.bytes;
+    }
+    int form = 0;
+    for (int f = 1; f < FORMS; f++) form = size[f] < size[form] ? f : form;
+    switch (form) {
+    case FORM_CONST:
         out[0] = TSC2_CONST;
         tsc_store64_le(out + 1, bits[0]);
         return 9;
-    }
-    if (masked.plan.bytes != SIZE_MAX && masked.plan.bytes + masked.mask_bytes < d->bytes &&
-        masked.plan.bytes + masked.mask_bytes <= xor_bytes && masked.plan.bytes + masked.mask_bytes <= raw_bytes) {
+    case FORM_MASKED:
         *used = masked.reading;
         return write_decimal(out, &masked.plan, masked.kept, masked.nkept, masked.mask, masked.mask_bytes);
-    }
-    if (d->bytes <= xor_bytes && d->bytes <= raw_bytes) {
+    case FORM_DECIMAL:
         *used = pick ? hint : sampled;
         return write_decimal(out, d, bits, n, NULL, 0);
+    case FORM_XOR: return write_xor(out, stream, stream_bytes);
+    case FORM_SPLIT: return write_split(out, &split, bits, n);
+    default:
+        out[0] = TSC2_RAW;
+        for (size_t i = 0; i < n; i++) tsc_store64_le(out + 1 + 8 * i, bits[i]);
+        return size[FORM_RAW];
     }
-    if (xor_bytes <= raw_bytes) return write_xor(out, stream, stream_bytes);
-    out[0] = TSC2_RAW;
-    for (size_t i = 0; i < n; i++) tsc_store64_le(out + 1 + 8 * i, bits[i]);
-    return raw_bytes;
 }
 
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,

@@ -24,7 +24,17 @@
  *                 0        mode 0x00 RAW: n x 8 bytes, the value bits, little-endian
  *                          mode 0x04 CONST: 8 bytes, every value these bits
  *                          mode 0x0C CONST REPEAT: no bytes, every value repeats
- *                          the previous group's last (other modes: reserved)
+ *                          the previous group's last
+ *                          mode 0x10 SPLIT (ALP-RD's idea, for real doubles):
+ *                          u8 L (1..16) left bits, u8 D (1..8) dictionary
+ *                          size, D uvarint left values (< 2^L), n packed codes
+ *                          of width(D - 1) bits, n packed right parts of
+ *                          64 - L bits, uvarint exception count, then per
+ *                          exception u8 position (increasing, below n) and
+ *                          uvarint left value; value i = left << (64 - L) | right,
+ *                          left = dictionary[code] (an exception's code is 0
+ *                          and its left is its own)
+ *                          (other modes of kind 0: reserved)
  *                 DECIMAL  mode bit 2 DELTA, bit 3 FLOAT32, bits 4-7 exponent e:
  *                          value = k / 10^e (rounded to float32 when FLOAT32)
  *                          uvarint zigzag(base), DELTA: uvarint zigzag(min_step),
@@ -61,6 +71,9 @@ enum { TSC2_PLAIN = 0, TSC2_MASKED = 1, TSC2_DECIMAL = 2, TSC2_XOR = 3 }; /* mod
 #define TSC2_RAW 0x00u
 #define TSC2_CONST 0x04u
 #define TSC2_CONST_REPEAT 0x08u
+#define TSC2_SPLIT 0x10u
+#define TSC2_SPLIT_DICT 8u
+#define TSC2_SPLIT_MAX_LEFT 16u
 #define TSC2_TS_GRID 0x80u
 #define TSC2_DECIMAL_DELTA 0x04u
 #define TSC2_DECIMAL_FLOAT32 0x08u
@@ -152,6 +165,11 @@ typedef struct {
     size_t exceptions;
     const uint8_t *exception_at;
     const uint8_t *mask;      /* MASKED: the repeat mask */
+    unsigned left_bits;       /* SPLIT */
+    unsigned dict_size;
+    uint64_t dict[TSC2_SPLIT_DICT];
+    const uint8_t *codes;
+    const uint8_t *rights;
     size_t kept;              /* DECIMAL: n; MASKED: the values not masked */
     size_t ts_bytes;          /* the timestamp block */
     size_t size;              /* the whole group */
