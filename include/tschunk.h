@@ -39,11 +39,11 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 1
+#define TSCHUNK_VERSION_MINOR 2
 #define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
-#define TSCHUNK_VERSION_STRING "0.1.0"
+#define TSCHUNK_VERSION_STRING "0.2.0"
 
 /** @return TSCHUNK_VERSION_NUMBER of the library actually linked. */
 TSCHUNK_API unsigned tschunk_version_number(void);
@@ -118,7 +118,7 @@ TSCHUNK_API size_t tschunk_bound(size_t n);
  * Appending encoder.
  * ---------------------------------------------------------------------- */
 typedef struct {
-    uint32_t codec;       /* 0 (TSCHUNK_CODEC_GORILLA), TSCHUNK_CODEC_GORILLA or TSCHUNK_CODEC_TSC2 */
+    uint32_t codec;       /* 0 (the default: TSCHUNK_CODEC_TSC2 since 0.2), TSCHUNK_CODEC_TSC2 or TSCHUNK_CODEC_GORILLA */
     uint32_t max_samples; /* 0 means TSCHUNK_MAX_SAMPLES */
     uint32_t max_bytes;   /* largest finished chunk, 0 means only the capacity limits it */
     uint32_t reserved;    /* must be 0 */
@@ -240,6 +240,16 @@ TSCHUNK_API size_t tschunk_encoder_write_summary(const tschunk_encoder *enc, voi
  * @return the chunk size in bytes, or STAGE if already finished.
  */
 TSCHUNK_API size_t tschunk_encoder_finish(tschunk_encoder *enc);
+
+/**
+ * The head chunk: write the chunk as finish would lay it out now (every
+ * sample appended so far) into another buffer `dst` of `capacity` bytes,
+ * which readers can decode while appends go on. The encoder is not changed
+ * and allocates nothing; TSCHUNK_BOUND(count) bytes always suffice. Codec 2
+ * encodes its open group for the copy (about 1 µs for a full group).
+ * @return the chunk size, STAGE (not active), DST_TOO_SMALL or BAD_PARAMETER.
+ */
+TSCHUNK_API size_t tschunk_encoder_snapshot(const tschunk_encoder *enc, void *dst, size_t capacity);
 
 /**
  * One-shot encode of n samples into dst.

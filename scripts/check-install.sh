@@ -25,7 +25,7 @@ C
 cc -std=c99 -Wall -Werror $(pkg-config --cflags libtschunk) "$stage/consumer.c" \
    $(pkg-config --libs libtschunk) -o "$stage/consumer"
 LD_LIBRARY_PATH="$stage$prefix/lib" "$stage/consumer"
-readelf -d "$stage$prefix/lib/libtschunk.so.0.1.0" | grep -q 'SONAME.*libtschunk.so.0' \
+readelf -d "$stage$prefix/lib/libtschunk.so.$(grep "^VERSION :=" Makefile | cut -d" " -f3)" | grep -q 'SONAME.*libtschunk.so.0' \
   || { echo "check-install: soname missing" >&2; exit 1; }
 cc -static -std=c99 $(pkg-config --cflags libtschunk) "$stage/consumer.c" \
    "$stage$prefix/lib/libtschunk.a" -lm -o "$stage/consumer-static" && "$stage/consumer-static" >/dev/null

@@ -3,6 +3,10 @@
 
 #include "test_util.h"
 
+/* These tests pin codec 1 (Gorilla); codec 2, the default, has its own suite (test_codec2.c). */
+#define GORILLA TSCHUNK_CODEC_GORILLA
+static const tschunk_encoder_options gorilla = {GORILLA, 0, 0, 0};
+
 static const uint64_t special_bits[] = {
     0x0000000000000000, 0x8000000000000000, /* +0.0, -0.0 */
     0x7ff0000000000000, 0xfff0000000000000, /* +-Inf */
@@ -30,8 +34,8 @@ Test(chunk, special_values_round_trip_in_every_order)
             s.ts[n] = (int64_t)n * 1000;
             s.bits[n++] = special_bits[b];
         }
-    roundtrip_series(&s, 120);
-    roundtrip_series(&s, TSCHUNK_MAX_SAMPLES);
+    roundtrip_series_codec(&s, 120, GORILLA);
+    roundtrip_series_codec(&s, TSCHUNK_MAX_SAMPLES, GORILLA);
     wl_free(&s);
 }
 
@@ -43,7 +47,7 @@ Test(chunk, double_api_keeps_nan_payloads)
     int64_t ts[3] = {1, 2, 3}, out_ts[3];
     double out_v[3];
     unsigned char buf[TSCHUNK_BOUND(3)];
-    size_t size = tschunk_encode(buf, sizeof buf, ts, v, 3, NULL);
+    size_t size = tschunk_encode(buf, sizeof buf, ts, v, 3, &gorilla);
     cr_assert(!tschunk_is_error(size));
     cr_assert_eq(tschunk_decode(buf, size, out_ts, out_v, 3), 3);
     cr_assert(memcmp(out_v, b, sizeof b) == 0);
@@ -68,7 +72,7 @@ Test(chunk, timestamp_edges_round_trip)
             s.bits[i] = wl_bits((double)i);
         }
         for (size_t i = 1; i < 6; i++) cr_assert(s.ts[i] >= s.ts[i - 1], "bad test sequence %zu", q);
-        roundtrip_series(&s, 6);
+        roundtrip_series_codec(&s, 6, GORILLA);
         wl_free(&s);
     }
 }
@@ -92,7 +96,7 @@ Test(chunk, every_dod_bucket_edge_round_trips)
             n++;
         }
     s.n = n;
-    roundtrip_series(&s, 1000);
+    roundtrip_series_codec(&s, 1000, GORILLA);
     wl_free(&s);
 }
 
@@ -103,8 +107,8 @@ Test(chunk, property_round_trip_million_samples, .timeout = 120)
     for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
         wl_series s;
         wl_synthetic(&s, kind, 120000, 1000 + (uint64_t)kind);
-        roundtrip_series(&s, 120);
-        roundtrip_series(&s, 1024);
+        roundtrip_series_codec(&s, 120, GORILLA);
+        roundtrip_series_codec(&s, 1024, GORILLA);
         total += 2 * s.n;
         wl_free(&s);
     }
@@ -124,8 +128,8 @@ Test(chunk, property_round_trip_million_samples, .timeout = 120)
         default: s.bits[i] = wl_bits(round(wl_uniform(&rng) * 1e4) / 10.0); break;
         }
     }
-    roundtrip_series(&s, 120);
-    roundtrip_series(&s, 4096);
+    roundtrip_series_codec(&s, 120, GORILLA);
+    roundtrip_series_codec(&s, 4096, GORILLA);
     total += 2 * s.n;
     wl_free(&s);
     cr_assert_geq(total, 1000000);
@@ -136,7 +140,7 @@ Test(chunk, constant_streams_are_elided)
     wl_series s;
     wl_synthetic(&s, WL_CONST_REGULAR, 120, 1);
     unsigned char *chunk;
-    size_t size = encode_range(&s, 0, 120, &chunk);
+    size_t size = encode_range_codec(&s, 0, 120, GORILLA, &chunk);
     tschunk_chunk_info info;
     cr_assert_eq(tschunk_chunk_info_get(chunk, size, &info), 0);
     cr_assert_eq(info.flags, TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST);
@@ -151,7 +155,7 @@ Test(chunk, constant_streams_are_elided)
 Test(chunk, empty_and_single_sample_chunks)
 {
     unsigned char buf[TSCHUNK_BOUND(1)];
-    size_t size = tschunk_encode(buf, sizeof buf, NULL, NULL, 0, NULL);
+    size_t size = tschunk_encode(buf, sizeof buf, NULL, NULL, 0, &gorilla);
     cr_assert_eq(size, 3);
     cr_assert(buf[0] == 0xc1 && buf[1] == 0x01 && buf[2] == 0x00);
     tschunk_iter it;
@@ -159,7 +163,7 @@ Test(chunk, empty_and_single_sample_chunks)
     cr_assert_eq(tschunk_iter_next(&it, NULL, NULL), 0);
     int64_t ts = INT64_MIN;
     double v = -0.0;
-    size = tschunk_encode(buf, sizeof buf, &ts, &v, 1, NULL);
+    size = tschunk_encode(buf, sizeof buf, &ts, &v, 1, &gorilla);
     cr_assert(!tschunk_is_error(size));
     int64_t out_ts;
     double out_v;
@@ -190,7 +194,7 @@ Test(chunk, refused_append_changes_nothing)
     memset(buf, 0x3c, cap);
     snapshot snap = {.buf = malloc(cap)};
     tschunk_encoder enc;
-    cr_assert_eq(tschunk_encoder_init(&enc, buf, cap, NULL), 0);
+    cr_assert_eq(tschunk_encoder_init(&enc, buf, cap, &gorilla), 0);
     size_t i = 0, refused = 0;
     for (; i < s.n; i++) {
         /* An out-of-order sample is refused and leaves everything as it was. */
@@ -230,7 +234,7 @@ Test(chunk, max_samples_and_max_bytes_are_exact_limits)
     size_t cap = TSCHUNK_BOUND(3000);
     unsigned char *buf = malloc(cap);
     tschunk_encoder enc;
-    tschunk_encoder_options o = {0, 100, 0, 0};
+    tschunk_encoder_options o = {GORILLA, 100, 0, 0};
     cr_assert_eq(tschunk_encoder_init(&enc, buf, cap, &o), 0);
     for (size_t i = 0; i < 100; i++) cr_assert_eq(tschunk_append_bits(&enc, s.ts[i], s.bits[i]), 0);
     cr_assert_eq(tschunk_get_error_code(tschunk_append_bits(&enc, s.ts[100], s.bits[100])),
@@ -239,7 +243,7 @@ Test(chunk, max_samples_and_max_bytes_are_exact_limits)
     check_chunk(buf, tschunk_encoder_finish(&enc), &s, 0, 100);
 
     for (uint32_t max_bytes = 20; max_bytes < 900; max_bytes += 37) {
-        tschunk_encoder_options lim = {0, 0, max_bytes, 0};
+        tschunk_encoder_options lim = {GORILLA, 0, max_bytes, 0};
         cr_assert_eq(tschunk_encoder_init(&enc, buf, cap, &lim), 0);
         size_t i = 0;
         while (i < s.n && tschunk_append_bits(&enc, s.ts[i], s.bits[i]) == 0) i++;
@@ -247,7 +251,7 @@ Test(chunk, max_samples_and_max_bytes_are_exact_limits)
         cr_assert_leq(size, max_bytes, "chunk of %zu bytes over max_bytes %u", size, max_bytes);
         /* The refused sample really would not have fitted. */
         unsigned char *probe;
-        size_t bigger = encode_range(&s, 0, i + 1, &probe);
+        size_t bigger = encode_range_codec(&s, 0, i + 1, GORILLA, &probe);
         cr_assert_gt(bigger, max_bytes, "sample %zu refused but a %zu-byte chunk fits %u", i, bigger,
                      max_bytes);
         free(probe);
@@ -272,7 +276,7 @@ Test(chunk, small_buffers_rebalance_streams)
     for (size_t cap = TSCHUNK_BOUND(1); cap < 4000; cap = cap * 5 / 4) {
         unsigned char *buf = malloc(cap);
         tschunk_encoder enc;
-        cr_assert_eq(tschunk_encoder_init(&enc, buf, cap, NULL), 0);
+        cr_assert_eq(tschunk_encoder_init(&enc, buf, cap, &gorilla), 0);
         size_t i = 0;
         while (i < s.n && tschunk_append_bits(&enc, s.ts[i], s.bits[i]) == 0) i++;
         size_t size = tschunk_encoder_finish(&enc);
@@ -290,7 +294,7 @@ Test(chunk, seek_and_batch_read)
     wl_series s;
     wl_synthetic(&s, WL_COUNTER, 1000, 11);
     unsigned char *chunk;
-    size_t size = encode_range(&s, 0, 1000, &chunk);
+    size_t size = encode_range_codec(&s, 0, 1000, GORILLA, &chunk);
     tschunk_iter it;
     cr_assert_eq(tschunk_iter_init(&it, chunk, size), 0);
     uint64_t rng = 5;
@@ -359,7 +363,7 @@ Test(chunk, bound_holds_the_worst_case)
         s.bits[i] = (i & 1) ? 0x8000000000000001 : 0xffffffffffffffff ^ (wl_rng(&rng) & 1);
     }
     unsigned char *chunk;
-    size_t size = encode_range(&s, 0, n, &chunk);
+    size_t size = encode_range_codec(&s, 0, n, GORILLA, &chunk);
     cr_assert_leq(size, TSCHUNK_BOUND(n));
     check_chunk(chunk, size, &s, 0, n);
     free(chunk);

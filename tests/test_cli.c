@@ -463,7 +463,7 @@ Test(cli, delete_hides_samples_everywhere)
     cr_assert(strstr(out, "160 samples, 40 deleted"), "%s", out);
 }
 
-/* --codec tsc2: the same exact round trip through codec-2 chunks, stats name the codec and split the bits. */
+/* Codec 2 is the default (--codec tsc2), Gorilla selectable: the same exact round trip, stats name the codec and split the bits. */
 Test(cli, codec_tsc2_round_trips_and_reports_its_bits)
 {
     char csv[200000], *p = csv;
@@ -473,8 +473,8 @@ Test(cli, codec_tsc2_round_trips_and_reports_its_bits)
                      i % 97 == 0 ? "NaN" : i % 89 == 0 ? "-0" : i % 5 ? "12.25" : "0.1");
     write_file("in.csv", csv);
     char out[8192];
-    cr_assert_eq(run(out, sizeof out, "compress in.csv -o g.tsc --samples-per-chunk 500"), 0, "%s", out);
-    cr_assert_eq(run(out, sizeof out, "compress in.csv -o t.tsc --codec tsc2 --samples-per-chunk 500"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress in.csv -o g.tsc --codec gorilla --samples-per-chunk 500"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress in.csv -o t.tsc --samples-per-chunk 500"), 0, "%s", out);
     cr_assert_eq(run(out, sizeof out, "verify t.tsc"), 0, "%s", out);
     cr_assert_eq(run(out, sizeof out, "decompress g.tsc -o g.csv --bits"), 0, "%s", out);
     cr_assert_eq(run(out, sizeof out, "decompress t.tsc -o t.csv --bits"), 0, "%s", out);

@@ -520,3 +520,35 @@ Test(codec2, split_and_masked_forms_are_chosen_and_round_trip)
     free(chunk);
     wl_free(&s);
 }
+
+/* The head chunk: a snapshot at any point decodes to exactly the samples appended so far (both codecs). */
+Test(codec2, snapshots_read_the_head_chunk_while_appending)
+{
+    wl_series s;
+    wl_synthetic(&s, WL_GAUGE_2DP, 700, 3);
+    const uint32_t codecs[2] = {TSC2, TSCHUNK_CODEC_GORILLA};
+    for (int c = 0; c < 2; c++) {
+        size_t cap = TSCHUNK_BOUND(700);
+        unsigned char *buf = malloc(cap), *head = malloc(cap);
+        tschunk_encoder enc, before;
+        tschunk_encoder_options o = {codecs[c], 0, 0, 0};
+        cr_assert_eq(tschunk_encoder_init(&enc, buf, cap, &o), 0);
+        for (size_t i = 0; i <= s.n; i++) {
+            if (i % 37 == 0 || i == 128 || i == 129 || i == s.n) {
+                memcpy(&before, &enc, sizeof enc);
+                size_t size = tschunk_encoder_snapshot(&enc, head, TSCHUNK_BOUND(i));
+                cr_assert(!tschunk_is_error(size), "codec %u at %zu: %s", codecs[c], i, tschunk_error_name(size));
+                cr_assert(memcmp(&before, &enc, sizeof enc) == 0, "the snapshot changed the encoder");
+                if (i) check_chunk(head, size, &s, 0, i);
+                else cr_assert_eq(tschunk_validate(head, size), 0);
+            }
+            if (i < s.n) cr_assert_eq(tschunk_append_bits(&enc, s.ts[i], s.bits[i]), 0);
+        }
+        size_t size = tschunk_encoder_finish(&enc);
+        check_chunk(buf, size, &s, 0, s.n);
+        cr_assert_eq(tschunk_get_error_code(tschunk_encoder_snapshot(&enc, head, cap)), TSCHUNK_ERROR_STAGE);
+        free(buf);
+        free(head);
+    }
+    wl_free(&s);
+}

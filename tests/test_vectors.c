@@ -1,4 +1,4 @@
-/* Golden chunk vectors (tests/vectors/chunk/): they pin format v1 byte for byte. */
+/* Golden chunk vectors: tests/vectors/chunk/ pin codec 1 of format v1 byte for byte, tests/vectors/tsc2/ codec 2. */
 #include "test_util.h"
 
 typedef struct {
@@ -9,14 +9,16 @@ typedef struct {
 
 static int hexval(int c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
 
-static void load_vector(const char *name, vector *v)
+#define VECTOR_MAX_SAMPLES 1024
+
+static void load_vector_in(const char *dir, const char *name, vector *v)
 {
     char path[700];
-    snprintf(path, sizeof path, "%s/tests/vectors/chunk/%s.txt", repo_dir(), name);
+    snprintf(path, sizeof path, "%s/tests/vectors/%s/%s.txt", repo_dir(), dir, name);
     FILE *f = fopen(path, "r");
     cr_assert(f, "cannot open %s", path);
     memset(v, 0, sizeof *v);
-    wl_alloc(&v->s, 256, name);
+    wl_alloc(&v->s, VECTOR_MAX_SAMPLES, name);
     v->s.n = 0;
     static char line[8192];
     while (fgets(line, sizeof line, f)) {
@@ -31,6 +33,7 @@ static void load_vector(const char *name, vector *v)
         }
         long long ts;
         unsigned long long bits;
+        cr_assert_lt(v->s.n, VECTOR_MAX_SAMPLES, "%s: too many samples", name);
         cr_assert_eq(sscanf(line, "%lld,0x%llx", &ts, &bits), 2, "%s: bad line %s", name, line);
         v->s.ts[v->s.n] = ts;
         v->s.bits[v->s.n++] = bits;
@@ -38,6 +41,8 @@ static void load_vector(const char *name, vector *v)
     fclose(f);
     cr_assert(v->chunk, "%s: no chunk line", name);
 }
+
+static void load_vector(const char *name, vector *v) { load_vector_in("chunk", name, v); }
 
 static const char *const names[] = {"empty", "single_stale_marker", "readme_example", "dod_buckets",
                                     "special_values", "constant_int64_max", "gauge_2dp_120", "counter_120",
@@ -49,7 +54,7 @@ Test(vectors, encoder_writes_exactly_the_golden_bytes)
         vector v;
         load_vector(names[i], &v);
         unsigned char *chunk;
-        size_t size = encode_range(&v.s, 0, v.s.n, &chunk);
+        size_t size = encode_range_codec(&v.s, 0, v.s.n, TSCHUNK_CODEC_GORILLA, &chunk);
         cr_assert_eq(size, v.size, "%s: %zu bytes, golden %zu", names[i], size, v.size);
         cr_assert(memcmp(chunk, v.chunk, size) == 0, "%s: bytes differ from the golden vector", names[i]);
         free(chunk);
@@ -87,4 +92,24 @@ Test(vectors, readme_example_fields)
     cr_assert_eq(info.flags, 0);
     free(v.chunk);
     wl_free(&v.s);
+}
+
+static const char *const tsc2_names[] = {"gauge_2dp_300", "counter_200", "constant_250", "real_doubles_260",
+                                         "repeats_140", "special_values_150", "noisy_decimals_130"};
+
+/* Codec 2: the encoder writes each vector's bytes, and the bytes decode to its samples. */
+Test(vectors, codec2_golden_bytes_both_ways)
+{
+    for (size_t i = 0; i < sizeof tsc2_names / sizeof tsc2_names[0]; i++) {
+        vector v;
+        load_vector_in("tsc2", tsc2_names[i], &v);
+        unsigned char *chunk;
+        size_t size = encode_range_codec(&v.s, 0, v.s.n, TSCHUNK_CODEC_TSC2, &chunk);
+        cr_assert_eq(size, v.size, "%s: %zu bytes, golden %zu", tsc2_names[i], size, v.size);
+        cr_assert(memcmp(chunk, v.chunk, size) == 0, "%s: bytes differ from the golden vector", tsc2_names[i]);
+        check_chunk(v.chunk, v.size, &v.s, 0, v.s.n);
+        free(chunk);
+        free(v.chunk);
+        wl_free(&v.s);
+    }
 }

@@ -215,7 +215,7 @@ int chunk_stats(stats *st, int format, const unsigned char *chunk, size_t size, 
     st->ts_bits += tsb;
     st->value_bits += (uint64_t)(size - 2) * 8 - tsb;
     byte_count c = {0, 0};
-    int rc = encode_chunks(FORMAT_NATIVE, TSCHUNK_CODEC_GORILLA, chunk_ts, chunk_bits, n, whole, 0, NULL, count_bytes, &c, NULL);
+    int rc = encode_chunks(FORMAT_NATIVE, TSCHUNK_CODEC_TSC2, chunk_ts, chunk_bits, n, whole, 0, NULL, count_bytes, &c, NULL);
     st->native_bytes += c.bytes;
     st->native_chunks += c.chunks;
     return rc;

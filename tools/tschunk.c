@@ -2,7 +2,7 @@
  * tschunk: command-line front end.
  *
  *   tschunk compress IN.csv -o OUT [--samples-per-chunk N] [--max-chunk-bytes B]
- *                    [--ts-unit s|ms|us|ns] [--codec gorilla|tsc2] [--verify]
+ *                    [--ts-unit s|ms|us|ns] [--codec tsc2|gorilla] [--verify]
  *   tschunk decompress IN -o OUT.csv [--iso] [--bits]
  *   tschunk stats IN [--json]
  *   tschunk export-prom IN.csv -o OUT [--samples-per-chunk N]
@@ -30,7 +30,7 @@ static int usage(void)
 {
     fputs("usage:\n"
           "  tschunk compress IN.csv -o OUT [--samples-per-chunk N] [--max-chunk-bytes B]\n"
-          "                   [--ts-unit s|ms|us|ns] [--codec gorilla|tsc2] [--verify]\n"
+          "                   [--ts-unit s|ms|us|ns] [--codec tsc2|gorilla] [--verify]\n"
           "  tschunk decompress IN -o OUT.csv [--iso] [--bits]\n"
           "  tschunk stats IN [--json]\n"
           "  tschunk ls FILE            (series, id, chunks, samples, time range, bytes; tab-separated)\n"
@@ -64,7 +64,7 @@ static int parse_options(int argc, char **argv, options *o)
     memset(o, 0, sizeof(*o));
     o->samples_per_chunk = DEFAULT_SAMPLES_PER_CHUNK;
     o->unit = UNIT_MS;
-    o->codec = TSCHUNK_CODEC_GORILLA;
+    o->codec = TSCHUNK_CODEC_TSC2; /* the default codec; --codec gorilla for codec 1 */
     o->mapping = TSCHUNK_MAPPING_CUBIC;
     o->alpha = 0.01;
     o->qlist = "0.5,0.9,0.99";

@@ -140,7 +140,7 @@ size_t tschunk_encoder_init(tschunk_encoder *enc, void *dst, size_t capacity,
     if (!enc || !dst) return TSC_ERROR(BAD_PARAMETER);
     tschunk_encoder_options o = {0, 0, 0, 0};
     if (opts) o = *opts;
-    if (o.codec == 0) o.codec = TSCHUNK_CODEC_GORILLA;
+    if (o.codec == 0) o.codec = TSCHUNK_CODEC_TSC2; /* the default codec since 0.2 */
     if ((o.codec != TSCHUNK_CODEC_GORILLA && o.codec != TSCHUNK_CODEC_TSC2) || o.reserved != 0 || o.max_samples > TSCHUNK_MAX_SAMPLES)
         return TSC_ERROR(BAD_PARAMETER);
     if (capacity < TSCHUNK_BOUND(0)) return TSC_ERROR(DST_TOO_SMALL);
@@ -274,13 +274,13 @@ size_t tschunk_append(tschunk_encoder *enc, int64_t ts, double value)
 
 size_t tschunk_encoder_count(const tschunk_encoder *enc) { return enc ? enc->count : 0; }
 
-size_t tschunk_encoder_finish(tschunk_encoder *enc)
+/*
+ * Lay codec 1's chunk out at `out`: the encoder's own buffer at finish (the
+ * streams move down behind the header, left moves only), or another buffer
+ * for a snapshot. The encoder is not changed.
+ */
+static size_t lay_out(const tschunk_encoder *enc, uint8_t *out, size_t capacity)
 {
-    if (!enc || enc->stage != STAGE_ACTIVE) return TSC_ERROR(STAGE);
-    if (enc->codec == TSCHUNK_CODEC_TSC2) {
-        enc->stage = STAGE_FINISHED;
-        return tsc_codec2_finish(enc);
-    }
     uint32_t n = enc->count;
     /* An all-zero stream (every dod 0, every XOR 0) costs 1 bit a sample: drop it. */
     int ts_const = n >= 2 && enc->ts_out.bit_count == (uint64_t)(n - 2);
@@ -303,12 +303,28 @@ size_t tschunk_encoder_finish(tschunk_encoder *enc)
         h += tsc_put_uvarint(header + h, enc->first_delta);
         if (!ts_const) h += tsc_put_uvarint(header + h, tbytes);
     }
-    memmove(enc->dst + h, enc->ts_out.base, tbytes);
-    memmove(enc->dst + h + tbytes, enc->val_out.base, vbytes);
-    memcpy(enc->dst, header, h);
+    if (h + tbytes + vbytes > capacity) return TSC_ERROR(DST_TOO_SMALL);
+    memmove(out + h, enc->ts_out.base, tbytes);
+    memmove(out + h + tbytes, enc->val_out.base, vbytes);
+    memcpy(out, header, h);
+    return h + vbytes + tbytes;
+}
+
+size_t tschunk_encoder_finish(tschunk_encoder *enc)
+{
+    if (!enc || enc->stage != STAGE_ACTIVE) return TSC_ERROR(STAGE);
     enc->stage = STAGE_FINISHED;
     enc->safe_left = 0;
-    return h + vbytes + tbytes;
+    if (enc->codec == TSCHUNK_CODEC_TSC2) return tsc_codec2_finish(enc);
+    return lay_out(enc, enc->dst, enc->capacity);
+}
+
+size_t tschunk_encoder_snapshot(const tschunk_encoder *enc, void *dst, size_t capacity)
+{
+    if (!enc || !dst) return TSC_ERROR(BAD_PARAMETER);
+    if (enc->stage != STAGE_ACTIVE) return TSC_ERROR(STAGE);
+    if (enc->codec == TSCHUNK_CODEC_TSC2) return tsc_codec2_snapshot(enc, (uint8_t *)dst, capacity);
+    return lay_out(enc, (uint8_t *)dst, capacity);
 }
 
 size_t tschunk_encode(void *dst, size_t capacity, const int64_t *ts, const double *values, size_t n,

@@ -314,3 +314,27 @@ size_t tsc_codec2_finish(tschunk_encoder *enc)
     memcpy(enc->dst, header, h);
     return h + groups;
 }
+
+/* The chunk as it would be finished now, without the constant flags, into another buffer. */
+size_t tsc_codec2_snapshot(const tschunk_encoder *enc, uint8_t *out, size_t capacity)
+{
+    uint8_t header[2 + 3 + 10 + 10 + 8];
+    size_t h = write_header(enc, 0, header);
+    if (h + enc->group_end + (enc->pending ? tsc_codec2_group_bound(enc->pending) : 0) > capacity)
+        return TSC_ERROR(DST_TOO_SMALL);
+    memcpy(out, header, h);
+    memcpy(out + h, group_area(enc), enc->group_end);
+    size_t size = h + enc->group_end;
+    if (enc->pending) {
+        int64_t ts[TSC2_GROUP];
+        uint64_t bits[TSC2_GROUP];
+        const uint8_t *raw = group_area(enc) + enc->group_end;
+        for (uint32_t i = 0; i < enc->pending; i++) {
+            ts[i] = (int64_t)tsc_load64_le(raw + RAW_SAMPLE * i);
+            bits[i] = tsc_load64_le(raw + RAW_SAMPLE * i + 8);
+        }
+        size += tsc_codec2_encode_group(out + size, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits,
+                                        hint_of(enc), 0, NULL);
+    }
+    return size;
+}

@@ -233,5 +233,6 @@ size_t tsc_codec2_parse_chunk(const uint8_t *src, size_t size, size_t *pos, tsch
 /* appender.c: codec 2 behind tschunk_append and tschunk_encoder_finish. */
 size_t tsc_codec2_append(tschunk_encoder *enc, int64_t ts, uint64_t bits);
 size_t tsc_codec2_finish(tschunk_encoder *enc);
+size_t tsc_codec2_snapshot(const tschunk_encoder *enc, uint8_t *out, size_t capacity);
 
 #endif
