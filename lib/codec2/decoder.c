@@ -37,13 +37,41 @@ static size_t parse_timestamps(const uint8_t *src, size_t avail, size_t n, tsc_c
     if (err || n < 2) return err;
     if (*pos >= avail) return TSC_ERROR(TRUNCATED);
     g->ts_grid = (src[*pos] & TSC2_TS_GRID) != 0;
-    g->ts_width = src[(*pos)++] & ~TSC2_TS_GRID;
-    if (g->ts_width > 64) return TSC_ERROR(CORRUPT);
+    unsigned form = src[(*pos)++] & ~TSC2_TS_GRID;
+    int patched = form >= TSC2_TS_PATCHED;
+    g->ts_width = patched ? form - TSC2_TS_PATCHED : form;
+    if (form > 64 && !patched) return TSC_ERROR(CORRUPT);
     if (g->ts_grid && (err = take_uvarint(src, avail, pos, &g->grid_step))) return err;
     if ((err = take_uvarint(src, avail, pos, &g->min_delta))) return err;
     if (g->ts_grid) g->min_delta = (uint64_t)tsc_unzigzag(g->min_delta);
     g->ts_packed = src + *pos;
-    return take_bytes(avail, pos, tsc_codec2_packed_bytes(n - 1, g->ts_width));
+    if ((err = take_bytes(avail, pos, tsc_codec2_packed_bytes(n - 1, g->ts_width))) || !patched) return err;
+    uint64_t patches, high;
+    if ((err = take_uvarint(src, avail, pos, &patches))) return err;
+    if (patches == 0 || patches > n - 1) return TSC_ERROR(CORRUPT);
+    g->ts_patches = (size_t)patches;
+    g->ts_patch_at = src + *pos;
+    for (size_t x = 0; x < g->ts_patches; x++) {
+        if ((err = take_bytes(avail, pos, 1)) || (err = take_uvarint(src, avail, pos, &high))) return err;
+        if (g->ts_width && high >> (64 - g->ts_width)) return TSC_ERROR(CORRUPT);
+    }
+    return 0;
+}
+
+/* PATCHED fields: each patch ORs its high bits above the packed low ones. */
+static size_t apply_patches(const tsc_codec2_group *g, size_t fields, uint64_t *deltas)
+{
+    const uint8_t *x = g->ts_patch_at;
+    int last = -1;
+    for (size_t p = 0; p < g->ts_patches; p++) {
+        int at = *x++;
+        if (at >= (int)fields || at <= last) return TSC_ERROR(CORRUPT);
+        last = at;
+        uint64_t high = 0;
+        x += tsc_get_uvarint(x, 10, &high);
+        deltas[at] |= high << g->ts_width;
+    }
+    return 0;
 }
 
 static size_t parse_decimal(const uint8_t *src, size_t avail, size_t n, tsc_codec2_group *g, size_t *pos)
@@ -169,6 +197,7 @@ static size_t decode_timestamps(const tsc_codec2_group *g, size_t n, const uint8
     if (n < 2) return bad ? TSC_ERROR(CORRUPT) : 0;
     uint64_t deltas[TSC2_GROUP];
     tsc_codec2_unpack(g->ts_packed, (size_t)(end - g->ts_packed), deltas, n - 1, g->ts_width);
+    if (g->ts_patches && apply_patches(g, n - 1, deltas)) return TSC_ERROR(CORRUPT);
     /* A wrap past INT64_MAX is time going backwards too. */
     int64_t prev = t;
     if (g->ts_grid) {

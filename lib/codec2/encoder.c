@@ -22,6 +22,64 @@ static uint64_t grid_step(const int64_t *ts, size_t n)
  * log2(jitter range) on scrapes that keep to a schedule (deltas cost the
  * range of a difference of two jitters, one bit more) and needs no prefix sum.
  */
+/* How a group's timestamp fields are packed: plain at their full width, or PATCHED at a narrower one. */
+typedef struct {
+    unsigned width;
+    int patched;
+    size_t bytes; /* packed fields and, when patched, the patch list */
+} field_plan;
+
+/*
+ * The cheapest packing of m fields whose largest needs `full` bits: each
+ * candidate width is one that some field needs (from a histogram of widths),
+ * and the fields wider than it become patches of 1 + varint(high) bytes.
+ */
+static field_plan plan_fields(const uint64_t *fields, size_t m, unsigned full)
+{
+    if (full <= 1) return (field_plan){full, 0, tsc_codec2_packed_bytes(m, full)};
+    size_t hist[65] = {0};
+    for (size_t i = 0; i < m; i++) hist[tsc_codec2_width(fields[i])]++;
+    field_plan best = {full, 0, tsc_codec2_packed_bytes(m, full)};
+    for (unsigned w = 0; w < full && w <= 62; w++) {
+        if (w && !hist[w]) continue;
+        size_t patches = 0, patch_bytes = 0;
+        for (unsigned b = w + 1; b <= full; b++) {
+            patches += hist[b];
+            patch_bytes += hist[b] * (1 + (b - w + 6) / 7);
+        }
+        size_t bytes = tsc_codec2_packed_bytes(m, w) + tsc_uvarint_len(patches) + patch_bytes;
+        if (patches && patches <= 255 && bytes < best.bytes) best = (field_plan){w, 1, bytes};
+    }
+    return best;
+}
+
+/* The form byte's low bits, the packed fields, and the patch list. @return bytes after the form byte's fields. */
+static size_t write_fields(uint8_t *p, uint64_t *fields, size_t m, field_plan fp)
+{
+    uint64_t low_mask = fp.width >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << fp.width) - 1;
+    uint8_t at[TSC2_GROUP];
+    uint64_t high[TSC2_GROUP];
+    size_t patches = 0;
+    if (fp.patched)
+        for (size_t i = 0; i < m; i++)
+            if (fields[i] > low_mask) {
+                at[patches] = (uint8_t)i;
+                high[patches++] = fields[i] >> fp.width;
+                fields[i] &= low_mask;
+            }
+    tsc_codec2_pack(p, fields, m, fp.width);
+    size_t n = tsc_codec2_packed_bytes(m, fp.width);
+    if (!fp.patched) return n;
+    n += tsc_put_uvarint(p + n, patches);
+    for (size_t x = 0; x < patches; x++) {
+        p[n++] = at[x];
+        n += tsc_put_uvarint(p + n, high[x]);
+    }
+    return n;
+}
+
+TSC_INLINE uint8_t form_code(field_plan fp) { return (uint8_t)(fp.patched ? TSC2_TS_PATCHED + fp.width : fp.width); }
+
 /* zigzag(lead - expected): the group's first timestamp against the previous one plus the group's own step. */
 TSC_INLINE uint64_t lead_field(uint64_t lead, uint64_t expected) { return tsc_zigzag((int64_t)(lead - expected)); }
 
@@ -38,36 +96,36 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
         min = delta < min ? delta : min;
         max = delta > max ? delta : max;
     }
-    unsigned delta_width = tsc_codec2_width(max - min);
-    size_t delta_bytes = tsc_uvarint_len(lead_field(lead, min)) + tsc_uvarint_len(min) +
-                         tsc_codec2_packed_bytes(n - 1, delta_width);
-    int64_t offsets[TSC2_GROUP], omin = 0, omax = 0;
+    for (size_t i = 0; i + 1 < n; i++) deltas[i] -= min;
+    field_plan delta_plan = plan_fields(deltas, n - 1, tsc_codec2_width(max - min));
+    size_t delta_bytes = tsc_uvarint_len(lead_field(lead, min)) + tsc_uvarint_len(min) + delta_plan.bytes;
+    uint64_t offsets[TSC2_GROUP];
+    int64_t omin = 0, omax = 0;
     uint64_t step = 0;
     size_t grid_bytes = SIZE_MAX;
-    if (delta_width > 1) { /* a regular or nearly regular group cannot do better on a grid */
+    field_plan grid_plan = {0, 0, 0};
+    if (delta_plan.width > 1) { /* a regular or nearly regular group cannot do better on a grid */
         step = grid_step(ts, n);
-        for (size_t i = 1; i < n; i++) offsets[i - 1] = (int64_t)((uint64_t)ts[i] - (uint64_t)ts[0] - (uint64_t)i * step);
-        tsc_codec2_range_i64(offsets, n - 1, &omin, &omax);
+        int64_t *signed_offsets = (int64_t *)(void *)offsets;
+        for (size_t i = 1; i < n; i++)
+            signed_offsets[i - 1] = (int64_t)((uint64_t)ts[i] - (uint64_t)ts[0] - (uint64_t)i * step);
+        tsc_codec2_range_i64(signed_offsets, n - 1, &omin, &omax);
+        for (size_t i = 0; i + 1 < n; i++) offsets[i] -= (uint64_t)omin;
+        grid_plan = plan_fields(offsets, n - 1, tsc_codec2_width((uint64_t)omax - (uint64_t)omin));
         grid_bytes = tsc_uvarint_len(lead_field(lead, step)) + tsc_uvarint_len(step) +
-                     tsc_uvarint_len(tsc_zigzag(omin)) +
-                     tsc_codec2_packed_bytes(n - 1, tsc_codec2_width((uint64_t)omax - (uint64_t)omin));
+                     tsc_uvarint_len(tsc_zigzag(omin)) + grid_plan.bytes;
     }
     if (grid_bytes < delta_bytes) {
-        unsigned grid_width = tsc_codec2_width((uint64_t)omax - (uint64_t)omin);
         p += tsc_put_uvarint(p, lead_field(lead, step));
-        *p++ = (uint8_t)(TSC2_TS_GRID | grid_width);
+        *p++ = (uint8_t)(TSC2_TS_GRID | form_code(grid_plan));
         p += tsc_put_uvarint(p, step);
         p += tsc_put_uvarint(p, tsc_zigzag(omin));
-        for (size_t i = 0; i + 1 < n; i++) deltas[i] = (uint64_t)offsets[i] - (uint64_t)omin;
-        tsc_codec2_pack(p, deltas, n - 1, grid_width);
-        return (size_t)(p - out) + tsc_codec2_packed_bytes(n - 1, grid_width);
+        return (size_t)(p - out) + write_fields(p, offsets, n - 1, grid_plan);
     }
-    for (size_t i = 0; i + 1 < n; i++) deltas[i] -= min;
     p += tsc_put_uvarint(p, lead_field(lead, min));
-    *p++ = (uint8_t)delta_width;
+    *p++ = form_code(delta_plan);
     p += tsc_put_uvarint(p, min);
-    tsc_codec2_pack(p, deltas, n - 1, delta_width);
-    return (size_t)(p - out) + tsc_codec2_packed_bytes(n - 1, delta_width);
+    return (size_t)(p - out) + write_fields(p, deltas, n - 1, delta_plan);
 }
 
 /* ------------------------------------------------------------------ decimals */
@@ -401,6 +459,13 @@ static size_t write_split(uint8_t *out, const split_plan *r, const uint64_t *bit
 
 enum { FORM_CONST, FORM_MASKED, FORM_DECIMAL, FORM_XOR, FORM_SPLIT, FORM_RAW, FORMS };
 
+/*
+ * What a changed value's XOR field is taken to cost when deciding whether to
+ * size the XOR form at all (a heuristic, not a floor: make codec2-probe
+ * measured 10, 16 and 20 bits).
+ */
+#define XOR_CHANGE_BITS 16
+
 /* The smallest of the forms; ties go to the earlier one in FORM order. */
 static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits,
                            tsc_codec2_decimal hint, int exhaustive, tsc_codec2_decimal *used)
@@ -429,8 +494,8 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     size_t best_decimal = size[FORM_DECIMAL] < size[FORM_MASKED] ? size[FORM_DECIMAL] : size[FORM_MASKED];
     /*
      * XOR is sized only when it may win: always under max_bytes (the bound
-     * needs it), else when the decimal forms cost more than a rough XOR floor
-     * (1 bit a repeat, 10 a change). SPLIT only when nothing reaches 7 bytes a value.
+     * needs it), else when the decimal forms cost more than a rough XOR cost
+     * (1 bit a repeat, XOR_CHANGE_BITS a change). SPLIT only when nothing reaches 7 bytes a value.
      */
     uint8_t stream[(TSC2_GROUP * TSC_XOR_WORST_BITS + 7) / 8 + 8];
     size_t stream_bytes = 0;
@@ -439,7 +504,7 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     if (!xor_may_win) {
         size_t repeats = bits[0] == prev_bits;
         for (size_t i = 1; i < n; i++) repeats += bits[i] == bits[i - 1];
-        xor_may_win = best_decimal * 8 > repeats + 10 * (n - repeats);
+        xor_may_win = best_decimal * 8 > repeats + XOR_CHANGE_BITS * (n - repeats);
     }
     if (xor_may_win) {
         stream_bytes = xor_stream(stream, sizeof stream, bits, n, prev_bits);

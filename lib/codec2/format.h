@@ -14,11 +14,17 @@
  *   timestamps  uvarint zigzag(lead - expected), where lead = ts[0] - the previous
  *               group's last ts (0 for the first group) and expected is 0
  *               when n = 1, else min_delta (DELTA) or step (GRID), read next
- *               n >= 2, DELTA form: u8 width (0..64), uvarint min_delta,
- *                       n - 1 packed fields: ts[i] - ts[i-1] - min_delta
- *               n >= 2, GRID form: u8 0x80 | width, uvarint step,
- *                       uvarint zigzag(min_offset), n - 1 packed fields:
+ *               n >= 2, DELTA form: u8 form, uvarint min_delta,
+ *                       n - 1 fields: ts[i] - ts[i-1] - min_delta
+ *               n >= 2, GRID form: u8 0x80 | form, uvarint step,
+ *                       uvarint zigzag(min_offset), n - 1 fields:
  *                       ts[i] - ts[0] - i * step - min_offset   (i = 1..n-1)
+ *               form (low 7 bits) 0..64: the fields packed at that width;
+ *               65..127: PATCHED at width form - 65 (0..62): the fields' low
+ *               bits packed, then uvarint patch count (>= 1) and per patch
+ *               u8 field index (increasing) and uvarint high bits
+ *               (field = low | high << width), so a gap in a regular
+ *               series costs one patch, not a wider field for every sample
  *               (all timestamp arithmetic wraps modulo 2^64)
  *   values      u8 mode, then by mode & 3:
  *                 0        mode 0x00 RAW: n x 8 bytes, the value bits, little-endian
@@ -75,6 +81,7 @@ enum { TSC2_PLAIN = 0, TSC2_MASKED = 1, TSC2_DECIMAL = 2, TSC2_XOR = 3 }; /* mod
 #define TSC2_SPLIT_DICT 8u
 #define TSC2_SPLIT_MAX_LEFT 16u
 #define TSC2_TS_GRID 0x80u
+#define TSC2_TS_PATCHED 65u   /* form codes from here: patched widths 0..62 */
 #define TSC2_DECIMAL_DELTA 0x04u
 #define TSC2_DECIMAL_FLOAT32 0x08u
 #define TSC2_EXCEPTION_RAW 0x80u
@@ -156,6 +163,8 @@ typedef struct {
     int ts_grid;
     const uint8_t *ts_packed;
     unsigned ts_width;
+    size_t ts_patches;        /* PATCHED: how many */
+    const uint8_t *ts_patch_at;
     unsigned mode;
     const uint8_t *payload;   /* RAW / CONST bytes, packed decimals, XOR stream */
     size_t payload_bytes;     /* XOR stream bytes */
