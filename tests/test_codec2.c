@@ -552,3 +552,26 @@ Test(codec2, snapshots_read_the_head_chunk_while_appending)
     }
     wl_free(&s);
 }
+
+/* Gaps in a regular series become patches: a few bytes each, not a wider field for every timestamp. */
+Test(codec2, timestamp_gaps_are_patched)
+{
+    wl_series s;
+    wl_alloc(&s, 1024, "gaps");
+    uint64_t rng = 77;
+    int64_t t = 1700000000000;
+    for (size_t i = 0; i < s.n; i++) {
+        t += 60000 + (i % 97 == 50 ? (int64_t)(wl_rng(&rng) % 100) * 3600000 : 0);
+        s.ts[i] = t;
+        s.bits[i] = wl_bits((double)(i % 7));
+    }
+    unsigned char *chunk;
+    size_t size = encode_range_codec(&s, 0, s.n, TSC2, &chunk);
+    check_chunk(chunk, size, &s, 0, s.n);
+    tschunk_chunk_info info;
+    cr_assert_eq(tschunk_chunk_info_get(chunk, size, &info), 0);
+    /* 8 groups x (lead, form, min delta: ~6 bytes) + 10 patches of ~6 bytes: under 1 bit a timestamp (29 unpatched). */
+    cr_assert_lt((double)info.ts_bytes * 8 / (double)s.n, 1.0, "%zu timestamp bytes", info.ts_bytes);
+    free(chunk);
+    wl_free(&s);
+}

@@ -95,7 +95,7 @@ Test(vectors, readme_example_fields)
 }
 
 static const char *const tsc2_names[] = {"gauge_2dp_300", "counter_200", "constant_250", "real_doubles_260",
-                                         "repeats_140", "special_values_150", "noisy_decimals_130"};
+                                         "repeats_140", "special_values_150", "noisy_decimals_130", "gaps_300"};
 
 /* Codec 2: the encoder writes each vector's bytes, and the bytes decode to its samples. */
 Test(vectors, codec2_golden_bytes_both_ways)
