@@ -155,7 +155,7 @@ bench: $(BENCH_BIN) $(SKETCH_BENCH_BIN) $(SEGMENT_BENCH_BIN) $(BUILD)/bench/code
 # Instructions per push and per decoded sample under callgrind (stable on a noisy machine).
 bench-instr: $(BENCH_BIN)
 	@for w in const-regular const-jitter counter gauge-2dp random; do for c in 120 1024; do \
-	  for codec in tschunk prom; do sh scripts/instr-per-op.sh $(BENCH_BIN) $$w $$c $$codec; done; done; done
+	  for codec in tschunk tsc2 prom; do sh scripts/instr-per-op.sh $(BENCH_BIN) $$w $$c $$codec; done; done; done
 
 # ---- fuzzing (clang, libFuzzer) -----------------------------------------
 FUZZ_BUILD := build/fuzz

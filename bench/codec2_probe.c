@@ -59,7 +59,8 @@ static double xor_bits(const double *v, size_t n)
     static int64_t ts[MAX_BLOCK];
     static unsigned char buf[TSCHUNK_BOUND(MAX_BLOCK)];
     for (size_t i = 0; i < n; i++) ts[i] = (int64_t)i * 1000;
-    size_t size = tschunk_encode(buf, sizeof buf, ts, v, n, NULL);
+    tschunk_encoder_options gorilla = {TSCHUNK_CODEC_GORILLA, 0, 0, 0};
+    size_t size = tschunk_encode(buf, sizeof buf, ts, v, n, &gorilla);
     tschunk_chunk_info info;
     if (tschunk_is_error(size) || tschunk_chunk_info_get(buf, size, &info)) abort();
     return 8.0 * (double)(8 + info.value_bytes);

@@ -8,15 +8,20 @@ prefix=tschunk_; [ "$CODEC" = prom ] && prefix=tschunk_prom_
 for phase in append iter batch; do
   valgrind --tool=callgrind --callgrind-out-file="$out" "$BENCH" --quick --reps 1 --only "$WL" --chunk "$CHUNK" \
     --codec "$CODEC" --phase $phase >/dev/null 2>&1
+  extra=
   case $phase in
-    append) fn="${prefix}append_bits" ;;
+    append) fn="${prefix}append_bits"; extra="${prefix}encoder_finish" ;; # codec 2 encodes groups at finish too
     iter) fn="${prefix}iter_next_bits" ;;
     batch) fn="${prefix}decode" ;;
   esac
-  # Inclusive cost of the API function; append runs twice (warm-up + 1 repetition), decoding once.
-  instr=$(callgrind_annotate --inclusive=yes "$out" 2>/dev/null | grep -E "[^a-z_]$fn( |$)" | grep -v '\[' | head -1 \
-          | awk '{gsub(",","",$1); print $1}')
+  # Inclusive cost of the API function(s); append runs twice (warm-up + 1 repetition), decoding once.
+  instr=0
+  for f in $fn $extra; do
+    c=$(callgrind_annotate --inclusive=yes "$out" 2>/dev/null | grep -E "[^a-z_]$f( |$)" | grep -v '\[' | head -1 \
+        | awk '{gsub(",","",$1); print $1}')
+    instr=$((instr + ${c:-0}))
+  done
   passes=1; [ "$phase" = append ] && passes=2
-  echo "$WL $CODEC chunk=$CHUNK $phase: $(echo "$instr $passes" | awk '{printf "%.1f", $1 / (12288 * $2)}') instructions per sample ($fn)"
+  echo "$WL $CODEC chunk=$CHUNK $phase: $(echo "$instr $passes" | awk '{printf "%.1f", $1 / (12288 * $2)}') instructions per sample ($fn${extra:+ + $extra})"
 done
 rm -f "$out"

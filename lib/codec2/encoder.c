@@ -130,14 +130,24 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
 
 /* ------------------------------------------------------------------ decimals */
 
+/*
+ * Fractions are tried only while k stays under 2^44 and NEAR counts only within 16 ulps: past
+ * that, almost any double "reads" as a decimal (random doubles sit within a few ulps of some
+ * 12-digit decimal), which costs more than XOR or SPLIT and made their sampling slow.
+ */
+#define SEARCH_MAX_K 0x1p44
+#define SEARCH_NEAR_ULPS 16
+
 int tsc_codec2_smallest_exponent(uint64_t bits, int as_float)
 {
     int64_t k, diff;
     int near = -1;
+    double magnitude = tsc_double_of(bits & ~(UINT64_C(1) << 63));
     for (unsigned e = 0; e <= TSC2_MAX_EXPONENT; e++) {
+        if (e && magnitude * tsc_codec2_pow10[e] >= SEARCH_MAX_K) break;
         int reading = tsc_codec2_read(bits, e, as_float, &k, &diff);
         if (reading == TSC2_EXACT) return (int)e;
-        if (reading == TSC2_NEAR && near < 0) near = (int)e;
+        if (reading == TSC2_NEAR && near < 0 && diff >= -SEARCH_NEAR_ULPS && diff <= SEARCH_NEAR_ULPS) near = (int)e;
     }
     return near;
 }
@@ -396,14 +406,21 @@ static void plan_split(split_plan *r, const uint64_t *bits, size_t n)
 {
     uint16_t tops[TSC2_GROUP];
     sorted_tops(bits, n, tops);
+    /* Runs of equal top-16 values; a narrower left part merges neighbouring runs. */
+    uint64_t top_value[TSC2_GROUP];
+    size_t top_count[TSC2_GROUP], tops_n = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (tops_n && top_value[tops_n - 1] == tops[i]) top_count[tops_n - 1]++;
+        else top_value[tops_n] = tops[i], top_count[tops_n++] = 1;
+    }
     r->bytes = SIZE_MAX;
-    for (unsigned left = 4; left <= TSC2_SPLIT_MAX_LEFT; left += 2) {
+    for (unsigned left = 8; left <= TSC2_SPLIT_MAX_LEFT; left += 2) {
         uint64_t run_value[TSC2_GROUP];
         size_t run_count[TSC2_GROUP], runs = 0;
-        for (size_t i = 0; i < n; i++) {
-            uint64_t v = tops[i] >> (16 - left);
-            if (runs && run_value[runs - 1] == v) run_count[runs - 1]++;
-            else run_value[runs] = v, run_count[runs++] = 1;
+        for (size_t t = 0; t < tops_n; t++) {
+            uint64_t v = top_value[t] >> (16 - left);
+            if (runs && run_value[runs - 1] == v) run_count[runs - 1] += top_count[t];
+            else run_value[runs] = v, run_count[runs++] = top_count[t];
         }
         split_plan p = {left, 0, {0}, 0};
         size_t covered = 0;
