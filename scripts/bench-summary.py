@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Median, over several `make bench` outputs, of the wall-time columns, as a README table.
+"""Medians, over several `make bench` outputs, as README tables: wall time per codec, and sizes.
 
-usage: scripts/bench-summary.py RUN1.txt RUN2.txt ... [--chunk 120]
+usage: scripts/bench-summary.py RUN1.txt RUN2.txt ... [--chunk 120] [--sizes]
 """
 import statistics, sys
 
@@ -10,33 +10,64 @@ ROWS = ['const-regular', 'const-jitter', 'counter', 'gauge-2dp', 'random',
 PROM = {'const-regular': (9.7, 5.1), 'const-jitter': (13.2, 11.4), 'counter': (52.8, 18.5),
         'gauge-2dp': (60.4, 20.4), 'random': (42.6, 20.9), 'real: value-only (23 files)': (44.3, 13.8),
         'real: timestamped (15 files)': (41.4, 14.4)}
+CODECS = ['tsc2', 'tschunk', 'prom-xor']  # codec 2, codec 1 (Gorilla), this library's Prometheus XOR
+
+
+def read(paths, chunk):
+    cells = {}
+    for path in paths:
+        for line in open(path):
+            c = [x.strip() for x in line.strip().strip('|').split('|')]
+            if len(c) < 11 or c[2] != chunk or c[0] not in ROWS:
+                continue
+            for k, col in (('push', 4), ('iter', 5), ('batch', 6), ('bytes', 10)):
+                try:
+                    cells.setdefault((c[0], c[1], k), []).append(float(c[col]))
+                except ValueError:
+                    pass
+    return cells
 
 
 def main():
     args = sys.argv[1:]
     chunk = '120'
+    sizes = '--sizes' in args
+    if sizes:
+        args.remove('--sizes')
     if '--chunk' in args:
         i = args.index('--chunk'); chunk = args[i + 1]; del args[i:i + 2]
-    cells = {}
-    for path in args:
-        for line in open(path):
-            c = [x.strip() for x in line.strip().strip('|').split('|')]
-            if len(c) < 8 or c[2] != chunk or c[0] not in ROWS:
-                continue
-            for k, col in (('push', 4), ('iter', 5), ('batch', 6)):
-                cells.setdefault((c[0], c[1], k), []).append(float(c[col]))
+    cells = read(args, chunk)
+
+    def med(w, codec, k):
+        v = cells.get((w, codec, k), [])
+        return statistics.median(v) if v else None
+
     def cell(w, codec, k):
         v = cells.get((w, codec, k), [])
         if not v:
             return '-'
         return '%.1f (%.1f-%.1f)' % (statistics.median(v), min(v), max(v)) if len(v) > 1 else '%.1f' % v[0]
-    print('| workload (chunk %s) | tschunk append | tschunk iterator | tschunk batch | prom-xor append | '
-          'prom-xor batch | Prometheus 3.14 append | Prometheus 3.14 decode |' % chunk)
-    print('|---|---:|---:|---:|---:|---:|---:|---:|')
+
+    if sizes:
+        print('| workload (chunk %s) | codec 2 | codec 1 (Gorilla) | Prometheus XOR | codec 2 vs codec 1 | '
+              'codec 2 vs Prometheus |' % chunk)
+        print('|---|---:|---:|---:|---:|---:|')
+        for w in ROWS:
+            t, g, p = med(w, 'tsc2', 'bytes'), med(w, 'tschunk', 'bytes'), med(w, 'prom-xor', 'bytes')
+            if None in (t, g, p):
+                continue
+            print('| %s | %.3f | %.3f | %.3f | %+.1f%% | %+.1f%% |' % (w, t, g, p, (t / g - 1) * 100, (t / p - 1) * 100))
+        print('\nBytes per sample (timestamp + value), from `make bench`.')
+        return
+    print('| workload (chunk %s) | codec 2 append | codec 2 iterator | codec 2 batch | codec 1 append | '
+          'codec 1 iterator | codec 1 batch | prom-xor append | prom-xor batch | Prometheus 3.14 append | '
+          'Prometheus 3.14 decode |' % chunk)
+    print('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     for w in ROWS:
         p = PROM[w]
-        print('| %s | %s | %s | %s | %s | %s | %.1f | %.1f |' % (
-            w, cell(w, 'tschunk', 'push'), cell(w, 'tschunk', 'iter'), cell(w, 'tschunk', 'batch'),
+        print('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %.1f |' % (
+            w, cell(w, 'tsc2', 'push'), cell(w, 'tsc2', 'iter'), cell(w, 'tsc2', 'batch'),
+            cell(w, 'tschunk', 'push'), cell(w, 'tschunk', 'iter'), cell(w, 'tschunk', 'batch'),
             cell(w, 'prom-xor', 'push'), cell(w, 'prom-xor', 'batch'), p[0], p[1]))
     print('\nMedian of %d `make bench` runs (each itself a median of 7 repetitions); brackets: lowest and '
           'highest run. Prometheus figures include ~3 ns of Go benchmark loop.' % len(args))

@@ -36,9 +36,12 @@ typedef struct {
  */
 static field_plan plan_fields(const uint64_t *fields, size_t m, unsigned full)
 {
-    if (full <= 1) return (field_plan){full, 0, tsc_codec2_packed_bytes(m, full)};
-    size_t hist[65] = {0};
-    for (size_t i = 0; i < m; i++) hist[tsc_codec2_width(fields[i])]++;
+    if (full <= 3) return (field_plan){full, 0, tsc_codec2_packed_bytes(m, full)}; /* a patch costs 16+ bits */
+    /* Four interleaved histograms: consecutive fields of one width would otherwise chain through memory. */
+    uint32_t quad[4][65] = {{0}};
+    for (size_t i = 0; i < m; i++) quad[i & 3][tsc_codec2_width(fields[i])]++;
+    size_t hist[65];
+    for (unsigned b = 0; b <= full; b++) hist[b] = (size_t)quad[0][b] + quad[1][b] + quad[2][b] + quad[3][b];
     field_plan best = {full, 0, tsc_codec2_packed_bytes(m, full)};
     for (unsigned w = 0; w < full && w <= 62; w++) {
         if (w && !hist[w]) continue;
