@@ -23,20 +23,7 @@ static const uint64_t special_bits[] = {
 
 Test(chunk, special_values_round_trip_in_every_order)
 {
-    size_t k = sizeof special_bits / sizeof special_bits[0];
-    wl_series s;
-    wl_alloc(&s, k * k * 2, "special");
-    size_t n = 0;
-    for (size_t a = 0; a < k; a++)
-        for (size_t b = 0; b < k; b++) {
-            s.ts[n] = (int64_t)n * 1000;
-            s.bits[n++] = special_bits[a];
-            s.ts[n] = (int64_t)n * 1000;
-            s.bits[n++] = special_bits[b];
-        }
-    roundtrip_series_codec(&s, 120, GORILLA);
-    roundtrip_series_codec(&s, TSCHUNK_MAX_SAMPLES, GORILLA);
-    wl_free(&s);
+    roundtrip_pairs(special_bits, sizeof special_bits / sizeof special_bits[0], GORILLA);
 }
 
 Test(chunk, double_api_keeps_nan_payloads)
@@ -100,39 +87,9 @@ Test(chunk, every_dod_bucket_edge_round_trips)
     wl_free(&s);
 }
 
-/* >= 1,000,000 samples over the shapes the issue names, fixed seeds. */
 Test(chunk, property_round_trip_million_samples, .timeout = 120)
 {
-    size_t total = 0;
-    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
-        wl_series s;
-        wl_synthetic(&s, kind, 120000, 1000 + (uint64_t)kind);
-        roundtrip_series_codec(&s, 120, GORILLA);
-        roundtrip_series_codec(&s, 1024, GORILLA);
-        total += 2 * s.n;
-        wl_free(&s);
-    }
-    uint64_t rng = 7;
-    wl_series s;
-    wl_alloc(&s, 200000, "random-bits-nan-heavy");
-    int64_t t = -1000000;
-    for (size_t i = 0; i < s.n; i++) {
-        uint64_t r = wl_rng(&rng);
-        t += (int64_t)(r % 7 == 0 ? wl_rng(&rng) % 100000 : r % 3);
-        s.ts[i] = t;
-        switch (r % 5) {
-        case 0: s.bits[i] = wl_rng(&rng); break;                      /* random bit patterns */
-        case 1: s.bits[i] = 0x7ff8000000000000 | (wl_rng(&rng) >> 13); break; /* NaN payloads */
-        case 2: s.bits[i] = 0x7ff0000000000002; break;                 /* stale marker */
-        case 3: s.bits[i] = i ? s.bits[i - 1] : 0; break;              /* repeats */
-        default: s.bits[i] = wl_bits(round(wl_uniform(&rng) * 1e4) / 10.0); break;
-        }
-    }
-    roundtrip_series_codec(&s, 120, GORILLA);
-    roundtrip_series_codec(&s, 4096, GORILLA);
-    total += 2 * s.n;
-    wl_free(&s);
-    cr_assert_geq(total, 1000000);
+    roundtrip_million(GORILLA, 1000);
 }
 
 Test(chunk, constant_streams_are_elided)
@@ -297,20 +254,7 @@ Test(chunk, seek_and_batch_read)
     size_t size = encode_range_codec(&s, 0, 1000, GORILLA, &chunk);
     tschunk_iter it;
     cr_assert_eq(tschunk_iter_init(&it, chunk, size), 0);
-    uint64_t rng = 5;
-    for (int q = 0; q < 300; q++) {
-        size_t target = (size_t)(wl_rng(&rng) % 1000);
-        int64_t t = s.ts[target] - (q & 1); /* exact hits and in-between */
-        size_t want = 0;
-        while (want < s.n && s.ts[want] < t) want++;
-        cr_assert_eq(tschunk_iter_seek(&it, t), 1);
-        int64_t ts;
-        uint64_t bits;
-        cr_assert_eq(tschunk_iter_next_bits(&it, &ts, &bits), 1);
-        cr_assert_eq(ts, s.ts[want]);
-        cr_assert_eq(bits, s.bits[want]);
-    }
-    cr_assert_eq(tschunk_iter_seek(&it, s.ts[999] + 1), 0);
+    check_random_seeks(&it, &s);
     /* Batch reads in odd-sized pieces after a seek. */
     cr_assert_eq(tschunk_iter_seek(&it, s.ts[10]), 1);
     int64_t ts[37];

@@ -17,20 +17,7 @@ static const uint64_t specials[] = {
 
 Test(codec2, special_values_round_trip_in_every_order)
 {
-    size_t k = sizeof specials / sizeof specials[0];
-    wl_series s;
-    wl_alloc(&s, k * k * 2, "special");
-    size_t n = 0;
-    for (size_t a = 0; a < k; a++)
-        for (size_t b = 0; b < k; b++) {
-            s.ts[n] = (int64_t)n * 1000;
-            s.bits[n++] = specials[a];
-            s.ts[n] = (int64_t)n * 1000;
-            s.bits[n++] = specials[b];
-        }
-    roundtrip_series_codec(&s, 120, TSC2);
-    roundtrip_series_codec(&s, TSCHUNK_MAX_SAMPLES, TSC2);
-    wl_free(&s);
+    roundtrip_pairs(specials, sizeof specials / sizeof specials[0], TSC2);
 }
 
 /* Decimal groups with a few values that are not decimals: each must come back exactly (exceptions). */
@@ -102,40 +89,9 @@ Test(codec2, every_group_edge_and_timestamp_extreme_round_trips)
     wl_free(&s);
 }
 
-/* >= 1,000,000 samples over the synthetic shapes and a NaN-heavy random mix, fixed seeds. */
 Test(codec2, property_round_trip_million_samples, .timeout = 120)
 {
-    size_t total = 0;
-    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
-        wl_series s;
-        wl_synthetic(&s, kind, 120000, 3000 + (uint64_t)kind);
-        roundtrip_series_codec(&s, 120, TSC2);
-        roundtrip_series_codec(&s, 1024, TSC2);
-        total += 2 * s.n;
-        wl_free(&s);
-    }
-    uint64_t rng = 9;
-    wl_series s;
-    wl_alloc(&s, 200000, "random-mix");
-    int64_t t = -1000000;
-    for (size_t i = 0; i < s.n; i++) {
-        uint64_t r = wl_rng(&rng);
-        t += (int64_t)(r % 7 == 0 ? wl_rng(&rng) % 100000 : r % 3);
-        s.ts[i] = t;
-        switch (r % 6) {
-        case 0: s.bits[i] = wl_rng(&rng); break;
-        case 1: s.bits[i] = 0x7ff8000000000000 | (wl_rng(&rng) >> 13); break;
-        case 2: s.bits[i] = 0x7ff0000000000002; break;
-        case 3: s.bits[i] = i ? s.bits[i - 1] : 0; break;
-        case 4: s.bits[i] = wl_bits((double)(int64_t)(wl_rng(&rng) % 100000)); break;
-        default: s.bits[i] = wl_bits(round(wl_uniform(&rng) * 1e4) / 10.0); break;
-        }
-    }
-    roundtrip_series_codec(&s, 120, TSC2);
-    roundtrip_series_codec(&s, 4096, TSC2);
-    total += 2 * s.n;
-    wl_free(&s);
-    cr_assert_geq(total, 1000000);
+    roundtrip_million(TSC2, 3000);
 }
 
 /* The size target on the synthetic scrape workloads: at least 30% below codec 1. */
@@ -252,20 +208,7 @@ Test(codec2, seek_batch_and_next_interleave)
     size_t size = encode_range_codec(&s, 0, 1000, TSC2, &chunk);
     tschunk_iter it;
     cr_assert_eq(tschunk_iter_init(&it, chunk, size), 0);
-    uint64_t rng = 5;
-    for (int q = 0; q < 300; q++) {
-        size_t target = (size_t)(wl_rng(&rng) % 1000);
-        int64_t t = s.ts[target] - (q & 1);
-        size_t want = 0;
-        while (want < s.n && s.ts[want] < t) want++;
-        cr_assert_eq(tschunk_iter_seek(&it, t), 1);
-        int64_t ts;
-        uint64_t bits;
-        cr_assert_eq(tschunk_iter_next_bits(&it, &ts, &bits), 1);
-        cr_assert_eq(ts, s.ts[want]);
-        cr_assert_eq(bits, s.bits[want]);
-    }
-    cr_assert_eq(tschunk_iter_seek(&it, s.ts[999] + 1), 0);
+    check_random_seeks(&it, &s);
     /* Odd-sized batch reads mixed with single steps, one array at a time too. */
     cr_assert_eq(tschunk_iter_seek(&it, s.ts[10]), 1);
     int64_t ts[300];

@@ -90,4 +90,81 @@ static inline size_t roundtrip_series(const wl_series *s, size_t per_chunk)
     return roundtrip_series_codec(s, per_chunk, 0);
 }
 
+/* Every ordered pair of the k bit patterns, as a series; round trip through `codec` at two chunk sizes. */
+static inline void roundtrip_pairs(const uint64_t *patterns, size_t k, uint32_t codec)
+{
+    wl_series s;
+    wl_alloc(&s, k * k * 2, "special");
+    size_t n = 0;
+    for (size_t a = 0; a < k; a++)
+        for (size_t b = 0; b < k; b++) {
+            s.ts[n] = (int64_t)n * 1000;
+            s.bits[n++] = patterns[a];
+            s.ts[n] = (int64_t)n * 1000;
+            s.bits[n++] = patterns[b];
+        }
+    roundtrip_series_codec(&s, 120, codec);
+    roundtrip_series_codec(&s, TSCHUNK_MAX_SAMPLES, codec);
+    wl_free(&s);
+}
+
+/*
+ * >= 1,000,000 samples through `codec`: every synthetic shape at 120 and 1024
+ * samples a chunk, then a mix of random bits, NaN payloads, stale markers,
+ * repeats, integers and 1-decimal values with irregular timestamps. Fixed seeds.
+ */
+static inline void roundtrip_million(uint32_t codec, uint64_t seed)
+{
+    size_t total = 0;
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
+        wl_series s;
+        wl_synthetic(&s, kind, 120000, seed + (uint64_t)kind);
+        roundtrip_series_codec(&s, 120, codec);
+        roundtrip_series_codec(&s, 1024, codec);
+        total += 2 * s.n;
+        wl_free(&s);
+    }
+    uint64_t rng = seed;
+    wl_series s;
+    wl_alloc(&s, 200000, "random-mix");
+    int64_t t = -1000000;
+    for (size_t i = 0; i < s.n; i++) {
+        uint64_t r = wl_rng(&rng);
+        t += (int64_t)(r % 7 == 0 ? wl_rng(&rng) % 100000 : r % 3);
+        s.ts[i] = t;
+        switch (r % 6) {
+        case 0: s.bits[i] = wl_rng(&rng); break;
+        case 1: s.bits[i] = 0x7ff8000000000000 | (wl_rng(&rng) >> 13); break;
+        case 2: s.bits[i] = 0x7ff0000000000002; break;
+        case 3: s.bits[i] = i ? s.bits[i - 1] : 0; break;
+        case 4: s.bits[i] = wl_bits((double)(int64_t)(wl_rng(&rng) % 100000)); break;
+        default: s.bits[i] = wl_bits((double)(int64_t)(wl_uniform(&rng) * 1e4) / 10.0); break;
+        }
+    }
+    roundtrip_series_codec(&s, 120, codec);
+    roundtrip_series_codec(&s, 4096, codec);
+    total += 2 * s.n;
+    wl_free(&s);
+    cr_assert_geq(total, 1000000);
+}
+
+/* 300 seeks to random timestamps of s (exact hits and in-between), each checked against a linear search; then one past the end. */
+static inline void check_random_seeks(tschunk_iter *it, const wl_series *s)
+{
+    uint64_t rng = 5;
+    for (int q = 0; q < 300; q++) {
+        size_t target = (size_t)(wl_rng(&rng) % s->n);
+        int64_t t = s->ts[target] - (q & 1);
+        size_t want = 0;
+        while (want < s->n && s->ts[want] < t) want++;
+        cr_assert_eq(tschunk_iter_seek(it, t), 1);
+        int64_t ts;
+        uint64_t bits;
+        cr_assert_eq(tschunk_iter_next_bits(it, &ts, &bits), 1);
+        cr_assert_eq(ts, s->ts[want]);
+        cr_assert_eq(bits, s->bits[want]);
+    }
+    cr_assert_eq(tschunk_iter_seek(it, s->ts[s->n - 1] + 1), 0);
+}
+
 #endif
