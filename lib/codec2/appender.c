@@ -64,9 +64,15 @@ static void flush_group(tschunk_encoder *enc)
         bits[i] = tsc_load64_le(at + RAW_SAMPLE * i + 8);
     }
     track_constants(enc, ts, bits, enc->pending);
+    /* After a DECIMAL group the same reading is tried first; every 8th group searches all forms again. */
+    int effort = enc->byte_limit                                         ? TSC2_EFFORT_BOUND
+                 : enc->last_form == TSC2_FORM_DECIMAL && (enc->count - 1) / TSC2_GROUP % 8 ? TSC2_EFFORT_REUSE
+                                                                         : TSC2_EFFORT_FULL;
     tsc_codec2_decimal used;
+    unsigned form;
     enc->group_end += tsc_codec2_encode_group(at, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits,
-                                              hint_of(enc), enc->byte_limit != 0, &used);
+                                              hint_of(enc), effort, &used, &form);
+    enc->last_form = (uint8_t)form;
     if (used.usable) set_hint(enc, used);
     enc->flushed_ts = ts[enc->pending - 1];
     enc->flushed_bits = bits[enc->pending - 1];
@@ -334,7 +340,7 @@ size_t tsc_codec2_snapshot(const tschunk_encoder *enc, uint8_t *out, size_t capa
             bits[i] = tsc_load64_le(raw + RAW_SAMPLE * i + 8);
         }
         size += tsc_codec2_encode_group(out + size, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits,
-                                        hint_of(enc), 0, NULL);
+                                        hint_of(enc), TSC2_EFFORT_FULL, NULL, NULL);
     }
     return size;
 }

@@ -477,7 +477,15 @@ static size_t write_split(uint8_t *out, const split_plan *r, const uint64_t *bit
 
 /* ------------------------------------------------------------------ the choice */
 
-enum { FORM_CONST, FORM_MASKED, FORM_DECIMAL, FORM_XOR, FORM_SPLIT, FORM_RAW, FORMS };
+enum {
+    FORM_CONST = TSC2_FORM_CONST,
+    FORM_MASKED = TSC2_FORM_MASKED,
+    FORM_DECIMAL = TSC2_FORM_DECIMAL,
+    FORM_XOR = TSC2_FORM_XOR,
+    FORM_SPLIT = TSC2_FORM_SPLIT,
+    FORM_RAW = TSC2_FORM_RAW,
+    FORMS = TSC2_FORMS
+};
 
 /*
  * What a changed value's XOR field is taken to cost when deciding whether to
@@ -487,20 +495,44 @@ enum { FORM_CONST, FORM_MASKED, FORM_DECIMAL, FORM_XOR, FORM_SPLIT, FORM_RAW, FO
 #define XOR_CHANGE_BITS 16
 
 /* The smallest of the forms; ties go to the earlier one in FORM order. */
-static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits,
-                           tsc_codec2_decimal hint, int exhaustive, tsc_codec2_decimal *used)
+/* REUSE: the hint's decimal plan, when it is clean enough to skip the search. @return its size, or 0. */
+static size_t reuse_decimal(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits, tsc_codec2_decimal hint,
+                            decimal_plan *d)
 {
+    size_t repeats = bits[0] == prev_bits;
+    for (size_t i = 1; i < n; i++) repeats += bits[i] == bits[i - 1];
+    if (!hint.usable || repeats * 8 >= n) return 0; /* a repeat mask may pay: search */
+    plan_decimal(d, bits, n, hint);
+    if (d->bytes == SIZE_MAX || d->exceptions * 16 > n) return 0;
+    for (size_t x = 0; x < d->exceptions; x++)
+        if (d->exception_at[x] & TSC2_EXCEPTION_RAW) return 0;
+    return write_decimal(out, d, bits, n, NULL, 0);
+}
+
+static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits,
+                           tsc_codec2_decimal hint, int effort, tsc_codec2_decimal *used, unsigned *form_out)
+{
+    int exhaustive = effort == TSC2_EFFORT_BOUND;
     size_t same = 1;
     while (same < n && bits[same] == bits[0]) same++;
     *used = (tsc_codec2_decimal){0, 0, 0};
+    *form_out = FORM_CONST;
     if (same == n && bits[0] == prev_bits) { /* one byte: nothing is smaller */
         out[0] = TSC2_CONST | TSC2_CONST_REPEAT;
         return 1;
     }
+    decimal_plan plans[2];
+    if (effort == TSC2_EFFORT_REUSE && same < n) {
+        size_t written = reuse_decimal(out, bits, n, prev_bits, hint, &plans[0]);
+        if (written) {
+            *used = hint;
+            *form_out = FORM_DECIMAL;
+            return written;
+        }
+    }
     size_t size[FORMS];
     size[FORM_CONST] = same == n ? 9 : SIZE_MAX;
     size[FORM_RAW] = 1 + 8 * n;
-    decimal_plan plans[2];
     tsc_codec2_decimal sampled = choose_exponent(bits, n, hint);
     plan_decimal(&plans[0], bits, n, sampled);
     plans[1].bytes = SIZE_MAX;
@@ -539,6 +571,7 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     }
     int form = 0;
     for (int f = 1; f < FORMS; f++) form = size[f] < size[form] ? f : form;
+    *form_out = (unsigned)form;
     switch (form) {
     case FORM_CONST:
         out[0] = TSC2_CONST;
@@ -561,9 +594,11 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
 
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
                                size_t n, int64_t prev_ts, uint64_t prev_bits, tsc_codec2_decimal hint,
-                               int exhaustive, tsc_codec2_decimal *used)
+                               int effort, tsc_codec2_decimal *used, unsigned *form)
 {
     tsc_codec2_decimal ignored;
+    unsigned ignored_form;
     size_t ts_bytes = write_timestamps(out, ts, n, prev_ts);
-    return ts_bytes + write_values(out + ts_bytes, bits, n, prev_bits, hint, exhaustive, used ? used : &ignored);
+    return ts_bytes + write_values(out + ts_bytes, bits, n, prev_bits, hint, effort, used ? used : &ignored,
+                                   form ? form : &ignored_form);
 }

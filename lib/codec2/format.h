@@ -212,15 +212,28 @@ int tsc_codec2_unpack_run_simd(const uint8_t *src, uint64_t *fields, size_t n, u
 
 /* encoder.c */
 /*
+ * How hard the group coder looks. BOUND: every form is sized, so the group is
+ * never larger than its XOR, RAW and hint forms (the appender's max_bytes
+ * bound relies on it). FULL: XOR and SPLIT are sized only when they may win.
+ * REUSE: the previous group was DECIMAL in the hint's reading; when that
+ * still reads this group with few, small exceptions and few repeats, it is
+ * written without trying the other forms.
+ */
+enum { TSC2_EFFORT_FULL = 0, TSC2_EFFORT_BOUND = 1, TSC2_EFFORT_REUSE = 2 };
+
+/* The value forms a group coder picks from, for its caller's bookkeeping. */
+enum { TSC2_FORM_CONST, TSC2_FORM_MASKED, TSC2_FORM_DECIMAL, TSC2_FORM_XOR, TSC2_FORM_SPLIT, TSC2_FORM_RAW,
+       TSC2_FORMS };
+
+/*
  * Encode one group. `hint` (may be unusable) is a decimal reading the group
- * is also tried with, and taken without a search when it still fits. When
- * `exhaustive`, the group is never larger than its XOR, RAW and hint forms,
- * which the appender's max_bytes bound relies on. *used (may be NULL)
- * receives the decimal reading written, if any.
+ * is also tried with, and taken without a search when it still fits. *used
+ * (may be NULL) receives the decimal reading written, if any, *form (may be
+ * NULL) the value form.
  */
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
                                size_t n, int64_t prev_ts, uint64_t prev_bits, tsc_codec2_decimal hint,
-                               int exhaustive, tsc_codec2_decimal *used);
+                               int effort, tsc_codec2_decimal *used, unsigned *form);
 
 /* appender.c: the append fast path (lib/chunk/encoder.c) runs while safe_left > 0; a full group is flushed here. */
 void tsc_codec2_flush(tschunk_encoder *enc);
