@@ -1,4 +1,4 @@
-/* Bytes -> samples -> encode -> decode -> compare bits; aborts on any mismatch. */
+/* Bytes -> samples -> encode (codec 1 or 2, from the input) -> decode -> compare bits; aborts on any mismatch. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,7 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* A capacity taken from the input exercises the buffer-full and rebalance paths. */
     size_t cap = size > 0 && data[size - 1] < 64 ? TSCHUNK_BOUND(1) + data[size - 1] * 40u : sizeof buf;
     tschunk_encoder enc;
-    if (tschunk_encoder_init(&enc, buf, cap, NULL) != 0) __builtin_trap();
+    tschunk_encoder_options opts = {size > 1 && (data[1] & 1) ? TSCHUNK_CODEC_GORILLA : TSCHUNK_CODEC_TSC2, 0, 0, 0};
+    if (tschunk_encoder_init(&enc, buf, cap, &opts) != 0) __builtin_trap();
     size_t accepted = 0;
     for (; accepted < n; accepted++) {
         size_t r = tschunk_append_bits(&enc, ts[accepted], bits[accepted]);

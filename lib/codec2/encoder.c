@@ -134,11 +134,13 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
 /* ------------------------------------------------------------------ decimals */
 
 /*
- * Fractions are tried only while k stays under 2^44 and NEAR counts only within 16 ulps: past
- * that, almost any double "reads" as a decimal (random doubles sit within a few ulps of some
- * 12-digit decimal), which costs more than XOR or SPLIT and made their sampling slow.
+ * The search stops once k leaves the readable range (no larger exponent can
+ * read the value), and a NEAR reading counts as a value's exponent only within
+ * 16 ulps: random doubles sit within a few dozen ulps of some 11- or 12-digit
+ * decimal, and counting those made their sampling slow for nothing. (A cap
+ * at 2^44 was tried and cost nyc29_tw's coordinates 2.6 bits a value.)
  */
-#define SEARCH_MAX_K 0x1p44
+#define SEARCH_MAX_K 0x1p51
 #define SEARCH_NEAR_ULPS 16
 
 int tsc_codec2_smallest_exponent(uint64_t bits, int as_float)
@@ -417,7 +419,7 @@ static void plan_split(split_plan *r, const uint64_t *bits, size_t n)
         else top_value[tops_n] = tops[i], top_count[tops_n++] = 1;
     }
     r->bytes = SIZE_MAX;
-    for (unsigned left = 8; left <= TSC2_SPLIT_MAX_LEFT; left += 2) {
+    for (unsigned left = 4; left <= TSC2_SPLIT_MAX_LEFT; left += 2) {
         uint64_t run_value[TSC2_GROUP];
         size_t run_count[TSC2_GROUP], runs = 0;
         for (size_t t = 0; t < tops_n; t++) {
@@ -571,7 +573,11 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     }
     int form = 0;
     for (int f = 1; f < FORMS; f++) form = size[f] < size[form] ? f : form;
-    *form_out = (unsigned)form;
+    /* DECIMAL is reported (and so reused next time) only when it won by a quarter over every other form sized. */
+    size_t runner_up = SIZE_MAX;
+    for (int f = 0; f < FORMS; f++) runner_up = f != form && size[f] < runner_up ? size[f] : runner_up;
+    int clear = form != FORM_DECIMAL || runner_up == SIZE_MAX || runner_up / 5 >= size[form] / 4;
+    *form_out = clear ? (unsigned)form : TSC2_FORMS;
     switch (form) {
     case FORM_CONST:
         out[0] = TSC2_CONST;

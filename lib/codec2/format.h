@@ -229,7 +229,8 @@ enum { TSC2_FORM_CONST, TSC2_FORM_MASKED, TSC2_FORM_DECIMAL, TSC2_FORM_XOR, TSC2
  * Encode one group. `hint` (may be unusable) is a decimal reading the group
  * is also tried with, and taken without a search when it still fits. *used
  * (may be NULL) receives the decimal reading written, if any, *form (may be
- * NULL) the value form.
+ * NULL) the value form (TSC2_FORMS for a DECIMAL group that won narrowly,
+ * which is not worth reusing blind).
  */
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
                                size_t n, int64_t prev_ts, uint64_t prev_bits, tsc_codec2_decimal hint,
