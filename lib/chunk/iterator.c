@@ -225,7 +225,8 @@ size_t tschunk_iter_init(tschunk_iter *it, const void *chunk, size_t size)
     size_t err = tsc_chunk_parse((const uint8_t *)chunk, size, &h);
     if (err) return err;
     const uint8_t *src = (const uint8_t *)chunk;
-    memset(it, 0, sizeof(*it));
+    /* Not the 2 KiB group buffer: group_at == group_len == 0 marks it empty. */
+    memset(it, 0, offsetof(tschunk_iter, group_ts));
     it->chunk = src;
     it->size = size;
     it->count = h.info.count;
