@@ -285,9 +285,12 @@ typedef struct {
 /**
  * Read a chunk's header without decoding samples. Checks magic, version,
  * codec, reserved bits, that the declared stream sizes add up to `size` and
- * that the declared count is possible for those sizes.
+ * that the declared count is possible for those sizes. Codec 2 keeps no
+ * first value in its header: for it, this walks every group's lengths and
+ * decodes the first group for first_bits and first_delta (about 1 µs).
  * @return 0 or an error (TRUNCATED, BAD_MAGIC, BAD_VERSION, BAD_CODEC,
- *         RESERVED_BITS, CORRUPT, BAD_PARAMETER).
+ *         RESERVED_BITS, CORRUPT, BAD_PARAMETER; for codec 2 also what
+ *         decoding its first group reports).
  */
 TSCHUNK_API size_t tschunk_chunk_info_get(const void *chunk, size_t size, tschunk_chunk_info *info);
 
