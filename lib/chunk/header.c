@@ -2,19 +2,6 @@
 #include "format.h"
 #include "../codec2/format.h"
 
-/* Reads one uvarint at *pos; TRUNCATED when the bytes end inside it. */
-static size_t read_uvarint(const uint8_t *src, size_t size, size_t *pos, uint64_t *out)
-{
-    size_t n = tsc_get_uvarint(src + *pos, size - *pos, out);
-    if (n == 0) {
-        size_t i = *pos;
-        while (i < size && i - *pos < 10 && (src[i] & 0x80)) i++;
-        return i == size ? TSC_ERROR(TRUNCATED) : TSC_ERROR(CORRUPT);
-    }
-    *pos += n;
-    return 0;
-}
-
 static size_t bytes_for_bits(uint64_t bits) { return (size_t)((bits + 7) / 8); }
 
 /* Stream sizes possible for `fields` fields of 1 to `max_bits` bits each. */
@@ -28,7 +15,7 @@ static size_t parse_samples(const uint8_t *src, size_t size, size_t pos, tsc_chu
     tschunk_chunk_info *info = &h->info;
     uint64_t v;
     size_t ts_start = pos;
-    size_t err = read_uvarint(src, size, &pos, &v);
+    size_t err = tsc_take_uvarint(src, size, &pos, &v);
     if (err) return err;
     info->first_ts = tsc_unzigzag(v);
     info->ts_header_bytes = pos - ts_start;
@@ -41,14 +28,14 @@ static size_t parse_samples(const uint8_t *src, size_t size, size_t pos, tsc_chu
         return pos == size ? 0 : TSC_ERROR(CORRUPT);
     }
     ts_start = pos;
-    if ((err = read_uvarint(src, size, &pos, &info->first_delta))) return err;
+    if ((err = tsc_take_uvarint(src, size, &pos, &info->first_delta))) return err;
     /* ts[1] must be a representable int64 at or after ts[0]. */
     if (info->first_delta > (uint64_t)INT64_MAX - (uint64_t)info->first_ts) return TSC_ERROR(CORRUPT);
     info->ts_header_bytes += pos - ts_start;
     if (info->count == 2 && !(info->flags & TSCHUNK_FLAG_TS_CONST)) return TSC_ERROR(CORRUPT);
     uint64_t tbytes = 0;
     if (!(info->flags & TSCHUNK_FLAG_TS_CONST)) {
-        if ((err = read_uvarint(src, size, &pos, &tbytes))) return err;
+        if ((err = tsc_take_uvarint(src, size, &pos, &tbytes))) return err;
         if (!stream_size_ok((size_t)tbytes, info->count - 2, 69)) return TSC_ERROR(CORRUPT);
     }
     if (tbytes > size - pos) return TSC_ERROR(TRUNCATED);
@@ -82,7 +69,7 @@ size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h)
     if (info->flags & ~TSC_FLAGS_KNOWN) return TSC_ERROR(RESERVED_BITS);
     size_t pos = 2;
     uint64_t count;
-    size_t err = read_uvarint(src, size, &pos, &count);
+    size_t err = tsc_take_uvarint(src, size, &pos, &count);
     if (err) return err;
     if (count > TSCHUNK_MAX_SAMPLES) return TSC_ERROR(CORRUPT);
     info->count = (uint32_t)count;

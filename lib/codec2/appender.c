@@ -54,15 +54,22 @@ static void track_constants(tschunk_encoder *enc, const int64_t *ts, const uint6
     enc->varied |= odd_value != 0;
 }
 
+/* The open group's raw samples, out of the caller's buffer. */
+static void load_open_group(const tschunk_encoder *enc, int64_t *ts, uint64_t *bits)
+{
+    const uint8_t *raw = group_area(enc) + enc->group_end;
+    for (uint32_t i = 0; i < enc->pending; i++) {
+        ts[i] = (int64_t)tsc_load64_le(raw + RAW_SAMPLE * i);
+        bits[i] = tsc_load64_le(raw + RAW_SAMPLE * i + 8);
+    }
+}
+
 static void flush_group(tschunk_encoder *enc)
 {
     int64_t ts[TSC2_GROUP];
     uint64_t bits[TSC2_GROUP];
     uint8_t *at = group_area(enc) + enc->group_end;
-    for (uint32_t i = 0; i < enc->pending; i++) {
-        ts[i] = (int64_t)tsc_load64_le(at + RAW_SAMPLE * i);
-        bits[i] = tsc_load64_le(at + RAW_SAMPLE * i + 8);
-    }
+    load_open_group(enc, ts, bits);
     track_constants(enc, ts, bits, enc->pending);
     /* After a DECIMAL group the same reading is tried first; every 8th group searches all forms again. */
     int effort = enc->byte_limit                                         ? TSC2_EFFORT_BOUND
@@ -334,11 +341,7 @@ size_t tsc_codec2_snapshot(const tschunk_encoder *enc, uint8_t *out, size_t capa
     if (enc->pending) {
         int64_t ts[TSC2_GROUP];
         uint64_t bits[TSC2_GROUP];
-        const uint8_t *raw = group_area(enc) + enc->group_end;
-        for (uint32_t i = 0; i < enc->pending; i++) {
-            ts[i] = (int64_t)tsc_load64_le(raw + RAW_SAMPLE * i);
-            bits[i] = tsc_load64_le(raw + RAW_SAMPLE * i + 8);
-        }
+        load_open_group(enc, ts, bits);
         size += tsc_codec2_encode_group(out + size, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits,
                                         hint_of(enc), TSC2_EFFORT_FULL, NULL, NULL);
     }

@@ -8,15 +8,6 @@
 #include "format.h"
 #include "../codec/xor.h"
 
-/* A uvarint at *pos, no further than avail. */
-static size_t take_uvarint(const uint8_t *src, size_t avail, size_t *pos, uint64_t *out)
-{
-    size_t n = tsc_get_uvarint(src + *pos, avail - *pos, out);
-    if (n == 0) return avail - *pos < 10 ? TSC_ERROR(TRUNCATED) : TSC_ERROR(CORRUPT);
-    *pos += n;
-    return 0;
-}
-
 static size_t take_bytes(size_t avail, size_t *pos, size_t bytes)
 {
     if (bytes > avail - *pos) return TSC_ERROR(TRUNCATED);
@@ -33,7 +24,7 @@ static size_t take_width(const uint8_t *src, size_t avail, size_t *pos, unsigned
 
 static size_t parse_timestamps(const uint8_t *src, size_t avail, size_t n, tsc_codec2_group *g, size_t *pos)
 {
-    size_t err = take_uvarint(src, avail, pos, &g->ts_offset);
+    size_t err = tsc_take_uvarint(src, avail, pos, &g->ts_offset);
     if (err || n < 2) return err;
     if (*pos >= avail) return TSC_ERROR(TRUNCATED);
     g->ts_grid = (src[*pos] & TSC2_TS_GRID) != 0;
@@ -41,18 +32,18 @@ static size_t parse_timestamps(const uint8_t *src, size_t avail, size_t n, tsc_c
     int patched = form >= TSC2_TS_PATCHED;
     g->ts_width = patched ? form - TSC2_TS_PATCHED : form;
     if (form > 64 && !patched) return TSC_ERROR(CORRUPT);
-    if (g->ts_grid && (err = take_uvarint(src, avail, pos, &g->grid_step))) return err;
-    if ((err = take_uvarint(src, avail, pos, &g->min_delta))) return err;
+    if (g->ts_grid && (err = tsc_take_uvarint(src, avail, pos, &g->grid_step))) return err;
+    if ((err = tsc_take_uvarint(src, avail, pos, &g->min_delta))) return err;
     if (g->ts_grid) g->min_delta = (uint64_t)tsc_unzigzag(g->min_delta);
     g->ts_packed = src + *pos;
     if ((err = take_bytes(avail, pos, tsc_codec2_packed_bytes(n - 1, g->ts_width))) || !patched) return err;
     uint64_t patches, high;
-    if ((err = take_uvarint(src, avail, pos, &patches))) return err;
+    if ((err = tsc_take_uvarint(src, avail, pos, &patches))) return err;
     if (patches == 0 || patches > n - 1) return TSC_ERROR(CORRUPT);
     g->ts_patches = (size_t)patches;
     g->ts_patch_at = src + *pos;
     for (size_t x = 0; x < g->ts_patches; x++) {
-        if ((err = take_bytes(avail, pos, 1)) || (err = take_uvarint(src, avail, pos, &high))) return err;
+        if ((err = take_bytes(avail, pos, 1)) || (err = tsc_take_uvarint(src, avail, pos, &high))) return err;
         if (g->ts_width && high >> (64 - g->ts_width)) return TSC_ERROR(CORRUPT);
     }
     return 0;
@@ -76,16 +67,16 @@ static size_t apply_patches(const tsc_codec2_group *g, size_t fields, uint64_t *
 
 static size_t parse_decimal(const uint8_t *src, size_t avail, size_t n, tsc_codec2_group *g, size_t *pos)
 {
-    size_t err = take_uvarint(src, avail, pos, &g->dec_base);
+    size_t err = tsc_take_uvarint(src, avail, pos, &g->dec_base);
     if (err) return err;
     int delta = (g->mode & TSC2_DECIMAL_DELTA) != 0;
-    if (delta && (err = take_uvarint(src, avail, pos, &g->dec_min_step))) return err;
+    if (delta && (err = tsc_take_uvarint(src, avail, pos, &g->dec_min_step))) return err;
     if (delta && n < 2) return TSC_ERROR(CORRUPT);
     if ((err = take_width(src, avail, pos, &g->dec_width))) return err;
     g->payload = src + *pos;
     if ((err = take_bytes(avail, pos, tsc_codec2_packed_bytes(delta ? n - 1 : n, g->dec_width)))) return err;
     uint64_t exceptions;
-    if ((err = take_uvarint(src, avail, pos, &exceptions))) return err;
+    if ((err = tsc_take_uvarint(src, avail, pos, &exceptions))) return err;
     if (exceptions > n) return TSC_ERROR(CORRUPT);
     g->exceptions = (size_t)exceptions;
     g->exception_at = src + *pos;
@@ -93,7 +84,7 @@ static size_t parse_decimal(const uint8_t *src, size_t avail, size_t n, tsc_code
         if (*pos >= avail) return TSC_ERROR(TRUNCATED);
         uint8_t at = src[(*pos)++];
         uint64_t correction;
-        err = at & TSC2_EXCEPTION_RAW ? take_bytes(avail, pos, 8) : take_uvarint(src, avail, pos, &correction);
+        err = at & TSC2_EXCEPTION_RAW ? take_bytes(avail, pos, 8) : tsc_take_uvarint(src, avail, pos, &correction);
         if (err) return err;
     }
     return 0;
@@ -108,7 +99,7 @@ static size_t parse_split(const uint8_t *src, size_t avail, size_t n, tsc_codec2
         return TSC_ERROR(CORRUPT);
     size_t err;
     for (unsigned d = 0; d < g->dict_size; d++) {
-        if ((err = take_uvarint(src, avail, pos, &g->dict[d]))) return err;
+        if ((err = tsc_take_uvarint(src, avail, pos, &g->dict[d]))) return err;
         if (g->dict[d] >> g->left_bits) return TSC_ERROR(CORRUPT);
     }
     g->codes = src + *pos;
@@ -116,12 +107,12 @@ static size_t parse_split(const uint8_t *src, size_t avail, size_t n, tsc_codec2
     g->rights = src + *pos;
     if ((err = take_bytes(avail, pos, tsc_codec2_packed_bytes(n, 64 - g->left_bits)))) return err;
     uint64_t exceptions, left;
-    if ((err = take_uvarint(src, avail, pos, &exceptions))) return err;
+    if ((err = tsc_take_uvarint(src, avail, pos, &exceptions))) return err;
     if (exceptions > n) return TSC_ERROR(CORRUPT);
     g->exceptions = (size_t)exceptions;
     g->exception_at = src + *pos;
     for (size_t x = 0; x < g->exceptions; x++) {
-        if ((err = take_bytes(avail, pos, 1)) || (err = take_uvarint(src, avail, pos, &left))) return err;
+        if ((err = take_bytes(avail, pos, 1)) || (err = tsc_take_uvarint(src, avail, pos, &left))) return err;
         if (left >> g->left_bits) return TSC_ERROR(CORRUPT);
     }
     return 0;
@@ -156,7 +147,7 @@ static size_t parse_values(const uint8_t *src, size_t avail, size_t n, tsc_codec
     default: {
         if (g->mode != TSC2_XOR) return TSC_ERROR(RESERVED_BITS);
         uint64_t bytes;
-        size_t err = take_uvarint(src, avail, pos, &bytes);
+        size_t err = tsc_take_uvarint(src, avail, pos, &bytes);
         if (err) return err;
         if (bytes > avail - *pos) return TSC_ERROR(TRUNCATED);
         if (bytes < (n + 7) / 8) return TSC_ERROR(CORRUPT); /* a field is at least one bit */
@@ -342,7 +333,7 @@ static size_t parse_frame(const uint8_t *src, size_t size, size_t *pos, tschunk_
     size_t err, start = *pos;
     if (info->flags & TSCHUNK_FLAG_TS_CONST) {
         uint64_t zz;
-        if ((err = take_uvarint(src, size, pos, &zz)) || (err = take_uvarint(src, size, pos, &info->first_delta)))
+        if ((err = tsc_take_uvarint(src, size, pos, &zz)) || (err = tsc_take_uvarint(src, size, pos, &info->first_delta)))
             return err;
         info->first_ts = tsc_unzigzag(zz);
         /* The last timestamp, ts[0] + (count - 1) * delta, must be an int64 (time never wraps). */

@@ -117,4 +117,18 @@ TSC_INLINE size_t tsc_get_uvarint(const uint8_t *p, size_t avail, uint64_t *out)
     return 0;
 }
 
+/* A uvarint at *pos of src[0, size): advances *pos. @return 0, TRUNCATED when the bytes end inside
+ * it, CORRUPT when it is over-long or non-canonical. */
+TSC_INLINE size_t tsc_take_uvarint(const uint8_t *src, size_t size, size_t *pos, uint64_t *out)
+{
+    size_t n = tsc_get_uvarint(src + *pos, size - *pos, out);
+    if (n == 0) {
+        size_t i = *pos;
+        while (i < size && i - *pos < 10 && (src[i] & 0x80)) i++;
+        return i == size ? TSC_ERROR(TRUNCATED) : TSC_ERROR(CORRUPT);
+    }
+    *pos += n;
+    return 0;
+}
+
 #endif
