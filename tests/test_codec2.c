@@ -244,7 +244,7 @@ Test(codec2, seek_batch_and_next_interleave)
     wl_free(&s);
 }
 
-/* The SIMD range check against its scalar twin, and packing against a bit-at-a-time reference. */
+/* The SIMD range check and deltas against their scalar twins, and packing against a bit-at-a-time reference. */
 Test(codec2, simd_range_matches_scalar_and_packing_round_trips)
 {
     uint64_t rng = 123;
@@ -261,6 +261,18 @@ Test(codec2, simd_range_matches_scalar_and_packing_round_trips)
         }
         tsc_codec2_range_i64(v, n, &vmin, &vmax);
         cr_assert(vmin == smin && vmax == smax);
+        /* Timestamp deltas: v as timestamps (any order, so deltas wrap past 2^63 too). */
+        uint64_t d1[300], d2[300], dmin1, dmax1, dmin2, dmax2;
+        int64_t prev = (int64_t)wl_rng(&rng);
+        tsc_codec2_deltas_scalar(v, n, prev, d1, &dmin1, &dmax1);
+        for (size_t i = 0; i < n; i++) {
+            cr_assert_eq(d1[i], (uint64_t)v[i] - (uint64_t)(i ? v[i - 1] : prev));
+            cr_assert(d1[i] >= dmin1 && d1[i] <= dmax1);
+        }
+        if (tsc_codec2_deltas_simd(v, n, prev, d2, &dmin2, &dmax2)) {
+            cr_assert(memcmp(d1, d2, n * sizeof d1[0]) == 0, "deltas differ, n %zu", n);
+            cr_assert(dmin1 == dmin2 && dmax1 == dmax2, "delta range differs, n %zu", n);
+        }
     }
     uint64_t fields[128], back[128];
     unsigned char packed[128 * 8 + 16];

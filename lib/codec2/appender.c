@@ -37,19 +37,21 @@ static void set_hint(tschunk_encoder *enc, tsc_codec2_decimal d)
     enc->hint_float = (uint8_t)d.as_float;
 }
 
-/* Whether the chunk so far keeps one delta (TS_CONST) and one value (VAL_CONST), for finish. */
+/*
+ * Whether the chunk so far keeps one delta (TS_CONST) and one value
+ * (VAL_CONST), for finish. The chunk's first delta is taken when its second
+ * sample arrives; the loops after it carry no branch, so they vectorize.
+ */
 static void track_constants(tschunk_encoder *enc, const int64_t *ts, const uint64_t *bits, uint32_t n)
 {
-    uint32_t before = enc->count - n;
-    int64_t prev = enc->flushed_ts;
-    uint64_t odd_delta = 0, odd_value = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t delta = (uint64_t)ts[i] - (uint64_t)prev;
-        prev = ts[i];
-        if (before + i == 1) enc->first_delta = delta;
-        odd_delta |= before + i >= 2 ? delta ^ enc->first_delta : 0;
-        odd_value |= bits[i] ^ enc->first_bits;
-    }
+    uint32_t before = enc->count - n; /* samples in earlier groups */
+    if (before <= 1 && before + n >= 2)
+        enc->first_delta = (uint64_t)ts[1 - before] - (uint64_t)(before ? enc->flushed_ts : ts[0]);
+    uint64_t odd_delta = 0, odd_value = 0, first_delta = enc->first_delta, first_bits = enc->first_bits;
+    uint32_t from = before >= 2 ? 0 : 2 - before; /* the first sample whose delta is compared */
+    if (from == 0 && n) odd_delta = ((uint64_t)ts[0] - (uint64_t)enc->flushed_ts) ^ first_delta;
+    for (uint32_t i = from ? from : 1; i < n; i++) odd_delta |= ((uint64_t)ts[i] - (uint64_t)ts[i - 1]) ^ first_delta;
+    for (uint32_t i = 0; i < n; i++) odd_value |= bits[i] ^ first_bits;
     enc->irregular |= odd_delta != 0;
     enc->varied |= odd_value != 0;
 }
@@ -71,14 +73,16 @@ static void flush_group(tschunk_encoder *enc)
     uint8_t *at = group_area(enc) + enc->group_end;
     load_open_group(enc, ts, bits);
     track_constants(enc, ts, bits, enc->pending);
-    /* After a DECIMAL group the same reading is tried first; every 8th group searches all forms again. */
-    int effort = enc->byte_limit                                         ? TSC2_EFFORT_BOUND
-                 : enc->last_form == TSC2_FORM_DECIMAL && (enc->count - 1) / TSC2_GROUP % 8 ? TSC2_EFFORT_REUSE
-                                                                         : TSC2_EFFORT_FULL;
+    /* After a clear DECIMAL, MASKED or SPLIT win that form is tried first; every 8th group searches them all again. */
+    unsigned last = enc->last_form;
+    int reusable = last == TSC2_FORM_DECIMAL || last == TSC2_FORM_MASKED || last == TSC2_FORM_SPLIT;
+    int effort = enc->byte_limit                                      ? TSC2_EFFORT_BOUND
+                 : reusable && (enc->count - 1) / TSC2_GROUP % 8 ? TSC2_EFFORT_REUSE
+                                                                      : TSC2_EFFORT_FULL;
     tsc_codec2_decimal used;
     unsigned form;
     enc->group_end += tsc_codec2_encode_group(at, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits,
-                                              hint_of(enc), effort, &used, &form);
+                                              hint_of(enc), effort, last, &used, &form);
     enc->last_form = (uint8_t)form;
     if (used.usable) set_hint(enc, used);
     enc->flushed_ts = ts[enc->pending - 1];
@@ -343,7 +347,7 @@ size_t tsc_codec2_snapshot(const tschunk_encoder *enc, uint8_t *out, size_t capa
         uint64_t bits[TSC2_GROUP];
         load_open_group(enc, ts, bits);
         size += tsc_codec2_encode_group(out + size, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits,
-                                        hint_of(enc), TSC2_EFFORT_FULL, NULL, NULL);
+                                        hint_of(enc), TSC2_EFFORT_FULL, 0, NULL, NULL);
     }
     return size;
 }

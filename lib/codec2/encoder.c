@@ -91,14 +91,8 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
     uint8_t *p = out;
     uint64_t lead = (uint64_t)ts[0] - (uint64_t)prev_ts;
     if (n < 2) return tsc_put_uvarint(p, tsc_zigzag((int64_t)lead));
-    uint64_t deltas[TSC2_GROUP];
-    uint64_t min = UINT64_MAX, max = 0;
-    for (size_t i = 1; i < n; i++) {
-        uint64_t delta = (uint64_t)ts[i] - (uint64_t)ts[i - 1];
-        deltas[i - 1] = delta;
-        min = delta < min ? delta : min;
-        max = delta > max ? delta : max;
-    }
+    uint64_t deltas[TSC2_GROUP], min, max;
+    tsc_codec2_deltas(ts + 1, n - 1, ts[0], deltas, &min, &max);
     for (size_t i = 0; i + 1 < n; i++) deltas[i] -= min;
     field_plan delta_plan = plan_fields(deltas, n - 1, tsc_codec2_width(max - min));
     size_t delta_bytes = tsc_uvarint_len(lead_field(lead, min)) + tsc_uvarint_len(min) + delta_plan.bytes;
@@ -349,7 +343,9 @@ typedef struct {
     decimal_plan plan; /* plan.bytes SIZE_MAX when not a candidate */
 } masked_plan;
 
-static void plan_masked(masked_plan *m, const uint64_t *bits, size_t n, uint64_t prev_bits, tsc_codec2_decimal hint)
+/* With reading.usable, that reading is taken as it is (REUSE); else one is chosen from a sample, hint first. */
+static void plan_masked(masked_plan *m, const uint64_t *bits, size_t n, uint64_t prev_bits, tsc_codec2_decimal hint,
+                        tsc_codec2_decimal reading)
 {
     m->plan.bytes = SIZE_MAX;
     m->mask_bytes = (n + 7) / 8;
@@ -363,7 +359,7 @@ static void plan_masked(masked_plan *m, const uint64_t *bits, size_t n, uint64_t
     }
     /* Worth a mask only when at least one value in eight repeats. */
     if (m->nkept == 0 || (n - m->nkept) * 8 < n) return;
-    m->reading = choose_exponent(m->kept, m->nkept, hint);
+    m->reading = reading.usable ? reading : choose_exponent(m->kept, m->nkept, hint);
     plan_decimal(&m->plan, m->kept, m->nkept, m->reading);
 }
 
@@ -497,22 +493,57 @@ enum {
 #define XOR_CHANGE_BITS 16
 
 /* The smallest of the forms; ties go to the earlier one in FORM order. */
-/* REUSE: the hint's decimal plan, when it is clean enough to skip the search. @return its size, or 0. */
-static size_t reuse_decimal(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits, tsc_codec2_decimal hint,
-                            decimal_plan *d)
+/* A decimal plan clean enough to write without trying the other forms: few, small exceptions. */
+static int clean_plan(const decimal_plan *d, size_t n)
 {
-    size_t repeats = bits[0] == prev_bits;
-    for (size_t i = 1; i < n; i++) repeats += bits[i] == bits[i - 1];
-    if (!hint.usable || repeats * 8 >= n) return 0; /* a repeat mask may pay: search */
-    plan_decimal(d, bits, n, hint);
     if (d->bytes == SIZE_MAX || d->exceptions * 16 > n) return 0;
     for (size_t x = 0; x < d->exceptions; x++)
         if (d->exception_at[x] & TSC2_EXCEPTION_RAW) return 0;
-    return write_decimal(out, d, bits, n, NULL, 0);
+    return 1;
+}
+
+static size_t count_repeats(const uint64_t *bits, size_t n, uint64_t prev_bits)
+{
+    size_t repeats = bits[0] == prev_bits;
+    for (size_t i = 1; i < n; i++) repeats += bits[i] == bits[i - 1];
+    return repeats;
+}
+
+/*
+ * REUSE: the previous group's form, written without the search when it still
+ * fits this group (DECIMAL or MASKED in the hint's reading with a clean plan;
+ * SPLIT when no decimal reading is found and it beats RAW). @return the bytes
+ * written, or 0 to search.
+ */
+static size_t reuse_form(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits, tsc_codec2_decimal hint,
+                         unsigned prev_form, tsc_codec2_decimal *used)
+{
+    if (prev_form == FORM_SPLIT) {
+        if (n < 16 || choose_exponent(bits, n, hint).usable) return 0;
+        split_plan split;
+        plan_split(&split, bits, n);
+        return split.bytes < 1 + 8 * n ? write_split(out, &split, bits, n) : 0;
+    }
+    if (!hint.usable) return 0;
+    size_t repeats = count_repeats(bits, n, prev_bits);
+    if (prev_form == FORM_DECIMAL && repeats * 8 < n) { /* else a repeat mask may pay: search */
+        decimal_plan d;
+        plan_decimal(&d, bits, n, hint);
+        *used = hint;
+        return clean_plan(&d, n) ? write_decimal(out, &d, bits, n, NULL, 0) : 0;
+    }
+    if (prev_form == FORM_MASKED && repeats * 8 >= n) {
+        masked_plan m;
+        plan_masked(&m, bits, n, prev_bits, hint, hint);
+        *used = hint;
+        return clean_plan(&m.plan, m.nkept) ? write_decimal(out, &m.plan, m.kept, m.nkept, m.mask, m.mask_bytes) : 0;
+    }
+    return 0;
 }
 
 static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits,
-                           tsc_codec2_decimal hint, int effort, tsc_codec2_decimal *used, unsigned *form_out)
+                           tsc_codec2_decimal hint, int effort, unsigned prev_form, tsc_codec2_decimal *used,
+                           unsigned *form_out)
 {
     int exhaustive = effort == TSC2_EFFORT_BOUND;
     size_t same = 1;
@@ -523,15 +554,15 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
         out[0] = TSC2_CONST | TSC2_CONST_REPEAT;
         return 1;
     }
-    decimal_plan plans[2];
     if (effort == TSC2_EFFORT_REUSE && same < n) {
-        size_t written = reuse_decimal(out, bits, n, prev_bits, hint, &plans[0]);
+        size_t written = reuse_form(out, bits, n, prev_bits, hint, prev_form, used);
         if (written) {
-            *used = hint;
-            *form_out = FORM_DECIMAL;
+            *form_out = prev_form;
             return written;
         }
+        *used = (tsc_codec2_decimal){0, 0, 0};
     }
+    decimal_plan plans[2];
     size_t size[FORMS];
     size[FORM_CONST] = same == n ? 9 : SIZE_MAX;
     size[FORM_RAW] = 1 + 8 * n;
@@ -543,7 +574,7 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     decimal_plan *d = &plans[pick];
     size[FORM_DECIMAL] = d->bytes;
     masked_plan masked;
-    plan_masked(&masked, bits, n, prev_bits, hint);
+    plan_masked(&masked, bits, n, prev_bits, hint, (tsc_codec2_decimal){0, 0, 0});
     size[FORM_MASKED] = masked.plan.bytes == SIZE_MAX ? SIZE_MAX : masked.plan.bytes + masked.mask_bytes;
     size_t best_decimal = size[FORM_DECIMAL] < size[FORM_MASKED] ? size[FORM_DECIMAL] : size[FORM_MASKED];
     /*
@@ -556,8 +587,7 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     size[FORM_XOR] = SIZE_MAX;
     int xor_may_win = exhaustive || best_decimal == SIZE_MAX;
     if (!xor_may_win) {
-        size_t repeats = bits[0] == prev_bits;
-        for (size_t i = 1; i < n; i++) repeats += bits[i] == bits[i - 1];
+        size_t repeats = count_repeats(bits, n, prev_bits);
         xor_may_win = best_decimal * 8 > repeats + XOR_CHANGE_BITS * (n - repeats);
     }
     if (xor_may_win) {
@@ -573,10 +603,11 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     }
     int form = 0;
     for (int f = 1; f < FORMS; f++) form = size[f] < size[form] ? f : form;
-    /* DECIMAL is reported (and so reused next time) only when it won by a quarter over every other form sized. */
+    /* DECIMAL and MASKED are reported (so reused next time) only when they won by a quarter over every other form sized. */
     size_t runner_up = SIZE_MAX;
     for (int f = 0; f < FORMS; f++) runner_up = f != form && size[f] < runner_up ? size[f] : runner_up;
-    int clear = form != FORM_DECIMAL || runner_up == SIZE_MAX || runner_up / 5 >= size[form] / 4;
+    int reusable = form == FORM_DECIMAL || form == FORM_MASKED; /* SPLIT wins narrowly, but steadily */
+    int clear = !reusable || runner_up == SIZE_MAX || runner_up / 5 >= size[form] / 4;
     *form_out = clear ? (unsigned)form : TSC2_FORMS;
     switch (form) {
     case FORM_CONST:
@@ -600,11 +631,11 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
 
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
                                size_t n, int64_t prev_ts, uint64_t prev_bits, tsc_codec2_decimal hint,
-                               int effort, tsc_codec2_decimal *used, unsigned *form)
+                               int effort, unsigned prev_form, tsc_codec2_decimal *used, unsigned *form)
 {
     tsc_codec2_decimal ignored;
     unsigned ignored_form;
     size_t ts_bytes = write_timestamps(out, ts, n, prev_ts);
-    return ts_bytes + write_values(out + ts_bytes, bits, n, prev_bits, hint, effort, used ? used : &ignored,
+    return ts_bytes + write_values(out + ts_bytes, bits, n, prev_bits, hint, effort, prev_form, used ? used : &ignored,
                                    form ? form : &ignored_form);
 }

@@ -192,12 +192,17 @@ void tsc_codec2_unpack(const uint8_t *restrict src, size_t avail, uint64_t *rest
  * simd.c: each kernel, its scalar twin, and its SIMD version (returns 0 when
  * this CPU has none, for the tests that compare the two).
  *   range_i64        min and max of v[0..n)
+ *   deltas           ts[i] - ts[i-1] (ts[-1] = prev) as uint64, and their unsigned min and max (n >= 1)
  *   read_block       k[i] and diff[i] as tsc_codec2_read gives them, diff INT64_MIN when out of range
  *   decimals_to_bits the decoder's tsc_codec2_decimal_bits of every k
  */
 void tsc_codec2_range_i64(const int64_t *v, size_t n, int64_t *min, int64_t *max);
 void tsc_codec2_range_i64_scalar(const int64_t *v, size_t n, int64_t *min, int64_t *max);
 int tsc_codec2_range_i64_simd(const int64_t *v, size_t n, int64_t *min, int64_t *max);
+void tsc_codec2_deltas(const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas, uint64_t *min, uint64_t *max);
+void tsc_codec2_deltas_scalar(const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas, uint64_t *min,
+                              uint64_t *max);
+int tsc_codec2_deltas_simd(const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas, uint64_t *min, uint64_t *max);
 void tsc_codec2_read_block(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k, int64_t *diff);
 void tsc_codec2_read_block_scalar(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k,
                                   int64_t *diff);
@@ -215,9 +220,9 @@ int tsc_codec2_unpack_run_simd(const uint8_t *src, uint64_t *fields, size_t n, u
  * How hard the group coder looks. BOUND: every form is sized, so the group is
  * never larger than its XOR, RAW and hint forms (the appender's max_bytes
  * bound relies on it). FULL: XOR and SPLIT are sized only when they may win.
- * REUSE: the previous group was DECIMAL in the hint's reading; when that
- * still reads this group with few, small exceptions and few repeats, it is
- * written without trying the other forms.
+ * REUSE: the previous group's form (prev_form: DECIMAL or MASKED in the
+ * hint's reading, or SPLIT) is written without trying the others when it
+ * still fits this group (encoder.c, reuse_form); otherwise as FULL.
  */
 enum { TSC2_EFFORT_FULL = 0, TSC2_EFFORT_BOUND = 1, TSC2_EFFORT_REUSE = 2 };
 
@@ -229,12 +234,12 @@ enum { TSC2_FORM_CONST, TSC2_FORM_MASKED, TSC2_FORM_DECIMAL, TSC2_FORM_XOR, TSC2
  * Encode one group. `hint` (may be unusable) is a decimal reading the group
  * is also tried with, and taken without a search when it still fits. *used
  * (may be NULL) receives the decimal reading written, if any, *form (may be
- * NULL) the value form (TSC2_FORMS for a DECIMAL group that won narrowly,
- * which is not worth reusing blind).
+ * NULL) the value form (TSC2_FORMS for a group that won narrowly, which is
+ * not worth reusing blind).
  */
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
                                size_t n, int64_t prev_ts, uint64_t prev_bits, tsc_codec2_decimal hint,
-                               int effort, tsc_codec2_decimal *used, unsigned *form);
+                               int effort, unsigned prev_form, tsc_codec2_decimal *used, unsigned *form);
 
 /* appender.c: the append fast path (lib/chunk/encoder.c) runs while safe_left > 0; a full group is flushed here. */
 void tsc_codec2_flush(tschunk_encoder *enc);

@@ -2,6 +2,7 @@
  * Codec 2's data-parallel kernels, each an AVX2 version behind runtime
  * dispatch (__builtin_cpu_supports, no state kept) and a scalar twin that the
  * tests compare it with: the min/max range check that picks packed widths,
+ * timestamp deltas with their range,
  * the encoder's reading of a group as decimals, the decoder's unpacking of
  * fields and its conversion of decimals back to doubles. The AVX2 versions use no FMA, so every
  * operation rounds exactly as the scalar C does.
@@ -76,6 +77,75 @@ int tsc_codec2_range_i64_simd(const int64_t *v, size_t n, int64_t *min, int64_t 
 void tsc_codec2_range_i64(const int64_t *v, size_t n, int64_t *min, int64_t *max)
 {
     if (!tsc_codec2_range_i64_simd(v, n, min, max)) tsc_codec2_range_i64_scalar(v, n, min, max);
+}
+
+/* ------------------------------------------------------------------ timestamp deltas */
+
+void tsc_codec2_deltas_scalar(const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas, uint64_t *min,
+                              uint64_t *max)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t delta = (uint64_t)ts[i] - (uint64_t)(i ? ts[i - 1] : prev);
+        deltas[i] = delta;
+        lo = delta < lo ? delta : lo;
+        hi = delta > hi ? delta : hi;
+    }
+    *min = lo;
+    *max = hi;
+}
+
+#ifdef TSC2_HAVE_AVX2
+/* Deltas of neighbouring loads; unsigned order through signed compares of the deltas with their top bit flipped. */
+__attribute__((target("avx2"))) static void deltas_avx2(const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas,
+                                                         uint64_t *min, uint64_t *max)
+{
+    const __m256i flip = _mm256_set1_epi64x(INT64_MIN);
+    __m256i lo = _mm256_set1_epi64x(INT64_MAX), hi = _mm256_set1_epi64x(INT64_MIN);
+    uint64_t tail_lo, tail_hi;
+    tsc_codec2_deltas_scalar(ts, 1, prev, deltas, &tail_lo, &tail_hi);
+    size_t i = 1;
+    for (; i + 4 <= n; i += 4) {
+        __m256i now, before;
+        memcpy(&now, ts + i, sizeof now);
+        memcpy(&before, ts + i - 1, sizeof before);
+        __m256i delta = _mm256_sub_epi64(now, before);
+        memcpy(deltas + i, &delta, sizeof delta);
+        __m256i flipped = _mm256_xor_si256(delta, flip);
+        lo = _mm256_blendv_epi8(lo, flipped, _mm256_cmpgt_epi64(lo, flipped));
+        hi = _mm256_blendv_epi8(hi, flipped, _mm256_cmpgt_epi64(flipped, hi));
+    }
+    uint64_t lanes_lo[4], lanes_hi[4], rest_lo, rest_hi;
+    memcpy(lanes_lo, &lo, sizeof lo);
+    memcpy(lanes_hi, &hi, sizeof hi);
+    tsc_codec2_deltas_scalar(ts + i, n - i, ts[i - 1], deltas + i, &rest_lo, &rest_hi);
+    tail_lo = rest_lo < tail_lo ? rest_lo : tail_lo;
+    tail_hi = rest_hi > tail_hi ? rest_hi : tail_hi;
+    for (int k = 0; k < 4; k++) {
+        uint64_t lane_lo = lanes_lo[k] ^ (UINT64_C(1) << 63), lane_hi = lanes_hi[k] ^ (UINT64_C(1) << 63);
+        tail_lo = lane_lo < tail_lo ? lane_lo : tail_lo;
+        tail_hi = lane_hi > tail_hi ? lane_hi : tail_hi;
+    }
+    *min = tail_lo;
+    *max = tail_hi;
+}
+#endif
+
+int tsc_codec2_deltas_simd(const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas, uint64_t *min, uint64_t *max)
+{
+#ifdef TSC2_HAVE_AVX2
+    if (n && avx2_here()) {
+        deltas_avx2(ts, n, prev, deltas, min, max);
+        return 1;
+    }
+#endif
+    (void)ts, (void)n, (void)prev, (void)deltas, (void)min, (void)max;
+    return 0;
+}
+
+void tsc_codec2_deltas(const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas, uint64_t *min, uint64_t *max)
+{
+    if (!tsc_codec2_deltas_simd(ts, n, prev, deltas, min, max)) tsc_codec2_deltas_scalar(ts, n, prev, deltas, min, max);
 }
 
 /* ------------------------------------------------------------------ decimal reading */
