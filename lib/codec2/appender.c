@@ -285,14 +285,26 @@ static size_t write_header(const tschunk_encoder *enc, unsigned flags, uint8_t *
 }
 
 /*
+ * The fewest bytes the flags' blocks take: a timestamp block of two or more
+ * samples holds a lead, a form byte and a delta (3), a value block its mode byte.
+ */
+static size_t least_dropped(const tschunk_encoder *enc, unsigned flags)
+{
+    size_t groups = (enc->count + TSC2_GROUP - 1) / TSC2_GROUP, multi = enc->count / TSC2_GROUP;
+    multi += enc->count % TSC2_GROUP >= 2;
+    return (flags & TSCHUNK_FLAG_TS_CONST ? 3 * multi : 0) + (flags & TSCHUNK_FLAG_VAL_CONST ? groups : 0);
+}
+
+/*
  * Drop the blocks the flags make redundant, in place (each group moves down).
+ * A first pass sizes the saving, unless least_dropped already shows it pays.
  * @return the groups' new size, or SIZE_MAX (nothing moved) when that is not smaller overall.
  */
 static size_t drop_constant_blocks(tschunk_encoder *enc, unsigned flags, size_t header_growth)
 {
     uint8_t *area = group_area(enc);
     size_t saved = 0;
-    for (int pass = 0; pass < 2; pass++) {
+    for (int pass = least_dropped(enc, flags) > header_growth; pass < 2; pass++) {
         size_t read = 0, write = 0;
         for (uint32_t done = 0; done < enc->count;) {
             uint32_t n = enc->count - done < TSC2_GROUP ? enc->count - done : TSC2_GROUP;

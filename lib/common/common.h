@@ -121,6 +121,10 @@ TSC_INLINE size_t tsc_get_uvarint(const uint8_t *p, size_t avail, uint64_t *out)
  * it, CORRUPT when it is over-long or non-canonical. */
 TSC_INLINE size_t tsc_take_uvarint(const uint8_t *src, size_t size, size_t *pos, uint64_t *out)
 {
+    if (TSC_LIKELY(*pos < size && src[*pos] < 0x80)) { /* one byte: most of them */
+        *out = src[(*pos)++];
+        return 0;
+    }
     size_t n = tsc_get_uvarint(src + *pos, size - *pos, out);
     if (n == 0) {
         size_t i = *pos;
