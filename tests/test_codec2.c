@@ -318,11 +318,20 @@ Test(codec2, truncations_and_bit_flips_are_safe, .timeout = 120)
             unsigned char *copy = malloc(len ? len : 1);
             memcpy(copy, chunk, len);
             cr_assert(tschunk_is_error(tschunk_validate(copy, len)), "kind %d: truncated at %zu passed", kind, len);
+            /* The iterator parses groups as it reaches them: reading must end in an error, never cleanly. */
+            int64_t cut_ts[300];
+            double cut_v[300];
+            size_t got = tschunk_decode(copy, len, cut_ts, cut_v, 300);
+            cr_assert(tschunk_is_error(got), "kind %d: truncated at %zu decoded %zu samples cleanly", kind, len, got);
             free(copy);
         }
-        unsigned char *copy = malloc(size);
+        unsigned char *copy = malloc(size + 1);
         int64_t ts[300];
         double v[300];
+        memcpy(copy, chunk, size);
+        copy[size] = 0; /* one byte past the last group */
+        cr_assert(tschunk_is_error(tschunk_validate(copy, size + 1)));
+        cr_assert_eq(tschunk_decode(copy, size + 1, ts, v, 300), TSC_ERROR(CORRUPT), "kind %d: trailing byte", kind);
         for (size_t bit = 0; bit < size * 8; bit++) {
             memcpy(copy, chunk, size);
             copy[bit / 8] ^= (unsigned char)(1u << (bit % 8));

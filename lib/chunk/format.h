@@ -46,6 +46,11 @@ typedef struct {
     size_t ts_offset;
 } tsc_chunk_header;
 
-size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h);
+/*
+ * Parse and check a chunk's header. With `walk` 0, codec 2's groups after the
+ * first are left to the iterator, which checks each one as it reaches it (and
+ * that the last one ends the chunk); stream sizes are then not filled in.
+ */
+size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h, int walk);
 
 #endif

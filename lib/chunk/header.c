@@ -54,7 +54,7 @@ static size_t parse_samples(const uint8_t *src, size_t size, size_t pos, tsc_chu
     return 0;
 }
 
-size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h)
+size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h, int walk)
 {
     memset(h, 0, sizeof(*h));
     tschunk_chunk_info *info = &h->info;
@@ -79,7 +79,7 @@ size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h)
         return pos == size ? 0 : TSC_ERROR(CORRUPT);
     }
     if (info->codec == TSCHUNK_CODEC_TSC2) {
-        size_t err2 = tsc_codec2_parse_chunk(src, size, &pos, info);
+        size_t err2 = tsc_codec2_parse_chunk(src, size, &pos, info, walk);
         h->ts_offset = h->value_offset = pos;
         return err2;
     }
@@ -104,7 +104,7 @@ size_t tschunk_chunk_info_get(const void *chunk, size_t size, tschunk_chunk_info
 {
     if (!chunk || !info) return TSC_ERROR(BAD_PARAMETER);
     tsc_chunk_header h;
-    size_t err = tsc_chunk_parse((const uint8_t *)chunk, size, &h);
+    size_t err = tsc_chunk_parse((const uint8_t *)chunk, size, &h, 1);
     if (err) return err;
     *info = h.info;
     return info->codec == TSCHUNK_CODEC_TSC2 && info->count ? first_samples(chunk, size, info) : 0;
@@ -114,5 +114,5 @@ size_t tschunk_validate(const void *chunk, size_t size)
 {
     if (!chunk) return TSC_ERROR(BAD_PARAMETER);
     tsc_chunk_header h;
-    return tsc_chunk_parse((const uint8_t *)chunk, size, &h);
+    return tsc_chunk_parse((const uint8_t *)chunk, size, &h, 1);
 }

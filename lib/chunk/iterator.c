@@ -91,6 +91,8 @@ static size_t next_group(tschunk_iter *it, int64_t *ts, uint64_t *bits, uint32_t
     const uint8_t *end = it->chunk + it->size;
     tsc_codec2_frame f = {it->flags, it->first_ts, it->first_delta, it->first_bits};
     size_t err = tsc_codec2_parse_group(it->chunk + it->group_next, it->size - it->group_next, n, it->flags, &g);
+    /* init left the groups unwalked: the last one must end the chunk. */
+    if (!err && it->index + n == it->count && it->group_next + g.size != it->size) err = TSC_ERROR(CORRUPT);
     if (!err) err = tsc_codec2_decode_group(&g, &f, n, end, it->index == 0, it->ts, it->bits, ts, bits);
     if (err) return fail(it, tschunk_get_error_code(err));
     it->group_next += g.size;
@@ -222,7 +224,7 @@ size_t tschunk_iter_init(tschunk_iter *it, const void *chunk, size_t size)
 {
     if (!it || !chunk) return TSC_ERROR(BAD_PARAMETER);
     tsc_chunk_header h;
-    size_t err = tsc_chunk_parse((const uint8_t *)chunk, size, &h);
+    size_t err = tsc_chunk_parse((const uint8_t *)chunk, size, &h, 0);
     if (err) return err;
     const uint8_t *src = (const uint8_t *)chunk;
     /* Not the 2 KiB group buffer: group_at == group_len == 0 marks it empty. */
@@ -241,7 +243,8 @@ size_t tschunk_iter_init(tschunk_iter *it, const void *chunk, size_t size)
     return 0;
 }
 
-size_t tschunk_iter_next_bits(tschunk_iter *it, int64_t *ts, uint64_t *value_bits)
+/* Everything but a buffered codec-2 sample: kept out of line so that the fast path saves no registers. */
+__attribute__((noinline)) static size_t next_slow(tschunk_iter *it, int64_t *ts, uint64_t *value_bits)
 {
     if (TSC_UNLIKELY(it->error)) return TSC_ERROR_CODE(it->error);
     if (it->pending) {
@@ -254,6 +257,22 @@ size_t tschunk_iter_next_bits(tschunk_iter *it, int64_t *ts, uint64_t *value_bit
     if (ts) *ts = it->ts;
     if (value_bits) *value_bits = it->bits;
     return 1;
+}
+
+size_t tschunk_iter_next_bits(tschunk_iter *it, int64_t *ts, uint64_t *value_bits)
+{
+    uint32_t at = it->group_at;
+    if (TSC_LIKELY(at < it->group_len && !(it->pending | it->error))) { /* codec 2, from the decoded group */
+        uint64_t t = (uint64_t)it->group_ts[at], b = it->group_bits[at];
+        it->group_at = at + 1;
+        it->index++;
+        it->ts = (int64_t)t;
+        it->bits = b;
+        if (ts) *ts = (int64_t)t;
+        if (value_bits) *value_bits = b;
+        return 1;
+    }
+    return next_slow(it, ts, value_bits);
 }
 
 size_t tschunk_iter_next(tschunk_iter *it, int64_t *ts, double *value)

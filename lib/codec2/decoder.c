@@ -349,7 +349,7 @@ static size_t parse_frame(const uint8_t *src, size_t size, size_t *pos, tschunk_
     return 0;
 }
 
-size_t tsc_codec2_parse_chunk(const uint8_t *src, size_t size, size_t *pos, tschunk_chunk_info *info)
+size_t tsc_codec2_parse_chunk(const uint8_t *src, size_t size, size_t *pos, tschunk_chunk_info *info, int walk)
 {
     size_t err = parse_frame(src, size, pos, info);
     if (err) return err;
@@ -360,6 +360,7 @@ size_t tsc_codec2_parse_chunk(const uint8_t *src, size_t size, size_t *pos, tsch
         tsc_codec2_group g;
         if ((err = tsc_codec2_parse_group(src + at, size - at, n, info->flags, &g))) return err;
         if (done == 0 && !(info->flags & TSCHUNK_FLAG_TS_CONST)) info->first_ts = first_ts_of(&g, n, 0);
+        if (!walk) return 0;
         info->ts_bytes += g.ts_bytes;
         info->value_bytes += g.size - g.ts_bytes;
         at += g.size;

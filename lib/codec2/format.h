@@ -253,10 +253,11 @@ size_t tsc_codec2_decode_group(const tsc_codec2_group *g, const tsc_codec2_frame
                                uint64_t *restrict bits);
 /*
  * The header fields after the count at *pos (flags from info), then every
- * group: fills info's first_ts, first_delta, first_bits (as the flags give
- * them), stream sizes and header_bytes; *pos ends at the first group.
+ * group (only the first when `walk` is 0): fills info's first_ts, first_delta,
+ * first_bits (as the flags give them), header_bytes and, when walking, the
+ * stream sizes; *pos ends at the first group.
  */
-size_t tsc_codec2_parse_chunk(const uint8_t *src, size_t size, size_t *pos, tschunk_chunk_info *info);
+size_t tsc_codec2_parse_chunk(const uint8_t *src, size_t size, size_t *pos, tschunk_chunk_info *info, int walk);
 
 /* appender.c: codec 2 behind tschunk_append and tschunk_encoder_finish. */
 size_t tsc_codec2_append(tschunk_encoder *enc, int64_t ts, uint64_t bits);
