@@ -180,6 +180,7 @@ typedef struct {
     uint8_t irregular;           /* some delta differs from the first: no TS_CONST */
     uint8_t varied;              /* some value differs from the first: no VAL_CONST */
     uint8_t last_form;           /* the last group's value form (lib/codec2/format.h) */
+    uint8_t last_ts_form;        /* and its timestamp form */
     int64_t flushed_ts;          /* last sample of the last finished group */
     uint64_t flushed_bits;
     tschunk_group_bound bound;   /* kept only when max_bytes is set */

@@ -79,12 +79,14 @@ static void flush_group(tschunk_encoder *enc)
     int effort = enc->byte_limit                                      ? TSC2_EFFORT_BOUND
                  : reusable && (enc->count - 1) / TSC2_GROUP % 8 ? TSC2_EFFORT_REUSE
                                                                       : TSC2_EFFORT_FULL;
-    tsc_codec2_decimal used;
-    unsigned form;
-    enc->group_end += tsc_codec2_encode_group(at, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits,
-                                              hint_of(enc), effort, last, &used, &form);
-    enc->last_form = (uint8_t)form;
-    if (used.usable) set_hint(enc, used);
+    /* The timestamp form is reused on the same terms (never under max_bytes: its bound counts DELTA). */
+    int search = enc->byte_limit || (enc->count - 1) / TSC2_GROUP % 8 == 0;
+    tsc_codec2_choice choice = {hint_of(enc), last, search ? TSC2_TS_SEARCH : enc->last_ts_form};
+    enc->group_end += tsc_codec2_encode_group(at, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits, effort,
+                                              &choice);
+    enc->last_form = (uint8_t)choice.value_form;
+    enc->last_ts_form = (uint8_t)choice.ts_form;
+    set_hint(enc, choice.reading);
     enc->flushed_ts = ts[enc->pending - 1];
     enc->flushed_bits = bits[enc->pending - 1];
     enc->pending = 0;
@@ -358,8 +360,9 @@ size_t tsc_codec2_snapshot(const tschunk_encoder *enc, uint8_t *out, size_t capa
         int64_t ts[TSC2_GROUP];
         uint64_t bits[TSC2_GROUP];
         load_open_group(enc, ts, bits);
+        tsc_codec2_choice choice = {hint_of(enc), 0, TSC2_TS_SEARCH};
         size += tsc_codec2_encode_group(out + size, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits,
-                                        hint_of(enc), TSC2_EFFORT_FULL, 0, NULL, NULL);
+                                        TSC2_EFFORT_FULL, &choice);
     }
     return size;
 }

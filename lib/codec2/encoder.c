@@ -86,22 +86,30 @@ TSC_INLINE uint8_t form_code(field_plan fp) { return (uint8_t)(fp.patched ? TSC2
 /* zigzag(lead - expected): the group's first timestamp against the previous one plus the group's own step. */
 TSC_INLINE uint64_t lead_field(uint64_t lead, uint64_t expected) { return tsc_zigzag((int64_t)(lead - expected)); }
 
-static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_t prev_ts)
+/* `only` (a TSC2_TS_FORM_*, or SEARCH) skips sizing the other form; *form receives the one written. */
+static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_t prev_ts, unsigned only,
+                               unsigned *form)
 {
     uint8_t *p = out;
     uint64_t lead = (uint64_t)ts[0] - (uint64_t)prev_ts;
+    *form = TSC2_TS_FORM_DELTA;
     if (n < 2) return tsc_put_uvarint(p, tsc_zigzag((int64_t)lead));
     uint64_t deltas[TSC2_GROUP], min, max;
     tsc_codec2_deltas(ts + 1, n - 1, ts[0], deltas, &min, &max);
-    for (size_t i = 0; i + 1 < n; i++) deltas[i] -= min;
-    field_plan delta_plan = plan_fields(deltas, n - 1, tsc_codec2_width(max - min));
-    size_t delta_bytes = tsc_uvarint_len(lead_field(lead, min)) + tsc_uvarint_len(min) + delta_plan.bytes;
+    field_plan delta_plan = {tsc_codec2_width(max - min), 0, 0};
+    size_t delta_bytes = SIZE_MAX;
+    if (only != TSC2_TS_FORM_GRID) {
+        for (size_t i = 0; i + 1 < n; i++) deltas[i] -= min;
+        delta_plan = plan_fields(deltas, n - 1, delta_plan.width);
+        delta_bytes = tsc_uvarint_len(lead_field(lead, min)) + tsc_uvarint_len(min) + delta_plan.bytes;
+    }
     uint64_t offsets[TSC2_GROUP];
     int64_t omin = 0, omax = 0;
     uint64_t step = 0;
     size_t grid_bytes = SIZE_MAX;
     field_plan grid_plan = {0, 0, 0};
-    if (delta_plan.width > 1) { /* a regular or nearly regular group cannot do better on a grid */
+    /* A regular or nearly regular group cannot do better on a grid. */
+    if (only != TSC2_TS_FORM_DELTA && delta_plan.width > 1) {
         step = grid_step(ts, n);
         int64_t *signed_offsets = (int64_t *)(void *)offsets;
         for (size_t i = 1; i < n; i++)
@@ -113,11 +121,16 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
                      tsc_uvarint_len(tsc_zigzag(omin)) + grid_plan.bytes;
     }
     if (grid_bytes < delta_bytes) {
+        *form = TSC2_TS_FORM_GRID;
         p += tsc_put_uvarint(p, lead_field(lead, step));
         *p++ = (uint8_t)(TSC2_TS_GRID | form_code(grid_plan));
         p += tsc_put_uvarint(p, step);
         p += tsc_put_uvarint(p, tsc_zigzag(omin));
         return (size_t)(p - out) + write_fields(p, offsets, n - 1, grid_plan);
+    }
+    if (delta_bytes == SIZE_MAX) { /* GRID was asked for, but the group is regular: DELTA after all */
+        for (size_t i = 0; i + 1 < n; i++) deltas[i] -= min;
+        delta_plan = plan_fields(deltas, n - 1, delta_plan.width);
     }
     p += tsc_put_uvarint(p, lead_field(lead, min));
     *p++ = form_code(delta_plan);
@@ -630,12 +643,15 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
 }
 
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
-                               size_t n, int64_t prev_ts, uint64_t prev_bits, tsc_codec2_decimal hint,
-                               int effort, unsigned prev_form, tsc_codec2_decimal *used, unsigned *form)
+                               size_t n, int64_t prev_ts, uint64_t prev_bits, int effort, tsc_codec2_choice *choice)
 {
-    tsc_codec2_decimal ignored;
-    unsigned ignored_form;
-    size_t ts_bytes = write_timestamps(out, ts, n, prev_ts);
-    return ts_bytes + write_values(out + ts_bytes, bits, n, prev_bits, hint, effort, prev_form, used ? used : &ignored,
-                                   form ? form : &ignored_form);
+    tsc_codec2_choice none = {{0, 0, 0}, 0, TSC2_TS_SEARCH};
+    tsc_codec2_choice *c = choice ? choice : &none;
+    tsc_codec2_decimal hint = c->reading;
+    size_t ts_bytes = write_timestamps(out, ts, n, prev_ts, c->ts_form, &c->ts_form);
+    tsc_codec2_decimal used;
+    size_t value_bytes = write_values(out + ts_bytes, bits, n, prev_bits, hint, effort, c->value_form, &used,
+                                      &c->value_form);
+    if (used.usable) c->reading = used;
+    return ts_bytes + value_bytes;
 }

@@ -226,20 +226,28 @@ int tsc_codec2_unpack_run_simd(const uint8_t *src, uint64_t *fields, size_t n, u
  */
 enum { TSC2_EFFORT_FULL = 0, TSC2_EFFORT_BOUND = 1, TSC2_EFFORT_REUSE = 2 };
 
+/* The timestamp forms, for the caller's bookkeeping (SEARCH: try both). */
+enum { TSC2_TS_SEARCH, TSC2_TS_FORM_DELTA, TSC2_TS_FORM_GRID };
+
 /* The value forms a group coder picks from, for its caller's bookkeeping. */
 enum { TSC2_FORM_CONST, TSC2_FORM_MASKED, TSC2_FORM_DECIMAL, TSC2_FORM_XOR, TSC2_FORM_SPLIT, TSC2_FORM_RAW,
        TSC2_FORMS };
 
+/* What a group coder is told of the previous group's choices, and reports of its own. */
+typedef struct {
+    tsc_codec2_decimal reading; /* in: the hint (may be unusable); out: the reading written, if any */
+    unsigned value_form;        /* in: the previous form (REUSE); out: this group's (TSC2_FORMS: won narrowly) */
+    unsigned ts_form;           /* in: the form to write without trying the other, or TSC2_TS_SEARCH; out: this group's */
+} tsc_codec2_choice;
+
 /*
- * Encode one group. `hint` (may be unusable) is a decimal reading the group
- * is also tried with, and taken without a search when it still fits. *used
- * (may be NULL) receives the decimal reading written, if any, *form (may be
- * NULL) the value form (TSC2_FORMS for a group that won narrowly, which is
- * not worth reusing blind).
+ * Encode one group. The hint reading is also tried, and taken without a
+ * search when it still fits (REUSE); a group that won narrowly reports
+ * TSC2_FORMS, as it is not worth reusing blind. `choice` may be NULL (FULL,
+ * no hint).
  */
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
-                               size_t n, int64_t prev_ts, uint64_t prev_bits, tsc_codec2_decimal hint,
-                               int effort, unsigned prev_form, tsc_codec2_decimal *used, unsigned *form);
+                               size_t n, int64_t prev_ts, uint64_t prev_bits, int effort, tsc_codec2_choice *choice);
 
 /* appender.c: the append fast path (lib/chunk/encoder.c) runs while safe_left > 0; a full group is flushed here. */
 void tsc_codec2_flush(tschunk_encoder *enc);
