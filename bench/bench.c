@@ -90,25 +90,27 @@ static void chunked_free(chunked *c)
 
 static size_t bound_of(int codec, size_t n) { return codec != CODEC_PROM ? TSCHUNK_BOUND(n) : TSCHUNK_PROM_BOUND(n); }
 
+/* One series' chunks, as a TSDB head cuts them: the native encoder restarts for each (tschunk_encoder_restart). */
 static size_t encode_all(chunked *c, int codec)
 {
     size_t off = 0, total = 0;
+    tschunk_encoder enc;
     for (size_t k = 0; k < c->nchunks; k++) {
         size_t bound = bound_of(codec, c->len[k]);
         const int64_t *ts = c->s->ts + c->start[k];
         const uint64_t *bits = c->s->bits + c->start[k];
         c->offset[k] = off;
         if (codec != CODEC_PROM) {
-            tschunk_encoder enc;
             tschunk_encoder_options opts = native_opts(codec);
-            tschunk_encoder_init(&enc, c->bytes + off, bound, &opts);
+            if (k == 0) tschunk_encoder_init(&enc, c->bytes + off, bound, &opts);
+            else tschunk_encoder_restart(&enc, c->bytes + off, bound);
             for (size_t i = 0; i < c->len[k]; i++) tschunk_append_bits(&enc, ts[i], bits[i]);
             c->size[k] = tschunk_encoder_finish(&enc);
         } else {
-            tschunk_prom_encoder enc;
-            tschunk_prom_encoder_init(&enc, c->bytes + off, bound, NULL);
-            for (size_t i = 0; i < c->len[k]; i++) tschunk_prom_append_bits(&enc, ts[i], bits[i]);
-            c->size[k] = tschunk_prom_encoder_finish(&enc);
+            tschunk_prom_encoder prom;
+            tschunk_prom_encoder_init(&prom, c->bytes + off, bound, NULL);
+            for (size_t i = 0; i < c->len[k]; i++) tschunk_prom_append_bits(&prom, ts[i], bits[i]);
+            c->size[k] = tschunk_prom_encoder_finish(&prom);
         }
         total += c->size[k];
         off += bound;

@@ -181,6 +181,7 @@ typedef struct {
     uint8_t varied;              /* some value differs from the first: no VAL_CONST */
     uint8_t last_form;           /* the last group's value form (lib/codec2/format.h) */
     uint8_t last_ts_form;        /* and its timestamp form */
+    uint8_t reuse_left;          /* groups that may reuse those forms before all are tried again */
     int64_t flushed_ts;          /* last sample of the last finished group */
     uint64_t flushed_bits;
     tschunk_group_bound bound;   /* kept only when max_bytes is set */
@@ -195,6 +196,18 @@ typedef struct {
  */
 TSCHUNK_API size_t tschunk_encoder_init(tschunk_encoder *enc, void *dst, size_t capacity,
                                         const tschunk_encoder_options *opts);
+
+/**
+ * Start the next chunk of the same series in `dst`, with the options of the
+ * last init, as a TSDB cuts its head chunk. The new chunk stands alone, as
+ * after init; codec 2 keeps what it learned of the series (the decimal
+ * reading and the groups' forms), so that a series cut into short chunks is
+ * not searched afresh for each one. A summary sketch stays attached, cleared.
+ * The previous chunk's bytes are not touched (finish it first to keep it).
+ * @return 0, or what init returns (the encoder is then unchanged); STAGE for
+ *         an encoder never initialised.
+ */
+TSCHUNK_API size_t tschunk_encoder_restart(tschunk_encoder *enc, void *dst, size_t capacity);
 
 /**
  * Append one sample. Transactional: on error nothing changes, neither the

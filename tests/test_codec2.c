@@ -539,3 +539,69 @@ Test(codec2, timestamp_gaps_are_patched)
     free(chunk);
     wl_free(&s);
 }
+
+/* float32 data printed to 16 digits and read back (as ETT's CSV is) sits a few ulps off float32: still decimals. */
+Test(codec2, printed_float32_values_read_as_float32_decimals)
+{
+    wl_series s;
+    wl_alloc(&s, 4096, "printed float32");
+    uint64_t rng = 17;
+    char text[40];
+    for (size_t i = 0; i < s.n; i++) {
+        s.ts[i] = (int64_t)i * 3600000;
+        snprintf(text, sizeof text, "%.16g", (double)(float)((double)(int64_t)(wl_rng(&rng) % 40000) / 1000.0));
+        s.bits[i] = wl_bits(strtod(text, NULL));
+    }
+    size_t bytes = roundtrip_series_codec(&s, 1024, TSC2);
+    /* 16 bits of k and a 1-2 byte correction for the values that are not float32-exact; XOR spends ~40. */
+    cr_assert_lt(bytes * 8 / s.n, 30, "%zu bits per sample", bytes * 8 / s.n);
+    wl_free(&s);
+}
+
+/* restart: each chunk stands alone and decodes exactly; options, learning and an attached summary carry over. */
+Test(codec2, restart_starts_the_next_chunk_of_a_series)
+{
+    wl_series s;
+    wl_synthetic(&s, WL_GAUGE_2DP, 6000, 99);
+    enum { PER = 120 };
+    unsigned char *chunk = malloc(TSCHUNK_BOUND(PER));
+    tschunk_sketch *sketch;
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 4096, 0, {0, 0, 0}};
+    cr_assert_eq(tschunk_sketch_create(&sketch, &so), 0);
+    tschunk_encoder enc;
+    memset(&enc, 0, sizeof enc);
+    cr_assert_eq(tschunk_get_error_code(tschunk_encoder_restart(&enc, chunk, TSCHUNK_BOUND(PER))), TSCHUNK_ERROR_STAGE);
+    tschunk_encoder_options opts = {TSC2, PER, 0, 0};
+    cr_assert_eq(tschunk_encoder_init(&enc, chunk, TSCHUNK_BOUND(PER), &opts), 0);
+    cr_assert_eq(tschunk_encoder_set_summary(&enc, sketch), 0);
+    size_t restarted = 0, fresh = 0;
+    for (size_t start = 0; start < s.n; start += PER) {
+        if (start) {
+            tschunk_encoder before = enc;
+            cr_assert_eq(tschunk_get_error_code(tschunk_encoder_restart(&enc, chunk, 8)), TSCHUNK_ERROR_DST_TOO_SMALL);
+            cr_assert(memcmp(&before, &enc, sizeof enc) == 0, "a refused restart changed the encoder");
+            cr_assert_eq(tschunk_encoder_restart(&enc, chunk, TSCHUNK_BOUND(PER)), 0);
+        }
+        for (size_t i = start; i < start + PER; i++) cr_assert_eq(tschunk_append_bits(&enc, s.ts[i], s.bits[i]), 0);
+        /* max_samples came along */
+        cr_assert_eq(tschunk_get_error_code(tschunk_append(&enc, s.ts[start + PER - 1], 1.0)), TSCHUNK_ERROR_CHUNK_FULL);
+        size_t size = tschunk_encoder_finish(&enc);
+        cr_assert(!tschunk_is_error(size));
+        check_chunk(chunk, size, &s, start, PER);
+        tschunk_chunk_info info;
+        cr_assert_eq(tschunk_chunk_info_get(chunk, size, &info), 0);
+        cr_assert_eq(info.codec, TSC2);
+        tschunk_sketch_stats stats;
+        tschunk_sketch_get_stats(sketch, &stats);
+        cr_assert(stats.count == PER, "the summary holds %g values, not this chunk's %d", stats.count, PER);
+        restarted += size;
+        unsigned char *alone;
+        fresh += encode_range_codec(&s, start, PER, TSC2, &alone);
+        free(alone);
+    }
+    /* Reused forms may cost a little against a fresh search, never much. */
+    cr_assert_leq(restarted, fresh + fresh / 50, "restart %zu bytes, fresh encoders %zu", restarted, fresh);
+    tschunk_sketch_free(sketch);
+    free(chunk);
+    wl_free(&s);
+}

@@ -115,7 +115,9 @@ int encode_chunks(int format, uint32_t codec, const int64_t *ts, const uint64_t 
     int rc = 0;
     while (i < n && rc == 0) {
         double t0 = now_s();
-        any_init(&enc, format, codec, buf, cap, per_chunk, max_bytes);
+        /* The next chunk of a native series restarts the encoder: codec 2 keeps what it learned of the series. */
+        if (i == 0 || format != FORMAT_NATIVE) any_init(&enc, format, codec, buf, cap, per_chunk, max_bytes);
+        else tschunk_encoder_restart(&enc.native, buf, cap);
         if (summary) tschunk_encoder_set_summary(&enc.native, summary);
         size_t start = i;
         while (i < n && (i == start || ts[i] >= ts[i - 1]) && any_append(&enc, ts[i], bits[i]) == 0) i++;

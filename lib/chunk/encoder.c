@@ -162,6 +162,24 @@ size_t tschunk_encoder_init(tschunk_encoder *enc, void *dst, size_t capacity,
     return 0;
 }
 
+size_t tschunk_encoder_restart(tschunk_encoder *enc, void *dst, size_t capacity)
+{
+    if (!enc || !dst) return TSC_ERROR(BAD_PARAMETER);
+    if (enc->stage != STAGE_ACTIVE && enc->stage != STAGE_FINISHED) return TSC_ERROR(STAGE);
+    tschunk_encoder_options o = {enc->codec, enc->max_samples, (uint32_t)enc->byte_limit, 0};
+    tschunk_encoder learned = *enc;
+    size_t err = tschunk_encoder_init(enc, dst, capacity, &o); /* changes nothing when it fails */
+    if (err) return err;
+    enc->hint_usable = learned.hint_usable;
+    enc->hint_exponent = learned.hint_exponent;
+    enc->hint_float = learned.hint_float;
+    enc->last_form = learned.last_form;
+    enc->last_ts_form = learned.last_ts_form;
+    enc->reuse_left = learned.reuse_left;
+    if (learned.summary) tschunk_encoder_set_summary(enc, learned.summary);
+    return 0;
+}
+
 /*
  * Give each stream room in proportion to its size, moving the value stream.
  * Called only when the whole chunk is known to fit.

@@ -73,14 +73,16 @@ static void flush_group(tschunk_encoder *enc)
     uint8_t *at = group_area(enc) + enc->group_end;
     load_open_group(enc, ts, bits);
     track_constants(enc, ts, bits, enc->pending);
-    /* After a clear DECIMAL, MASKED or SPLIT win that form is tried first; every 8th group searches them all again. */
+    /*
+     * After a clear DECIMAL, MASKED or SPLIT win that form is tried first, and
+     * the timestamp form is reused too (never under max_bytes: its bound counts
+     * DELTA); every 8th group, and the first after init, tries them all again.
+     */
     unsigned last = enc->last_form;
     int reusable = last == TSC2_FORM_DECIMAL || last == TSC2_FORM_MASKED || last == TSC2_FORM_SPLIT;
-    int effort = enc->byte_limit                                      ? TSC2_EFFORT_BOUND
-                 : reusable && (enc->count - 1) / TSC2_GROUP % 8 ? TSC2_EFFORT_REUSE
-                                                                      : TSC2_EFFORT_FULL;
-    /* The timestamp form is reused on the same terms (never under max_bytes: its bound counts DELTA). */
-    int search = enc->byte_limit || (enc->count - 1) / TSC2_GROUP % 8 == 0;
+    int search = enc->byte_limit || enc->reuse_left == 0;
+    int effort = enc->byte_limit ? TSC2_EFFORT_BOUND : reusable && !search ? TSC2_EFFORT_REUSE : TSC2_EFFORT_FULL;
+    enc->reuse_left = (uint8_t)(search ? 7 : enc->reuse_left - 1);
     tsc_codec2_choice choice = {hint_of(enc), last, search ? TSC2_TS_SEARCH : enc->last_ts_form};
     enc->group_end += tsc_codec2_encode_group(at, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits, effort,
                                               &choice);

@@ -191,8 +191,14 @@ static tsc_codec2_decimal choose_exponent(const uint64_t *bits, size_t n, tsc_co
         shorter.exponent--;
         if (previous.exponent == 0 || !reads_sample(bits, n, step, shorter)) return previous;
     }
+    /* float32 readings are tried when every sampled value is a float32, or within a few ulps of one
+     * (float32 data printed to 16 digits and read back, as ETT's). */
     int widened = 1;
-    for (size_t i = 0; i < n; i += step) widened &= tsc_bits_of((double)(float)tsc_double_of(bits[i])) == bits[i];
+    for (size_t i = 0; i < n; i += step) {
+        uint64_t narrowed = tsc_bits_of((double)(float)tsc_double_of(bits[i]));
+        uint64_t apart = narrowed > bits[i] ? narrowed - bits[i] : bits[i] - narrowed;
+        widened &= apart <= SEARCH_NEAR_ULPS;
+    }
     tsc_codec2_decimal best = {0, 0, 0};
     double best_cost = 0;
     for (int as_float = 0; as_float <= widened; as_float++) {
