@@ -515,10 +515,11 @@ enum {
 /* A decimal plan clean enough to write without trying the other forms: few, small exceptions. */
 static int clean_plan(const decimal_plan *d, size_t n)
 {
-    if (d->bytes == SIZE_MAX || d->exceptions * 16 > n) return 0;
+    if (d->bytes == SIZE_MAX) return 0;
     for (size_t x = 0; x < d->exceptions; x++)
         if (d->exception_at[x] & TSC2_EXCEPTION_RAW) return 0;
-    return 1;
+    /* Few corrections, or many small ones (float32 data printed to 16 digits) that still leave 4 bytes a value. */
+    return d->exceptions * 16 <= n || d->bytes <= 4 * n;
 }
 
 static size_t count_repeats(const uint64_t *bits, size_t n, uint64_t prev_bits)
