@@ -1,6 +1,6 @@
 /*
- * Bytes -> samples -> codec 2 encode (limits from the input) -> decode ->
- * compare bits. Values mix decimals (exact, noisy by a few ulps, float32),
+ * Bytes -> samples -> codec 2 encode (limits from the input; chunk after
+ * chunk through tschunk_encoder_restart) -> decode -> compare bits. Values mix decimals (exact, noisy by a few ulps, float32),
  * repeats, special values and random bits, so every group form and
  * exception kind is reached. Aborts on any mismatch or limit broken.
  */
@@ -55,23 +55,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ts[n] = t;
         bits[n++] = prev = value_from(sel, raw, prev);
     }
+    /* The samples as one series' chunks: the first after init, the next ones after restart (learning carried). */
     tschunk_encoder enc;
     tschunk_encoder_options o = {TSCHUNK_CODEC_TSC2, max_samples, max_bytes, 0};
-    if (tschunk_encoder_init(&enc, buf, cap, &o) != 0) __builtin_trap();
-    size_t accepted = 0;
-    for (; accepted < n; accepted++) {
-        size_t r = tschunk_append_bits(&enc, ts[accepted], bits[accepted]);
-        if (tschunk_is_error(r)) {
-            tschunk_error_code c = tschunk_get_error_code(r);
-            if (c != TSCHUNK_ERROR_DST_TOO_SMALL && c != TSCHUNK_ERROR_CHUNK_FULL) __builtin_trap();
-            break;
+    for (size_t from = 0, chunks = 0; from < n && chunks < 64; chunks++) {
+        size_t r0 = chunks ? tschunk_encoder_restart(&enc, buf, cap) : tschunk_encoder_init(&enc, buf, cap, &o);
+        if (r0 != 0) __builtin_trap();
+        size_t accepted = 0;
+        for (; from + accepted < n; accepted++) {
+            size_t r = tschunk_append_bits(&enc, ts[from + accepted], bits[from + accepted]);
+            if (tschunk_is_error(r)) {
+                tschunk_error_code c = tschunk_get_error_code(r);
+                if (c != TSCHUNK_ERROR_DST_TOO_SMALL && c != TSCHUNK_ERROR_CHUNK_FULL) __builtin_trap();
+                break;
+            }
         }
+        size_t chunk = tschunk_encoder_finish(&enc);
+        if (tschunk_is_error(chunk) || chunk > cap || (max_bytes && chunk > max_bytes)) __builtin_trap();
+        if (max_samples && accepted > max_samples) __builtin_trap();
+        size_t got = tschunk_decode(buf, chunk, out_ts, out_v, MAX_SAMPLES);
+        if (got != accepted) __builtin_trap();
+        if (memcmp(out_ts, ts + from, got * 8) != 0 || memcmp(out_v, bits + from, got * 8) != 0) __builtin_trap();
+        if (accepted == 0) break; /* not even one sample fits these limits */
+        from += accepted;
     }
-    size_t chunk = tschunk_encoder_finish(&enc);
-    if (tschunk_is_error(chunk) || chunk > cap || (max_bytes && chunk > max_bytes)) __builtin_trap();
-    if (max_samples && accepted > max_samples) __builtin_trap();
-    size_t got = tschunk_decode(buf, chunk, out_ts, out_v, MAX_SAMPLES);
-    if (got != accepted) __builtin_trap();
-    if (memcmp(out_ts, ts, got * 8) != 0 || memcmp(out_v, bits, got * 8) != 0) __builtin_trap();
     return 0;
 }
