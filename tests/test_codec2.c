@@ -605,3 +605,39 @@ Test(codec2, restart_starts_the_next_chunk_of_a_series)
     free(chunk);
     wl_free(&s);
 }
+
+/* Running sums and grids (timestamps, decimal deltas): SIMD against scalar twin, scalar against the formula. */
+Test(codec2, simd_running_sums_match_scalar)
+{
+    uint64_t rng = 4242, in[200], a[200], b[200];
+    for (int round_no = 0; round_no < 4000; round_no++) {
+        size_t n = wl_rng(&rng) % 200;
+        unsigned shift = (unsigned)(wl_rng(&rng) % 64);
+        for (size_t i = 0; i < n; i++) in[i] = wl_rng(&rng) >> shift;
+        uint64_t start = wl_rng(&rng) >> (wl_rng(&rng) % 64), add = wl_rng(&rng) >> (wl_rng(&rng) % 64);
+        uint64_t prev0 = round_no & 1 ? start : start - (wl_rng(&rng) & 0xff);
+        int back_a = tsc_codec2_running_sum_scalar(start, add, in, n, a), expect = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t before = i ? a[i - 1] : start;
+            cr_assert_eq(a[i], before + add + in[i]);
+            expect |= (int64_t)a[i] < (int64_t)before;
+        }
+        cr_assert_eq(back_a, expect, "running sum: backwards flag");
+        int back_b;
+        if (tsc_codec2_running_sum_simd(start, add, in, n, b, &back_b)) {
+            cr_assert(memcmp(a, b, n * 8) == 0, "running sum differs, n %zu", n);
+            cr_assert_eq(back_a, back_b, "running sum flag differs, n %zu", n);
+        }
+        back_a = tsc_codec2_grid_scalar(prev0, start, add, in, n, a);
+        expect = 0;
+        for (size_t i = 0; i < n; i++) {
+            cr_assert_eq(a[i], start + (uint64_t)(i + 1) * add + in[i]);
+            expect |= (int64_t)a[i] < (int64_t)(i ? a[i - 1] : prev0);
+        }
+        cr_assert_eq(back_a, expect, "grid: backwards flag");
+        if (tsc_codec2_grid_simd(prev0, start, add, in, n, b, &back_b)) {
+            cr_assert(memcmp(a, b, n * 8) == 0, "grid differs, n %zu", n);
+            cr_assert_eq(back_a, back_b, "grid flag differs, n %zu", n);
+        }
+    }
+}

@@ -190,22 +190,9 @@ static size_t decode_timestamps(const tsc_codec2_group *g, size_t n, const uint8
     tsc_codec2_unpack(g->ts_packed, (size_t)(end - g->ts_packed), deltas, n - 1, g->ts_width);
     if (g->ts_patches && apply_patches(g, n - 1, deltas)) return TSC_ERROR(CORRUPT);
     /* A wrap past INT64_MAX is time going backwards too. */
-    int64_t prev = t;
-    if (g->ts_grid) {
-        uint64_t grid = (uint64_t)t + g->min_delta;
-        for (size_t i = 1; i < n; i++) {
-            grid += g->grid_step;
-            ts[i] = (int64_t)(grid + deltas[i - 1]);
-            bad |= ts[i] < prev;
-            prev = ts[i];
-        }
-    } else {
-        for (size_t i = 1; i < n; i++) {
-            ts[i] = (int64_t)((uint64_t)prev + g->min_delta + deltas[i - 1]);
-            bad |= ts[i] < prev;
-            prev = ts[i];
-        }
-    }
+    uint64_t *rest = (uint64_t *)(void *)(ts + 1);
+    if (g->ts_grid) bad |= (unsigned)tsc_codec2_grid((uint64_t)t, (uint64_t)t + g->min_delta, g->grid_step, deltas, n - 1, rest);
+    else bad |= (unsigned)tsc_codec2_running_sum((uint64_t)t, g->min_delta, deltas, n - 1, rest);
     return bad ? TSC_ERROR(CORRUPT) : 0;
 }
 
@@ -217,7 +204,7 @@ static size_t decode_decimal(const tsc_codec2_group *g, size_t n, const uint8_t 
         uint64_t step = (uint64_t)tsc_unzigzag(g->dec_min_step);
         tsc_codec2_unpack(g->payload, (size_t)(end - g->payload), k + 1, n - 1, g->dec_width);
         k[0] = base;
-        for (size_t i = 1; i < n; i++) k[i] = k[i - 1] + step + k[i];
+        (void)tsc_codec2_running_sum(base, step, k + 1, n - 1, k + 1); /* decimals may go down */
     } else {
         tsc_codec2_unpack(g->payload, (size_t)(end - g->payload), k, n, g->dec_width);
         for (size_t i = 0; i < n; i++) k[i] += base;

@@ -210,6 +210,19 @@ int tsc_codec2_read_block_simd(const uint64_t *bits, size_t n, unsigned e, int a
 void tsc_codec2_decimals_to_bits(const uint64_t *k, size_t n, unsigned e, int as_float, uint64_t *bits);
 void tsc_codec2_decimals_to_bits_scalar(const uint64_t *k, size_t n, unsigned e, int as_float, uint64_t *bits);
 int tsc_codec2_decimals_to_bits_simd(const uint64_t *k, size_t n, unsigned e, int as_float, uint64_t *bits);
+/*
+ * running_sum: out[i] = out[i-1] + add + in[i], out[-1] = start (mod 2^64);
+ * grid: out[i] = start + (i + 1) * add + in[i] (mod 2^64), out[-1] = prev0.
+ * Both return whether some out[i] < out[i-1] as int64 (time going
+ * backwards). in and out may be the same array.
+ */
+int tsc_codec2_running_sum(uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out);
+int tsc_codec2_running_sum_scalar(uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out);
+int tsc_codec2_running_sum_simd(uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out, int *back);
+int tsc_codec2_grid(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out);
+int tsc_codec2_grid_scalar(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out);
+int tsc_codec2_grid_simd(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out,
+                         int *back);
 /* unpack_run: n fields of width 1..57 whose 8-byte loads all stay inside src's buffer */
 void tsc_codec2_unpack_run(const uint8_t *src, uint64_t *fields, size_t n, unsigned width);
 void tsc_codec2_unpack_run_scalar(const uint8_t *src, uint64_t *fields, size_t n, unsigned width);

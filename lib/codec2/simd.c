@@ -260,6 +260,135 @@ void tsc_codec2_decimals_to_bits(const uint64_t *k, size_t n, unsigned e, int as
         tsc_codec2_decimals_to_bits_scalar(k, n, e, as_float, bits);
 }
 
+/* ------------------------------------------------------------------ running sums (timestamps, decimal deltas) */
+
+int tsc_codec2_running_sum_scalar(uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out)
+{
+    uint64_t prev = start;
+    int back = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t now = prev + add + in[i];
+        back |= (int64_t)now < (int64_t)prev;
+        out[i] = prev = now;
+    }
+    return back;
+}
+
+int tsc_codec2_grid_scalar(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out)
+{
+    uint64_t prev = prev0, base = start;
+    int back = 0;
+    for (size_t i = 0; i < n; i++) {
+        base += add;
+        uint64_t now = base + in[i];
+        back |= (int64_t)now < (int64_t)prev;
+        out[i] = prev = now;
+    }
+    return back;
+}
+
+#ifdef TSC2_HAVE_AVX2
+/* Lanes moved up by one, lane 0 taking `below`'s top lane (the sample before these four). */
+__attribute__((target("avx2"))) static inline __m256i lanes_before(__m256i v, __m256i below)
+{
+    __m256i up = _mm256_permute4x64_epi64(v, _MM_SHUFFLE(2, 1, 0, 0));
+    return _mm256_blend_epi32(up, _mm256_permute4x64_epi64(below, _MM_SHUFFLE(3, 3, 3, 3)), 0x03);
+}
+
+/* Four lanes a step: an in-register prefix sum (shifts by one and two lanes) plus the carry of the lanes before. */
+__attribute__((target("avx2"))) static int running_sum_avx2(uint64_t start, uint64_t add, const uint64_t *in,
+                                                             size_t n, uint64_t *out)
+{
+    const __m256i adds = _mm256_set1_epi64x((int64_t)add), zero = _mm256_setzero_si256();
+    __m256i last = _mm256_set1_epi64x((int64_t)start), back = zero;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256i x;
+        memcpy(&x, in + i, sizeof x);
+        x = _mm256_add_epi64(x, adds);
+        x = _mm256_add_epi64(x, _mm256_blend_epi32(_mm256_permute4x64_epi64(x, _MM_SHUFFLE(2, 1, 0, 0)), zero, 0x03));
+        x = _mm256_add_epi64(x, _mm256_permute2x128_si256(x, x, 0x08));
+        __m256i now = _mm256_add_epi64(x, _mm256_permute4x64_epi64(last, _MM_SHUFFLE(3, 3, 3, 3)));
+        back = _mm256_or_si256(back, _mm256_cmpgt_epi64(lanes_before(now, last), now));
+        memcpy(out + i, &now, sizeof now);
+        last = now;
+    }
+    uint64_t prev[4];
+    memcpy(prev, &last, sizeof prev);
+    int rest = tsc_codec2_running_sum_scalar(prev[3], add, in + i, n - i, out + i);
+    return rest | !_mm256_testz_si256(back, back);
+}
+
+__attribute__((target("avx2"))) static int grid_avx2(uint64_t prev0, uint64_t start, uint64_t add,
+                                                      const uint64_t *in, size_t n, uint64_t *out)
+{
+    const __m256i step4 = _mm256_set1_epi64x((int64_t)(4 * add));
+    __m256i base = _mm256_set_epi64x((int64_t)(start + 4 * add), (int64_t)(start + 3 * add),
+                                     (int64_t)(start + 2 * add), (int64_t)(start + add));
+    __m256i last = _mm256_set1_epi64x((int64_t)prev0), back = _mm256_setzero_si256();
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256i x;
+        memcpy(&x, in + i, sizeof x);
+        __m256i now = _mm256_add_epi64(base, x);
+        back = _mm256_or_si256(back, _mm256_cmpgt_epi64(lanes_before(now, last), now));
+        memcpy(out + i, &now, sizeof now);
+        last = now;
+        base = _mm256_add_epi64(base, step4);
+    }
+    uint64_t prev[4];
+    memcpy(prev, &last, sizeof prev);
+    /* The rest continue the grid from sample i: its base is start + i * add. */
+    uint64_t rest_back = 0, grid = start + (uint64_t)i * add, before = prev[3];
+    for (; i < n; i++) {
+        grid += add;
+        uint64_t now = grid + in[i];
+        rest_back |= (int64_t)now < (int64_t)before;
+        out[i] = before = now;
+    }
+    return (rest_back != 0) | !_mm256_testz_si256(back, back);
+}
+#endif
+
+int tsc_codec2_running_sum_simd(uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out, int *back)
+{
+#ifdef TSC2_HAVE_AVX2
+    if (avx2_here()) {
+        *back = running_sum_avx2(start, add, in, n, out);
+        return 1;
+    }
+#endif
+    (void)start, (void)add, (void)in, (void)n, (void)out, (void)back;
+    return 0;
+}
+
+int tsc_codec2_running_sum(uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out)
+{
+    int back;
+    return tsc_codec2_running_sum_simd(start, add, in, n, out, &back) ? back
+                                                                        : tsc_codec2_running_sum_scalar(start, add, in, n, out);
+}
+
+int tsc_codec2_grid_simd(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out,
+                         int *back)
+{
+#ifdef TSC2_HAVE_AVX2
+    if (avx2_here()) {
+        *back = grid_avx2(prev0, start, add, in, n, out);
+        return 1;
+    }
+#endif
+    (void)prev0, (void)start, (void)add, (void)in, (void)n, (void)out, (void)back;
+    return 0;
+}
+
+int tsc_codec2_grid(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out)
+{
+    int back;
+    return tsc_codec2_grid_simd(prev0, start, add, in, n, out, &back) ? back
+                                                                       : tsc_codec2_grid_scalar(prev0, start, add, in, n, out);
+}
+
 /* ------------------------------------------------------------------ unpacking */
 
 void tsc_codec2_unpack_run_scalar(const uint8_t *src, uint64_t *fields, size_t n, unsigned width)
