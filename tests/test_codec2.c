@@ -641,3 +641,18 @@ Test(codec2, simd_running_sums_match_scalar)
         }
     }
 }
+
+/* validate makes exactly info_get's checks: a codec-2 chunk whose first group is damaged fails both
+ * (found by fuzz_chunk_decode: validate used to walk the lengths only). */
+Test(codec2, validate_agrees_with_info_on_a_damaged_first_group)
+{
+    unsigned char chunk[68] = {0xc1, 0x12, 0x12};
+    memset(chunk + 3, 0x0e, sizeof chunk - 3);
+    chunk[11] = 0x55;
+    const unsigned char tail[] = {0x12, 0x12, 0x12, 0x12, 0x12, 0x11, 0x5b, 0x00};
+    memcpy(chunk + sizeof chunk - sizeof tail, tail, sizeof tail);
+    tschunk_chunk_info info;
+    size_t r = tschunk_chunk_info_get(chunk, sizeof chunk, &info);
+    cr_assert(tschunk_is_error(r), "the fuzzer's chunk should be refused");
+    cr_assert_eq(tschunk_validate(chunk, sizeof chunk), r);
+}

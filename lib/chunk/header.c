@@ -110,9 +110,9 @@ size_t tschunk_chunk_info_get(const void *chunk, size_t size, tschunk_chunk_info
     return info->codec == TSCHUNK_CODEC_TSC2 && info->count ? first_samples(chunk, size, info) : 0;
 }
 
+/* Exactly info_get's checks (for codec 2 that includes decoding the first group, which may be damaged). */
 size_t tschunk_validate(const void *chunk, size_t size)
 {
-    if (!chunk) return TSC_ERROR(BAD_PARAMETER);
-    tsc_chunk_header h;
-    return tsc_chunk_parse((const uint8_t *)chunk, size, &h, 1);
+    tschunk_chunk_info info;
+    return tschunk_chunk_info_get(chunk, size, &info);
 }
