@@ -511,14 +511,14 @@ enum {
  */
 #define XOR_CHANGE_BITS 16
 
-/* The smallest of the forms; ties go to the earlier one in FORM order. */
-/* A decimal plan clean enough to write without trying the other forms: few, small exceptions. */
+/* A decimal plan clean enough to write without trying the other forms: no RAW exception, few exceptions
+ * or at most 4 bytes a value. */
 static int clean_plan(const decimal_plan *d, size_t n)
 {
     if (d->bytes == SIZE_MAX) return 0;
     for (size_t x = 0; x < d->exceptions; x++)
         if (d->exception_at[x] & TSC2_EXCEPTION_RAW) return 0;
-    /* Few corrections, or many small ones (float32 data printed to 16 digits) that still leave 4 bytes a value. */
+    /* Many small corrections are float32 data printed to 16 digits: still a steady win. */
     return d->exceptions * 16 <= n || d->bytes <= 4 * n;
 }
 
@@ -561,6 +561,7 @@ static size_t reuse_form(uint8_t *out, const uint64_t *bits, size_t n, uint64_t 
     return 0;
 }
 
+/* The smallest of the forms (after REUSE, when it applies); ties go to the earlier one in FORM order. */
 static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits,
                            tsc_codec2_decimal hint, int effort, unsigned prev_form, tsc_codec2_decimal *used,
                            unsigned *form_out)
