@@ -338,15 +338,9 @@ __attribute__((target("avx2"))) static int grid_avx2(uint64_t prev0, uint64_t st
     }
     uint64_t prev[4];
     memcpy(prev, &last, sizeof prev);
-    /* The rest continue the grid from sample i: its base is start + i * add. */
-    uint64_t rest_back = 0, grid = start + (uint64_t)i * add, before = prev[3];
-    for (; i < n; i++) {
-        grid += add;
-        uint64_t now = grid + in[i];
-        rest_back |= (int64_t)now < (int64_t)before;
-        out[i] = before = now;
-    }
-    return (rest_back != 0) | !_mm256_testz_si256(back, back);
+    /* The rest continue the grid from sample i, whose base is start + i * add. */
+    int rest = tsc_codec2_grid_scalar(prev[3], start + (uint64_t)i * add, add, in + i, n - i, out + i);
+    return rest | !_mm256_testz_si256(back, back);
 }
 #endif
 
