@@ -49,15 +49,27 @@ static size_t parse_timestamps(const uint8_t *src, size_t avail, size_t n, tsc_c
     return 0;
 }
 
+/*
+ * The index byte of the next entry of a patch or exception list, whose
+ * indexes increase and stay below limit (bits in `flags` are not index);
+ * advances *x. @return the index, or -1 (CORRUPT).
+ */
+TSC_INLINE int next_index(const uint8_t **x, unsigned flags, size_t limit, int *last)
+{
+    int at = (int)(*(*x)++ & ~flags);
+    if (at >= (int)limit || at <= *last) return -1;
+    *last = at;
+    return at;
+}
+
 /* PATCHED fields: each patch ORs its high bits above the packed low ones. */
 static size_t apply_patches(const tsc_codec2_group *g, size_t fields, uint64_t *deltas)
 {
     const uint8_t *x = g->ts_patch_at;
     int last = -1;
     for (size_t p = 0; p < g->ts_patches; p++) {
-        int at = *x++;
-        if (at >= (int)fields || at <= last) return TSC_ERROR(CORRUPT);
-        last = at;
+        int at = next_index(&x, 0, fields, &last);
+        if (at < 0) return TSC_ERROR(CORRUPT);
         uint64_t high = 0;
         x += tsc_get_uvarint(x, 10, &high);
         deltas[at] |= high << g->ts_width;
@@ -214,10 +226,10 @@ static size_t decode_decimal(const tsc_codec2_group *g, size_t n, const uint8_t 
     const uint8_t *x = g->exception_at;
     int last = -1;
     for (size_t e = 0; e < g->exceptions; e++) {
-        int at = *x & ~TSC2_EXCEPTION_RAW;
-        if (at >= (int)n || at <= last) return TSC_ERROR(CORRUPT);
-        last = at;
-        if (*x++ & TSC2_EXCEPTION_RAW) {
+        unsigned raw = *x & TSC2_EXCEPTION_RAW;
+        int at = next_index(&x, TSC2_EXCEPTION_RAW, n, &last);
+        if (at < 0) return TSC_ERROR(CORRUPT);
+        if (raw) {
             bits[at] = tsc_load64_le(x);
             x += 8;
         } else {
@@ -244,9 +256,8 @@ static size_t decode_split(const tsc_codec2_group *g, size_t n, const uint8_t *e
     const uint8_t *x = g->exception_at;
     int last = -1;
     for (size_t e = 0; e < g->exceptions; e++) {
-        int at = *x++;
-        if (at >= (int)n || at <= last) return TSC_ERROR(CORRUPT);
-        last = at;
+        int at = next_index(&x, 0, n, &last);
+        if (at < 0) return TSC_ERROR(CORRUPT);
         uint64_t left = 0;
         x += tsc_get_uvarint(x, 10, &left);
         bits[at] = left << right_bits | (bits[at] & ((UINT64_C(1) << right_bits) - 1));
