@@ -1,4 +1,5 @@
 /* Codec 2: round trips, group edges, exactness shortcuts, limits, the SIMD twins, hostile bytes. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -365,7 +366,9 @@ Test(codec2, simd_decimal_kernels_match_scalar)
             case 2: bits[i] = wl_bits(v) + (r >> 58 & 3); break;
             default: bits[i] = wl_bits(as_float ? (double)(float)v : v); break;
             }
-            kk[i] = r >> 56 == 0 ? r : (uint64_t)(int64_t)(r % 4000001 - 2000000) * (r >> 40 & 0xffff);
+            /* The SIMD conversion's domain, |k| < 2^51 (decode_decimal checks it per group). */
+            kk[i] = r >> 56 == 0 ? (uint64_t)((int64_t)(r & ((UINT64_C(1) << 52) - 1)) - (INT64_C(1) << 51) + 1)
+                                 : (uint64_t)(int64_t)(r % 4000001 - 2000000) * (r >> 40 & 0xffff);
         }
         tsc_codec2_read_block_scalar(bits, n, e, as_float, k1, d1);
         if (tsc_codec2_read_block_simd(bits, n, e, as_float, k2, d2)) {
@@ -379,11 +382,51 @@ Test(codec2, simd_decimal_kernels_match_scalar)
             cr_assert_eq(reading == TSC2_EXACT, d1[i] == 0);
             if (d1[i] == 0) cr_assert_eq(tsc_codec2_decimal_bits(k1[i], e, as_float), bits[i]);
         }
-        tsc_codec2_decimals_to_bits_scalar(kk, n, e, as_float, out1);
-        if (tsc_codec2_decimals_to_bits_simd(kk, n, e, as_float, out2))
+        /* Offsets from a base, and steps of a running sum, that keep every k in the domain. */
+        uint64_t base = (uint64_t)(int64_t)(wl_rng(&rng) % 2000001) - 1000000, fields[131];
+        for (size_t i = 0; i < n; i++) fields[i] = kk[i] - base;
+        tsc_codec2_decimals_to_bits_scalar(base, fields, n, e, as_float, out1);
+        if (tsc_codec2_decimals_to_bits_simd(base, fields, n, e, as_float, out2))
             cr_assert(memcmp(out1, out2, n * 8) == 0, "decimals_to_bits, round %d", round_no);
+        uint64_t step = (uint64_t)(int64_t)(wl_rng(&rng) % 2001) - 1000;
+        for (size_t i = 0; i < n; i++) fields[i] = kk[i] - (i ? kk[i - 1] : base) - step;
+        tsc_codec2_decimal_sums_to_bits_scalar(base, step, fields, n, e, as_float, out1);
+        for (size_t i = 0; i < n; i++) cr_assert_eq(out1[i], tsc_codec2_decimal_bits((int64_t)kk[i], e, as_float));
+        if (tsc_codec2_decimal_sums_to_bits_simd(base, step, fields, n, e, as_float, out2))
+            cr_assert(memcmp(out1, out2, n * 8) == 0, "decimal_sums_to_bits, round %d", round_no);
     }
     cr_log_info("SIMD kernels %s on this CPU", have_simd ? "compared" : "absent: scalar only");
+}
+
+/*
+ * The SIMD conversion divides by 10^e without a division (simd.c: div_pow10).
+ * Against the scalar division over magnitudes of every bit length and every
+ * exponent; a plain multiplication by 10^-e must differ somewhere in the same
+ * inputs, or this test would not see a kernel that skipped the correction.
+ */
+Test(codec2, decimal_division_without_divide_matches_division)
+{
+    enum { N = 128 };
+    uint64_t rng = 99, k[N], want[N], got[N];
+    size_t multiply_differs = 0, compared = 0;
+    for (int round_no = 0; round_no < 24000; round_no++) {
+        unsigned e = (unsigned)(round_no % 16), length = 1 + (unsigned)(round_no / 16 % 51);
+        for (size_t i = 0; i < N; i++) {
+            uint64_t r = wl_rng(&rng);
+            int64_t magnitude = (int64_t)(r >> (64 - length)); /* below 2^length <= 2^51 */
+            k[i] = (uint64_t)(r & 1 ? -magnitude : magnitude);
+            double product = (double)magnitude * (1.0 / tsc_codec2_pow10[e]);
+            multiply_differs += wl_bits(product) != tsc_codec2_decimal_bits(magnitude, e, 0);
+        }
+        tsc_codec2_decimals_to_bits_scalar(0, k, N, e, 0, want);
+        if (!tsc_codec2_decimals_to_bits_simd(0, k, N, e, 0, got)) continue;
+        compared += N;
+        for (size_t i = 0; i < N; i++)
+            cr_assert_eq(got[i], want[i], "k %" PRId64 " e %u: %016" PRIx64 " != %016" PRIx64, (int64_t)k[i], e, got[i],
+                         want[i]);
+    }
+    cr_assert_gt(multiply_differs, 1000, "the inputs never catch a plain multiplication (%zu)", multiply_differs);
+    cr_log_info("%zu divisions compared, %zu where a plain multiplication is wrong", compared, multiply_differs);
 }
 
 /* A chunk with one delta or one value keeps it in its header (flags) and its groups drop that block. */

@@ -208,20 +208,41 @@ static size_t decode_timestamps(const tsc_codec2_group *g, size_t n, const uint8
     return bad ? TSC_ERROR(CORRUPT) : 0;
 }
 
+/*
+ * Whether every k of the group is below 2^51 in magnitude, from its fields
+ * alone (k[i] = base + i * step + at most i fields of dec_width bits, or base
+ * plus one field): the SIMD conversion's domain. Groups the encoder writes
+ * pass unless their decimals span nearly 2^51; the others convert one by one.
+ */
+static int decimals_small(const tsc_codec2_group *g, size_t n)
+{
+    const uint64_t limit = UINT64_C(1) << 51;
+    int64_t base = tsc_unzigzag(g->dec_base), step = tsc_unzigzag(g->dec_min_step);
+    uint64_t base_reach = base < 0 ? 0 - (uint64_t)base : (uint64_t)base;
+    uint64_t step_reach = step < 0 ? 0 - (uint64_t)step : (uint64_t)step;
+    if (g->dec_width >= 51 || base_reach >= limit || step_reach >= limit) return 0;
+    uint64_t field_max = (UINT64_C(1) << g->dec_width) - 1;
+    uint64_t reach = g->mode & TSC2_DECIMAL_DELTA ? (uint64_t)(n - 1) * (step_reach + field_max) : field_max;
+    return base_reach + reach < limit; /* n <= 128 terms under 2^52: no overflow */
+}
+
 static size_t decode_decimal(const tsc_codec2_group *g, size_t n, const uint8_t *end, uint64_t *restrict bits)
 {
-    uint64_t k[TSC2_GROUP];
+    uint64_t fields[TSC2_GROUP];
     uint64_t base = (uint64_t)tsc_unzigzag(g->dec_base);
+    unsigned exponent = g->mode >> 4;
+    int as_float = (g->mode & TSC2_DECIMAL_FLOAT32) != 0, small = decimals_small(g, n);
     if (g->mode & TSC2_DECIMAL_DELTA) {
         uint64_t step = (uint64_t)tsc_unzigzag(g->dec_min_step);
-        tsc_codec2_unpack(g->payload, (size_t)(end - g->payload), k + 1, n - 1, g->dec_width);
-        k[0] = base;
-        (void)tsc_codec2_running_sum(base, step, k + 1, n - 1, k + 1); /* decimals may go down */
+        tsc_codec2_unpack(g->payload, (size_t)(end - g->payload), fields, n - 1, g->dec_width);
+        bits[0] = tsc_codec2_decimal_bits((int64_t)base, exponent, as_float);
+        if (small) tsc_codec2_decimal_sums_to_bits(base, step, fields, n - 1, exponent, as_float, bits + 1);
+        else tsc_codec2_decimal_sums_to_bits_scalar(base, step, fields, n - 1, exponent, as_float, bits + 1);
     } else {
-        tsc_codec2_unpack(g->payload, (size_t)(end - g->payload), k, n, g->dec_width);
-        for (size_t i = 0; i < n; i++) k[i] += base;
+        tsc_codec2_unpack(g->payload, (size_t)(end - g->payload), fields, n, g->dec_width);
+        if (small) tsc_codec2_decimals_to_bits(base, fields, n, exponent, as_float, bits);
+        else tsc_codec2_decimals_to_bits_scalar(base, fields, n, exponent, as_float, bits);
     }
-    tsc_codec2_decimals_to_bits(k, n, g->mode >> 4, (g->mode & TSC2_DECIMAL_FLOAT32) != 0, bits);
     /* The entries were walked by the parse: their lengths are known good. */
     const uint8_t *x = g->exception_at;
     int last = -1;
