@@ -234,10 +234,11 @@ int tsc_codec2_grid(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t
 int tsc_codec2_grid_scalar(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out);
 int tsc_codec2_grid_simd(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out,
                          int *back);
-/* unpack_run: n fields of width 1..57 whose 8-byte loads all stay inside src's buffer */
-void tsc_codec2_unpack_run(const uint8_t *src, uint64_t *fields, size_t n, unsigned width);
-void tsc_codec2_unpack_run_scalar(const uint8_t *src, uint64_t *fields, size_t n, unsigned width);
-int tsc_codec2_unpack_run_simd(const uint8_t *src, uint64_t *fields, size_t n, unsigned width);
+/* unpack_run: n fields of width 1..57 whose 8-byte loads all stay inside src's avail bytes (SIMD loads may
+ * reach further, never past avail) */
+void tsc_codec2_unpack_run(const uint8_t *src, size_t avail, uint64_t *fields, size_t n, unsigned width);
+void tsc_codec2_unpack_run_scalar(const uint8_t *src, size_t avail, uint64_t *fields, size_t n, unsigned width);
+int tsc_codec2_unpack_run_simd(const uint8_t *src, size_t avail, uint64_t *fields, size_t n, unsigned width);
 
 /* encoder.c */
 /*

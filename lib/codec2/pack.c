@@ -47,7 +47,7 @@ void tsc_codec2_unpack(const uint8_t *restrict src, size_t avail, uint64_t *rest
     if (fast > n) fast = n;
     size_t i = 0;
     if (width <= 57) {
-        tsc_codec2_unpack_run(src, fields, fast, width);
+        tsc_codec2_unpack_run(src, avail, fields, fast, width);
         i = fast;
     } else {
         for (; i < fast; i++) fields[i] = unpack_one(src, i, width, mask);

@@ -486,8 +486,9 @@ int tsc_codec2_grid(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t
 
 /* ------------------------------------------------------------------ unpacking */
 
-void tsc_codec2_unpack_run_scalar(const uint8_t *src, uint64_t *fields, size_t n, unsigned width)
+void tsc_codec2_unpack_run_scalar(const uint8_t *src, size_t avail, uint64_t *fields, size_t n, unsigned width)
 {
+    (void)avail;
     uint64_t mask = (UINT64_C(1) << width) - 1;
     for (size_t i = 0; i < n; i++) {
         size_t bit = i * width;
@@ -496,14 +497,57 @@ void tsc_codec2_unpack_run_scalar(const uint8_t *src, uint64_t *fields, size_t n
 }
 
 #ifdef TSC2_HAVE_AVX2
-/* Four fields a step: one gather of the 8 bytes at each field's first byte, then a per-lane shift. */
-__attribute__((target("avx2"))) static void unpack_run_avx2(const uint8_t *src, uint64_t *fields, size_t n,
-                                                             unsigned width)
+/*
+ * Widths 4..30 without gathers: eight fields span exactly `width` bytes, in two
+ * blocks of four whose bit phases are the same for every eight. Each block is
+ * a 16-byte load copied to both halves, a byte shuffle that gives every lane
+ * the bytes from its field's first one, a per-lane shift and a mask. Bytes
+ * past the 16 (shuffle indices wrap) only reach bits above the field's 30 + 7.
+ */
+#define SHUFFLE_MIN_WIDTH 4u
+#define SHUFFLE_MAX_WIDTH 30u
+
+__attribute__((target("avx2"))) static void block_lanes(unsigned start, unsigned width, __m256i *pick, __m256i *shift)
 {
+    __m256i bit = _mm256_add_epi64(_mm256_set1_epi64x(start % 8),
+                                   _mm256_mul_epu32(_mm256_set_epi64x(3, 2, 1, 0), _mm256_set1_epi64x(width)));
+    __m256i first_byte = _mm256_srli_epi64(bit, 3);
+    __m256i spread = _mm256_shuffle_epi8(first_byte, _mm256_set_epi64x(0x0808080808080808, 0, 0x0808080808080808, 0));
+    *pick = _mm256_add_epi8(spread, _mm256_set1_epi64x(0x0706050403020100));
+    *shift = _mm256_and_si256(bit, _mm256_set1_epi64x(7));
+}
+
+__attribute__((target("avx2"))) static size_t unpack_shuffle_avx2(const uint8_t *src, size_t avail, uint64_t *fields,
+                                                                   size_t n, unsigned width)
+{
+    const __m256i mask = _mm256_set1_epi64x((INT64_C(1) << width) - 1);
+    __m256i pick_a, shift_a, pick_b, shift_b;
+    block_lanes(0, width, &pick_a, &shift_a);
+    block_lanes(4 * width, width, &pick_b, &shift_b);
+    const size_t second = 4 * width / 8;
+    size_t i = 0, at = 0; /* eight fields start at byte i * width / 8 */
+    for (; i + 8 <= n && at + second + 16 <= avail; i += 8, at += width) {
+        __m256i a = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(src + at)));
+        __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(src + at + second)));
+        a = _mm256_and_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(a, pick_a), shift_a), mask);
+        b = _mm256_and_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(b, pick_b), shift_b), mask);
+        memcpy(fields + i, &a, sizeof a);
+        memcpy(fields + i + 4, &b, sizeof b);
+    }
+    return i;
+}
+
+/* Four fields a step: one gather of the 8 bytes at each field's first byte, then a per-lane shift. */
+__attribute__((target("avx2"))) static void unpack_run_avx2(const uint8_t *src, size_t avail, uint64_t *fields,
+                                                             size_t n, unsigned width)
+{
+    size_t i = width >= SHUFFLE_MIN_WIDTH && width <= SHUFFLE_MAX_WIDTH
+                   ? unpack_shuffle_avx2(src, avail, fields, n, width)
+                   : 0;
     const __m256i mask = _mm256_set1_epi64x((INT64_C(1) << width) - 1), seven = _mm256_set1_epi64x(7);
     const __m256i step = _mm256_set1_epi64x(4 * (int64_t)width);
-    __m256i bit = _mm256_set_epi64x(3 * (int64_t)width, 2 * (int64_t)width, (int64_t)width, 0);
-    size_t i = 0;
+    const int64_t at = (int64_t)(i * width);
+    __m256i bit = _mm256_set_epi64x(at + 3 * (int64_t)width, at + 2 * (int64_t)width, at + (int64_t)width, at);
     for (; i + 4 <= n; i += 4) {
         __m256i words = _mm256_i64gather_epi64((const long long *)(const void *)src, _mm256_srli_epi64(bit, 3), 1);
         __m256i v = _mm256_and_si256(_mm256_srlv_epi64(words, _mm256_and_si256(bit, seven)), mask);
@@ -511,25 +555,26 @@ __attribute__((target("avx2"))) static void unpack_run_avx2(const uint8_t *src, 
         bit = _mm256_add_epi64(bit, step);
     }
     for (; i < n; i++) {
-        size_t at = i * width;
-        fields[i] = (tsc_load64_le(src + (at >> 3)) >> (at & 7)) & ((UINT64_C(1) << width) - 1);
+        size_t first = i * width;
+        fields[i] = (tsc_load64_le(src + (first >> 3)) >> (first & 7)) & ((UINT64_C(1) << width) - 1);
     }
 }
 #endif
 
-int tsc_codec2_unpack_run_simd(const uint8_t *src, uint64_t *fields, size_t n, unsigned width)
+int tsc_codec2_unpack_run_simd(const uint8_t *src, size_t avail, uint64_t *fields, size_t n, unsigned width)
 {
 #ifdef TSC2_HAVE_AVX2
     if (avx2_here()) {
-        unpack_run_avx2(src, fields, n, width);
+        unpack_run_avx2(src, avail, fields, n, width);
         return 1;
     }
 #endif
-    (void)src, (void)fields, (void)n, (void)width;
+    (void)src, (void)avail, (void)fields, (void)n, (void)width;
     return 0;
 }
 
-void tsc_codec2_unpack_run(const uint8_t *src, uint64_t *fields, size_t n, unsigned width)
+void tsc_codec2_unpack_run(const uint8_t *src, size_t avail, uint64_t *fields, size_t n, unsigned width)
 {
-    if (!tsc_codec2_unpack_run_simd(src, fields, n, width)) tsc_codec2_unpack_run_scalar(src, fields, n, width);
+    if (!tsc_codec2_unpack_run_simd(src, avail, fields, n, width))
+        tsc_codec2_unpack_run_scalar(src, avail, fields, n, width);
 }
