@@ -650,6 +650,19 @@ Test(codec2, restart_starts_the_next_chunk_of_a_series)
 }
 
 /* Running sums and grids (timestamps, decimal deltas): SIMD against scalar twin, scalar against the formula. */
+/* The constant-step fill of TS_CONST chunks against its scalar twin, wrapping steps included. */
+Test(codec2, simd_steps_match_scalar)
+{
+    uint64_t rng = 5, a[131], b[131];
+    for (int round_no = 0; round_no < 2000; round_no++) {
+        size_t n = wl_rng(&rng) % 132;
+        uint64_t start = wl_rng(&rng), step = round_no % 3 ? wl_rng(&rng) % 100000 : wl_rng(&rng);
+        tsc_codec2_steps_scalar(start, step, n, a);
+        for (size_t i = 0; i < n; i++) cr_assert_eq(a[i], start + i * step);
+        if (tsc_codec2_steps_simd(start, step, n, b)) cr_assert(memcmp(a, b, n * 8) == 0, "round %d", round_no);
+    }
+}
+
 Test(codec2, simd_running_sums_match_scalar)
 {
     uint64_t rng = 4242, in[200], a[200], b[200];

@@ -145,7 +145,13 @@ static size_t parse_values(const uint8_t *src, size_t avail, size_t n, tsc_codec
         size_t mask_bytes = (n + 7) / 8, repeats = 0;
         if (mask_bytes > avail - *pos) return TSC_ERROR(TRUNCATED);
         g->mask = src + *pos;
-        for (size_t i = 0; i < mask_bytes; i++) repeats += (size_t)__builtin_popcount(g->mask[i]);
+        for (size_t i = 0; i < mask_bytes; i += 8) {
+            uint64_t word = 0;
+            if (mask_bytes - i >= 8) word = tsc_load64_le(g->mask + i);
+            else
+                for (size_t b = i; b < mask_bytes; b++) word |= (uint64_t)g->mask[b] << (8 * (b - i));
+            repeats += tsc_popcount64(word);
+        }
         if (n % 8 && g->mask[mask_bytes - 1] >> (n % 8)) return TSC_ERROR(RESERVED_BITS);
         if (repeats >= n) return TSC_ERROR(CORRUPT);
         *pos += mask_bytes;
@@ -308,7 +314,7 @@ size_t tsc_codec2_decode_group(const tsc_codec2_group *g, const tsc_codec2_frame
     if (f->flags & TSCHUNK_FLAG_TS_CONST) {
         /* The header check kept ts[0] + (count - 1) * delta within int64. */
         uint64_t t = first ? (uint64_t)f->first_ts : (uint64_t)prev_ts + f->delta;
-        for (size_t i = 0; i < n; i++, t += f->delta) ts[i] = (int64_t)t;
+        tsc_codec2_steps(t, f->delta, n, (uint64_t *)(void *)ts);
     } else {
         size_t err = decode_timestamps(g, n, end, first, prev_ts, ts);
         if (err) return err;
@@ -332,9 +338,14 @@ size_t tsc_codec2_decode_group(const tsc_codec2_group *g, const tsc_codec2_frame
         uint64_t kept[TSC2_GROUP];
         size_t err = decode_decimal(g, g->kept, end, kept);
         if (err) return err;
+        /* Branch-free: repeats come in no pattern a predictor learns. j <= i, so kept[j] is in the array;
+         * kept[g->kept] is read (and not taken) after the last kept value. */
+        if (g->kept < TSC2_GROUP) kept[g->kept] = 0;
         uint64_t last = prev_bits;
         for (size_t i = 0, j = 0; i < n; i++) {
-            if (!((g->mask[i >> 3] >> (i & 7)) & 1)) last = kept[j++];
+            size_t repeat = (size_t)(g->mask[i >> 3] >> (i & 7)) & 1;
+            last = repeat ? last : kept[j];
+            j += repeat ^ 1;
             bits[i] = last;
         }
         return 0;

@@ -234,6 +234,10 @@ int tsc_codec2_grid(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t
 int tsc_codec2_grid_scalar(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out);
 int tsc_codec2_grid_simd(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out,
                          int *back);
+/* steps: out[i] = start + i * step (mod 2^64) */
+void tsc_codec2_steps(uint64_t start, uint64_t step, size_t n, uint64_t *out);
+void tsc_codec2_steps_scalar(uint64_t start, uint64_t step, size_t n, uint64_t *out);
+int tsc_codec2_steps_simd(uint64_t start, uint64_t step, size_t n, uint64_t *out);
 /* unpack_run: n fields of width 1..57 whose 8-byte loads all stay inside src's avail bytes (SIMD loads may
  * reach further, never past avail) */
 void tsc_codec2_unpack_run(const uint8_t *src, size_t avail, uint64_t *fields, size_t n, unsigned width);

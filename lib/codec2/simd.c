@@ -484,6 +484,45 @@ int tsc_codec2_grid(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t
                                                                        : tsc_codec2_grid_scalar(prev0, start, add, in, n, out);
 }
 
+/* ------------------------------------------------------------------ constant steps (TS_CONST chunks) */
+
+void tsc_codec2_steps_scalar(uint64_t start, uint64_t step, size_t n, uint64_t *out)
+{
+    for (size_t i = 0; i < n; i++, start += step) out[i] = start;
+}
+
+#ifdef TSC2_HAVE_AVX2
+__attribute__((target("avx2"))) static void steps_avx2(uint64_t start, uint64_t step, size_t n, uint64_t *out)
+{
+    __m256i now = _mm256_set_epi64x((int64_t)(start + 3 * step), (int64_t)(start + 2 * step), (int64_t)(start + step),
+                                    (int64_t)start);
+    const __m256i step4 = _mm256_set1_epi64x((int64_t)(4 * step));
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        memcpy(out + i, &now, sizeof now);
+        now = _mm256_add_epi64(now, step4);
+    }
+    tsc_codec2_steps_scalar(start + i * step, step, n - i, out + i);
+}
+#endif
+
+int tsc_codec2_steps_simd(uint64_t start, uint64_t step, size_t n, uint64_t *out)
+{
+#ifdef TSC2_HAVE_AVX2
+    if (avx2_here()) {
+        steps_avx2(start, step, n, out);
+        return 1;
+    }
+#endif
+    (void)start, (void)step, (void)n, (void)out;
+    return 0;
+}
+
+void tsc_codec2_steps(uint64_t start, uint64_t step, size_t n, uint64_t *out)
+{
+    if (!tsc_codec2_steps_simd(start, step, n, out)) tsc_codec2_steps_scalar(start, step, n, out);
+}
+
 /* ------------------------------------------------------------------ unpacking */
 
 void tsc_codec2_unpack_run_scalar(const uint8_t *src, size_t avail, uint64_t *fields, size_t n, unsigned width)
@@ -498,13 +537,12 @@ void tsc_codec2_unpack_run_scalar(const uint8_t *src, size_t avail, uint64_t *fi
 
 #ifdef TSC2_HAVE_AVX2
 /*
- * Widths 4..30 without gathers: eight fields span exactly `width` bytes, in two
+ * Widths 1..30 without gathers: eight fields span exactly `width` bytes, in two
  * blocks of four whose bit phases are the same for every eight. Each block is
  * a 16-byte load copied to both halves, a byte shuffle that gives every lane
  * the bytes from its field's first one, a per-lane shift and a mask. Bytes
  * past the 16 (shuffle indices wrap) only reach bits above the field's 30 + 7.
  */
-#define SHUFFLE_MIN_WIDTH 4u
 #define SHUFFLE_MAX_WIDTH 30u
 
 __attribute__((target("avx2"))) static void block_lanes(unsigned start, unsigned width, __m256i *pick, __m256i *shift)
@@ -541,9 +579,7 @@ __attribute__((target("avx2"))) static size_t unpack_shuffle_avx2(const uint8_t 
 __attribute__((target("avx2"))) static void unpack_run_avx2(const uint8_t *src, size_t avail, uint64_t *fields,
                                                              size_t n, unsigned width)
 {
-    size_t i = width >= SHUFFLE_MIN_WIDTH && width <= SHUFFLE_MAX_WIDTH
-                   ? unpack_shuffle_avx2(src, avail, fields, n, width)
-                   : 0;
+    size_t i = width <= SHUFFLE_MAX_WIDTH ? unpack_shuffle_avx2(src, avail, fields, n, width) : 0;
     const __m256i mask = _mm256_set1_epi64x((INT64_C(1) << width) - 1), seven = _mm256_set1_epi64x(7);
     const __m256i step = _mm256_set1_epi64x(4 * (int64_t)width);
     const int64_t at = (int64_t)(i * width);

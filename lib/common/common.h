@@ -28,6 +28,15 @@ tschunk_allocator tsc_allocator_or_default(const tschunk_allocator *a);
 TSC_INLINE unsigned tsc_clz64(uint64_t x) { return x ? (unsigned)__builtin_clzll(x) : 64u; }
 TSC_INLINE unsigned tsc_ctz64(uint64_t x) { return x ? (unsigned)__builtin_ctzll(x) : 64u; }
 
+/* Without -mpopcnt, __builtin_popcount is a libgcc call per word; this is a dozen instructions. */
+TSC_INLINE unsigned tsc_popcount64(uint64_t x)
+{
+    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+    x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+    x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+    return (unsigned)((x * UINT64_C(0x0101010101010101)) >> 56);
+}
+
 TSC_INLINE uint64_t tsc_load64_be(const uint8_t *p)
 {
     uint64_t v;

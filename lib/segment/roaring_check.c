@@ -27,14 +27,6 @@
 static uint32_t get16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
 static uint32_t get32(const uint8_t *p) { return get16(p) | get16(p + 2) << 16; }
 
-static unsigned popcount64(uint64_t x)
-{
-    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
-    x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
-    x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-    return (unsigned)((x * UINT64_C(0x0101010101010101)) >> 56);
-}
-
 /* One container at data[*pos]; advances *pos. Returns 0 or an error code. */
 static size_t check_container(const uint8_t *data, size_t size, size_t *pos, int is_run, uint32_t card,
                               uint32_t *last_value)
@@ -66,7 +58,7 @@ static size_t check_container(const uint8_t *data, size_t size, size_t *pos, int
         uint32_t total = 0, last = 0;
         for (uint32_t w = 0; w < BITSET_BYTES / 8; w++) {
             uint64_t word = tsc_load64_le(p + 8 * w);
-            total += popcount64(word);
+            total += tsc_popcount64(word);
             if (word) last = 64 * w + 63 - tsc_clz64(word);
         }
         if (total != card) return TSC_ERROR(CORRUPT);
