@@ -94,3 +94,41 @@ Test(bitstream, writer_keeps_partial_byte_in_memory)
     cr_assert_eq(w.bit_count, 76);
     cr_assert_eq(buf[9], 0xf0);
 }
+
+/* The reference: LEB128 byte by byte, canonical (no trailing zero group), at most 64 bits. */
+static size_t reference_uvarint(const uint8_t *p, size_t avail, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < 10; i++) {
+        if (i == avail) return 0;
+        if (i == 9 && p[i] > 1) return 0;
+        v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+        if (p[i] < 0x80) {
+            if (i > 0 && p[i] == 0) return 0;
+            *out = v;
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+/* tsc_get_uvarint (a fast path when 10 bytes are readable, a checked loop otherwise) against the reference. */
+Test(bitstream, uvarints_decode_as_the_reference_does)
+{
+    uint64_t rng = 17;
+    uint8_t buf[16];
+    for (int round_no = 0; round_no < 200000; round_no++) {
+        uint64_t r = wl_rng(&rng);
+        size_t len = 1 + r % 11;
+        for (size_t i = 0; i < len; i++) buf[i] = (uint8_t)wl_rng(&rng) | (i + 1 < len ? 0x80 : 0);
+        if (r >> 60 == 0) buf[len - 1] = 0;                 /* non-canonical ending */
+        if (r >> 60 == 1 && len >= 10) buf[9] = (uint8_t)(r >> 8); /* 10th byte: overflow or not */
+        if (r >> 60 == 2) buf[len - 1] &= 0x7f;             /* small last group */
+        for (size_t i = len; i < sizeof buf; i++) buf[i] = (uint8_t)wl_rng(&rng);
+        size_t avail = (r >> 56 & 1) ? sizeof buf : 1 + (r >> 32) % 12;
+        uint64_t want = 0, got = 0;
+        size_t want_len = reference_uvarint(buf, avail, &want), got_len = tsc_get_uvarint(buf, avail, &got);
+        cr_assert_eq(got_len, want_len, "round %d: length %zu, expected %zu", round_no, got_len, want_len);
+        if (want_len) cr_assert_eq(got, want, "round %d", round_no);
+    }
+}

@@ -112,6 +112,23 @@ TSC_INLINE size_t tsc_put_uvarint(uint8_t *p, uint64_t v)
  * form was measured on segment open: 40% more instructions, as most index varints are 1-2 bytes.) */
 TSC_INLINE size_t tsc_get_uvarint(const uint8_t *p, size_t avail, uint64_t *out)
 {
+    if (TSC_LIKELY(avail >= 10)) { /* the common case: no bounds check per byte */
+        uint64_t b = p[0], v = b & 0x7f;
+        if (b < 0x80) {
+            *out = b;
+            return 1;
+        }
+        for (unsigned i = 1; i < 10; i++) {
+            b = p[i];
+            v |= (b & 0x7f) << (7 * i);
+            if (b < 0x80) {
+                if (b == 0 || (i == 9 && b > 1)) return 0; /* non-canonical, or over 64 bits */
+                *out = v;
+                return i + 1;
+            }
+        }
+        return 0;
+    }
     uint64_t v = 0;
     for (size_t i = 0; i < avail && i < 10; i++) {
         uint64_t b = p[i];
