@@ -118,16 +118,18 @@ TSC_INLINE size_t tsc_get_uvarint(const uint8_t *p, size_t avail, uint64_t *out)
             *out = b;
             return 1;
         }
-        for (unsigned i = 1; i < 10; i++) {
+        for (unsigned i = 1; i < 9; i++) {
             b = p[i];
-            v |= (b & 0x7f) << (7 * i);
             if (b < 0x80) {
-                if (b == 0 || (i == 9 && b > 1)) return 0; /* non-canonical, or over 64 bits */
-                *out = v;
+                if (b == 0) return 0; /* non-canonical: a trailing zero group */
+                *out = v | b << (7 * i);
                 return i + 1;
             }
+            v |= (b & 0x7f) << (7 * i);
         }
-        return 0;
+        if (p[9] != 1) return 0; /* the 10th byte holds bit 63 only, and ends the varint */
+        *out = v | UINT64_C(1) << 63;
+        return 10;
     }
     uint64_t v = 0;
     for (size_t i = 0; i < avail && i < 10; i++) {
