@@ -56,6 +56,18 @@ static field_plan plan_fields(const uint64_t *fields, size_t m, unsigned full)
     return best;
 }
 
+/*
+ * The plan the previous group's width suggests, without a histogram: the
+ * fields at their full width, or patched above that width when it is narrower
+ * and smaller. Groups that reuse a timestamp form use it (every 8th still
+ * searches with plan_fields).
+ */
+static field_plan plan_like(const uint64_t *fields, size_t m, unsigned full, unsigned previous)
+{
+    if (full != previous) return plan_fields(fields, m, full);
+    return (field_plan){full, 0, tsc_codec2_packed_bytes(m, full)};
+}
+
 /* The form byte's low bits, the packed fields, and the patch list. @return bytes after the form byte's fields. */
 static size_t write_fields(uint8_t *p, uint64_t *fields, size_t m, field_plan fp)
 {
@@ -86,10 +98,15 @@ TSC_INLINE uint8_t form_code(field_plan fp) { return (uint8_t)(fp.patched ? TSC2
 /* zigzag(lead - expected): the group's first timestamp against the previous one plus the group's own step. */
 TSC_INLINE uint64_t lead_field(uint64_t lead, uint64_t expected) { return tsc_zigzag((int64_t)(lead - expected)); }
 
-/* `only` (a TSC2_TS_FORM_*, or SEARCH) skips sizing the other form; *form receives the one written. */
+/*
+ * `only` (a TSC2_TS_FORM_*, or SEARCH) skips sizing the other form; *form receives the one written.
+ * *width: in, the previous group's field width when `only` is a form (plan_like), else ignored; out, this group's.
+ */
 static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_t prev_ts, unsigned only,
-                               unsigned *form)
+                               unsigned *form, unsigned *width)
 {
+    const unsigned previous = *width;
+    *width = 0;
     uint8_t *p = out;
     uint64_t lead = (uint64_t)ts[0] - (uint64_t)prev_ts;
     *form = TSC2_TS_FORM_DELTA;
@@ -100,7 +117,8 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
     size_t delta_bytes = SIZE_MAX;
     if (only != TSC2_TS_FORM_GRID) {
         for (size_t i = 0; i + 1 < n; i++) deltas[i] -= min;
-        delta_plan = plan_fields(deltas, n - 1, delta_plan.width);
+        delta_plan = only == TSC2_TS_FORM_DELTA ? plan_like(deltas, n - 1, delta_plan.width, previous)
+                                                : plan_fields(deltas, n - 1, delta_plan.width);
         delta_bytes = tsc_uvarint_len(lead_field(lead, min)) + tsc_uvarint_len(min) + delta_plan.bytes;
     }
     uint64_t offsets[TSC2_GROUP];
@@ -116,12 +134,14 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
             signed_offsets[i - 1] = (int64_t)((uint64_t)ts[i] - (uint64_t)ts[0] - (uint64_t)i * step);
         tsc_codec2_range_i64(signed_offsets, n - 1, &omin, &omax);
         for (size_t i = 0; i + 1 < n; i++) offsets[i] -= (uint64_t)omin;
-        grid_plan = plan_fields(offsets, n - 1, tsc_codec2_width((uint64_t)omax - (uint64_t)omin));
+        unsigned full = tsc_codec2_width((uint64_t)omax - (uint64_t)omin);
+        grid_plan = only == TSC2_TS_FORM_GRID ? plan_like(offsets, n - 1, full, previous) : plan_fields(offsets, n - 1, full);
         grid_bytes = tsc_uvarint_len(lead_field(lead, step)) + tsc_uvarint_len(step) +
                      tsc_uvarint_len(tsc_zigzag(omin)) + grid_plan.bytes;
     }
     if (grid_bytes < delta_bytes) {
         *form = TSC2_TS_FORM_GRID;
+        *width = grid_plan.width;
         p += tsc_put_uvarint(p, lead_field(lead, step));
         *p++ = (uint8_t)(TSC2_TS_GRID | form_code(grid_plan));
         p += tsc_put_uvarint(p, step);
@@ -132,6 +152,7 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
         for (size_t i = 0; i + 1 < n; i++) deltas[i] -= min;
         delta_plan = plan_fields(deltas, n - 1, delta_plan.width);
     }
+    *width = delta_plan.width;
     p += tsc_put_uvarint(p, lead_field(lead, min));
     *p++ = form_code(delta_plan);
     p += tsc_put_uvarint(p, min);
@@ -653,10 +674,10 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
                                size_t n, int64_t prev_ts, uint64_t prev_bits, int effort, tsc_codec2_choice *choice)
 {
-    tsc_codec2_choice none = {{0, 0, 0}, 0, TSC2_TS_SEARCH};
+    tsc_codec2_choice none = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0};
     tsc_codec2_choice *c = choice ? choice : &none;
     tsc_codec2_decimal hint = c->reading;
-    size_t ts_bytes = write_timestamps(out, ts, n, prev_ts, c->ts_form, &c->ts_form);
+    size_t ts_bytes = write_timestamps(out, ts, n, prev_ts, c->ts_form, &c->ts_form, &c->ts_width);
     tsc_codec2_decimal used;
     size_t value_bytes = write_values(out + ts_bytes, bits, n, prev_bits, hint, effort, c->value_form, &used,
                                       &c->value_form);

@@ -267,6 +267,7 @@ typedef struct {
     tsc_codec2_decimal reading; /* in: the hint (may be unusable); out: the reading written, if any */
     unsigned value_form;        /* in: the previous form (REUSE); out: this group's (TSC2_FORMS: won narrowly) */
     unsigned ts_form;           /* in: the form to write without trying the other, or TSC2_TS_SEARCH; out: this group's */
+    unsigned ts_width;          /* in: the previous group's timestamp field width (used with a ts_form); out: this group's */
 } tsc_codec2_choice;
 
 /*
