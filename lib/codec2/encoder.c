@@ -278,7 +278,10 @@ static void plan_decimal(decimal_plan *d, const uint64_t *bits, size_t n, tsc_co
     size_t first_ok = SIZE_MAX, exception_bytes = 0;
     int64_t diffs[TSC2_GROUP];
     tsc_codec2_read_block(bits, n, c.exponent, c.as_float, d->k, diffs);
-    for (size_t i = 0; i < n; i++) {
+    uint64_t any_diff = 0; /* clean decimal groups have none: skip the per-value walk */
+    for (size_t i = 0; i < n; i++) any_diff |= (uint64_t)diffs[i];
+    if (!any_diff) first_ok = 0;
+    for (size_t i = 0; i < n && any_diff; i++) {
         if (diffs[i] == 0) {
             if (first_ok == SIZE_MAX) first_ok = i;
             continue;
@@ -331,8 +334,10 @@ static size_t write_decimal(uint8_t *out, decimal_plan *d, const uint64_t *bits,
     uint64_t fields[TSC2_GROUP];
     int64_t origin = tsc_unzigzag(d->base), step = tsc_unzigzag(d->min_step);
     size_t nfields = delta ? n - 1 : n;
-    for (size_t i = 0; i < nfields; i++)
-        fields[i] = delta ? (uint64_t)(d->k[i + 1] - d->k[i] - step) : (uint64_t)(d->k[i] - origin);
+    if (delta)
+        for (size_t i = 0; i < nfields; i++) fields[i] = (uint64_t)d->k[i + 1] - (uint64_t)d->k[i] - (uint64_t)step;
+    else
+        for (size_t i = 0; i < nfields; i++) fields[i] = (uint64_t)d->k[i] - (uint64_t)origin;
     tsc_codec2_pack(p, fields, nfields, d->width);
     p += tsc_codec2_packed_bytes(nfields, d->width);
     p += tsc_put_uvarint(p, d->exceptions);
