@@ -49,11 +49,16 @@ static void track_constants(tschunk_encoder *enc, const int64_t *ts, const uint6
         enc->first_delta = (uint64_t)ts[1 - before] - (uint64_t)(before ? enc->flushed_ts : ts[0]);
     uint64_t odd_delta = 0, odd_value = 0, first_delta = enc->first_delta, first_bits = enc->first_bits;
     uint32_t from = before >= 2 ? 0 : 2 - before; /* the first sample whose delta is compared */
-    if (from == 0 && n) odd_delta = ((uint64_t)ts[0] - (uint64_t)enc->flushed_ts) ^ first_delta;
-    for (uint32_t i = from ? from : 1; i < n; i++) odd_delta |= ((uint64_t)ts[i] - (uint64_t)ts[i - 1]) ^ first_delta;
-    for (uint32_t i = 0; i < n; i++) odd_value |= bits[i] ^ first_bits;
-    enc->irregular |= odd_delta != 0;
-    enc->varied |= odd_value != 0;
+    if (!enc->irregular) { /* once known, neither flag needs another look */
+        if (from == 0 && n) odd_delta = ((uint64_t)ts[0] - (uint64_t)enc->flushed_ts) ^ first_delta;
+        for (uint32_t i = from ? from : 1; i < n; i++)
+            odd_delta |= ((uint64_t)ts[i] - (uint64_t)ts[i - 1]) ^ first_delta;
+        enc->irregular = odd_delta != 0;
+    }
+    if (!enc->varied) {
+        for (uint32_t i = 0; i < n; i++) odd_value |= bits[i] ^ first_bits;
+        enc->varied = odd_value != 0;
+    }
 }
 
 /* The open group's raw samples, out of the caller's buffer. */
