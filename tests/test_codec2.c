@@ -650,6 +650,24 @@ Test(codec2, restart_starts_the_next_chunk_of_a_series)
 }
 
 /* Running sums and grids (timestamps, decimal deltas): SIMD against scalar twin, scalar against the formula. */
+/* The repeat count that picks MASKED, against its scalar twin, on runs of every length. */
+Test(codec2, simd_repeats_match_scalar)
+{
+    uint64_t rng = 8, bits[131];
+    for (int round_no = 0; round_no < 3000; round_no++) {
+        size_t n = wl_rng(&rng) % 132, expect = 0;
+        uint64_t prev = wl_rng(&rng) % 3, p = prev;
+        for (size_t i = 0; i < n; i++) {
+            bits[i] = wl_rng(&rng) % (1 + round_no % 4);
+            expect += bits[i] == p;
+            p = bits[i];
+        }
+        cr_assert_eq(tsc_codec2_repeats_scalar(bits, n, prev), expect, "round %d", round_no);
+        size_t got;
+        if (tsc_codec2_repeats_simd(bits, n, prev, &got)) cr_assert_eq(got, expect, "round %d", round_no);
+    }
+}
+
 /* The constant-step fill of TS_CONST chunks against its scalar twin, wrapping steps included. */
 Test(codec2, simd_steps_match_scalar)
 {

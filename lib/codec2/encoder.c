@@ -548,13 +548,6 @@ static int clean_plan(const decimal_plan *d, size_t n)
     return d->exceptions * 16 <= n || d->bytes <= 4 * n;
 }
 
-static size_t count_repeats(const uint64_t *bits, size_t n, uint64_t prev_bits)
-{
-    size_t repeats = bits[0] == prev_bits;
-    for (size_t i = 1; i < n; i++) repeats += bits[i] == bits[i - 1];
-    return repeats;
-}
-
 /*
  * REUSE: the previous group's form, written without the search when it still
  * fits this group (DECIMAL or MASKED in the hint's reading with a clean plan;
@@ -571,7 +564,7 @@ static size_t reuse_form(uint8_t *out, const uint64_t *bits, size_t n, uint64_t 
         return split.bytes < 1 + 8 * n ? write_split(out, &split, bits, n) : 0;
     }
     if (!hint.usable) return 0;
-    size_t repeats = count_repeats(bits, n, prev_bits);
+    size_t repeats = tsc_codec2_repeats(bits, n, prev_bits);
     if (prev_form == FORM_DECIMAL && repeats * 8 < n) { /* else a repeat mask may pay: search */
         decimal_plan d;
         plan_decimal(&d, bits, n, hint);
@@ -634,7 +627,7 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     size[FORM_XOR] = SIZE_MAX;
     int xor_may_win = exhaustive || best_decimal == SIZE_MAX;
     if (!xor_may_win) {
-        size_t repeats = count_repeats(bits, n, prev_bits);
+        size_t repeats = tsc_codec2_repeats(bits, n, prev_bits);
         xor_may_win = best_decimal * 8 > repeats + XOR_CHANGE_BITS * (n - repeats);
     }
     if (xor_may_win) {

@@ -234,6 +234,10 @@ int tsc_codec2_grid(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t
 int tsc_codec2_grid_scalar(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out);
 int tsc_codec2_grid_simd(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out,
                          int *back);
+/* repeats: how many bits[i] equal the value before them (bits[-1] = prev) */
+size_t tsc_codec2_repeats(const uint64_t *bits, size_t n, uint64_t prev);
+size_t tsc_codec2_repeats_scalar(const uint64_t *bits, size_t n, uint64_t prev);
+int tsc_codec2_repeats_simd(const uint64_t *bits, size_t n, uint64_t prev, size_t *repeats);
 /* steps: out[i] = start + i * step (mod 2^64) */
 void tsc_codec2_steps(uint64_t start, uint64_t step, size_t n, uint64_t *out);
 void tsc_codec2_steps_scalar(uint64_t start, uint64_t step, size_t n, uint64_t *out);

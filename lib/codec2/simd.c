@@ -484,6 +484,55 @@ int tsc_codec2_grid(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t
                                                                        : tsc_codec2_grid_scalar(prev0, start, add, in, n, out);
 }
 
+/* ------------------------------------------------------------------ repeats (MASKED or not) */
+
+size_t tsc_codec2_repeats_scalar(const uint64_t *bits, size_t n, uint64_t prev)
+{
+    size_t repeats = 0;
+    for (size_t i = 0; i < n; i++) {
+        repeats += bits[i] == prev;
+        prev = bits[i];
+    }
+    return repeats;
+}
+
+#ifdef TSC2_HAVE_AVX2
+__attribute__((target("avx2"))) static size_t repeats_avx2(const uint64_t *bits, size_t n, uint64_t prev)
+{
+    __m256i last = _mm256_set1_epi64x((int64_t)prev), equal = _mm256_setzero_si256();
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256i now;
+        memcpy(&now, bits + i, sizeof now);
+        /* Each equal lane is -1: subtracting counts it. */
+        equal = _mm256_sub_epi64(equal, _mm256_cmpeq_epi64(now, lanes_before(now, last)));
+        last = now;
+    }
+    uint64_t lanes[4];
+    memcpy(lanes, &equal, sizeof lanes);
+    size_t repeats = (size_t)(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
+    return repeats + tsc_codec2_repeats_scalar(bits + i, n - i, i ? bits[i - 1] : prev);
+}
+#endif
+
+int tsc_codec2_repeats_simd(const uint64_t *bits, size_t n, uint64_t prev, size_t *repeats)
+{
+#ifdef TSC2_HAVE_AVX2
+    if (avx2_here()) {
+        *repeats = repeats_avx2(bits, n, prev);
+        return 1;
+    }
+#endif
+    (void)bits, (void)n, (void)prev, (void)repeats;
+    return 0;
+}
+
+size_t tsc_codec2_repeats(const uint64_t *bits, size_t n, uint64_t prev)
+{
+    size_t repeats;
+    return tsc_codec2_repeats_simd(bits, n, prev, &repeats) ? repeats : tsc_codec2_repeats_scalar(bits, n, prev);
+}
+
 /* ------------------------------------------------------------------ constant steps (TS_CONST chunks) */
 
 void tsc_codec2_steps_scalar(uint64_t start, uint64_t step, size_t n, uint64_t *out)
