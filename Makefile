@@ -2,7 +2,7 @@
 # Every output goes under build/<flavour>/.
 
 VERSION_MAJOR := 0
-VERSION := 0.3.0
+VERSION := 0.4.0
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
@@ -41,7 +41,7 @@ BENCH_BIN := $(BUILD)/bench/bench
 SKETCH_BENCH_BIN := $(BUILD)/bench/sketch_bench
 SEGMENT_BENCH_BIN := $(BUILD)/bench/segment_bench
 
-.PHONY: all lib cli deps test test-run asan bench bench-instr tune codec2-probe vectors fuzz fuzz-run fuzz-replay install uninstall \
+.PHONY: all lib cli deps test test-run asan bench bench-ab bench-instr tune codec2-probe vectors fuzz fuzz-run fuzz-replay install uninstall \
         check-install check-symbols demo readme-example clean
 
 all: lib cli
@@ -151,6 +151,15 @@ bench: $(BENCH_BIN) $(SKETCH_BENCH_BIN) $(SEGMENT_BENCH_BIN) $(BUILD)/bench/code
 	$(BENCH_BIN) $(BENCH_ARGS)
 	$(SKETCH_BENCH_BIN) $(BENCH_ARGS)
 	$(SEGMENT_BENCH_BIN) $(BENCH_ARGS)
+
+# Same-process A/B of two builds' shared libraries (README "Wall time"):
+#   make bench-ab AB_A=old/libtschunk.so AB_B=$(BUILD)/libtschunk.so [AB_DATA="../shared/datasets/*/*.gz"]
+$(BUILD)/bench/ab_libs: bench/ab_libs.c bench/workloads.h bench/timing.h include/tschunk.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Ibench $< $(LDFLAGS) -ldl -lm -o $@
+
+bench-ab: $(BUILD)/bench/ab_libs $(BUILD)/libtschunk.so
+	taskset -c 1 $(BUILD)/bench/ab_libs $(AB_A) $(if $(AB_B),$(AB_B),$(BUILD)/libtschunk.so) $(AB_DATA)
 
 # Instructions per push and per decoded sample under callgrind (stable on a noisy machine).
 bench-instr: $(BENCH_BIN)
