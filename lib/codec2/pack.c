@@ -8,15 +8,25 @@
 
 /*
  * Fields of up to 16 bits, eight at a time: eight fields fill exactly `width`
- * bytes, built as two 4-field words without a branch, stored as 16 bytes
- * (the bytes past the block are zeros the next block overwrites). Runs while
- * the stores stay inside the packed bytes. @return fields packed.
+ * bytes, built as two 4-field words without a branch, stored as one 8-byte
+ * word (up to 8 bits) or 16 bytes (the bytes past the block are zeros the
+ * next block overwrites). Runs while the stores stay inside the packed bytes.
+ * @return fields packed.
  */
 static size_t pack_eights(uint8_t *restrict dst, const uint64_t *restrict fields, size_t n, unsigned width)
 {
     const unsigned w = width, half = 4 * width;
     const size_t total = tsc_codec2_packed_bytes(n, width);
     size_t i = 0, at = 0;
+    if (width <= 8) { /* eight fields fit one word: one store */
+        for (; i + 8 <= n && at + 8 <= total; i += 8, at += width) {
+            const uint64_t *f = fields + i;
+            uint64_t low = f[0] | f[1] << w | f[2] << 2 * w | f[3] << 3 * w;
+            uint64_t high = f[4] | f[5] << w | f[6] << 2 * w | f[7] << 3 * w;
+            tsc_store64_le(dst + at, low | high << half);
+        }
+        return i;
+    }
     for (; i + 8 <= n && at + 16 <= total; i += 8, at += width) {
         const uint64_t *f = fields + i;
         uint64_t low = f[0] | f[1] << w | f[2] << 2 * w | f[3] << 3 * w;
