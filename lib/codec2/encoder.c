@@ -102,6 +102,7 @@ TSC_INLINE uint64_t lead_field(uint64_t lead, uint64_t expected) { return tsc_zi
  * `only` (a TSC2_TS_FORM_*, or SEARCH) skips sizing the other form; *form receives the one written.
  * *width: in, the previous group's field width when `only` is a form (plan_like), else ignored; out, this group's.
  */
+TSC2_AVX2_CLONES
 static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_t prev_ts, unsigned only,
                                unsigned *form, unsigned *width)
 {
@@ -135,7 +136,8 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
         tsc_codec2_range_i64(signed_offsets, n - 1, &omin, &omax);
         for (size_t i = 0; i + 1 < n; i++) offsets[i] -= (uint64_t)omin;
         unsigned full = tsc_codec2_width((uint64_t)omax - (uint64_t)omin);
-        grid_plan = only == TSC2_TS_FORM_GRID ? plan_like(offsets, n - 1, full, previous) : plan_fields(offsets, n - 1, full);
+        grid_plan = only == TSC2_TS_FORM_GRID ? plan_like(offsets, n - 1, full, previous)
+                                              : plan_fields(offsets, n - 1, full);
         grid_bytes = tsc_uvarint_len(lead_field(lead, step)) + tsc_uvarint_len(step) +
                      tsc_uvarint_len(tsc_zigzag(omin)) + grid_plan.bytes;
     }
@@ -270,6 +272,7 @@ typedef struct {
  * Read every value with c. FAR slots repeat the neighbouring k, so they widen
  * neither packed form; NEAR slots keep their own k and a correction.
  */
+TSC2_AVX2_CLONES
 static void plan_decimal(decimal_plan *d, const uint64_t *bits, size_t n, tsc_codec2_decimal c)
 {
     d->bytes = SIZE_MAX;
@@ -318,6 +321,7 @@ static void plan_decimal(decimal_plan *d, const uint64_t *bits, size_t n, tsc_co
 }
 
 /* A DECIMAL block, or a MASKED one when mask is not NULL (then bits/n are the values not masked). */
+TSC2_AVX2_CLONES
 static size_t write_decimal(uint8_t *out, decimal_plan *d, const uint64_t *bits, size_t n, const uint8_t *mask,
                             size_t mask_bytes)
 {

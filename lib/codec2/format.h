@@ -86,6 +86,17 @@ enum { TSC2_PLAIN = 0, TSC2_MASKED = 1, TSC2_DECIMAL = 2, TSC2_XOR = 3 }; /* mod
 #define TSC2_DECIMAL_FLOAT32 0x08u
 #define TSC2_EXCEPTION_RAW 0x80u
 
+/*
+ * The encoder's plain loops (field differences, offsets, fills) compiled twice,
+ * for AVX2 and for the baseline, the loader picking one (an ifunc, glibc on
+ * x86-64); elsewhere once. Same C source: the compiler vectorizes it.
+ */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && (!defined(__clang__) || __clang_major__ >= 14)
+#  define TSC2_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#  define TSC2_AVX2_CLONES
+#endif
+
 /* Largest group of n samples: 64-bit DELTA fields (GRID is written only when smaller) and RAW values. */
 TSC_INLINE size_t tsc_codec2_group_bound(size_t n)
 {
@@ -271,7 +282,7 @@ typedef struct {
     tsc_codec2_decimal reading; /* in: the hint (may be unusable); out: the reading written, if any */
     unsigned value_form;        /* in: the previous form (REUSE); out: this group's (TSC2_FORMS: won narrowly) */
     unsigned ts_form;           /* in: the form to write without trying the other, or TSC2_TS_SEARCH; out: this group's */
-    unsigned ts_width;          /* in: the previous group's timestamp field width (used with a ts_form); out: this group's */
+    unsigned ts_width;          /* in: the previous group's timestamp width (used with a ts_form); out: this group's */
 } tsc_codec2_choice;
 
 /*
