@@ -57,10 +57,9 @@ static field_plan plan_fields(const uint64_t *fields, size_t m, unsigned full)
 }
 
 /*
- * The plan the previous group's width suggests, without a histogram: the
- * fields at their full width, or patched above that width when it is narrower
- * and smaller. Groups that reuse a timestamp form use it (every 8th still
- * searches with plan_fields).
+ * For a group that reuses the timestamp form: when its fields need exactly
+ * the previous group's width, that width unpatched, without the histogram;
+ * any other width (a spike, a change of jitter) searches with plan_fields.
  */
 static field_plan plan_like(const uint64_t *fields, size_t m, unsigned full, unsigned previous)
 {
@@ -284,7 +283,7 @@ static void plan_decimal(decimal_plan *d, const uint64_t *bits, size_t n, tsc_co
     uint64_t any_diff = 0; /* clean decimal groups have none: skip the per-value walk */
     for (size_t i = 0; i < n; i++) any_diff |= (uint64_t)diffs[i];
     if (!any_diff) first_ok = 0;
-    for (size_t i = 0; i < n && any_diff; i++) {
+    for (size_t i = 0; any_diff && i < n; i++) {
         if (diffs[i] == 0) {
             if (first_ok == SIZE_MAX) first_ok = i;
             continue;
