@@ -240,10 +240,12 @@ static size_t decode_decimal(const tsc_codec2_group *g, size_t n, const uint8_t 
     int as_float = (g->mode & TSC2_DECIMAL_FLOAT32) != 0, small = decimals_small(g, n);
     if (g->mode & TSC2_DECIMAL_DELTA) {
         uint64_t step = (uint64_t)tsc_unzigzag(g->dec_min_step);
-        tsc_codec2_unpack(g->payload, (size_t)(end - g->payload), fields, n - 1, g->dec_width);
+        size_t avail = (size_t)(end - g->payload);
         bits[0] = tsc_codec2_decimal_bits((int64_t)base, exponent, as_float);
-        if (small) tsc_codec2_decimal_sums_to_bits(base, step, fields, n - 1, exponent, as_float, bits + 1);
-        else tsc_codec2_decimal_sums_to_bits_scalar(base, step, fields, n - 1, exponent, as_float, bits + 1);
+        if (!small || !tsc_codec2_unpack_decimal_sums_simd(g->payload, avail, n - 1, g->dec_width, base, step,
+                                                           exponent, as_float, bits + 1))
+            tsc_codec2_unpack_decimal_sums_scalar(g->payload, avail, n - 1, g->dec_width, base, step, exponent,
+                                                  as_float, bits + 1);
     } else {
         tsc_codec2_unpack(g->payload, (size_t)(end - g->payload), fields, n, g->dec_width);
         if (small) tsc_codec2_decimals_to_bits(base, fields, n, exponent, as_float, bits);

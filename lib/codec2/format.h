@@ -245,6 +245,14 @@ int tsc_codec2_grid(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t
 int tsc_codec2_grid_scalar(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out);
 int tsc_codec2_grid_simd(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out,
                          int *back);
+/*
+ * unpack_decimal_sums: decimal_sums_to_bits of the n (<= TSC2_GROUP) fields tsc_codec2_unpack gives from
+ * src[0, avail); the SIMD version (widths 1..30 only: it returns 0 otherwise) needs every |k| < 2^51
+ */
+int tsc_codec2_unpack_decimal_sums_simd(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t start,
+                                        uint64_t step, unsigned e, int as_float, uint64_t *bits);
+void tsc_codec2_unpack_decimal_sums_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t start,
+                                           uint64_t step, unsigned e, int as_float, uint64_t *bits);
 /* repeats: how many bits[i] equal the value before them (bits[-1] = prev) */
 size_t tsc_codec2_repeats(const uint64_t *bits, size_t n, uint64_t prev);
 size_t tsc_codec2_repeats_scalar(const uint64_t *bits, size_t n, uint64_t prev);

@@ -297,21 +297,28 @@ __attribute__((target("avx2,fma"))) static void decimals_avx2(uint64_t base, con
     tsc_codec2_decimals_to_bits_scalar(base, fields + i, n - i, e, as_float, bits + i);
 }
 
+/* k of four lanes: the previous k (last's top lane) plus the running sum of step + field. */
+__attribute__((target("avx2"))) static inline __m256i sum_lanes(__m256i fields, __m256i steps, __m256i last)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i x = _mm256_add_epi64(fields, steps);
+    x = _mm256_add_epi64(x, _mm256_blend_epi32(_mm256_permute4x64_epi64(x, _MM_SHUFFLE(2, 1, 0, 0)), zero, 0x03));
+    x = _mm256_add_epi64(x, _mm256_permute2x128_si256(x, x, 0x08));
+    return _mm256_add_epi64(x, _mm256_permute4x64_epi64(last, _MM_SHUFFLE(3, 3, 3, 3)));
+}
+
 /* The running sum of running_sum_avx2 (without its order check: decimals may go down), converted in register. */
 __attribute__((target("avx2,fma"))) static void decimal_sums_avx2(uint64_t start, uint64_t step, const uint64_t *fields,
                                                                    size_t n, unsigned e, int as_float, uint64_t *bits)
 {
     const decimal_consts c = decimal_consts_of(e, as_float);
-    const __m256i steps = _mm256_set1_epi64x((int64_t)step), zero = _mm256_setzero_si256();
+    const __m256i steps = _mm256_set1_epi64x((int64_t)step);
     __m256i last = _mm256_set1_epi64x((int64_t)start);
     size_t i = 0;
     for (; i + 4 <= n; i += 4) {
         __m256i x;
         memcpy(&x, fields + i, sizeof x);
-        x = _mm256_add_epi64(x, steps);
-        x = _mm256_add_epi64(x, _mm256_blend_epi32(_mm256_permute4x64_epi64(x, _MM_SHUFFLE(2, 1, 0, 0)), zero, 0x03));
-        x = _mm256_add_epi64(x, _mm256_permute2x128_si256(x, x, 0x08));
-        last = _mm256_add_epi64(x, _mm256_permute4x64_epi64(last, _MM_SHUFFLE(3, 3, 3, 3)));
+        last = sum_lanes(x, steps, last);
         __m256d v = decimal_lanes(last, &c);
         memcpy(bits + i, &v, sizeof v);
     }
@@ -645,6 +652,65 @@ __attribute__((target("avx2"))) static void unpack_run_avx2(const uint8_t *src, 
     }
 }
 #endif
+
+#ifdef TSC2_HAVE_AVX2
+/*
+ * A DELTA decimal block from its packed fields to values' bits in one pass:
+ * each four fields unpacked by byte shuffle go through the running sum and the
+ * conversion without being stored. The fields past the last 16-byte-safe block
+ * take the two-step path. Needs width <= 30 and every |k| < 2^51.
+ */
+__attribute__((target("avx2,fma"))) static void unpack_decimal_sums_avx2(const uint8_t *src, size_t avail, size_t n,
+                                                                          unsigned width, uint64_t start, uint64_t step,
+                                                                          unsigned e, int as_float, uint64_t *bits)
+{
+    const decimal_consts c = decimal_consts_of(e, as_float);
+    const __m256i mask = _mm256_set1_epi64x((INT64_C(1) << width) - 1), steps = _mm256_set1_epi64x((int64_t)step);
+    __m256i pick_a, shift_a, pick_b, shift_b, last = _mm256_set1_epi64x((int64_t)start);
+    block_lanes(0, width, &pick_a, &shift_a);
+    block_lanes(4 * width, width, &pick_b, &shift_b);
+    const size_t second = 4 * width / 8;
+    size_t i = 0, at = 0;
+    for (; i + 8 <= n && at + second + 16 <= avail; i += 8, at += width) {
+        __m256i a = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(src + at)));
+        __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(src + at + second)));
+        a = _mm256_and_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(a, pick_a), shift_a), mask);
+        b = _mm256_and_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(b, pick_b), shift_b), mask);
+        last = sum_lanes(a, steps, last);
+        __m256d v = decimal_lanes(last, &c);
+        memcpy(bits + i, &v, sizeof v);
+        last = sum_lanes(b, steps, last);
+        v = decimal_lanes(last, &c);
+        memcpy(bits + i + 4, &v, sizeof v);
+    }
+    uint64_t k[4], fields[TSC2_GROUP];
+    memcpy(k, &last, sizeof k);
+    size_t rest = n - i < TSC2_GROUP ? n - i : TSC2_GROUP;
+    tsc_codec2_unpack(src + at, avail - at, fields, rest, width);
+    decimal_sums_avx2(k[3], step, fields, rest, e, as_float, bits + i);
+}
+#endif
+
+int tsc_codec2_unpack_decimal_sums_simd(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t start,
+                                        uint64_t step, unsigned e, int as_float, uint64_t *bits)
+{
+#ifdef TSC2_HAVE_AVX2
+    if (width >= 1 && width <= SHUFFLE_MAX_WIDTH && n <= TSC2_GROUP && avx2_fma_here()) {
+        unpack_decimal_sums_avx2(src, avail, n, width, start, step, e, as_float, bits);
+        return 1;
+    }
+#endif
+    (void)src, (void)avail, (void)n, (void)width, (void)start, (void)step, (void)e, (void)as_float, (void)bits;
+    return 0;
+}
+
+void tsc_codec2_unpack_decimal_sums_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t start,
+                                           uint64_t step, unsigned e, int as_float, uint64_t *bits)
+{
+    uint64_t fields[TSC2_GROUP];
+    tsc_codec2_unpack(src, avail, fields, n, width);
+    tsc_codec2_decimal_sums_to_bits_scalar(start, step, fields, n, e, as_float, bits);
+}
 
 int tsc_codec2_unpack_run_simd(const uint8_t *src, size_t avail, uint64_t *fields, size_t n, unsigned width)
 {
