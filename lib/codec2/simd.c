@@ -1,10 +1,12 @@
 /*
  * Codec 2's data-parallel kernels, each an AVX2 version behind runtime
  * dispatch (__builtin_cpu_supports, no state kept) and a scalar twin that the
- * tests compare it with: the min/max range check that picks packed widths,
- * timestamp deltas with their range,
- * the encoder's reading of a group as decimals, the decoder's unpacking of
- * fields and its conversion of decimals back to doubles. The AVX2 versions give
+ * tests compare it with. Encoder: the min/max range check that picks packed
+ * widths, timestamp deltas with their range, the reading of a group as
+ * decimals, the repeat count. Decoder: unpacking of fields (byte shuffles up
+ * to 30 bits, gathers above), running sums and grids of timestamps,
+ * constant-step fills, and the conversion of decimals back to doubles (alone,
+ * after a running sum, or fused with the unpacking). The AVX2 versions give
  * the scalar C's bits exactly: where they compute k / 10^e without a division
  * (div_pow10, which needs FMA), the comment there proves the result equal.
  */
