@@ -1,9 +1,10 @@
 /*
  * Codec 2 group decoder. Parsing checks every length against the chunk's end
  * (so the header check walks all groups without decoding them); decoding
- * unpacks whole fields arrays, then runs prefix sums and conversions in loops
- * the compiler vectorizes. Damage found while decoding (time going
- * backwards, exceptions out of order, a bad XOR stream) is CORRUPT.
+ * unpacks whole field arrays and runs prefix sums and conversions over them
+ * with the kernels of simd.c (fused for DELTA decimals). Damage found while
+ * decoding (time going backwards, exceptions out of order, a bad XOR stream)
+ * is CORRUPT.
  */
 #include "format.h"
 #include "../codec/xor.h"
