@@ -226,8 +226,6 @@ void tsc_codec2_decimals_to_bits_scalar(uint64_t base, const uint64_t *fields, s
                                         uint64_t *bits);
 int tsc_codec2_decimals_to_bits_simd(uint64_t base, const uint64_t *fields, size_t n, unsigned e, int as_float,
                                      uint64_t *bits);
-void tsc_codec2_decimal_sums_to_bits(uint64_t start, uint64_t step, const uint64_t *fields, size_t n, unsigned e,
-                                     int as_float, uint64_t *bits);
 void tsc_codec2_decimal_sums_to_bits_scalar(uint64_t start, uint64_t step, const uint64_t *fields, size_t n,
                                             unsigned e, int as_float, uint64_t *bits);
 int tsc_codec2_decimal_sums_to_bits_simd(uint64_t start, uint64_t step, const uint64_t *fields, size_t n, unsigned e,

@@ -363,13 +363,6 @@ int tsc_codec2_decimal_sums_to_bits_simd(uint64_t start, uint64_t step, const ui
     return 0;
 }
 
-void tsc_codec2_decimal_sums_to_bits(uint64_t start, uint64_t step, const uint64_t *fields, size_t n, unsigned e,
-                                     int as_float, uint64_t *bits)
-{
-    if (!tsc_codec2_decimal_sums_to_bits_simd(start, step, fields, n, e, as_float, bits))
-        tsc_codec2_decimal_sums_to_bits_scalar(start, step, fields, n, e, as_float, bits);
-}
-
 /* ------------------------------------------------------------------ running sums (timestamps, decimal deltas) */
 
 int tsc_codec2_running_sum_scalar(uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out)
@@ -409,16 +402,13 @@ __attribute__((target("avx2"))) static inline __m256i lanes_before(__m256i v, __
 __attribute__((target("avx2"))) static int running_sum_avx2(uint64_t start, uint64_t add, const uint64_t *in,
                                                              size_t n, uint64_t *out)
 {
-    const __m256i adds = _mm256_set1_epi64x((int64_t)add), zero = _mm256_setzero_si256();
-    __m256i last = _mm256_set1_epi64x((int64_t)start), back = zero;
+    const __m256i adds = _mm256_set1_epi64x((int64_t)add);
+    __m256i last = _mm256_set1_epi64x((int64_t)start), back = _mm256_setzero_si256();
     size_t i = 0;
     for (; i + 4 <= n; i += 4) {
         __m256i x;
         memcpy(&x, in + i, sizeof x);
-        x = _mm256_add_epi64(x, adds);
-        x = _mm256_add_epi64(x, _mm256_blend_epi32(_mm256_permute4x64_epi64(x, _MM_SHUFFLE(2, 1, 0, 0)), zero, 0x03));
-        x = _mm256_add_epi64(x, _mm256_permute2x128_si256(x, x, 0x08));
-        __m256i now = _mm256_add_epi64(x, _mm256_permute4x64_epi64(last, _MM_SHUFFLE(3, 3, 3, 3)));
+        __m256i now = sum_lanes(x, adds, last);
         back = _mm256_or_si256(back, _mm256_cmpgt_epi64(lanes_before(now, last), now));
         memcpy(out + i, &now, sizeof now);
         last = now;
