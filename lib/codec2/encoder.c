@@ -115,7 +115,9 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
     tsc_codec2_deltas(ts + 1, n - 1, ts[0], deltas, &min, &max);
     field_plan delta_plan = {tsc_codec2_width(max - min), 0, 0};
     size_t delta_bytes = SIZE_MAX;
-    if (only != TSC2_TS_FORM_GRID) {
+    /* A regular or nearly regular group cannot do better on a grid: DELTA then, even when GRID was asked for. */
+    int grid_may_pay = only != TSC2_TS_FORM_DELTA && delta_plan.width > 1;
+    if (only != TSC2_TS_FORM_GRID || !grid_may_pay) {
         for (size_t i = 0; i + 1 < n; i++) deltas[i] -= min;
         delta_plan = only == TSC2_TS_FORM_DELTA ? plan_like(deltas, n - 1, delta_plan.width, previous)
                                                 : plan_fields(deltas, n - 1, delta_plan.width);
@@ -126,8 +128,7 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
     uint64_t step = 0;
     size_t grid_bytes = SIZE_MAX;
     field_plan grid_plan = {0, 0, 0};
-    /* A regular or nearly regular group cannot do better on a grid. */
-    if (only != TSC2_TS_FORM_DELTA && delta_plan.width > 1) {
+    if (grid_may_pay) {
         step = grid_step(ts, n);
         int64_t *signed_offsets = (int64_t *)(void *)offsets;
         for (size_t i = 1; i < n; i++)
@@ -148,10 +149,6 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
         p += tsc_put_uvarint(p, step);
         p += tsc_put_uvarint(p, tsc_zigzag(omin));
         return (size_t)(p - out) + write_fields(p, offsets, n - 1, grid_plan);
-    }
-    if (delta_bytes == SIZE_MAX) { /* GRID was asked for, but the group is regular: DELTA after all */
-        for (size_t i = 0; i + 1 < n; i++) deltas[i] -= min;
-        delta_plan = plan_fields(deltas, n - 1, delta_plan.width);
     }
     *width = delta_plan.width;
     p += tsc_put_uvarint(p, lead_field(lead, min));
