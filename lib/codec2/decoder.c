@@ -235,7 +235,6 @@ static int decimals_small(const tsc_codec2_group *g, size_t n)
 
 static size_t decode_decimal(const tsc_codec2_group *g, size_t n, const uint8_t *end, uint64_t *restrict bits)
 {
-    uint64_t fields[TSC2_GROUP];
     uint64_t base = (uint64_t)tsc_unzigzag(g->dec_base);
     unsigned exponent = g->mode >> 4;
     int as_float = (g->mode & TSC2_DECIMAL_FLOAT32) != 0, small = decimals_small(g, n);
@@ -248,6 +247,7 @@ static size_t decode_decimal(const tsc_codec2_group *g, size_t n, const uint8_t 
             tsc_codec2_unpack_decimal_sums_scalar(g->payload, avail, n - 1, g->dec_width, base, step, exponent,
                                                   as_float, bits + 1);
     } else {
+        uint64_t fields[TSC2_GROUP];
         tsc_codec2_unpack(g->payload, (size_t)(end - g->payload), fields, n, g->dec_width);
         if (small) tsc_codec2_decimals_to_bits(base, fields, n, exponent, as_float, bits);
         else tsc_codec2_decimals_to_bits_scalar(base, fields, n, exponent, as_float, bits);
