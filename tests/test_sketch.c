@@ -194,6 +194,25 @@ static void mapping_matches(const vec *v)
                  (unsigned long long)wl_bits(m.relative_accuracy));
 }
 
+/* The SSE2 occupied-bin mask against its scalar twin: every length, +-0 empty, anything else occupied. */
+Test(sketch, occupied_mask_matches_scalar)
+{
+    uint64_t rng = 11;
+    double counts[64];
+    for (int round = 0; round < 2000; round++) {
+        for (int k = 0; k < 64; k++) {
+            uint64_t r = wl_rng(&rng);
+            counts[k] = r % 3 == 0 ? 0.0 : r % 3 == 1 ? -0.0 : (double)(r % 5) * 0.5; /* r % 5 == 0: empty too */
+        }
+        unsigned n = (unsigned)(round % 65);
+        uint64_t want = tsc_occupied_mask_scalar(counts, n), got = tsc_occupied_mask(counts, n);
+        cr_assert_eq(got, want, "n %u", n);
+        for (unsigned k = 0; k < n; k++)
+            cr_assert_eq((want >> k) & 1, (uint64_t)(counts[k] > 0), "scalar mask, bin %u", k);
+        if (n < 64) cr_assert_eq(want >> n, 0);
+    }
+}
+
 Test(sketch, mappings_match_sketches_java)
 {
     cr_assert_eq(for_each_vector(mapping_matches), 240);
@@ -220,6 +239,13 @@ static void encoding_matches(const vec *v)
     n = tschunk_sketch_encode(s, buf, sizeof buf, flags | TSCHUNK_SKETCH_EXACT_STATS);
     tohex(buf, n, hex);
     cr_assert_str_eq(hex, v->exact_encoded, "%s: exact-statistics bytes", v->name);
+    /* Exactly enough room gives the same bytes and writes nothing past them (the encoder stores 8 bytes
+     * at a time while it has room, and writes the sparse form before it knows the dense one wins). */
+    static unsigned char exact[MAXHEX + 16];
+    memset(exact, 0xa5, sizeof exact);
+    cr_assert_eq(tschunk_sketch_encode(s, exact, n, flags | TSCHUNK_SKETCH_EXACT_STATS), n);
+    cr_assert(!memcmp(exact, buf, n), "%s: bytes differ with an exact-size buffer", v->name);
+    for (size_t i = n; i < n + 16 && i < sizeof exact; i++) cr_assert_eq(exact[i], 0xa5, "%s: byte %zu past the end", v->name, i);
     /* One byte short is refused. */
     if (n > 0) cr_assert_eq(tschunk_get_error_code(tschunk_sketch_encode(s, buf, n - 1, flags | TSCHUNK_SKETCH_EXACT_STATS)),
                  TSCHUNK_ERROR_DST_TOO_SMALL);

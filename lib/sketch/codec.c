@@ -6,6 +6,9 @@
  * writes, more strictly than both.
  */
 #include <math.h>
+#if defined(__SSE2__)
+#  include <emmintrin.h>
+#endif
 
 #include "sketch.h"
 
@@ -32,7 +35,7 @@ typedef struct {
     int overflow;
 } out_buf;
 
-static void put_byte(out_buf *o, uint8_t b)
+TSC_INLINE void put_byte(out_buf *o, uint8_t b)
 {
     if (o->pos < o->cap) o->dst[o->pos] = b;
     else o->overflow = 1;
@@ -51,11 +54,13 @@ static void put_uvarint(out_buf *o, uint64_t v)
 
 static void put_varint(out_buf *o, int64_t v) { put_uvarint(o, tsc_zigzag(v)); }
 
+/* min(9, ceil(significant bits / 7)), at least 1: by table, OR-ing bit 0 so that 0 counts as 1 bit. */
 static unsigned uvarint_size(uint64_t v)
 {
-    unsigned bits = 64 - tsc_clz64(v);
-    unsigned n = bits ? (bits + 6) / 7 : 1;
-    return n > 9 ? 9 : n;
+    static const uint8_t size_by_leading_zeros[64] = {
+        9, 9, 9, 9, 9, 9, 9, 9, 8, 8, 8, 8, 8, 8, 8, 7, 7, 7, 7, 7, 7, 7, 6, 6, 6, 6, 6, 6, 6, 5, 5, 5,
+        5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
+    return size_by_leading_zeros[__builtin_clzll(v | 1)];
 }
 
 static unsigned varint_size(int64_t v) { return uvarint_size(tsc_zigzag(v)); }
@@ -63,28 +68,53 @@ static unsigned varint_size(int64_t v) { return uvarint_size(tsc_zigzag(v)); }
 static uint64_t rotl6(uint64_t x) { return x << 6 | x >> 58; }
 static uint64_t rotr6(uint64_t x) { return x >> 6 | x << 58; }
 
-/* varfloat64: bits(v + 1) - bits(1), rotated left by 6, 7 bits a byte from the top. */
-static void put_varfloat(out_buf *o, double v)
+/* varfloat64 writes x = rotl6(bits(v + 1) - bits(1)) 7 bits a byte from the top, while bits remain;
+ * a 9th byte, when reached, carries the last 8 bits whole. */
+TSC_INLINE uint64_t varfloat_x(double v) { return rotl6(tsc_bits_of(v + 1.0) - tsc_bits_of(1.0)); }
+
+/* 1 to 9: min(9, (70 - ctz(x)) / 7), by table. x = 0 (v = 0) takes one byte: OR-ing bit 63 makes ctz 63
+ * for it without a branch. */
+TSC_INLINE unsigned varfloat_x_size(uint64_t x)
 {
-    uint64_t x = rotl6(tsc_bits_of(v + 1.0) - tsc_bits_of(1.0));
-    for (int i = 0; i < 8; i++) {
-        uint8_t n = (uint8_t)(x >> 57);
-        x <<= 7;
-        if (x == 0) {
-            put_byte(o, n);
-            return;
-        }
-        put_byte(o, n | 0x80);
-    }
-    put_byte(o, (uint8_t)(x >> 56));
+    static const uint8_t size_by_trailing_zeros[64] = {
+        9, 9, 9, 9, 9, 9, 9, 9, 8, 8, 8, 8, 8, 8, 8, 7, 7, 7, 7, 7, 7, 7, 6, 6, 6, 6, 6, 6, 6, 5, 5, 5,
+        5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
+    return size_by_trailing_zeros[__builtin_ctzll(x | UINT64_C(1) << 63)];
 }
 
-static unsigned varfloat_size(double v)
+/*
+ * The first 8 bytes of x's varfloat64, first byte in the most significant: the 7-bit groups of x's top
+ * 56 bits spread one to a byte (three halving steps instead of a loop), continuation bits on the first
+ * size - 1 bytes. Bytes past size are zero, since x has no bits below its last group.
+ */
+TSC_INLINE uint64_t varfloat_word(uint64_t x, unsigned size)
 {
-    uint64_t x = rotl6(tsc_bits_of(v + 1.0) - tsc_bits_of(1.0));
-    if (x == 0) return 1;
-    unsigned n = (64 - tsc_ctz64(x) + 6) / 7;
-    return n > 9 ? 9 : n;
+    uint64_t y = x >> 8;
+    y = (y & UINT64_C(0x000000000fffffff)) | (y & UINT64_C(0x00fffffff0000000)) << 4;
+    y = (y & UINT64_C(0x00003fff00003fff)) | (y & UINT64_C(0x0fffc0000fffc000)) << 2;
+    y = (y & UINT64_C(0x007f007f007f007f)) | (y & UINT64_C(0x3f803f803f803f80)) << 1;
+    unsigned continued = size > 8 ? 8 : size - 1;
+    /* two shifts: a shift by 64 (8 continued bytes) is undefined */
+    return y | (UINT64_C(0x8080808080808080) & ~(~UINT64_C(0) >> (4 * continued) >> (4 * continued)));
+}
+
+/* Up to 8 bytes from the top of word: one store when 8 bytes of room remain. */
+TSC_INLINE void put_word(out_buf *o, uint64_t word, unsigned size)
+{
+    if (o->pos <= o->cap && o->cap - o->pos >= 8) {
+        tsc_store64_be(o->dst + o->pos, word);
+        o->pos += size;
+        return;
+    }
+    for (unsigned i = 0; i < size; i++) put_byte(o, (uint8_t)(word >> (56 - 8 * i)));
+}
+
+TSC_INLINE void put_varfloat(out_buf *o, double v)
+{
+    uint64_t x = varfloat_x(v);
+    unsigned size = varfloat_x_size(x);
+    put_word(o, varfloat_word(x, size), size > 8 ? 8 : size);
+    if (size > 8) put_byte(o, (uint8_t)x);
 }
 
 static void put_f64(out_buf *o, double v)
@@ -96,43 +126,135 @@ static void put_f64(out_buf *o, double v)
 static uint8_t mapping_flag(tschunk_mapping_kind kind) { return (uint8_t)(TYPE_MAPPING | (unsigned)kind << 2); }
 
 /*
- * One store, as sketches-java's dense stores write it: contiguous counts over
- * [min, max] or index deltas and counts over the non-empty bins, contiguous
- * when its size estimate is <= the sparse estimate (Java's estimates, whose
- * tie-breaking the vectors pin).
+ * Bit k: counts[k] is a non-empty bin (+-0 are empty), for k < n <= 64. Stores are mostly empty bins
+ * between occupied ones in no regular pattern, so the encoder walks set bits instead of branching on
+ * every bin. SSE2 is part of x86-64, so its form needs no dispatch; the tests compare it with the scalar
+ * twin.
  */
+uint64_t tsc_occupied_mask_scalar(const double *counts, unsigned n)
+{
+    uint64_t mask = 0;
+    for (unsigned k = 0; k < n; k++) mask |= (uint64_t)((tsc_bits_of(counts[k]) << 1) != 0) << k;
+    return mask;
+}
+
+uint64_t tsc_occupied_mask(const double *counts, unsigned n)
+{
+#if defined(__SSE2__)
+    uint64_t mask = 0;
+    unsigned k = 0;
+    const __m128d zero = _mm_setzero_pd(); /* compares equal to -0.0 as well */
+    for (; k + 4 <= n; k += 4) {
+        unsigned low = (unsigned)_mm_movemask_pd(_mm_cmpneq_pd(_mm_loadu_pd(counts + k), zero));
+        unsigned high = (unsigned)_mm_movemask_pd(_mm_cmpneq_pd(_mm_loadu_pd(counts + k + 2), zero));
+        mask |= (uint64_t)(low | high << 2) << k;
+    }
+    return k < n ? mask | tsc_occupied_mask_scalar(counts + k, n - k) << k : mask;
+#else
+    return tsc_occupied_mask_scalar(counts, n);
+#endif
+}
+
+/* Walks a store's non-empty bins in index order, 64 bins a mask. */
+typedef struct {
+    const tsc_store *st;
+    int64_t base;
+    uint64_t mask;
+} occupied_walk;
+
+static occupied_walk walk_start(const tsc_store *st)
+{
+    occupied_walk w = {st, st->min_index - 64, 0};
+    return w;
+}
+
+TSC_INLINE int walk_next(occupied_walk *w, int64_t *index)
+{
+    while (!w->mask) {
+        w->base += 64;
+        if (w->base > w->st->max_index) return 0;
+        uint64_t left = (uint64_t)(w->st->max_index - w->base + 1);
+        w->mask = tsc_occupied_mask(w->st->counts + (w->base - w->st->offset), left < 64 ? (unsigned)left : 64);
+    }
+    *index = w->base + tsc_ctz64(w->mask);
+    w->mask &= w->mask - 1;
+    return 1;
+}
+
+/* Contiguous counts over [min, max]: an empty bin is one zero byte. Chosen when few bins are empty, so
+ * it writes every bin rather than walking the occupied ones. */
+static void put_dense_bins(out_buf *o, const tsc_store *st)
+{
+    const double *counts = st->counts + (st->min_index - st->offset);
+    uint64_t window = (uint64_t)(st->max_index - st->min_index + 1);
+    for (uint64_t k = 0; k < window; k++) put_varfloat(o, counts[k]);
+}
+
+/* Index deltas and counts over the non-empty bins. */
+static void put_sparse_bins(out_buf *o, const tsc_store *st)
+{
+    int64_t prev = 0, i;
+    for (occupied_walk w = walk_start(st); walk_next(&w, &i); prev = i) {
+        uint64_t delta = tsc_zigzag(i - prev);
+        if (TSC_LIKELY(delta < 0x80)) put_byte(o, (uint8_t)delta);
+        else put_uvarint(o, delta);
+        put_varfloat(o, st->counts[i - st->offset]);
+    }
+}
+
+static uint64_t occupied_bins(const tsc_store *st)
+{
+    uint64_t n = 0;
+    for (int64_t base = st->min_index; base <= st->max_index; base += 64) {
+        uint64_t left = (uint64_t)(st->max_index - base + 1);
+        n += tsc_popcount64(tsc_occupied_mask(st->counts + (base - st->offset), left < 64 ? (unsigned)left : 64));
+    }
+    return n;
+}
+
+/* Bytes of the sparse form's index deltas (the first from 0, then from bin to bin). */
+static uint64_t index_delta_bytes(const tsc_store *st)
+{
+    uint64_t bytes = 0;
+    int64_t prev = 0, i;
+    for (occupied_walk w = walk_start(st); walk_next(&w, &i); prev = i) bytes += varint_size(i - prev);
+    return bytes;
+}
+
+/*
+ * Java's choice: contiguous when its size estimate is <= the sparse one (the vectors pin the tie). The
+ * two estimates spend the same bytes on counts, so it comes down to the contiguous head plus a byte
+ * per empty bin against the index deltas (Java's sparse estimate leaves out its bin count). The deltas
+ * after the first are >= 1 and add up to nonempty - 1 + empty, which bounds their bytes from both
+ * sides: only a store between the bounds needs its deltas walked.
+ */
+static int contiguous_wins(const tsc_store *st, uint64_t window, uint64_t nonempty)
+{
+    uint64_t empty = window - nonempty, first = varint_size(st->min_index);
+    uint64_t contiguous = uvarint_size(window) + first + varint_size(1) + empty;
+    uint64_t fewest = first + nonempty - 1, most = fewest + empty / 63 + empty / 8191; /* 2 bytes from 64 */
+    if (contiguous <= fewest) return 1;
+    if (contiguous > most) return 0;
+    return contiguous <= index_delta_bytes(st);
+}
+
+/* One store, as sketches-java's dense stores write it: contiguous counts over [min, max] or index deltas
+ * and counts over the non-empty bins. */
 static void put_store(out_buf *o, const tsc_store *st, uint8_t type, int sparse_only)
 {
     if (st->min_index > st->max_index) return;
-    uint64_t dense = uvarint_size((uint64_t)(st->max_index - st->min_index + 1)) + varint_size(st->min_index) +
-                     varint_size(1), sparse = 0, nonempty = 0;
-    int64_t prev = 0;
-    for (int64_t i = st->min_index; i <= st->max_index; i++) {
-        double c = st->counts[i - st->offset];
-        dense += varfloat_size(c);
-        if (tsc_is_zero(c)) continue;
-        sparse += varint_size(i - prev) + varfloat_size(c);
-        prev = i;
-        nonempty++;
-    }
-    if (!sparse_only && dense <= sparse) {
+    uint64_t window = (uint64_t)(st->max_index - st->min_index + 1), nonempty = occupied_bins(st);
+    if (!sparse_only && contiguous_wins(st, window, nonempty)) {
         put_byte(o, (uint8_t)(type | BINS_CONTIGUOUS << 2));
-        put_uvarint(o, (uint64_t)(st->max_index - st->min_index + 1));
+        put_uvarint(o, window);
         put_varint(o, st->min_index);
         put_varint(o, 1);
-        for (int64_t i = st->min_index; i <= st->max_index; i++) put_varfloat(o, st->counts[i - st->offset]);
+        put_dense_bins(o, st);
         return;
     }
     put_byte(o, (uint8_t)(type | BINS_INDEX_DELTAS_AND_COUNTS << 2));
     put_uvarint(o, nonempty);
-    prev = 0;
-    for (int64_t i = st->min_index; i <= st->max_index; i++) {
-        double c = st->counts[i - st->offset];
-        if (tsc_is_zero(c)) continue;
-        put_varint(o, i - prev);
-        put_varfloat(o, c);
-        prev = i;
-    }
+    put_sparse_bins(o, st);
 }
 
 size_t tschunk_sketch_encode_bound(const tschunk_sketch *s)

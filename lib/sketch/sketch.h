@@ -45,6 +45,10 @@ struct tschunk_sketch {
 
 void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, double count);
 
+/* Bit k set: counts[k] is not +-0, for k < n <= 64 (SSE2 on x86-64, and its scalar twin). */
+uint64_t tsc_occupied_mask(const double *counts, unsigned n);
+uint64_t tsc_occupied_mask_scalar(const double *counts, unsigned n);
+
 /* Add to the exact statistics: count, Kahan-compensated sum (as both reference libraries keep it), min, max. */
 TSC_INLINE void tsc_accept_stats(tschunk_sketch *s, double value, double weight)
 {
