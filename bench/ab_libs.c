@@ -6,6 +6,7 @@
  * that a slow moment of the machine hits both alike.
  *
  *   ab_libs A.so B.so [DATASET.gz ...]     (no datasets: gauge-2dp, counter, const-jitter)
+ *   ab_libs --sketch A.so B.so              (DDSketch encode and decode of 100,000-value sketches)
  *
  * Pin it to one core (taskset -c 1) for the figures in the README.
  */
@@ -38,13 +39,43 @@ static void *symbol(void *handle, const char *name)
     return p;
 }
 
-static library load(const char *path)
+typedef struct {
+    size_t (*create)(tschunk_sketch **, const tschunk_sketch_options *);
+    size_t (*add)(tschunk_sketch *, double);
+    size_t (*encode)(const tschunk_sketch *, void *, size_t, unsigned);
+    size_t (*decode_new)(tschunk_sketch **, const void *, size_t, const tschunk_sketch_options *, size_t *);
+    size_t (*decode_merge)(tschunk_sketch *, const void *, size_t, size_t *);
+    void (*clear)(tschunk_sketch *);
+    void (*release)(tschunk_sketch *);
+} sketch_library;
+
+static void *open_library(const char *path)
 {
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
         fprintf(stderr, "ab_libs: %s\n", dlerror());
         exit(2);
     }
+    return handle;
+}
+
+static sketch_library load_sketch(const char *path)
+{
+    void *handle = open_library(path);
+    sketch_library lib;
+    *(void **)&lib.create = symbol(handle, "tschunk_sketch_create");
+    *(void **)&lib.add = symbol(handle, "tschunk_sketch_add");
+    *(void **)&lib.encode = symbol(handle, "tschunk_sketch_encode");
+    *(void **)&lib.decode_new = symbol(handle, "tschunk_sketch_decode_new");
+    *(void **)&lib.decode_merge = symbol(handle, "tschunk_sketch_decode_merge");
+    *(void **)&lib.clear = symbol(handle, "tschunk_sketch_clear");
+    *(void **)&lib.release = symbol(handle, "tschunk_sketch_free");
+    return lib;
+}
+
+static library load(const char *path)
+{
+    void *handle = open_library(path);
     library lib;
     *(void **)&lib.init = symbol(handle, "tschunk_encoder_init");
     *(void **)&lib.append = symbol(handle, "tschunk_append_bits");
@@ -73,10 +104,80 @@ static void time_chunk(const library *lib, const wl_series *s, size_t from, doub
     if (t < *best_decode) *best_decode = t;
 }
 
+/* sketches-java's jmh POISSON data (as bench/sketch_bench.c) or lognormal(0, 2). */
+static double sketch_value(uint64_t *rng, int lognormal)
+{
+    double u = wl_uniform(rng) + 1e-300;
+    if (!lognormal) return fabs(round(-log(u) / 0.1));
+    return exp(2 * sqrt(-2 * log(u)) * cos(6.283185307179586 * wl_uniform(rng)));
+}
+
+enum { SK_ENCODE, SK_DECODE_NEW, SK_DECODE_CLEARED, SK_MERGE_INTO_FULL, SK_OPS };
+
+/* One library's fastest time of each operation on its own copy of the sketch, in ns. */
+static void time_sketch(const sketch_library *lib, tschunk_sketch *s, tschunk_sketch *target, tschunk_sketch *full,
+                        double best[SK_OPS])
+{
+    static unsigned char buf[1 << 16];
+    double t0 = now_ns();
+    size_t n = lib->encode(s, buf, sizeof buf, 0);
+    double t1 = now_ns();
+    tschunk_sketch *fresh = NULL;
+    lib->decode_new(&fresh, buf, n, NULL, NULL);
+    double t2 = now_ns();
+    lib->clear(target);
+    lib->decode_merge(target, buf, n, NULL);
+    double t3 = now_ns();
+    lib->decode_merge(full, buf, n, NULL); /* a range query's accumulator */
+    double t4 = now_ns();
+    lib->release(fresh);
+    double t[SK_OPS] = {t1 - t0, t2 - t1, t3 - t2, t4 - t3};
+    for (int k = 0; k < SK_OPS; k++)
+        if (t[k] < best[k]) best[k] = t[k];
+}
+
+static int sketch_ab(const char *a, const char *b)
+{
+    sketch_library libs[2] = {load_sketch(a), load_sketch(b)};
+    static const char *op_names[SK_OPS] = {"encode", "decode (new sketch)", "decode-merge (cleared)",
+                                           "decode-merge (into a full sketch)"};
+    printf("| sketch | operation | A us | B us |\n|---|---|---:|---:|\n");
+    for (int kind = 0; kind < 4; kind++) {
+        tschunk_sketch_options o;
+        memset(&o, 0, sizeof o);
+        o.mapping = kind & 1 ? TSCHUNK_MAPPING_CUBIC : TSCHUNK_MAPPING_LOGARITHMIC;
+        o.relative_accuracy = 0.01;
+        tschunk_sketch *s[2], *target[2], *full[2];
+        double best[2][SK_OPS];
+        for (int l = 0; l < 2; l++) {
+            libs[l].create(&s[l], &o);
+            libs[l].create(&target[l], &o);
+            libs[l].create(&full[l], &o);
+            uint64_t rng = 5388928120325255124ULL;
+            for (int i = 0; i < 100000; i++) libs[l].add(s[l], sketch_value(&rng, kind >> 1));
+            for (int i = 0; i < 100000; i++) libs[l].add(full[l], sketch_value(&rng, kind >> 1));
+            for (int k = 0; k < SK_OPS; k++) best[l][k] = 1e18;
+        }
+        for (int pass = 0; pass < PASSES * 10; pass++)
+            for (int l = 0; l < 2; l++) time_sketch(&libs[l], s[l], target[l], full[l], best[l]);
+        for (int k = 0; k < SK_OPS; k++)
+            printf("| %s, %s | %s | %.3f | %.3f |\n", kind >> 1 ? "lognormal(0, 2)" : "POISSON",
+                   kind & 1 ? "cubic" : "logarithmic", op_names[k], best[0][k] / 1000, best[1][k] / 1000);
+        for (int l = 0; l < 2; l++) {
+            libs[l].release(s[l]);
+            libs[l].release(target[l]);
+            libs[l].release(full[l]);
+        }
+    }
+    printf("\nmicroseconds: each library's fastest of %d passes, 100,000-value sketches (alpha 0.01).\n", PASSES * 10);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && !strcmp(argv[1], "--sketch")) return sketch_ab(argv[2], argv[3]);
     if (argc < 3) {
-        fprintf(stderr, "usage: ab_libs A.so B.so [DATASET.gz ...]\n");
+        fprintf(stderr, "usage: ab_libs A.so B.so [DATASET.gz ...] | ab_libs --sketch A.so B.so\n");
         return 2;
     }
     library libs[2] = {load(argv[1]), load(argv[2])};

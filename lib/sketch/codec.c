@@ -330,23 +330,31 @@ static size_t get_uvarint(in_buf *in, uint64_t *out)
     return 0;
 }
 
-static size_t get_varint(in_buf *in, int64_t *out)
+TSC_INLINE size_t get_varint(in_buf *in, int64_t *out)
 {
+    if (TSC_LIKELY(in->pos < in->size && in->src[in->pos] < 0x80)) { /* one byte: small deltas */
+        *out = tsc_unzigzag(in->src[in->pos++]);
+        return 0;
+    }
     uint64_t z;
     size_t err = get_uvarint(in, &z);
     if (!err) *out = tsc_unzigzag(z);
     return err;
 }
 
-/* A count: finite and >= 0, else CORRUPT. */
-static size_t get_count(in_buf *in, double *out)
+/* The 7-bit groups of up to 8 varint bytes (first byte in the most significant, continuation bits
+ * clear) gathered into x's top 56 bits: varfloat_word's three spreading steps undone. */
+TSC_INLINE uint64_t gather_groups(uint64_t w)
 {
-    size_t at = in->pos;
-    if (TSC_LIKELY(in->pos < in->size && in->src[in->pos] < 0x80)) { /* one byte: small integers */
-        uint64_t x = (uint64_t)in->src[in->pos++] << 57;
-        *out = tsc_double_of(rotr6(x) + tsc_bits_of(1.0)) - 1.0; /* finite and >= 0 by construction */
-        return 0;
-    }
+    w = (w & UINT64_C(0x007f007f007f007f)) | (w & UINT64_C(0x7f007f007f007f00)) >> 1;
+    w = (w & UINT64_C(0x00003fff00003fff)) | (w & UINT64_C(0x3fff00003fff0000)) >> 2;
+    w = (w & UINT64_C(0x000000000fffffff)) | (w & UINT64_C(0x0fffffff00000000)) >> 4;
+    return w << 8;
+}
+
+/* Bytes byte by byte, near the end of the input. */
+static size_t get_varfloat_x_slow(in_buf *in, uint64_t *out)
+{
     uint64_t x = 0;
     unsigned shift = 57;
     for (unsigned i = 0; i < 9; i++) {
@@ -363,9 +371,42 @@ static size_t get_count(in_buf *in, double *out)
         x |= (b & 0x7f) << shift;
         shift -= 7;
     }
-    double v = tsc_double_of(rotr6(x) + tsc_bits_of(1.0)) - 1.0;
-    if (!(v >= 0) || !isfinite(v)) return fail_at(in, at, TSC_ERROR(CORRUPT));
-    *out = v;
+    *out = x;
+    return 0;
+}
+
+/*
+ * A count: finite and >= 0, else CORRUPT. With 9 bytes left, one load: the first byte without a
+ * continuation bit ends it (bytes past it masked off), and 8 continued bytes mean the 9th byte's 8 bits
+ * end it. v + 1 = double(r + bits(1)) with r = rotr6(x) is finite and >= 1, i.e. v finite and >= 0,
+ * exactly when r < bits(inf) - bits(1) = 2^62 (a larger r wraps or passes infinity): one compare.
+ */
+TSC_INLINE size_t get_count(in_buf *in, double *out)
+{
+    size_t at = in->pos;
+    uint64_t x;
+    if (TSC_LIKELY(in->pos < in->size && in->src[in->pos] < 0x80)) { /* one byte: small integers */
+        *out = tsc_double_of(rotr6((uint64_t)in->src[in->pos++] << 57) + tsc_bits_of(1.0)) - 1.0;
+        return 0;
+    }
+    if (TSC_LIKELY(in->size - in->pos >= 9)) {
+        uint64_t w = tsc_load64_be(in->src + in->pos);
+        uint64_t ends = ~w & UINT64_C(0x8080808080808080);
+        if (TSC_LIKELY(ends)) {
+            unsigned lead = (unsigned)__builtin_clzll(ends); /* 8 * (bytes - 1) */
+            x = gather_groups(w & UINT64_C(0x7f7f7f7f7f7f7f7f) & ~UINT64_C(0) << (56 - lead));
+            in->pos += lead / 8 + 1;
+        } else {
+            x = gather_groups(w & UINT64_C(0x7f7f7f7f7f7f7f7f)) | in->src[in->pos + 8];
+            in->pos += 9;
+        }
+    } else {
+        size_t err = get_varfloat_x_slow(in, &x);
+        if (err) return err;
+    }
+    uint64_t r = rotr6(x);
+    if (!TSC_LIKELY(r < UINT64_C(0x4000000000000000))) return fail_at(in, at, TSC_ERROR(CORRUPT));
+    *out = tsc_double_of(r + tsc_bits_of(1.0)) - 1.0;
     return 0;
 }
 
@@ -377,7 +418,7 @@ static size_t get_f64(in_buf *in, double *out)
     return 0;
 }
 
-/* The bins the checking pass saw, kept so the committing pass need not parse the bytes again. */
+/* The bins the checking pass read, kept so that committing a small stream parses nothing again. */
 #define LOGGED_BINS 256
 typedef struct {
     int32_t index;
@@ -389,23 +430,70 @@ typedef struct {
 typedef struct {
     int has_mapping, has_count, has_sum, has_min, has_max;
     tsc_mapping mapping;
-    double count, sum, min, max, zero_count, bins_total;
-    logged_bin *log; /* NULL: not kept */
-    size_t logged;   /* bins seen; more than LOGGED_BINS: the log is incomplete */
+    double count, sum, min, max, zero_count;
+    double bins_total; /* summed by the committing pass */
+    logged_bin *log;
+    size_t logged; /* non-empty bins logged; LOGGED_BINS + 1: more came, the commit parses again */
 } stream_info;
 
-/* A bin index must stay within int32 as both libraries' stores hold it. */
-static size_t add_bin(tschunk_sketch *s, in_buf *in, size_t at, int negative, int64_t index, double count,
-                      stream_info *info, int commit)
+/*
+ * A count's length, for the checking pass, which needs no value: a count of up to 8 bytes leaves x's low
+ * 8 bits zero, and then r = rotr6(x) < 2^62 holds (get_count), so it is finite and >= 0 whatever its
+ * bytes; a 9-byte count is, exactly when bits 4-5 of its last byte (x's bits 4-5, r's top two) are clear.
+ */
+TSC_INLINE size_t skip_count(in_buf *in)
 {
-    if (index < INT32_MIN || index > INT32_MAX) return fail_at(in, at, TSC_ERROR(CORRUPT));
-    if (tsc_is_zero(count)) return 0;
-    info->bins_total += count;
-    if (commit) tsc_store_add(s, negative ? &s->neg : &s->pos, index, count);
-    else if (info->log && info->logged < LOGGED_BINS)
-        info->log[info->logged++] = (logged_bin){(int32_t)index, (uint32_t)negative, count};
-    else
-        info->logged = LOGGED_BINS + 1;
+    if (TSC_LIKELY(in->size - in->pos >= 9)) {
+        uint64_t ends = ~tsc_load64_be(in->src + in->pos) & UINT64_C(0x8080808080808080);
+        if (TSC_LIKELY(ends)) {
+            in->pos += (unsigned)__builtin_clzll(ends) / 8 + 1;
+            return 0;
+        }
+        if (in->src[in->pos + 8] & 0x30) return fail_at(in, in->pos, TSC_ERROR(CORRUPT));
+        in->pos += 9;
+        return 0;
+    }
+    double v;
+    return get_count(in, &v);
+}
+
+/*
+ * n bins from index (contiguous: step apart; else index deltas). A bin index must stay within int32 as
+ * both libraries' stores hold it. The checking pass (commit 0) logs the first LOGGED_BINS non-empty bins
+ * and past them reads only lengths and indices, since the committing pass will parse the stream again;
+ * the committing pass adds the counts. The form and the pass are constants at every call, so the
+ * compiler writes one loop for each.
+ */
+TSC_INLINE size_t read_bin_run(tschunk_sketch *s, in_buf *in, uint64_t n, int64_t index, int64_t step, int negative,
+                               stream_info *info, int has_deltas, int has_counts, int commit)
+{
+    tsc_store *st = s ? (negative ? &s->neg : &s->pos) : NULL;
+    for (uint64_t k = 0; k < n; k++) {
+        size_t bin_at = in->pos, err;
+        if (has_deltas) {
+            int64_t d;
+            if ((err = get_varint(in, &d))) return err;
+            if (d < INT32_MIN * INT64_C(2) || d > INT32_MAX * INT64_C(2)) return fail_at(in, bin_at, TSC_ERROR(CORRUPT));
+            index += d;
+        } else if (k > 0) {
+            index += step;
+        }
+        if (index < INT32_MIN || index > INT32_MAX) return fail_at(in, bin_at, TSC_ERROR(CORRUPT));
+        if (!commit && info->logged >= LOGGED_BINS) {
+            if (has_counts && (err = skip_count(in))) return err;
+            info->logged = LOGGED_BINS + 1;
+            continue;
+        }
+        double count = 1;
+        if (has_counts && (err = get_count(in, &count))) return err;
+        if (tsc_is_zero(count)) continue;
+        if (!commit) {
+            info->log[info->logged++] = (logged_bin){(int32_t)index, (uint32_t)negative, count};
+            continue;
+        }
+        info->bins_total += count;
+        tsc_store_add(s, st, index, count);
+    }
     return 0;
 }
 
@@ -417,27 +505,19 @@ static size_t read_bins(tschunk_sketch *s, in_buf *in, unsigned subflag, int neg
     if ((err = get_uvarint(in, &n))) return err;
     /* Every bin takes at least one byte: a count beyond the input is a lie. */
     if (n > in->size - in->pos) return fail_at(in, in->size, TSC_ERROR(TRUNCATED));
-    int64_t index = 0, delta = 1;
+    int64_t index = 0, step = 1;
     if (subflag == BINS_CONTIGUOUS) {
-        if ((err = get_varint(in, &index)) || (err = get_varint(in, &delta))) return err;
-        if (index < INT32_MIN || index > INT32_MAX || delta < INT32_MIN || delta > INT32_MAX)
+        if ((err = get_varint(in, &index)) || (err = get_varint(in, &step))) return err;
+        if (index < INT32_MIN || index > INT32_MAX || step < INT32_MIN || step > INT32_MAX)
             return fail_at(in, at, TSC_ERROR(CORRUPT));
+        return commit ? read_bin_run(s, in, n, index, step, negative, info, 0, 1, 1)
+                      : read_bin_run(s, in, n, index, step, negative, info, 0, 1, 0);
     }
-    for (uint64_t k = 0; k < n; k++) {
-        size_t bin_at = in->pos;
-        double count = 1;
-        if (subflag != BINS_CONTIGUOUS) {
-            int64_t d;
-            if ((err = get_varint(in, &d))) return err;
-            if (d < INT32_MIN * INT64_C(2) || d > INT32_MAX * INT64_C(2)) return fail_at(in, bin_at, TSC_ERROR(CORRUPT));
-            index += d;
-        } else if (k > 0) {
-            index += delta;
-        }
-        if (subflag != BINS_INDEX_DELTAS && (err = get_count(in, &count))) return err;
-        if ((err = add_bin(s, in, bin_at, negative, index, count, info, commit))) return err;
-    }
-    return 0;
+    if (subflag == BINS_INDEX_DELTAS)
+        return commit ? read_bin_run(s, in, n, 0, 1, negative, info, 1, 0, 1)
+                      : read_bin_run(s, in, n, 0, 1, negative, info, 1, 0, 0);
+    return commit ? read_bin_run(s, in, n, 0, 1, negative, info, 1, 1, 1)
+                  : read_bin_run(s, in, n, 0, 1, negative, info, 1, 1, 0);
 }
 
 static size_t read_feature(in_buf *in, uint8_t flag, stream_info *info)
@@ -501,6 +581,7 @@ static size_t read_stream(tschunk_sketch *s, in_buf *in, stream_info *info, int 
 {
     memset(info, 0, sizeof *info);
     info->log = log;
+    info->logged = log ? 0 : LOGGED_BINS + 1;
     in->pos = 0;
     while (in->pos < in->size) {
         size_t at = in->pos, err;
@@ -540,15 +621,19 @@ static void merge_stats(tschunk_sketch *s, const stream_info *info)
     s->count += added;
 }
 
-/* Put a checked stream's bins and statistics into s: from the log when it holds every bin. */
-static void commit_stream(tschunk_sketch *s, in_buf *in, const stream_info *info, const logged_bin *log)
+/* Put a checked stream's bins and statistics into s: from the log when it holds every bin, else by a
+ * second pass, which cannot fail. */
+static void commit_stream(tschunk_sketch *s, in_buf *in, stream_info *info, const logged_bin *log)
 {
-    if (info->logged <= LOGGED_BINS) { /* the bins, in stream order, without parsing them again */
-        for (size_t i = 0; i < info->logged; i++)
+    if (info->logged <= LOGGED_BINS) {
+        for (size_t i = 0; i < info->logged; i++) {
+            info->bins_total += log[i].count;
             tsc_store_add(s, log[i].negative ? &s->neg : &s->pos, log[i].index, log[i].count);
+        }
     } else {
         stream_info again;
         read_stream(s, in, &again, 1, NULL);
+        info->bins_total = again.bins_total;
     }
     merge_stats(s, info);
 }

@@ -16,7 +16,8 @@
 
 static int store_empty(const tsc_store *st) { return st->min_index > st->max_index; }
 
-/* Bins outside [min_index, max_index] are zero already: only the used range is cleared. */
+/* Bins outside [min_index, max_index] are zero already: only the used range is cleared (the clean
+ * range stays: its slots are zero again). */
 static void store_clear(tsc_store *st)
 {
     if (st->min_index <= st->max_index)
@@ -27,7 +28,8 @@ static void store_clear(tsc_store *st)
     st->max_index = INT64_MIN;
 }
 
-/* Move the window so that it covers [lo, hi] (hi - lo < max_bins). */
+/* Move the window so that it covers [lo, hi] (hi - lo < max_bins). The bins keep their values; the
+ * clean range shrinks to them, since the slots they left hold stale counts. */
 static void store_cover(tsc_store *st, int64_t lo, int64_t hi, uint32_t max_bins)
 {
     if (lo >= st->offset && hi < st->offset + (int64_t)max_bins) return;
@@ -36,11 +38,37 @@ static void store_cover(tsc_store *st, int64_t lo, int64_t hi, uint32_t max_bins
         size_t n = (size_t)(st->max_index - st->min_index + 1);
         double *from = st->counts + (st->min_index - st->offset), *to = st->counts + (st->min_index - offset);
         memmove(to, from, n * sizeof(double));
-        size_t head = (size_t)(st->min_index - offset), tail = head + n;
-        memset(st->counts, 0, head * sizeof(double));
-        memset(st->counts + tail, 0, ((size_t)max_bins - tail) * sizeof(double));
+        st->clean_lo = (uint32_t)(st->min_index - offset);
+        st->clean_len = (uint32_t)n;
     }
     st->offset = offset;
+}
+
+/*
+ * Extend the clean range (the slots known to be zero or in use) over slots [lo, hi], zeroing only what
+ * it gains, plus as much again as it holds (at least 64 slots) on the side it grows, so that bins added
+ * in index order come here a logarithmic number of times. A new sketch zeroes nothing up front: a
+ * decoded 100-bin sketch no longer pays for clearing two 2,048-bin windows.
+ */
+static void store_clean(tsc_store *st, int64_t lo, int64_t hi, uint32_t max_bins)
+{
+    int64_t clean_lo = st->clean_lo, clean_hi = clean_lo + st->clean_len; /* [clean_lo, clean_hi) */
+    if (lo >= clean_lo && hi < clean_hi) return;
+    int64_t grow = st->clean_len > 64 ? st->clean_len : 64;
+    int64_t want_lo = lo < clean_lo ? lo - grow : clean_lo, want_hi = hi >= clean_hi ? hi + 1 + grow : clean_hi;
+    if (want_lo < 0) want_lo = 0;
+    if (want_hi > (int64_t)max_bins) want_hi = max_bins;
+    if (st->clean_len == 0 || want_hi < clean_lo || want_lo > clean_hi) {
+        /* disjoint: only an empty store (a used range lies inside both), so start afresh around [lo, hi] */
+        if (lo - 64 > want_lo) want_lo = lo - 64;
+        if (hi + 65 < want_hi) want_hi = hi + 65;
+        memset(st->counts + want_lo, 0, (size_t)(want_hi - want_lo) * sizeof(double));
+    } else {
+        memset(st->counts + want_lo, 0, (size_t)(clean_lo - want_lo) * sizeof(double));
+        memset(st->counts + clean_hi, 0, (size_t)(want_hi - clean_hi) * sizeof(double));
+    }
+    st->clean_lo = (uint32_t)want_lo;
+    st->clean_len = (uint32_t)(want_hi - want_lo);
 }
 
 /* Fold the bins outside [keep_lo, keep_hi] into the edge bin they fall past. */
@@ -61,7 +89,7 @@ static double store_fold(tsc_store *st, int64_t keep_lo, int64_t keep_hi)
 }
 
 /* The general case: widen or move the window, collapse beyond max_bins. */
-static void store_add_slow(tschunk_sketch *s, tsc_store *st, int64_t index, double count)
+void tsc_store_add_slow(tschunk_sketch *s, tsc_store *st, int64_t index, double count)
 {
     uint32_t max_bins = s->max_bins;
     double folded = 0;
@@ -78,8 +106,10 @@ static void store_add_slow(tschunk_sketch *s, tsc_store *st, int64_t index, doub
             if (index > hi) index = hi;
         }
         store_cover(st, lo, hi, max_bins);
+        store_clean(st, lo - st->offset, hi - st->offset, max_bins);
     } else {
         store_cover(st, index, index, max_bins);
+        store_clean(st, index - st->offset, index - st->offset, max_bins);
     }
     st->counts[index - st->offset] += count;
     if (!tsc_is_zero(folded)) st->counts[fold_at - st->offset] += folded;
@@ -87,19 +117,6 @@ static void store_add_slow(tschunk_sketch *s, tsc_store *st, int64_t index, doub
     if (tsc_is_zero(folded)) touched_lo = touched_hi = index;
     if (touched_lo < st->min_index) st->min_index = touched_lo;
     if (touched_hi > st->max_index) st->max_index = touched_hi;
-}
-
-void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, double count)
-{
-    /* Fast path: inside the window (which never spans more than max_bins), nothing to collapse. */
-    uint64_t slot = (uint64_t)(index - st->offset);
-    if (TSC_LIKELY(slot < s->max_bins && st->min_index <= st->max_index)) {
-        st->counts[slot] += count;
-        if (index < st->min_index) st->min_index = index;
-        if (index > st->max_index) st->max_index = index;
-        return;
-    }
-    store_add_slow(s, st, index, count);
 }
 
 static size_t sketch_alloc(tschunk_sketch **out, const tschunk_sketch_options *opts)
@@ -119,7 +136,6 @@ static size_t sketch_alloc(tschunk_sketch **out, const tschunk_sketch_options *o
     s->collapse_highest = o.collapse_highest != 0;
     s->pos.counts = (double *)(void *)(s + 1);
     s->neg.counts = s->pos.counts + o.max_bins;
-    memset(s->pos.counts, 0, 2 * (size_t)o.max_bins * sizeof(double));
     s->pos.min_index = s->neg.min_index = INT64_MAX; /* empty: nothing for clear to zero */
     s->pos.max_index = s->neg.max_index = INT64_MIN;
     tschunk_sketch_clear(s);

@@ -25,11 +25,13 @@ int32_t tsc_mapping_index(const tsc_mapping *m, double value);
 double tsc_mapping_value(const tsc_mapping *m, int32_t index);
 int tsc_mapping_equal(const tsc_mapping *a, const tsc_mapping *b);
 
-/* Dense window of max_bins counts; bins outside [min_index, max_index] are zero. */
+/* Window of max_bins counts. Slots [clean_lo, clean_lo + clean_len) hold the bins [min_index, max_index]
+ * and zeros; the slots beyond were never written or hold stale counts, and nothing reads them. */
 typedef struct {
     double *counts;
     int64_t offset;            /* index of counts[0] */
     int64_t min_index, max_index; /* non-empty range; min > max when empty */
+    uint32_t clean_lo, clean_len;
 } tsc_store;
 
 struct tschunk_sketch {
@@ -43,7 +45,21 @@ struct tschunk_sketch {
     tschunk_allocator allocator;
 };
 
-void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, double count);
+void tsc_store_add_slow(tschunk_sketch *s, tsc_store *st, int64_t index, double count);
+
+/* Add count to a bin. Inline fast path: inside the window (which never spans more than max_bins),
+ * nothing to collapse; the rest out of line, so that callers' loops keep their registers. */
+TSC_INLINE void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, double count)
+{
+    uint64_t slot = (uint64_t)(index - st->offset);
+    if (TSC_LIKELY(slot - st->clean_lo < st->clean_len && st->min_index <= st->max_index)) {
+        st->counts[slot] += count;
+        if (index < st->min_index) st->min_index = index;
+        if (index > st->max_index) st->max_index = index;
+        return;
+    }
+    tsc_store_add_slow(s, st, index, count);
+}
 
 /* Bit k set: counts[k] is not +-0, for k < n <= 64 (SSE2 on x86-64, and its scalar twin). */
 uint64_t tsc_occupied_mask(const double *counts, unsigned n);
@@ -90,7 +106,7 @@ TSC_INLINE int tsc_sketch_add_fast(tschunk_sketch *s, double value)
     tsc_store *st = value > 0 ? &s->pos : &s->neg;
     int64_t index = tsc_cubic_index(&s->mapping, magnitude);
     uint64_t slot = (uint64_t)(index - st->offset);
-    if (!TSC_LIKELY(slot < s->max_bins && st->min_index <= st->max_index)) return 0;
+    if (!TSC_LIKELY(slot - st->clean_lo < st->clean_len && st->min_index <= st->max_index)) return 0;
     st->counts[slot] += 1;
     if (index < st->min_index) st->min_index = index;
     if (index > st->max_index) st->max_index = index;
