@@ -16,14 +16,14 @@
 
 static int store_empty(const tsc_store *st) { return st->min_index > st->max_index; }
 
-/* Bins outside [min_index, max_index] are zero already: only the used range is cleared (the clean
- * range stays: its slots are zero again). */
+/* Bins outside [min_index, max_index] are zero already: only the used range is cleared. The window
+ * and its clean range stay where they are, so that a summary sketch cleared for every chunk finds the
+ * next chunk's values in slots that are zero already. */
 static void store_clear(tsc_store *st)
 {
     if (st->min_index <= st->max_index)
         memset(st->counts + (st->min_index - st->offset), 0,
                (size_t)(st->max_index - st->min_index + 1) * sizeof(double));
-    st->offset = 0;
     st->min_index = INT64_MAX;
     st->max_index = INT64_MIN;
 }
