@@ -233,8 +233,11 @@ struct tschunk_sketch;
  * Keep a summary of the chunk while appending: the caller's sketch (cleared
  * here, its mapping kept) receives every value; NaNs (stale markers
  * included) and values the sketch cannot hold (infinities, beyond its range)
- * are counted instead. Call before the first append; pass NULL to turn it
- * off. Appending still allocates nothing.
+ * are counted instead. Codec 1 adds each value as it is appended; codec 2
+ * adds a group of values when it flushes the group (every 128 samples, and
+ * at finish), in the same order, so the finished summary is the same. Call
+ * before the first append; pass NULL to turn it off. Appending still
+ * allocates nothing.
  * @return 0, STAGE (samples already appended) or BAD_PARAMETER.
  */
 TSCHUNK_API size_t tschunk_encoder_set_summary(tschunk_encoder *enc, struct tschunk_sketch *sketch);

@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "test_util.h"
+#include "sketch/sketch.h"
 
 typedef struct {
     unsigned char *chunk, *summary;
@@ -37,6 +38,105 @@ static tschunk_sketch *new_sketch(void)
     return s;
 }
 
+/* One chunk of s[start, start + n) with a summary, in the given codec: the summary blob's bytes. */
+static size_t summary_blob(const wl_series *s, size_t start, size_t n, uint32_t codec, tschunk_sketch *scratch,
+                           unsigned char *blob, size_t capacity)
+{
+    size_t cap = TSCHUNK_BOUND(n);
+    unsigned char *chunk = malloc(cap);
+    tschunk_encoder_options o = {codec, 0, 0, 0};
+    tschunk_encoder enc;
+    cr_assert_eq(tschunk_encoder_init(&enc, chunk, cap, &o), 0);
+    cr_assert_eq(tschunk_encoder_set_summary(&enc, scratch), 0);
+    for (size_t i = start; i < start + n; i++) cr_assert_eq(tschunk_append_bits(&enc, s->ts[i], s->bits[i]), 0);
+    cr_assert(!tschunk_is_error(tschunk_encoder_finish(&enc)));
+    size_t size = tschunk_encoder_write_summary(&enc, blob, capacity);
+    cr_assert(!tschunk_is_error(size), "%s", tschunk_error_name(size));
+    free(chunk);
+    return size;
+}
+
+/* Mix 0: awkward bits (NaNs, stale markers, infinities, -0.0, values beyond both ends of the range);
+ * mix 1: moderate values of both signs, many below 1 (negative indices), so that the sum shows a
+ * difference in any value's order or rounding. */
+static void summary_mix(wl_series *s, int mix)
+{
+    uint64_t rng = 77 + (uint64_t)mix;
+    for (size_t i = 0; i < s->n; i++) {
+        uint64_t r = wl_rng(&rng);
+        s->ts[i] = (int64_t)i * 1000;
+        if (mix) {
+            double u = wl_uniform(&rng) * 3;
+            s->bits[i] = wl_bits((r & 1 ? -1.0 : 1.0) * u * u * u / 7.0);
+            continue;
+        }
+        switch (r % 9) {
+        case 0: s->bits[i] = wl_rng(&rng); break;
+        case 1: s->bits[i] = 0x7ff0000000000002; break;
+        case 2: s->bits[i] = r & 1 ? wl_bits(INFINITY) : wl_bits(-0.0); break;
+        case 3: s->bits[i] = wl_bits(r & 2 ? 1e-320 : -1e300); break;
+        case 4: s->bits[i] = wl_bits(-(double)(wl_rng(&rng) % 1000) / 8.0); break;
+        default: s->bits[i] = wl_bits((double)(int64_t)(wl_uniform(&rng) * 1e5) / 100.0); break;
+        }
+    }
+}
+
+/* Codec 2 gives its summary a group at a time (AVX2 indices), codec 1 one value at a time: for the same
+ * samples the blobs must be the same bytes, Kahan sum and NaN/infinity counts included, in both
+ * mappings, across partial groups and awkward values. */
+Test(summary, group_push_equals_push_by_push)
+{
+    static unsigned char a[1 << 16], b[1 << 16];
+    for (int mix = 0; mix < 2; mix++) {
+        wl_series s;
+        wl_alloc(&s, 3000, "summary-mix");
+        summary_mix(&s, mix);
+        for (int mapping = 0; mapping < 2; mapping++) {
+            tschunk_sketch_options o = {mapping ? TSCHUNK_MAPPING_CUBIC : TSCHUNK_MAPPING_LOGARITHMIC, 0.01, 512, 0, {0, 0, 0}};
+            tschunk_sketch *scratch;
+            cr_assert_eq(tschunk_sketch_create(&scratch, &o), 0);
+            size_t lengths[] = {1, 2, 127, 128, 129, 300, 1000, 3000};
+            for (size_t k = 0; k < sizeof lengths / sizeof *lengths; k++) {
+                size_t start = lengths[k] == s.n ? 0 : 17 * k, n = lengths[k];
+                size_t na = summary_blob(&s, start, n, TSCHUNK_CODEC_GORILLA, scratch, a, sizeof a);
+                size_t nb = summary_blob(&s, start, n, TSCHUNK_CODEC_TSC2, scratch, b, sizeof b);
+                cr_assert_eq(na, nb, "mix %d, mapping %d, %zu samples: blob sizes", mix, mapping, n);
+                cr_assert(!memcmp(a, b, na), "mix %d, mapping %d, %zu samples: blob bytes", mix, mapping, n);
+            }
+            tschunk_sketch_free(scratch);
+        }
+        wl_free(&s);
+    }
+}
+
+/* The AVX2 cubic indices against the scalar twin (which is tsc_cubic_index), on bits of every kind. */
+Test(summary, cubic_indices_match_scalar)
+{
+    tsc_mapping m;
+    cr_assert_eq(tsc_mapping_from_accuracy(&m, TSCHUNK_MAPPING_CUBIC, 0.01), 0);
+    uint64_t rng = 5, bits[131];
+    int32_t want[131], got[131], want_range[2], got_range[2];
+    uint8_t want_ok[131], got_ok[131];
+    for (int round = 0; round < 20000; round++) {
+        size_t n = (size_t)(round % 132);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = wl_rng(&rng);
+            bits[i] = r % 4 == 0 ? wl_rng(&rng) : r % 4 == 1 ? wl_bits((double)(int64_t)(r >> 40) / 64.0 - 1000.0)
+                    : r % 4 == 2 ? wl_bits(ldexp(1.0, (int)(r >> 50) % 2100 - 1075)) : wl_bits(-(double)(r >> 44));
+        }
+        if (round % 3 == 0) /* often all positive and indexable, the summary's fast case */
+            for (size_t i = 0; i < n; i++) bits[i] = wl_bits(1.0 + (double)(bits[i] >> 20) * 0x1p-30);
+        int want_all = tsc_cubic_indices_scalar(&m, bits, n, want, want_ok, want_range);
+        int got_all = tsc_cubic_indices(&m, bits, n, got, got_ok, got_range);
+        cr_assert_eq(got_all, want_all, "round %d: all positive and indexable", round);
+        if (n) cr_assert(got_range[0] == want_range[0] && got_range[1] == want_range[1], "round %d: index range", round);
+        if (round % 3 == 0 && n) cr_assert_eq(want_all, 1);
+        for (size_t i = 0; i < n; i++) {
+            cr_assert_eq(got_ok[i], want_ok[i], "bits %016llx", (unsigned long long)bits[i]);
+            if (want_ok[i]) cr_assert_eq(got[i], want[i], "bits %016llx", (unsigned long long)bits[i]);
+        }
+    }
+}
 
 Test(summary, blob_fields_and_quantiles_match_a_direct_sketch)
 {

@@ -262,8 +262,7 @@ __attribute__((noinline)) static size_t append_grouped(tschunk_encoder *restrict
     enc->prev_bits = bits;
     enc->count++;
     enc->safe_left--;
-    if (TSC_UNLIKELY(++enc->pending == TSCHUNK_GROUP_SAMPLES)) tsc_codec2_flush(enc);
-    if (TSC_UNLIKELY(enc->summary != NULL)) tsc_summary_push(enc, bits);
+    if (TSC_UNLIKELY(++enc->pending == TSCHUNK_GROUP_SAMPLES)) tsc_codec2_flush(enc); /* summary included */
     return 0;
 }
 

@@ -17,7 +17,7 @@
 #include "../codec/xor.h"
 
 /* lib/sketch/summary.c */
-void tsc_summary_push(tschunk_encoder *enc, uint64_t bits);
+void tsc_summary_push_group(tschunk_encoder *enc, const uint64_t *bits, uint32_t n);
 
 #define RAW_SAMPLE 16u
 
@@ -78,6 +78,7 @@ static void flush_group(tschunk_encoder *enc)
     uint8_t *at = group_area(enc) + enc->group_end;
     load_open_group(enc, ts, bits);
     track_constants(enc, ts, bits, enc->pending);
+    if (enc->summary) tsc_summary_push_group(enc, bits, enc->pending); /* the summary takes groups whole */
     /*
      * After a clear DECIMAL, MASKED or SPLIT win that form is tried first, and
      * the timestamp form is reused too (never under max_bytes: its bound counts
@@ -272,7 +273,6 @@ size_t tsc_codec2_append(tschunk_encoder *enc, int64_t ts, uint64_t bits)
     enc->count++;
     if (++enc->pending == TSC2_GROUP) flush_group(enc);
     refresh_safe_left(enc);
-    if (enc->summary) tsc_summary_push(enc, bits);
     return 0;
 }
 

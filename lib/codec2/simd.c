@@ -12,33 +12,25 @@
  */
 #include "format.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef TSC_HAVE_AVX2
 #  include <immintrin.h>
-#  define TSC2_HAVE_AVX2 1
 #endif
 
 #define MAGIC 0x1.8p52                  /* adding it rounds |x| < 2^51 to an integer in the low mantissa */
 #define MAGIC_BITS INT64_C(0x4338000000000000)
 
-TSC_INLINE int avx2_here(void)
-{
-#ifdef TSC2_HAVE_AVX2
-    return __builtin_cpu_supports("avx2");
-#else
-    return 0;
-#endif
-}
+TSC_INLINE int avx2_here(void) { return tsc_avx2_here(); }
 
 TSC_INLINE int avx2_fma_here(void)
 {
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else
     return 0;
 #endif
 }
 
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
 /* 10^-e rounded to nearest (a decimal literal is correctly rounded). */
 static const double pow10_inverse[TSC2_MAX_EXPONENT + 1] = {1e0,  1e-1, 1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,
                                                              1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15};
@@ -73,7 +65,7 @@ void tsc_codec2_range_i64_scalar(const int64_t *v, size_t n, int64_t *min, int64
     *max = hi;
 }
 
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
 /* Four lanes of compare-and-blend (AVX2 has no 64-bit min/max), then the lanes folded. */
 __attribute__((target("avx2"))) static void range_avx2(const int64_t *v, size_t n, int64_t *min, int64_t *max)
 {
@@ -100,7 +92,7 @@ __attribute__((target("avx2"))) static void range_avx2(const int64_t *v, size_t 
 
 int tsc_codec2_range_i64_simd(const int64_t *v, size_t n, int64_t *min, int64_t *max)
 {
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
     if (avx2_here()) {
         range_avx2(v, n, min, max);
         return 1;
@@ -131,7 +123,7 @@ void tsc_codec2_deltas_scalar(const int64_t *ts, size_t n, int64_t prev, uint64_
     *max = hi;
 }
 
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
 /* Deltas of neighbouring loads; unsigned order through signed compares of the deltas with their top bit flipped. */
 __attribute__((target("avx2"))) static void deltas_avx2(const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas,
                                                          uint64_t *min, uint64_t *max)
@@ -169,7 +161,7 @@ __attribute__((target("avx2"))) static void deltas_avx2(const int64_t *ts, size_
 
 int tsc_codec2_deltas_simd(const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas, uint64_t *min, uint64_t *max)
 {
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
     if (n && avx2_here()) {
         deltas_avx2(ts, n, prev, deltas, min, max);
         return 1;
@@ -195,7 +187,7 @@ void tsc_codec2_read_block_scalar(const uint64_t *bits, size_t n, unsigned e, in
     }
 }
 
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
 __attribute__((target("avx2,fma"))) static void read_block_avx2(const uint64_t *bits, size_t n, unsigned e,
                                                                  int as_float, int64_t *k, int64_t *diff)
 {
@@ -228,7 +220,7 @@ __attribute__((target("avx2,fma"))) static void read_block_avx2(const uint64_t *
 int tsc_codec2_read_block_simd(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k,
                                int64_t *diff)
 {
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
     if (avx2_fma_here()) {
         read_block_avx2(bits, n, e, as_float, k, diff);
         return 1;
@@ -262,7 +254,7 @@ void tsc_codec2_decimal_sums_to_bits_scalar(uint64_t start, uint64_t step, const
     }
 }
 
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
 typedef struct {
     __m256d scale, inverse, magic;
     __m256i magic_bits;
@@ -333,7 +325,7 @@ __attribute__((target("avx2,fma"))) static void decimal_sums_avx2(uint64_t start
 int tsc_codec2_decimals_to_bits_simd(uint64_t base, const uint64_t *fields, size_t n, unsigned e, int as_float,
                                      uint64_t *bits)
 {
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
     if (avx2_fma_here()) {
         decimals_avx2(base, fields, n, e, as_float, bits);
         return 1;
@@ -353,7 +345,7 @@ void tsc_codec2_decimals_to_bits(uint64_t base, const uint64_t *fields, size_t n
 int tsc_codec2_decimal_sums_to_bits_simd(uint64_t start, uint64_t step, const uint64_t *fields, size_t n, unsigned e,
                                          int as_float, uint64_t *bits)
 {
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
     if (avx2_fma_here()) {
         decimal_sums_avx2(start, step, fields, n, e, as_float, bits);
         return 1;
@@ -390,7 +382,7 @@ int tsc_codec2_grid_scalar(uint64_t prev0, uint64_t start, uint64_t add, const u
     return back;
 }
 
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
 /* Lanes moved up by one, lane 0 taking `below`'s top lane (the sample before these four). */
 __attribute__((target("avx2"))) static inline __m256i lanes_before(__m256i v, __m256i below)
 {
@@ -446,7 +438,7 @@ __attribute__((target("avx2"))) static int grid_avx2(uint64_t prev0, uint64_t st
 
 int tsc_codec2_running_sum_simd(uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out, int *back)
 {
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
     if (avx2_here()) {
         *back = running_sum_avx2(start, add, in, n, out);
         return 1;
@@ -466,7 +458,7 @@ int tsc_codec2_running_sum(uint64_t start, uint64_t add, const uint64_t *in, siz
 int tsc_codec2_grid_simd(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t *in, size_t n, uint64_t *out,
                          int *back)
 {
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
     if (avx2_here()) {
         *back = grid_avx2(prev0, start, add, in, n, out);
         return 1;
@@ -495,7 +487,7 @@ size_t tsc_codec2_repeats_scalar(const uint64_t *bits, size_t n, uint64_t prev)
     return repeats;
 }
 
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
 __attribute__((target("avx2"))) static size_t repeats_avx2(const uint64_t *bits, size_t n, uint64_t prev)
 {
     __m256i last = _mm256_set1_epi64x((int64_t)prev), equal = _mm256_setzero_si256();
@@ -516,7 +508,7 @@ __attribute__((target("avx2"))) static size_t repeats_avx2(const uint64_t *bits,
 
 int tsc_codec2_repeats_simd(const uint64_t *bits, size_t n, uint64_t prev, size_t *repeats)
 {
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
     if (avx2_here()) {
         *repeats = repeats_avx2(bits, n, prev);
         return 1;
@@ -539,7 +531,7 @@ void tsc_codec2_steps_scalar(uint64_t start, uint64_t step, size_t n, uint64_t *
     for (size_t i = 0; i < n; i++, start += step) out[i] = start;
 }
 
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
 __attribute__((target("avx2"))) static void steps_avx2(uint64_t start, uint64_t step, size_t n, uint64_t *out)
 {
     __m256i now = _mm256_set_epi64x((int64_t)(start + 3 * step), (int64_t)(start + 2 * step), (int64_t)(start + step),
@@ -556,7 +548,7 @@ __attribute__((target("avx2"))) static void steps_avx2(uint64_t start, uint64_t 
 
 int tsc_codec2_steps_simd(uint64_t start, uint64_t step, size_t n, uint64_t *out)
 {
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
     if (avx2_here()) {
         steps_avx2(start, step, n, out);
         return 1;
@@ -583,7 +575,7 @@ void tsc_codec2_unpack_run_scalar(const uint8_t *src, size_t avail, uint64_t *fi
     }
 }
 
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
 /*
  * Widths 1..30 without gathers: eight fields span exactly `width` bytes, in two
  * blocks of four whose bit phases are the same for every eight. Each block is
@@ -645,7 +637,7 @@ __attribute__((target("avx2"))) static void unpack_run_avx2(const uint8_t *src, 
 }
 #endif
 
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
 /*
  * A DELTA decimal block from its packed fields to values' bits in one pass:
  * each four fields unpacked by byte shuffle go through the running sum and the
@@ -686,7 +678,7 @@ __attribute__((target("avx2,fma"))) static void unpack_decimal_sums_avx2(const u
 int tsc_codec2_unpack_decimal_sums_simd(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t start,
                                         uint64_t step, unsigned e, int as_float, uint64_t *bits)
 {
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
     if (width >= 1 && width <= SHUFFLE_MAX_WIDTH && n <= TSC2_GROUP && avx2_fma_here()) {
         unpack_decimal_sums_avx2(src, avail, n, width, start, step, e, as_float, bits);
         return 1;
@@ -706,7 +698,7 @@ void tsc_codec2_unpack_decimal_sums_scalar(const uint8_t *src, size_t avail, siz
 
 int tsc_codec2_unpack_run_simd(const uint8_t *src, size_t avail, uint64_t *fields, size_t n, unsigned width)
 {
-#ifdef TSC2_HAVE_AVX2
+#ifdef TSC_HAVE_AVX2
     if (avx2_here()) {
         unpack_run_avx2(src, avail, fields, n, width);
         return 1;

@@ -25,6 +25,20 @@ tschunk_allocator tsc_allocator_or_default(const tschunk_allocator *a);
 #define TSC_ERROR(name) ((size_t) - (ptrdiff_t)TSCHUNK_ERROR_##name)
 #define TSC_ERROR_CODE(code) ((size_t) - (ptrdiff_t)(code))
 
+/* x86-64 with GCC or clang: AVX2 kernels are compiled in, used where the CPU has them (no state kept). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#  define TSC_HAVE_AVX2 1
+#endif
+
+TSC_INLINE int tsc_avx2_here(void)
+{
+#ifdef TSC_HAVE_AVX2
+    return __builtin_cpu_supports("avx2");
+#else
+    return 0;
+#endif
+}
+
 TSC_INLINE unsigned tsc_clz64(uint64_t x) { return x ? (unsigned)__builtin_clzll(x) : 64u; }
 TSC_INLINE unsigned tsc_ctz64(uint64_t x) { return x ? (unsigned)__builtin_ctzll(x) : 64u; }
 
