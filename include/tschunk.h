@@ -39,11 +39,11 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 4
+#define TSCHUNK_VERSION_MINOR 5
 #define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
-#define TSCHUNK_VERSION_STRING "0.4.0"
+#define TSCHUNK_VERSION_STRING "0.5.0"
 
 /** @return TSCHUNK_VERSION_NUMBER of the library actually linked. */
 TSCHUNK_API unsigned tschunk_version_number(void);
