@@ -2,7 +2,10 @@
  * Bytes -> samples -> codec 2 encode (limits from the input; chunk after
  * chunk through tschunk_encoder_restart) -> decode -> compare bits. Values mix decimals (exact, noisy by a few ulps, float32),
  * repeats, special values and random bits, so every group form and
- * exception kind is reached. Aborts on any mismatch or limit broken.
+ * exception kind is reached. Each chunk keeps a summary (mapping and bin
+ * limit from the input), which must be byte-identical to the summary codec 1
+ * builds value by value from the same samples (codec 2 adds whole groups).
+ * Aborts on any mismatch or limit broken.
  */
 #include <string.h>
 
@@ -28,6 +31,20 @@ static uint64_t value_from(uint8_t sel, uint64_t raw, uint64_t prev)
     }
     memcpy(&raw, &d, 8);
     return raw;
+}
+
+/* The summary blob codec 1 writes for these samples, value by value. */
+static size_t reference_summary(const int64_t *ts, const uint64_t *bits, size_t n, tschunk_sketch *sketch,
+                                unsigned char *blob, size_t capacity)
+{
+    static unsigned char chunk[TSCHUNK_BOUND(MAX_SAMPLES)];
+    tschunk_encoder enc;
+    tschunk_encoder_options o = {TSCHUNK_CODEC_GORILLA, 0, 0, 0};
+    if (tschunk_encoder_init(&enc, chunk, sizeof chunk, &o) || tschunk_encoder_set_summary(&enc, sketch)) __builtin_trap();
+    for (size_t i = 0; i < n; i++)
+        if (tschunk_append_bits(&enc, ts[i], bits[i])) __builtin_trap();
+    if (tschunk_is_error(tschunk_encoder_finish(&enc))) __builtin_trap();
+    return tschunk_encoder_write_summary(&enc, blob, capacity);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -58,9 +75,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* The samples as one series' chunks: the first after init, the next ones after restart (learning carried). */
     tschunk_encoder enc;
     tschunk_encoder_options o = {TSCHUNK_CODEC_TSC2, max_samples, max_bytes, 0};
+    tschunk_sketch_options so = {data[3] & 1 ? TSCHUNK_MAPPING_CUBIC : TSCHUNK_MAPPING_LOGARITHMIC, 0.01,
+                                 data[3] & 2 ? 16u : 0u, (data[3] >> 2) & 1u, {0, 0, 0}};
+    tschunk_sketch *summary, *reference;
+    if (tschunk_sketch_create(&summary, &so) || tschunk_sketch_create(&reference, &so)) __builtin_trap();
+    static unsigned char blob[1 << 16], want[1 << 16];
     for (size_t from = 0, chunks = 0; from < n && chunks < 64; chunks++) {
         size_t r0 = chunks ? tschunk_encoder_restart(&enc, buf, cap) : tschunk_encoder_init(&enc, buf, cap, &o);
         if (r0 != 0) __builtin_trap();
+        if (!chunks && tschunk_encoder_set_summary(&enc, summary)) __builtin_trap(); /* restart keeps it, cleared */
         size_t accepted = 0;
         for (; from + accepted < n; accepted++) {
             size_t r = tschunk_append_bits(&enc, ts[from + accepted], bits[from + accepted]);
@@ -76,8 +99,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t got = tschunk_decode(buf, chunk, out_ts, out_v, MAX_SAMPLES);
         if (got != accepted) __builtin_trap();
         if (memcmp(out_ts, ts + from, got * 8) != 0 || memcmp(out_v, bits + from, got * 8) != 0) __builtin_trap();
+        size_t blob_size = tschunk_encoder_write_summary(&enc, blob, sizeof blob);
+        size_t want_size = reference_summary(ts + from, bits + from, accepted, reference, want, sizeof want);
+        if (tschunk_is_error(blob_size) || blob_size != want_size || memcmp(blob, want, blob_size) != 0) __builtin_trap();
         if (accepted == 0) break; /* not even one sample fits these limits */
         from += accepted;
     }
+    tschunk_sketch_free(summary);
+    tschunk_sketch_free(reference);
     return 0;
 }
