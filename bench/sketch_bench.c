@@ -185,9 +185,28 @@ static void range_query(size_t nchunks)
         summary_bytes += ssize;
         chunk_bytes += size;
     }
-    double ts[32], td[32], q1 = 0, q2 = 0;
+    /* Block summaries of 64 and of 256 chunks, as a TSDB would keep beside its index (built once, not timed). */
+    size_t bcap = tschunk_summary_combine_bound(scratch), nblocks[2], block_bytes[2] = {0, 0};
+    tschunk_summary_block *blocks[2];
+    unsigned char *bsums[2];
+    for (int k = 0; k < 2; k++) {
+        size_t per = k ? 256 : 64;
+        nblocks[k] = (nchunks + per - 1) / per;
+        blocks[k] = malloc(nblocks[k] * sizeof *blocks[k]);
+        bsums[k] = malloc(nblocks[k] * bcap);
+        for (size_t b = 0; b < nblocks[k]; b++) {
+            size_t first = b * per, count = nchunks - first < per ? nchunks - first : per;
+            size_t size = tschunk_summary_combine(scratch, refs + first, count, bsums[k] + b * bcap, bcap);
+            if (tschunk_is_error(size)) abort();
+            blocks[k][b] = (tschunk_summary_block){first, count, bsums[k] + b * bcap, size};
+            block_bytes[k] += size;
+        }
+    }
+    double ts[32], td[32], tb[2][32], tc[32], q1 = 0, q2 = 0, q3 = 0, q4 = 0;
     static int64_t out_ts[120];
     static double out_v[120];
+    /* a range that cuts chunks and blocks: from the middle of chunk 10 to the middle of the last but 10 */
+    int64_t cut_from = s.ts[10 * 120 + 60], cut_to = s.ts[(nchunks - 10) * 120 + 60];
     for (int r = 0; r < reps; r++) {
         double t0 = now_ns();
         tschunk_sketch_clear(acc);
@@ -202,17 +221,37 @@ static void range_query(size_t nchunks)
         }
         tschunk_sketch_quantile(acc, 0.99, &q2);
         td[r] = (now_ns() - t0) / 1e6;
+        for (int k = 0; k < 2; k++) {
+            t0 = now_ns();
+            tschunk_sketch_clear(acc);
+            tschunk_range_merge_blocks(acc, refs, nchunks, blocks[k], nblocks[k], INT64_MIN, INT64_MAX, NULL);
+            tschunk_sketch_quantile(acc, 0.99, &q3);
+            tb[k][r] = (now_ns() - t0) / 1e6;
+        }
+        t0 = now_ns();
+        tschunk_sketch_clear(acc);
+        tschunk_range_merge_blocks(acc, refs, nchunks, blocks[0], nblocks[0], cut_from, cut_to, NULL);
+        tschunk_sketch_quantile(acc, 0.99, &q4);
+        tc[r] = (now_ns() - t0) / 1e6;
     }
-    sink = q1 + q2;
-    double a = median(ts, reps), b = median(td, reps);
+    sink = q1 + q2 + q3 + q4;
+    double a = median(ts, reps), b = median(td, reps), c = median(tb[0], reps), c4 = median(tb[1], reps),
+           d = median(tc, reps);
     printf("\nRange quantile (p99) over %zu chunks of 120 samples (gauge-2dp, cubic 0.01), median of %d:\n\n",
            nchunks, reps);
     printf("| method | ms | answer |\n|---|---:|---:|\n| merge summaries | %.3f | %.6g |\n| decode every chunk | %.3f | %.6g |\n",
            a, q1, b, q2);
-    printf("\nSummaries answer %.0fx faster. Summary blobs: %.1f bytes per chunk (%.2f bytes per sample) beside %.1f "
-           "bytes per chunk of samples.\n", b / a, (double)summary_bytes / (double)nchunks,
-           (double)summary_bytes / (double)(nchunks * 120), (double)chunk_bytes / (double)nchunks);
+    printf("| merge block summaries (64 chunks a block) | %.3f | %.6g |\n", c, q3);
+    printf("| merge block summaries (256 chunks a block) | %.3f | %.6g |\n", c4, q3);
+    printf("| 64-chunk blocks, range cut inside chunks 10 and %zu (2 chunks decoded) | %.3f | %.6g |\n", nchunks - 10, d, q4);
+    printf("\nSummaries answer %.0fx faster, block summaries %.0fx (64 chunks) and %.0fx (256 chunks); %.0fx with the "
+           "range cut inside chunks. Summary blobs: %.1f bytes per chunk (%.2f bytes per sample) beside %.1f bytes per "
+           "chunk of samples; block summaries %.0f / %.0f bytes each.\n", b / a, b / c, b / c4, b / d,
+           (double)summary_bytes / (double)nchunks, (double)summary_bytes / (double)(nchunks * 120),
+           (double)chunk_bytes / (double)nchunks, (double)block_bytes[0] / (double)nblocks[0],
+           (double)block_bytes[1] / (double)nblocks[1]);
     free(chunks); free(sums); free(refs);
+    for (int k = 0; k < 2; k++) free(blocks[k]), free(bsums[k]);
     tschunk_sketch_free(scratch); tschunk_sketch_free(acc);
     wl_free(&s);
 }

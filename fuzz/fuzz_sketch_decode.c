@@ -1,4 +1,5 @@
-/* DDSketch compact decoding of arbitrary bytes: standalone, into an existing sketch, then use it. */
+/* DDSketch compact decoding of arbitrary bytes: standalone, into an existing sketch, then use it; the same
+ * bytes as a chunk summary blob and as a block summary blob (which a range query never trusts blindly). */
 #include <string.h>
 
 #include "harness.h"
@@ -29,6 +30,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t n2 = tschunk_sketch_encode(t, after, sizeof after, TSCHUNK_SKETCH_EXACT_STATS);
         if (n1 != n2 || memcmp(before, after, n1) != 0) __builtin_trap(); /* a failed decode changed it */
     }
+    /* As summary blobs: a block of no chunks whose blob is these bytes never fails the query. */
+    tschunk_summary_info info;
+    if (tschunk_summary_parse(data, size, &info) == 0 &&
+        (info.sketch < data || info.sketch + info.sketch_size != data + size || info.nan_count > info.count))
+        __builtin_trap();
+    tschunk_summary_merge(t, data, size);
+    tschunk_summary_block block = {0, 0, data, size};
+    tschunk_range_stats st;
+    if (tschunk_range_merge_blocks(t, NULL, 0, &block, 1, INT64_MIN, INT64_MAX, &st) != 0) __builtin_trap();
+    if (st.chunks_from_summaries + st.chunks_decoded + st.chunks_skipped != 0) __builtin_trap();
     tschunk_sketch_free(t);
     return 0;
 }

@@ -656,6 +656,39 @@ typedef struct {
 TSCHUNK_API size_t tschunk_range_merge(struct tschunk_sketch *acc, const tschunk_chunk_ref *chunks, size_t n,
                                        int64_t from, int64_t to, tschunk_range_stats *stats);
 
+/**
+ * Combine the summaries of n chunks (every one must have a summary blob) into
+ * one block summary blob (README "Block summary blob"): samples, time span,
+ * NaN and infinity counts added up, sketches merged through scratch (cleared
+ * here; its mapping must be the summaries'). A range query that covers the
+ * whole block then merges one sketch instead of n.
+ * @return the blob size, or BAD_PARAMETER, a summary's parse or merge error, DST_TOO_SMALL.
+ */
+TSCHUNK_API size_t tschunk_summary_combine(struct tschunk_sketch *scratch, const tschunk_chunk_ref *chunks, size_t n,
+                                           void *dst, size_t capacity);
+/** Bytes that always hold a block summary combined through scratch. */
+TSCHUNK_API size_t tschunk_summary_combine_bound(const struct tschunk_sketch *scratch);
+
+/** Consecutive chunks [first, first + count) of a range query's array and their combined summary. */
+typedef struct {
+    size_t first, count;
+    const void *summary; /* tschunk_summary_combine's blob */
+    size_t summary_size;
+} tschunk_summary_block;
+
+/**
+ * tschunk_range_merge with block summaries: a block wholly inside [from, to]
+ * merges its combined summary (its chunks count as chunks_from_summaries), a
+ * block wholly outside is skipped, any other block (cut by an end, or whose
+ * blob does not parse, combines another number of chunks or holds a sketch
+ * that does not decode) and the chunks in no block go chunk by chunk as in
+ * tschunk_range_merge. Blocks are in order and do not overlap.
+ * @return 0, BAD_PARAMETER (blocks out of order, overlapping or past n), or the first error.
+ */
+TSCHUNK_API size_t tschunk_range_merge_blocks(struct tschunk_sketch *acc, const tschunk_chunk_ref *chunks, size_t n,
+                                              const tschunk_summary_block *blocks, size_t nblocks, int64_t from,
+                                              int64_t to, tschunk_range_stats *stats);
+
 /* ------------------------------------------------------------------------
  * Segments: the chunks of many series in one checksummed, indexed file,
  * read in place from caller memory (an mmap works; chunk bytes are never

@@ -234,3 +234,103 @@ Test(summary, off_by_default_and_set_only_before_the_first_sample)
     cr_assert_eq(tschunk_get_error_code(tschunk_encoder_write_summary(&enc, buf, sizeof buf)), TSCHUNK_ERROR_STAGE);
     tschunk_sketch_free(sk);
 }
+
+/* Block summaries answer a range query as the chunks' own summaries do: same quantiles, count, min,
+ * max and untracked counts (the sum within rounding: it is added block by block), for ranges that
+ * cover blocks, cut them, fall in one chunk or miss everything; chunks outside blocks, a damaged block
+ * blob and a block that claims another number of chunks go chunk by chunk. */
+Test(summary, block_summaries_answer_as_chunk_summaries)
+{
+    wl_series s;
+    wl_synthetic(&s, WL_GAUGE_2DP, 100 * 50, 9);
+    for (size_t i = 7; i < s.n; i += 331) s.bits[i] = i % 2 ? 0x7ff0000000000002 : 0xfff0000000000000;
+    tschunk_sketch *scratch = new_sketch();
+    static stored chunks[64];
+    size_t n = store_series(&s, 100, scratch, chunks);
+    cr_assert_eq(n, 50);
+    tschunk_chunk_ref refs[64];
+    for (size_t i = 0; i < n; i++) refs[i] = (tschunk_chunk_ref){chunks[i].chunk, chunks[i].chunk_size, chunks[i].summary, chunks[i].summary_size};
+    /* blocks of 8 chunks from chunk 1, chunks 41..49 in none; block 1's sketch cut short, block 2's
+     * magic damaged, block 3 saying it combines 7 chunks: those go chunk by chunk */
+    tschunk_summary_block blocks[5];
+    unsigned char *blobs[5];
+    size_t cap = tschunk_summary_combine_bound(scratch);
+    for (size_t k = 0; k < 5; k++) {
+        blobs[k] = malloc(cap);
+        size_t size = tschunk_summary_combine(scratch, refs + 1 + 8 * k, 8, blobs[k], cap);
+        cr_assert(!tschunk_is_error(size), "%s", tschunk_error_name(size));
+        tschunk_summary_info info;
+        cr_assert_eq(tschunk_get_error_code(tschunk_summary_parse(blobs[k], size, &info)), TSCHUNK_ERROR_BAD_VERSION);
+        blocks[k] = (tschunk_summary_block){1 + 8 * k, 8, blobs[k], size};
+    }
+    blocks[1].summary_size -= 3;
+    blobs[2][0] = 0xd7;
+    blobs[3][1] = 7;
+    int64_t ranges[][2] = {{INT64_MIN, INT64_MAX}, {s.ts[150], s.ts[4321]}, {s.ts[905], s.ts[1700]},
+                           {s.ts[2001], s.ts[2050]}, {s.ts[s.n - 1] + 1, INT64_MAX}, {s.ts[0], s.ts[s.n - 1]}};
+    for (size_t r = 0; r < sizeof ranges / sizeof *ranges; r++) {
+        tschunk_sketch *want = new_sketch(), *got = new_sketch();
+        tschunk_range_stats a, b;
+        cr_assert_eq(tschunk_range_merge(want, refs, n, ranges[r][0], ranges[r][1], &a), 0);
+        size_t err = tschunk_range_merge_blocks(got, refs, n, blocks, 5, ranges[r][0], ranges[r][1], &b);
+        cr_assert_eq(err, 0, "range %zu: %s", r, tschunk_error_name(err));
+        cr_assert_eq(b.chunks_from_summaries + b.chunks_decoded + b.chunks_skipped, n, "range %zu", r);
+        cr_assert_eq(b.chunks_decoded, a.chunks_decoded, "range %zu", r);
+        cr_assert_eq(b.samples_decoded, a.samples_decoded, "range %zu", r);
+        cr_assert(b.nan_count == a.nan_count && b.inf_count == a.inf_count, "range %zu", r);
+        tschunk_sketch_stats x, y;
+        tschunk_sketch_get_stats(want, &x);
+        tschunk_sketch_get_stats(got, &y);
+        cr_assert_eq(y.count, x.count, "range %zu", r);
+        if (x.count > 0) {
+            cr_assert(wl_bits(x.min) == wl_bits(y.min) && wl_bits(x.max) == wl_bits(y.max), "range %zu", r);
+            cr_assert_leq(fabs(x.sum - y.sum), 1e-9 * fabs(x.sum) + 1e-9, "range %zu: sums %.17g %.17g", r, x.sum, y.sum);
+            for (int q = 0; q <= 50; q++) {
+                double p, v;
+                cr_assert_eq(tschunk_sketch_quantile(want, q / 50.0, &p), 0);
+                cr_assert_eq(tschunk_sketch_quantile(got, q / 50.0, &v), 0);
+                cr_assert_eq(wl_bits(p), wl_bits(v), "range %zu q=%d", r, q);
+            }
+        }
+        tschunk_sketch_free(want);
+        tschunk_sketch_free(got);
+    }
+    /* The whole range: every chunk answers from a summary, its own or its block's. */
+    tschunk_sketch *acc = new_sketch();
+    tschunk_range_stats st;
+    cr_assert_eq(tschunk_range_merge_blocks(acc, refs, n, blocks, 5, INT64_MIN, INT64_MAX, &st), 0);
+    cr_assert_eq(st.chunks_from_summaries, n);
+    cr_assert_eq(st.chunks_decoded, 0);
+    /* And the sound blocks are what answers: a block summary of other chunks changes the answer. */
+    unsigned char *other = malloc(cap);
+    tschunk_summary_block lie = blocks[0];
+    lie.summary = other;
+    lie.summary_size = tschunk_summary_combine(scratch, refs + 41, 8, other, cap);
+    tschunk_sketch *lied = new_sketch();
+    cr_assert_eq(tschunk_range_merge_blocks(lied, refs, n, &lie, 1, INT64_MIN, INT64_MAX, NULL), 0);
+    tschunk_sketch_stats honest, told;
+    tschunk_sketch_get_stats(acc, &honest);
+    tschunk_sketch_get_stats(lied, &told);
+    cr_assert_eq(told.count, honest.count);
+    cr_assert_neq(wl_bits(told.sum), wl_bits(honest.sum));
+    tschunk_sketch_free(lied);
+    free(other);
+    /* Blocks out of order, overlapping or past the chunks are refused. */
+    tschunk_summary_block bad[2] = {blocks[1], blocks[0]};
+    cr_assert_eq(tschunk_get_error_code(tschunk_range_merge_blocks(acc, refs, n, bad, 2, 0, 1, NULL)), TSCHUNK_ERROR_BAD_PARAMETER);
+    bad[0] = blocks[0], bad[1] = blocks[0], bad[1].first += 4;
+    cr_assert_eq(tschunk_get_error_code(tschunk_range_merge_blocks(acc, refs, n, bad, 2, 0, 1, NULL)), TSCHUNK_ERROR_BAD_PARAMETER);
+    bad[0] = blocks[4], bad[0].count = 20;
+    cr_assert_eq(tschunk_get_error_code(tschunk_range_merge_blocks(acc, refs, n, bad, 1, 0, 1, NULL)), TSCHUNK_ERROR_BAD_PARAMETER);
+    /* Too small a buffer, and a chunk without a summary, cannot be combined. */
+    unsigned char small[8];
+    cr_assert_eq(tschunk_get_error_code(tschunk_summary_combine(scratch, refs, 2, small, sizeof small)), TSCHUNK_ERROR_DST_TOO_SMALL);
+    tschunk_chunk_ref bare = refs[0];
+    bare.summary = NULL;
+    cr_assert_eq(tschunk_get_error_code(tschunk_summary_combine(scratch, &bare, 1, small, sizeof small)), TSCHUNK_ERROR_BAD_PARAMETER);
+    tschunk_sketch_free(acc);
+    for (size_t k = 0; k < 5; k++) free(blobs[k]);
+    for (size_t i = 0; i < n; i++) { free(chunks[i].chunk); free(chunks[i].summary); }
+    tschunk_sketch_free(scratch);
+    wl_free(&s);
+}
