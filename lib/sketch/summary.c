@@ -279,10 +279,11 @@ static size_t merge_chunk(tschunk_sketch *acc, const tschunk_chunk_ref *c, int64
     return 0;
 }
 
-static size_t merge_chunks(tschunk_sketch *acc, const tschunk_chunk_ref *chunks, size_t n, int64_t from, int64_t to,
-                           tschunk_range_stats *st)
+/* chunks[start, end): indices rather than a pointer sum, since chunks may be NULL when there are none. */
+static size_t merge_chunks(tschunk_sketch *acc, const tschunk_chunk_ref *chunks, size_t start, size_t end,
+                           int64_t from, int64_t to, tschunk_range_stats *st)
 {
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = start; i < end; i++) {
         size_t err = merge_chunk(acc, &chunks[i], from, to, st);
         if (err) return err;
     }
@@ -296,7 +297,7 @@ size_t tschunk_range_merge(tschunk_sketch *acc, const tschunk_chunk_ref *chunks,
     tschunk_range_stats *st = stats ? stats : &local;
     memset(st, 0, sizeof *st);
     if (!acc || (!chunks && n)) return TSC_ERROR(BAD_PARAMETER);
-    return merge_chunks(acc, chunks, n, from, to, st);
+    return merge_chunks(acc, chunks, 0, n, from, to, st);
 }
 
 size_t tschunk_summary_combine_bound(const tschunk_sketch *scratch)
@@ -362,7 +363,7 @@ static size_t merge_block(tschunk_sketch *acc, const tschunk_chunk_ref *chunks, 
         st->inf_count += f.inf_count;
         return 0;
     }
-    return merge_chunks(acc, chunks + b->first, b->count, from, to, st);
+    return merge_chunks(acc, chunks, b->first, b->first + b->count, from, to, st);
 }
 
 size_t tschunk_range_merge_blocks(tschunk_sketch *acc, const tschunk_chunk_ref *chunks, size_t n,
@@ -381,9 +382,9 @@ size_t tschunk_range_merge_blocks(tschunk_sketch *acc, const tschunk_chunk_ref *
             next = blocks[k].first + blocks[k].count;
     next = 0;
     for (size_t k = 0; k < nblocks; k++) {
-        size_t err = merge_chunks(acc, chunks + next, blocks[k].first - next, from, to, st);
+        size_t err = merge_chunks(acc, chunks, next, blocks[k].first, from, to, st);
         if (err || (err = merge_block(acc, chunks, &blocks[k], from, to, st))) return err;
         next = blocks[k].first + blocks[k].count;
     }
-    return merge_chunks(acc, chunks + next, n - next, from, to, st);
+    return merge_chunks(acc, chunks, next, n, from, to, st);
 }
