@@ -70,15 +70,18 @@ static void add_speed(size_t n)
 {
     double *v = lognormal(n, 1);
     printf("\nAdd, ns per value (%zu lognormal values, median of %d):\n\n| mapping | ns/value |\n|---|---:|\n", n, reps);
-    const struct { const char *name; tschunk_mapping_kind kind; } maps[] = {
-        {"cubic, dense", TSCHUNK_MAPPING_CUBIC}, {"logarithmic, dense", TSCHUNK_MAPPING_LOGARITHMIC}};
-    for (int m = 0; m < 2; m++) {
+    const struct { const char *name; tschunk_mapping_kind kind; int many; } maps[] = {
+        {"cubic, dense", TSCHUNK_MAPPING_CUBIC, 0}, {"logarithmic, dense", TSCHUNK_MAPPING_LOGARITHMIC, 0},
+        {"cubic, dense, tschunk_sketch_add_many", TSCHUNK_MAPPING_CUBIC, 1}};
+    for (int m = 0; m < 3; m++) {
         double t[32];
         tschunk_sketch *s = make(maps[m].kind, 0.01, 0);
         for (int r = 0; r < reps; r++) {
             tschunk_sketch_clear(s);
             double t0 = now_ns();
-            for (size_t i = 0; i < n; i++) tschunk_sketch_add(s, v[i]);
+            if (maps[m].many) tschunk_sketch_add_many(s, v, n);
+            else
+                for (size_t i = 0; i < n; i++) tschunk_sketch_add(s, v[i]);
             t[r] = (now_ns() - t0) / (double)n;
         }
         printf("| %s | %.2f |\n", maps[m].name, median(t, reps));

@@ -565,3 +565,39 @@ Test(sketch, allocates_once_through_the_hooks)
     tschunk_sketch_free(s);
     cr_assert_eq(allocations, 0);
 }
+
+/* tschunk_sketch_add_many is n calls of tschunk_sketch_add: same bytes (Kahan sum, bins, collapsed edges,
+ * zero count), and it counts what it refuses; in both mappings, over runs longer and shorter than its
+ * 128-value batches, with values of both signs, zeros, NaNs, infinities and huge magnitudes. */
+Test(sketch, add_many_equals_adding_one_by_one)
+{
+    static double values[1000];
+    uint64_t rng = 23;
+    for (int round = 0; round < 40; round++) {
+        size_t n = (size_t)(round * 25 % 1000) + 1;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = wl_rng(&rng);
+            double u = wl_uniform(&rng);
+            values[i] = round % 3 == 0 ? 1.0 + u * 50 /* positive: the fast run (cubic) */
+                      : r % 11 == 0 ? wl_double(wl_rng(&rng)) : r % 13 == 0 ? 0.0 : r % 17 == 0 ? -INFINITY
+                      : (r & 1 ? -1.0 : 1.0) * u * u * 1e3;
+        }
+        tschunk_sketch_options o = {round & 1 ? TSCHUNK_MAPPING_CUBIC : TSCHUNK_MAPPING_LOGARITHMIC, 0.02,
+                                    round & 2 ? 64u : 0u, (uint32_t)(round >> 2 & 1), {0, 0, 0}};
+        tschunk_sketch *one, *many;
+        cr_assert_eq(tschunk_sketch_create(&one, &o), 0);
+        cr_assert_eq(tschunk_sketch_create(&many, &o), 0);
+        for (int pass = 0; pass < 2; pass++) { /* the second pass adds into a sketch that is not empty */
+            size_t refused = 0;
+            for (size_t i = 0; i < n; i++) refused += tschunk_is_error(tschunk_sketch_add(one, values[i]));
+            cr_assert_eq(tschunk_sketch_add_many(many, values, n), refused, "round %d pass %d", round, pass);
+        }
+        static unsigned char a[1 << 16], b[1 << 16];
+        size_t na = tschunk_sketch_encode(one, a, sizeof a, TSCHUNK_SKETCH_EXACT_STATS);
+        size_t nb = tschunk_sketch_encode(many, b, sizeof b, TSCHUNK_SKETCH_EXACT_STATS);
+        cr_assert(!tschunk_is_error(na) && na == nb && !memcmp(a, b, na), "round %d: bytes differ", round);
+        tschunk_sketch_free(one);
+        tschunk_sketch_free(many);
+    }
+    cr_assert_eq(tschunk_get_error_code(tschunk_sketch_add_many(NULL, values, 1)), TSCHUNK_ERROR_BAD_PARAMETER);
+}

@@ -169,6 +169,114 @@ size_t tschunk_sketch_create_mapping(tschunk_sketch **out, tschunk_mapping_kind 
     return 0;
 }
 
+/* The statistics of tsc_accept_stats (weight 1), kept in locals over a run of values. */
+typedef struct {
+    double sum, compensation, count, min, max;
+} run_stats;
+
+TSC_INLINE run_stats stats_load(const tschunk_sketch *s)
+{
+    run_stats r = {s->sum, s->sum_compensation, s->count, s->min, s->max};
+    return r;
+}
+
+TSC_INLINE void stats_store(tschunk_sketch *s, const run_stats *r)
+{
+    s->sum = r->sum, s->sum_compensation = r->compensation, s->count = r->count, s->min = r->min, s->max = r->max;
+}
+
+TSC_INLINE void stats_accept(run_stats *r, double v)
+{
+    double term = v - r->compensation, next = r->sum + term;
+    r->compensation = (next - r->sum) - term;
+    r->sum = next;
+    r->count += 1;
+    if (v < r->min) r->min = v;
+    if (v > r->max) r->max = v;
+}
+
+/* Every value positive, indexable, and its bin inside the positive store's clean range: a count and the
+ * statistics per value, the store's range once. */
+static void add_positive_run(tschunk_sketch *s, const uint64_t *bits, const int32_t *index, uint32_t n,
+                             const int32_t range[2])
+{
+    double *counts = s->pos.counts - s->pos.offset;
+    run_stats r = stats_load(s);
+    for (uint32_t i = 0; i < n; i++) {
+        counts[index[i]] += 1;
+        stats_accept(&r, tsc_double_of(bits[i]));
+    }
+    stats_store(s, &r);
+    if (range[0] < s->pos.min_index) s->pos.min_index = range[0];
+    if (range[1] > s->pos.max_index) s->pos.max_index = range[1];
+}
+
+/* A value tschunk_sketch_add takes the general way: zero, NaN, infinity, beyond the range. */
+static void add_general(tschunk_sketch *s, double v, uint64_t *nan_count, uint64_t *refused)
+{
+    if (isnan(v)) ++*nan_count;
+    else if (tschunk_is_error(tschunk_sketch_add(s, v))) ++*refused;
+}
+
+/* Anything else, value by value: the bin through tsc_store_add, the other values the general way. */
+static void add_mixed_run(tschunk_sketch *s, const uint64_t *bits, const int32_t *index, const uint8_t *ok, uint32_t n,
+                          uint64_t *nan_count, uint64_t *refused)
+{
+    run_stats r = stats_load(s);
+    for (uint32_t i = 0; i < n; i++) {
+        double v = tsc_double_of(bits[i]);
+        if (!TSC_LIKELY(ok[i])) {
+            stats_store(s, &r);
+            add_general(s, v, nan_count, refused);
+            r = stats_load(s);
+            continue;
+        }
+        tsc_store_add(s, v > 0 ? &s->pos : &s->neg, index[i], 1);
+        stats_accept(&r, v);
+    }
+    stats_store(s, &r);
+}
+
+/*
+ * Add values given as bits, in order, as tschunk_sketch_add would one by one (NaNs counted in nan_count,
+ * other refused values in refused). With the cubic mapping the indices of up to 128 values come from one
+ * AVX2 pass, the statistics stay in registers, and a run whose values are all positive and fall inside
+ * the positive store's clean range costs a count and the statistics per value.
+ */
+void tsc_sketch_add_bits(tschunk_sketch *s, const uint64_t *bits, size_t n, uint64_t *nan_count, uint64_t *refused)
+{
+    if (s->mapping.kind != TSCHUNK_MAPPING_CUBIC) {
+        for (size_t i = 0; i < n; i++) add_general(s, tsc_double_of(bits[i]), nan_count, refused);
+        return;
+    }
+    int32_t index[TSC_SKETCH_RUN], range[2];
+    uint8_t ok[TSC_SKETCH_RUN];
+    for (size_t from = 0; from < n; from += TSC_SKETCH_RUN) {
+        uint32_t m = (uint32_t)(n - from < TSC_SKETCH_RUN ? n - from : TSC_SKETCH_RUN);
+        int positive = tsc_cubic_indices(&s->mapping, bits + from, m, index, ok, range);
+        const tsc_store *pos = &s->pos;
+        uint64_t lo_slot = (uint64_t)(range[0] - pos->offset), hi_slot = (uint64_t)(range[1] - pos->offset);
+        /* Inside the clean range is inside the window: even an empty store (a cleared summary) would not
+         * move for these bins, so the fast run leaves the state that adding them one by one leaves. */
+        if (positive && lo_slot - pos->clean_lo < pos->clean_len && hi_slot - pos->clean_lo < pos->clean_len)
+            add_positive_run(s, bits + from, index, m, range);
+        else
+            add_mixed_run(s, bits + from, index, ok, m, nan_count, refused);
+    }
+}
+
+size_t tschunk_sketch_add_many(tschunk_sketch *s, const double *values, size_t n)
+{
+    if (!s || (!values && n)) return TSC_ERROR(BAD_PARAMETER);
+    uint64_t bits[TSC_SKETCH_RUN], nan_count = 0, refused = 0;
+    for (size_t from = 0; from < n; from += TSC_SKETCH_RUN) {
+        size_t m = n - from < TSC_SKETCH_RUN ? n - from : TSC_SKETCH_RUN;
+        memcpy(bits, values + from, m * sizeof *bits); /* doubles as their bit patterns, no aliasing */
+        tsc_sketch_add_bits(s, bits, m, &nan_count, &refused);
+    }
+    return (size_t)(nan_count + refused);
+}
+
 void tschunk_sketch_free(tschunk_sketch *s)
 {
     if (s) s->allocator.free(s->allocator.opaque, s);

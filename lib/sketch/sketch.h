@@ -121,6 +121,10 @@ int tsc_cubic_indices(const tsc_mapping *m, const uint64_t *bits, size_t n, int3
 int tsc_cubic_indices_scalar(const tsc_mapping *m, const uint64_t *bits, size_t n, int32_t *index, uint8_t *ok,
                              int32_t range[2]);
 
+/* Values added per AVX2 index pass by tsc_sketch_add_bits (a codec-2 group). */
+#define TSC_SKETCH_RUN 128u
+void tsc_sketch_add_bits(tschunk_sketch *s, const uint64_t *bits, size_t n, uint64_t *nan_count, uint64_t *refused);
+
 /* Quantile without the clamp to the exact [min, max] (sketches-java's plain DDSketch). */
 size_t tsc_sketch_quantile_unclamped(const tschunk_sketch *s, double q, double *value);
 /* tsc_accept_stats, out of line. */

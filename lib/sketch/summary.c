@@ -45,95 +45,12 @@ void tsc_summary_push(tschunk_encoder *enc, uint64_t bits)
     if (!tsc_sketch_add_fast(enc->summary, v)) push_general(enc, v);
 }
 
-/* The statistics of tsc_accept_stats (weight 1), kept in locals over a run of values. */
-typedef struct {
-    double sum, compensation, count, min, max;
-} run_stats;
-
-TSC_INLINE run_stats stats_load(const tschunk_sketch *s)
-{
-    run_stats r = {s->sum, s->sum_compensation, s->count, s->min, s->max};
-    return r;
-}
-
-TSC_INLINE void stats_store(tschunk_sketch *s, const run_stats *r)
-{
-    s->sum = r->sum, s->sum_compensation = r->compensation, s->count = r->count, s->min = r->min, s->max = r->max;
-}
-
-TSC_INLINE void stats_accept(run_stats *r, double v)
-{
-    double term = v - r->compensation, next = r->sum + term;
-    r->compensation = (next - r->sum) - term;
-    r->sum = next;
-    r->count += 1;
-    if (v < r->min) r->min = v;
-    if (v > r->max) r->max = v;
-}
-
-/* Every value positive, indexable, and its bin inside the positive store's clean range: a count and the
- * statistics per value, the store's range once. */
-static void push_positive_run(tschunk_sketch *s, const uint64_t *bits, const int32_t *index, uint32_t n,
-                              const int32_t range[2])
-{
-    double *counts = s->pos.counts - s->pos.offset;
-    run_stats r = stats_load(s);
-    for (uint32_t i = 0; i < n; i++) {
-        counts[index[i]] += 1;
-        stats_accept(&r, tsc_double_of(bits[i]));
-    }
-    stats_store(s, &r);
-    if (range[0] < s->pos.min_index) s->pos.min_index = range[0];
-    if (range[1] > s->pos.max_index) s->pos.max_index = range[1];
-}
-
-/* Anything else, value by value: the bin through tsc_store_add, the other values the general way. */
-static void push_mixed_run(tschunk_encoder *enc, const uint64_t *bits, const int32_t *index, const uint8_t *ok,
-                           uint32_t n)
-{
-    tschunk_sketch *s = enc->summary;
-    run_stats r = stats_load(s);
-    for (uint32_t i = 0; i < n; i++) {
-        double v = tsc_double_of(bits[i]);
-        if (!TSC_LIKELY(ok[i])) {
-            stats_store(s, &r);
-            push_general(enc, v);
-            r = stats_load(s);
-            continue;
-        }
-        tsc_store_add(s, v > 0 ? &s->pos : &s->neg, index[i], 1);
-        stats_accept(&r, v);
-    }
-    stats_store(s, &r);
-}
-
-/*
- * Codec 2 hands the summary its values a group (up to 128) at a time, when it flushes the group: the
- * cubic indices of the whole group come from one AVX2 pass, and each value then costs its bin and its
- * statistics. The values are taken in push order, so the sketch (Kahan sum included) is the one that
- * pushing them one by one builds.
- */
+/* Codec 2 hands the summary its values a group (up to 128) at a time, when it flushes the group, in
+ * push order (lib/sketch/sketch.c, tsc_sketch_add_bits: the sketch is the one pushing them one by one
+ * builds). */
 void tsc_summary_push_group(tschunk_encoder *enc, const uint64_t *bits, uint32_t n)
 {
-    tschunk_sketch *s = enc->summary;
-    if (s->mapping.kind != TSCHUNK_MAPPING_CUBIC) {
-        for (uint32_t i = 0; i < n; i++) tsc_summary_push(enc, bits[i]);
-        return;
-    }
-    int32_t index[TSCHUNK_GROUP_SAMPLES], range[2];
-    uint8_t ok[TSCHUNK_GROUP_SAMPLES];
-    for (uint32_t from = 0; from < n; from += TSCHUNK_GROUP_SAMPLES) {
-        uint32_t m = n - from < TSCHUNK_GROUP_SAMPLES ? n - from : TSCHUNK_GROUP_SAMPLES;
-        int positive = tsc_cubic_indices(&s->mapping, bits + from, m, index, ok, range);
-        const tsc_store *pos = &s->pos;
-        uint64_t lo_slot = (uint64_t)(range[0] - pos->offset), hi_slot = (uint64_t)(range[1] - pos->offset);
-        /* Inside the clean range is inside the window: even an empty store (a cleared summary) would not
-         * move for these bins, so the fast run leaves the state that adding them one by one leaves. */
-        if (positive && lo_slot - pos->clean_lo < pos->clean_len && hi_slot - pos->clean_lo < pos->clean_len)
-            push_positive_run(s, bits + from, index, m, range);
-        else
-            push_mixed_run(enc, bits + from, index, ok, m);
-    }
+    tsc_sketch_add_bits(enc->summary, bits, n, &enc->nan_count, &enc->inf_count);
 }
 
 size_t tschunk_encoder_set_summary(tschunk_encoder *enc, tschunk_sketch *sketch)
