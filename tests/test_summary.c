@@ -109,33 +109,35 @@ Test(summary, group_push_equals_push_by_push)
     }
 }
 
-/* The AVX2 cubic indices against the scalar twin (which is tsc_cubic_index), on bits of every kind. */
-Test(summary, cubic_indices_match_scalar)
+/* The AVX2 batch add against its scalar twin (value by value), on bits of every kind, runs of every
+ * length, into sketches empty or not, with bins inside and outside the stores' clean ranges. */
+Test(summary, batch_add_matches_scalar)
 {
-    tsc_mapping m;
-    cr_assert_eq(tsc_mapping_from_accuracy(&m, TSCHUNK_MAPPING_CUBIC, 0.01), 0);
     uint64_t rng = 5, bits[131];
-    int32_t want[131], got[131], want_range[2], got_range[2];
-    uint8_t want_ok[131], got_ok[131];
-    for (int round = 0; round < 20000; round++) {
+    static unsigned char a[1 << 16], b[1 << 16];
+    tschunk_sketch_options o = {TSCHUNK_MAPPING_CUBIC, 0.01, 256, 0, {0, 0, 0}};
+    tschunk_sketch *want, *got;
+    cr_assert_eq(tschunk_sketch_create(&want, &o), 0);
+    cr_assert_eq(tschunk_sketch_create(&got, &o), 0);
+    for (int round = 0; round < 3000; round++) {
         size_t n = (size_t)(round % 132);
         for (size_t i = 0; i < n; i++) {
             uint64_t r = wl_rng(&rng);
             bits[i] = r % 4 == 0 ? wl_rng(&rng) : r % 4 == 1 ? wl_bits((double)(int64_t)(r >> 40) / 64.0 - 1000.0)
                     : r % 4 == 2 ? wl_bits(ldexp(1.0, (int)(r >> 50) % 2100 - 1075)) : wl_bits(-(double)(r >> 44));
+            if (round % 3 == 0) bits[i] = wl_bits(1.0 + (double)(bits[i] >> 20) * 0x1p-40); /* the fast quads */
         }
-        if (round % 3 == 0) /* often all positive and indexable, the summary's fast case */
-            for (size_t i = 0; i < n; i++) bits[i] = wl_bits(1.0 + (double)(bits[i] >> 20) * 0x1p-30);
-        int want_all = tsc_cubic_indices_scalar(&m, bits, n, want, want_ok, want_range);
-        int got_all = tsc_cubic_indices(&m, bits, n, got, got_ok, got_range);
-        cr_assert_eq(got_all, want_all, "round %d: all positive and indexable", round);
-        if (n) cr_assert(got_range[0] == want_range[0] && got_range[1] == want_range[1], "round %d: index range", round);
-        if (round % 3 == 0 && n) cr_assert_eq(want_all, 1);
-        for (size_t i = 0; i < n; i++) {
-            cr_assert_eq(got_ok[i], want_ok[i], "bits %016llx", (unsigned long long)bits[i]);
-            if (want_ok[i]) cr_assert_eq(got[i], want[i], "bits %016llx", (unsigned long long)bits[i]);
-        }
+        if (round % 50 == 0) tschunk_sketch_clear(want), tschunk_sketch_clear(got);
+        uint64_t nan_a = 0, nan_b = 0, refused_a = 0, refused_b = 0;
+        tsc_sketch_add_bits_scalar(want, bits, n, &nan_a, &refused_a);
+        tsc_sketch_add_bits(got, bits, n, &nan_b, &refused_b);
+        cr_assert(nan_a == nan_b && refused_a == refused_b, "round %d: counts of refused values", round);
+        size_t na = tschunk_sketch_encode(want, a, sizeof a, TSCHUNK_SKETCH_EXACT_STATS);
+        size_t nb = tschunk_sketch_encode(got, b, sizeof b, TSCHUNK_SKETCH_EXACT_STATS);
+        cr_assert(na == nb && !memcmp(a, b, na), "round %d: sketches differ", round);
     }
+    tschunk_sketch_free(want);
+    tschunk_sketch_free(got);
 }
 
 Test(summary, blob_fields_and_quantiles_match_a_direct_sketch)

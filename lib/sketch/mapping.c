@@ -9,10 +9,6 @@
 
 #include "sketch.h"
 
-#ifdef TSC_HAVE_AVX2
-#  include <immintrin.h>
-#endif
-
 #define SIGNIFICAND_MASK UINT64_C(0x000fffffffffffff)
 #define EXPONENT_MASK UINT64_C(0x7ff0000000000000)
 #define JAVA_MATH_E 2.718281828459045 /* Math.E, 0x4005bf0a8b145769 */
@@ -168,88 +164,3 @@ int tsc_mapping_equal(const tsc_mapping *a, const tsc_mapping *b)
            tsc_bits_of(a->index_offset) == tsc_bits_of(b->index_offset);
 }
 
-/*
- * Cubic indices of a group of values for the summary push (lib/sketch/summary.c), with ok[i] = 1 where
- * the value's magnitude is one the mapping indexes (tsc_sketch_add_fast's test; NaN fails it); the other
- * values go the general way. The AVX2 form gives tsc_cubic_index's bits: separate multiplies and adds,
- * as the scalar C (ISO C: no contraction) and sketches-java compute them.
- */
-/* The scalar twin (and the AVX2 form's tail). @return 1 when every value is positive and indexable, and
- * then range holds the least and the greatest index. */
-int tsc_cubic_indices_scalar(const tsc_mapping *m, const uint64_t *bits, size_t n, int32_t *index, uint8_t *ok,
-                             int32_t range[2])
-{
-    int all_positive = 1;
-    int32_t lo = INT32_MAX, hi = INT32_MIN;
-    for (size_t i = 0; i < n; i++) {
-        double magnitude = fabs(tsc_double_of(bits[i]));
-        ok[i] = magnitude > m->min_indexable && magnitude <= m->max_indexable;
-        index[i] = ok[i] ? (int32_t)tsc_cubic_index(m, magnitude) : 0;
-        all_positive &= ok[i] && bits[i] >> 63 == 0;
-        if (index[i] < lo) lo = index[i];
-        if (index[i] > hi) hi = index[i];
-    }
-    range[0] = lo;
-    range[1] = hi;
-    return all_positive;
-}
-
-#ifdef TSC_HAVE_AVX2
-__attribute__((target("avx2"))) static int cubic_indices_avx2(const tsc_mapping *m, const uint64_t *bits, size_t n,
-                                                              int32_t *index, uint8_t *ok, int32_t range[2])
-{
-    const __m256i magnitude_bits = _mm256_set1_epi64x(INT64_C(0x7fffffffffffffff));
-    const __m256i significand = _mm256_set1_epi64x((int64_t)SIGNIFICAND_MASK), one_bits = _mm256_set1_epi64x(INT64_C(0x3ff0000000000000));
-    const __m256i two52_bits = _mm256_set1_epi64x(INT64_C(0x4330000000000000));
-    const __m256i even_lanes = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-    const __m256d lo = _mm256_set1_pd(m->min_indexable), hi = _mm256_set1_pd(m->max_indexable);
-    const __m256d multiplier = _mm256_set1_pd(m->multiplier), norm_offset = _mm256_set1_pd(m->norm_offset);
-    const __m256d one = _mm256_set1_pd(1.0), zero = _mm256_setzero_pd(), bias = _mm256_set1_pd(0x1p52 + 1023);
-    const __m256d a = _mm256_set1_pd(6.0 / 35.0), b = _mm256_set1_pd(-3.0 / 5.0), c = _mm256_set1_pd(10.0 / 7.0);
-    __m128i least = _mm_set1_epi32(INT32_MAX), greatest = _mm_set1_epi32(INT32_MIN);
-    __m256d usable = _mm256_castsi256_pd(_mm256_set1_epi64x(-1)); /* lanes so far positive and indexable */
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        __m256i raw = _mm256_loadu_si256((const __m256i *)(const void *)(bits + i)), mb = _mm256_and_si256(raw, magnitude_bits);
-        __m256d magnitude = _mm256_castsi256_pd(mb);
-        __m256d in_range = _mm256_and_pd(_mm256_cmp_pd(magnitude, lo, _CMP_GT_OQ), _mm256_cmp_pd(magnitude, hi, _CMP_LE_OQ));
-        usable = _mm256_and_pd(usable, _mm256_andnot_pd(_mm256_castsi256_pd(raw), in_range)); /* sign bit clear */
-        /* the biased exponent as a double: 2^52 + e read from its bits, less 2^52 + 1023 (exact) */
-        __m256d e = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(mb, 52), two52_bits)), bias);
-        __m256d s = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(mb, significand), one_bits)), one);
-        __m256d x = _mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(a, s), b), s), c), s), e);
-        x = _mm256_add_pd(_mm256_mul_pd(x, multiplier), norm_offset);
-        /* (int)x, less 1 below zero: the all-ones compare lanes narrowed to 32 bits are that -1 */
-        __m128i truncated = _mm256_cvttpd_epi32(x);
-        __m256i below = _mm256_permutevar8x32_epi32(_mm256_castpd_si256(_mm256_cmp_pd(x, zero, _CMP_LT_OQ)), even_lanes);
-        __m128i idx = _mm_add_epi32(truncated, _mm256_castsi256_si128(below));
-        idx = _mm_and_si128(idx, _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(in_range), even_lanes)));
-        _mm_storeu_si128((__m128i *)(void *)(index + i), idx);
-        least = _mm_min_epi32(least, idx);
-        greatest = _mm_max_epi32(greatest, idx);
-        uint32_t mask = (uint32_t)_mm256_movemask_pd(in_range); /* one bit a lane, spread to one byte a lane */
-        uint32_t flags = (mask & 1) | (mask & 2) << 7 | (mask & 4) << 14 | (mask & 8) << 21;
-        memcpy(ok + i, &flags, 4); /* x86-64: little-endian */
-    }
-    int32_t lanes_lo[4], lanes_hi[4], tail[2];
-    _mm_storeu_si128((__m128i *)(void *)lanes_lo, least);
-    _mm_storeu_si128((__m128i *)(void *)lanes_hi, greatest);
-    int all_positive = _mm256_movemask_pd(usable) == 0xf;
-    all_positive &= tsc_cubic_indices_scalar(m, bits + i, n - i, index + i, ok + i, tail);
-    range[0] = tail[0], range[1] = tail[1];
-    for (int k = 0; k < 4; k++) {
-        if (lanes_lo[k] < range[0]) range[0] = lanes_lo[k];
-        if (lanes_hi[k] > range[1]) range[1] = lanes_hi[k];
-    }
-    return all_positive;
-}
-#endif
-
-int tsc_cubic_indices(const tsc_mapping *m, const uint64_t *bits, size_t n, int32_t *index, uint8_t *ok,
-                      int32_t range[2])
-{
-#ifdef TSC_HAVE_AVX2
-    if (tsc_avx2_here()) return cubic_indices_avx2(m, bits, n, index, ok, range);
-#endif
-    return tsc_cubic_indices_scalar(m, bits, n, index, ok, range);
-}

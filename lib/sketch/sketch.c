@@ -11,6 +11,10 @@
 
 #include "sketch.h"
 
+#ifdef TSC_HAVE_AVX2
+#  include <immintrin.h>
+#endif
+
 #define DEFAULT_MAX_BINS 2048u
 #define MAX_MAX_BINS (1u << 20)
 
@@ -195,22 +199,6 @@ TSC_INLINE void stats_accept(run_stats *r, double v)
     if (v > r->max) r->max = v;
 }
 
-/* Every value positive, indexable, and its bin inside the positive store's clean range: a count and the
- * statistics per value, the store's range once. */
-static void add_positive_run(tschunk_sketch *s, const uint64_t *bits, const int32_t *index, uint32_t n,
-                             const int32_t range[2])
-{
-    double *counts = s->pos.counts - s->pos.offset;
-    run_stats r = stats_load(s);
-    for (uint32_t i = 0; i < n; i++) {
-        counts[index[i]] += 1;
-        stats_accept(&r, tsc_double_of(bits[i]));
-    }
-    stats_store(s, &r);
-    if (range[0] < s->pos.min_index) s->pos.min_index = range[0];
-    if (range[1] > s->pos.max_index) s->pos.max_index = range[1];
-}
-
 /* A value tschunk_sketch_add takes the general way: zero, NaN, infinity, beyond the range. */
 static void add_general(tschunk_sketch *s, double v, uint64_t *nan_count, uint64_t *refused)
 {
@@ -218,51 +206,114 @@ static void add_general(tschunk_sketch *s, double v, uint64_t *nan_count, uint64
     else if (tschunk_is_error(tschunk_sketch_add(s, v))) ++*refused;
 }
 
-/* Anything else, value by value: the bin through tsc_store_add, the other values the general way. */
-static void add_mixed_run(tschunk_sketch *s, const uint64_t *bits, const int32_t *index, const uint8_t *ok, uint32_t n,
-                          uint64_t *nan_count, uint64_t *refused)
+void tsc_sketch_add_bits_scalar(tschunk_sketch *s, const uint64_t *bits, size_t n, uint64_t *nan_count,
+                                uint64_t *refused)
 {
-    run_stats r = stats_load(s);
-    for (uint32_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         double v = tsc_double_of(bits[i]);
-        if (!TSC_LIKELY(ok[i])) {
-            stats_store(s, &r);
-            add_general(s, v, nan_count, refused);
-            r = stats_load(s);
-            continue;
-        }
-        tsc_store_add(s, v > 0 ? &s->pos : &s->neg, index[i], 1);
-        stats_accept(&r, v);
+        if (!tsc_sketch_add_fast(s, v)) add_general(s, v, nan_count, refused);
     }
-    stats_store(s, &r);
+}
+
+#ifdef TSC_HAVE_AVX2
+/* The index range of the positive store's clean slots, and the fast quads' bins not yet in the store's
+ * [min_index, max_index]. */
+typedef struct {
+    double *counts; /* counts - offset: indexed by bin index */
+    int64_t clean_first;
+    uint64_t clean_len;
+} clean_view;
+
+TSC_INLINE clean_view view_of(const tsc_store *st)
+{
+    clean_view c = {st->counts - st->offset, st->offset + st->clean_lo, st->clean_len};
+    return c;
 }
 
 /*
- * Add values given as bits, in order, as tschunk_sketch_add would one by one (NaNs counted in nan_count,
- * other refused values in refused). With the cubic mapping the indices of up to 128 values come from one
- * AVX2 pass, the statistics stay in registers, and a run whose values are all positive and fall inside
- * the positive store's clean range costs a count and the statistics per value.
+ * The cubic mapping, four values at a time: their indices in one AVX2 pass (tsc_cubic_index's bits:
+ * separate multiplies and adds, as the scalar C and Java). A quad whose values are all positive,
+ * indexable and inside the positive store's clean range costs a count and the statistics (kept in
+ * registers) per value, the store's range being updated when the run ends; any other quad goes value
+ * by value. Index work of the next quad overlaps the Kahan chain of this one. Inside the clean range is
+ * inside the window, so even an empty store would not move for these bins: the sketch is the one adding
+ * the values one by one builds. @return the values done (a multiple of 4).
+ */
+__attribute__((target("avx2"))) static size_t add_cubic_avx2(tschunk_sketch *s, const uint64_t *bits, size_t n,
+                                                             uint64_t *nan_count, uint64_t *refused)
+{
+    const tsc_mapping *m = &s->mapping;
+    const __m256i magnitude_bits = _mm256_set1_epi64x(INT64_C(0x7fffffffffffffff));
+    const __m256i significand = _mm256_set1_epi64x(INT64_C(0x000fffffffffffff));
+    const __m256i one_bits = _mm256_set1_epi64x(INT64_C(0x3ff0000000000000));
+    const __m256i two52_bits = _mm256_set1_epi64x(INT64_C(0x4330000000000000));
+    const __m256i even_lanes = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    const __m256d lo = _mm256_set1_pd(m->min_indexable), hi = _mm256_set1_pd(m->max_indexable);
+    const __m256d multiplier = _mm256_set1_pd(m->multiplier), norm_offset = _mm256_set1_pd(m->norm_offset);
+    const __m256d one = _mm256_set1_pd(1.0), zero = _mm256_setzero_pd(), bias = _mm256_set1_pd(0x1p52 + 1023);
+    const __m256d a = _mm256_set1_pd(6.0 / 35.0), b = _mm256_set1_pd(-3.0 / 5.0), c = _mm256_set1_pd(10.0 / 7.0);
+    tsc_store *pos = &s->pos;
+    clean_view view = view_of(pos);
+    run_stats r = stats_load(s);
+    int32_t least = INT32_MAX, greatest = INT32_MIN; /* bins of the fast quads since the last flush */
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256i raw = _mm256_loadu_si256((const __m256i *)(const void *)(bits + i));
+        __m256i mb = _mm256_and_si256(raw, magnitude_bits);
+        __m256d magnitude = _mm256_castsi256_pd(mb);
+        __m256d usable = _mm256_andnot_pd(_mm256_castsi256_pd(raw), /* sign clear, magnitude indexable */
+                                          _mm256_and_pd(_mm256_cmp_pd(magnitude, lo, _CMP_GT_OQ),
+                                                        _mm256_cmp_pd(magnitude, hi, _CMP_LE_OQ)));
+        /* the biased exponent as a double: 2^52 + e read from its bits, less 2^52 + 1023 (exact) */
+        __m256d e = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(mb, 52), two52_bits)), bias);
+        __m256d sv = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(mb, significand), one_bits)), one);
+        __m256d x = _mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(a, sv), b), sv), c), sv), e);
+        x = _mm256_add_pd(_mm256_mul_pd(x, multiplier), norm_offset);
+        /* (int)x, less 1 below zero: the all-ones compare lanes narrowed to 32 bits are that -1 */
+        __m256i below = _mm256_permutevar8x32_epi32(_mm256_castpd_si256(_mm256_cmp_pd(x, zero, _CMP_LT_OQ)), even_lanes);
+        int32_t lane[4];
+        _mm_storeu_si128((__m128i *)(void *)lane, _mm_add_epi32(_mm256_cvttpd_epi32(x), _mm256_castsi256_si128(below)));
+        int fits = _mm256_movemask_pd(usable) == 0xf;
+        for (int k = 0; k < 4; k++) fits &= (uint64_t)(lane[k] - view.clean_first) < view.clean_len;
+        if (TSC_LIKELY(fits)) {
+            for (int k = 0; k < 4; k++) {
+                view.counts[lane[k]] += 1;
+                stats_accept(&r, tsc_double_of(bits[i + k]));
+                least = lane[k] < least ? lane[k] : least;
+                greatest = lane[k] > greatest ? lane[k] : greatest;
+            }
+            continue;
+        }
+        if (least <= greatest) {
+            if (least < pos->min_index) pos->min_index = least;
+            if (greatest > pos->max_index) pos->max_index = greatest;
+            least = INT32_MAX, greatest = INT32_MIN;
+        }
+        stats_store(s, &r);
+        tsc_sketch_add_bits_scalar(s, bits + i, 4, nan_count, refused);
+        r = stats_load(s);
+        view = view_of(pos); /* the window may have moved, the clean range grown */
+    }
+    if (least <= greatest) {
+        if (least < pos->min_index) pos->min_index = least;
+        if (greatest > pos->max_index) pos->max_index = greatest;
+    }
+    stats_store(s, &r);
+    return i;
+}
+#endif
+
+/*
+ * Add values given as bits, in order, as tschunk_sketch_add would one by one (NaNs counted in
+ * nan_count, other refused values in refused): the codec-2 summary push and tschunk_sketch_add_many.
  */
 void tsc_sketch_add_bits(tschunk_sketch *s, const uint64_t *bits, size_t n, uint64_t *nan_count, uint64_t *refused)
 {
-    if (s->mapping.kind != TSCHUNK_MAPPING_CUBIC) {
-        for (size_t i = 0; i < n; i++) add_general(s, tsc_double_of(bits[i]), nan_count, refused);
-        return;
-    }
-    int32_t index[TSC_SKETCH_RUN], range[2];
-    uint8_t ok[TSC_SKETCH_RUN];
-    for (size_t from = 0; from < n; from += TSC_SKETCH_RUN) {
-        uint32_t m = (uint32_t)(n - from < TSC_SKETCH_RUN ? n - from : TSC_SKETCH_RUN);
-        int positive = tsc_cubic_indices(&s->mapping, bits + from, m, index, ok, range);
-        const tsc_store *pos = &s->pos;
-        uint64_t lo_slot = (uint64_t)(range[0] - pos->offset), hi_slot = (uint64_t)(range[1] - pos->offset);
-        /* Inside the clean range is inside the window: even an empty store (a cleared summary) would not
-         * move for these bins, so the fast run leaves the state that adding them one by one leaves. */
-        if (positive && lo_slot - pos->clean_lo < pos->clean_len && hi_slot - pos->clean_lo < pos->clean_len)
-            add_positive_run(s, bits + from, index, m, range);
-        else
-            add_mixed_run(s, bits + from, index, ok, m, nan_count, refused);
-    }
+    size_t done = 0;
+#ifdef TSC_HAVE_AVX2
+    if (s->mapping.kind == TSCHUNK_MAPPING_CUBIC && tsc_avx2_here()) done = add_cubic_avx2(s, bits, n, nan_count, refused);
+#endif
+    tsc_sketch_add_bits_scalar(s, bits + done, n - done, nan_count, refused);
 }
 
 size_t tschunk_sketch_add_many(tschunk_sketch *s, const double *values, size_t n)

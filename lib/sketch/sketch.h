@@ -113,17 +113,12 @@ TSC_INLINE int tsc_sketch_add_fast(tschunk_sketch *s, double value)
     tsc_accept_stats(s, value, 1);
     return 1;
 }
-/* Cubic indices of n values (AVX2 where the CPU has it, and its scalar twin); ok[i]: the magnitude is
- * indexable, index[i] is then tsc_cubic_index's (else 0); range: the least and greatest index[i].
- * @return 1 when every value is positive and indexable. */
-int tsc_cubic_indices(const tsc_mapping *m, const uint64_t *bits, size_t n, int32_t *index, uint8_t *ok,
-                      int32_t range[2]);
-int tsc_cubic_indices_scalar(const tsc_mapping *m, const uint64_t *bits, size_t n, int32_t *index, uint8_t *ok,
-                             int32_t range[2]);
-
-/* Values added per AVX2 index pass by tsc_sketch_add_bits (a codec-2 group). */
-#define TSC_SKETCH_RUN 128u
+/* Add values given as bits, in order, as tschunk_sketch_add one by one (NaNs counted in nan_count, other
+ * refused values in refused); AVX2 with the cubic mapping, and its scalar twin. */
+#define TSC_SKETCH_RUN 128u /* values copied at a time by tschunk_sketch_add_many */
 void tsc_sketch_add_bits(tschunk_sketch *s, const uint64_t *bits, size_t n, uint64_t *nan_count, uint64_t *refused);
+void tsc_sketch_add_bits_scalar(tschunk_sketch *s, const uint64_t *bits, size_t n, uint64_t *nan_count,
+                                uint64_t *refused);
 
 /* Quantile without the clamp to the exact [min, max] (sketches-java's plain DDSketch). */
 size_t tsc_sketch_quantile_unclamped(const tschunk_sketch *s, double q, double *value);
