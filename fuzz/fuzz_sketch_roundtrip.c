@@ -1,5 +1,6 @@
 /* Values -> sketch -> bytes -> sketch: same quantiles, same bytes on re-encode; and merge of two
- * decoded halves equals the sketch of the union. Aborts on any difference. */
+ * decoded halves equals the sketch of the union; and tschunk_sketch_add_many of the same values gives
+ * the same bytes as adding them one by one. Aborts on any difference. */
 #include <math.h>
 #include <string.h>
 
@@ -46,15 +47,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tschunk_sketch *all, *half[2], *back, *merged;
     if (tschunk_sketch_create(&all, &o) || tschunk_sketch_create(&half[0], &o) || tschunk_sketch_create(&half[1], &o))
         __builtin_trap();
-    for (size_t off = 2; off + 8 <= size; off += 8) {
+    static double values[1 << 14];
+    size_t count = 0, refused = 0;
+    for (size_t off = 2; off + 8 <= size && count < sizeof values / sizeof *values; off += 8) {
         double v;
         memcpy(&v, data + off, 8);
-        if (tschunk_is_error(tschunk_sketch_add(all, v))) continue; /* NaN, Inf, out of range: refused */
+        values[count++] = v;
+        if (tschunk_is_error(tschunk_sketch_add(all, v))) { /* NaN, Inf, out of range: refused */
+            refused++;
+            continue;
+        }
         tschunk_sketch_add(half[(off / 8) & 1], v);
     }
     static unsigned char buf[1 << 17], again[1 << 17], h0[1 << 17], h1[1 << 17];
     size_t n = tschunk_sketch_encode(all, buf, sizeof buf, TSCHUNK_SKETCH_EXACT_STATS);
     if (tschunk_is_error(n)) __builtin_trap();
+    tschunk_sketch *batch;
+    if (tschunk_sketch_create(&batch, &o) || tschunk_sketch_add_many(batch, values, count) != refused) __builtin_trap();
+    size_t nb = tschunk_sketch_encode(batch, again, sizeof again, TSCHUNK_SKETCH_EXACT_STATS);
+    if (nb != n || memcmp(buf, again, n) != 0) __builtin_trap();
+    tschunk_sketch_free(batch);
     if (tschunk_sketch_decode_new(&back, buf, n, &o, NULL)) __builtin_trap();
     size_t m = tschunk_sketch_encode(back, again, sizeof again, TSCHUNK_SKETCH_EXACT_STATS);
     if (m != n || memcmp(buf, again, n) != 0) __builtin_trap();
