@@ -30,6 +30,17 @@ static size_t store_series(const wl_series *s, size_t per_chunk, tschunk_sketch 
     return n;
 }
 
+/* The quantiles q = 0, 1/steps, ..., 1 of a and b, bit for bit (case: which trial or range). */
+static void same_quantiles(const tschunk_sketch *a, const tschunk_sketch *b, int steps, int case_no)
+{
+    for (int q = 0; q <= steps; q++) {
+        double x, y;
+        cr_assert_eq(tschunk_sketch_quantile(a, q / (double)steps, &x), 0);
+        cr_assert_eq(tschunk_sketch_quantile(b, q / (double)steps, &y), 0);
+        cr_assert_eq(wl_bits(x), wl_bits(y), "case %d, q = %d/%d", case_no, q, steps);
+    }
+}
+
 static tschunk_sketch *new_sketch(void)
 {
     tschunk_sketch_options o = {TSCHUNK_MAPPING_CUBIC, 0.01, 4096, 0, {0, 0, 0}};
@@ -209,12 +220,7 @@ Test(summary, range_merge_is_exact_on_the_samples_in_range)
         tschunk_sketch_get_stats(acc, &x);
         tschunk_sketch_get_stats(want, &y);
         cr_assert_eq(x.count, y.count, "trial %d", trial);
-        for (int q = 0; q <= 20; q++) {
-            double p, r;
-            cr_assert_eq(tschunk_sketch_quantile(acc, q / 20.0, &p), 0);
-            cr_assert_eq(tschunk_sketch_quantile(want, q / 20.0, &r), 0);
-            cr_assert_eq(wl_bits(p), wl_bits(r), "trial %d q=%d", trial, q);
-        }
+        same_quantiles(acc, want, 20, trial);
         tschunk_sketch_free(acc);
         tschunk_sketch_free(want);
     }
@@ -287,12 +293,7 @@ Test(summary, block_summaries_answer_as_chunk_summaries)
         if (x.count > 0) {
             cr_assert(wl_bits(x.min) == wl_bits(y.min) && wl_bits(x.max) == wl_bits(y.max), "range %zu", r);
             cr_assert_leq(fabs(x.sum - y.sum), 1e-9 * fabs(x.sum) + 1e-9, "range %zu: sums %.17g %.17g", r, x.sum, y.sum);
-            for (int q = 0; q <= 50; q++) {
-                double p, v;
-                cr_assert_eq(tschunk_sketch_quantile(want, q / 50.0, &p), 0);
-                cr_assert_eq(tschunk_sketch_quantile(got, q / 50.0, &v), 0);
-                cr_assert_eq(wl_bits(p), wl_bits(v), "range %zu q=%d", r, q);
-            }
+            same_quantiles(got, want, 50, (int)r);
         }
         tschunk_sketch_free(want);
         tschunk_sketch_free(got);
