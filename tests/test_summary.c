@@ -136,7 +136,8 @@ Test(summary, batch_add_matches_scalar)
             uint64_t r = wl_rng(&rng);
             bits[i] = r % 4 == 0 ? wl_rng(&rng) : r % 4 == 1 ? wl_bits((double)(int64_t)(r >> 40) / 64.0 - 1000.0)
                     : r % 4 == 2 ? wl_bits(ldexp(1.0, (int)(r >> 50) % 2100 - 1075)) : wl_bits(-(double)(r >> 44));
-            if (round % 3 == 0) bits[i] = wl_bits(1.0 + (double)(bits[i] >> 20) * 0x1p-40); /* the fast quads */
+            if (round % 3 != 2) /* one sign per run: the fast quads, positive and negative */
+                bits[i] = wl_bits((round % 3 ? -1.0 : 1.0) * (1.0 + (double)(bits[i] >> 20) * 0x1p-40));
         }
         if (round % 50 == 0) tschunk_sketch_clear(want), tschunk_sketch_clear(got);
         uint64_t nan_a = 0, nan_b = 0, refused_a = 0, refused_b = 0;

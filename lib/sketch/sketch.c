@@ -216,8 +216,7 @@ void tsc_sketch_add_bits_scalar(tschunk_sketch *s, const uint64_t *bits, size_t 
 }
 
 #ifdef TSC_HAVE_AVX2
-/* The index range of the positive store's clean slots, and the fast quads' bins not yet in the store's
- * [min_index, max_index]. */
+/* A store's counts indexed by bin index, and the bin indices of its clean slots. */
 typedef struct {
     double *counts; /* counts - offset: indexed by bin index */
     int64_t clean_first;
@@ -230,10 +229,23 @@ TSC_INLINE clean_view view_of(const tsc_store *st)
     return c;
 }
 
+/* The fast quads' bins since the last flush into their store's [min_index, max_index]. */
+typedef struct {
+    int32_t least, greatest;
+} bin_span;
+
+static void flush_span(tsc_store *st, bin_span *span)
+{
+    if (span->least > span->greatest) return;
+    if (span->least < st->min_index) st->min_index = span->least;
+    if (span->greatest > st->max_index) st->max_index = span->greatest;
+    span->least = INT32_MAX, span->greatest = INT32_MIN;
+}
+
 /*
  * The cubic mapping, four values at a time: their indices in one AVX2 pass (tsc_cubic_index's bits:
- * separate multiplies and adds, as the scalar C and Java). A quad whose values are all positive,
- * indexable and inside the positive store's clean range costs a count and the statistics (kept in
+ * separate multiplies and adds, as the scalar C and Java). A quad whose values have one sign, are
+ * indexable and fall inside that sign's store's clean range costs a count and the statistics (kept in
  * registers) per value, the store's range being updated when the run ends; any other quad goes value
  * by value. Index work of the next quad overlaps the Kahan chain of this one. Inside the clean range is
  * inside the window, so even an empty store would not move for these bins: the sketch is the one adding
@@ -252,18 +264,16 @@ __attribute__((target("avx2"))) static size_t add_cubic_avx2(tschunk_sketch *s, 
     const __m256d multiplier = _mm256_set1_pd(m->multiplier), norm_offset = _mm256_set1_pd(m->norm_offset);
     const __m256d one = _mm256_set1_pd(1.0), zero = _mm256_setzero_pd(), bias = _mm256_set1_pd(0x1p52 + 1023);
     const __m256d a = _mm256_set1_pd(6.0 / 35.0), b = _mm256_set1_pd(-3.0 / 5.0), c = _mm256_set1_pd(10.0 / 7.0);
-    tsc_store *pos = &s->pos;
-    clean_view view = view_of(pos);
+    tsc_store *stores[2] = {&s->pos, &s->neg};
+    clean_view views[2] = {view_of(&s->pos), view_of(&s->neg)};
+    bin_span spans[2] = {{INT32_MAX, INT32_MIN}, {INT32_MAX, INT32_MIN}};
     run_stats r = stats_load(s);
-    int32_t least = INT32_MAX, greatest = INT32_MIN; /* bins of the fast quads since the last flush */
     size_t i = 0;
     for (; i + 4 <= n; i += 4) {
         __m256i raw = _mm256_loadu_si256((const __m256i *)(const void *)(bits + i));
         __m256i mb = _mm256_and_si256(raw, magnitude_bits);
         __m256d magnitude = _mm256_castsi256_pd(mb);
-        __m256d usable = _mm256_andnot_pd(_mm256_castsi256_pd(raw), /* sign clear, magnitude indexable */
-                                          _mm256_and_pd(_mm256_cmp_pd(magnitude, lo, _CMP_GT_OQ),
-                                                        _mm256_cmp_pd(magnitude, hi, _CMP_LE_OQ)));
+        __m256d indexable = _mm256_and_pd(_mm256_cmp_pd(magnitude, lo, _CMP_GT_OQ), _mm256_cmp_pd(magnitude, hi, _CMP_LE_OQ));
         /* the biased exponent as a double: 2^52 + e read from its bits, less 2^52 + 1023 (exact) */
         __m256d e = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(mb, 52), two52_bits)), bias);
         __m256d sv = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(mb, significand), one_bits)), one);
@@ -273,31 +283,29 @@ __attribute__((target("avx2"))) static size_t add_cubic_avx2(tschunk_sketch *s, 
         __m256i below = _mm256_permutevar8x32_epi32(_mm256_castpd_si256(_mm256_cmp_pd(x, zero, _CMP_LT_OQ)), even_lanes);
         int32_t lane[4];
         _mm_storeu_si128((__m128i *)(void *)lane, _mm_add_epi32(_mm256_cvttpd_epi32(x), _mm256_castsi256_si128(below)));
-        int fits = _mm256_movemask_pd(usable) == 0xf;
-        for (int k = 0; k < 4; k++) fits &= (uint64_t)(lane[k] - view.clean_first) < view.clean_len;
+        int negative = _mm256_movemask_pd(_mm256_castsi256_pd(raw)), side = negative == 0xf;
+        int fits = _mm256_movemask_pd(indexable) == 0xf && (negative == 0 || side);
+        const clean_view *view = &views[side];
+        for (int k = 0; k < 4; k++) fits &= (uint64_t)(lane[k] - view->clean_first) < view->clean_len;
         if (TSC_LIKELY(fits)) {
+            bin_span *span = &spans[side];
             for (int k = 0; k < 4; k++) {
-                view.counts[lane[k]] += 1;
+                view->counts[lane[k]] += 1;
                 stats_accept(&r, tsc_double_of(bits[i + k]));
-                least = lane[k] < least ? lane[k] : least;
-                greatest = lane[k] > greatest ? lane[k] : greatest;
+                span->least = lane[k] < span->least ? lane[k] : span->least;
+                span->greatest = lane[k] > span->greatest ? lane[k] : span->greatest;
             }
             continue;
         }
-        if (least <= greatest) {
-            if (least < pos->min_index) pos->min_index = least;
-            if (greatest > pos->max_index) pos->max_index = greatest;
-            least = INT32_MAX, greatest = INT32_MIN;
-        }
+        flush_span(stores[0], &spans[0]);
+        flush_span(stores[1], &spans[1]);
         stats_store(s, &r);
         tsc_sketch_add_bits_scalar(s, bits + i, 4, nan_count, refused);
         r = stats_load(s);
-        view = view_of(pos); /* the window may have moved, the clean range grown */
+        views[0] = view_of(stores[0]), views[1] = view_of(stores[1]); /* windows may have moved, clean ranges grown */
     }
-    if (least <= greatest) {
-        if (least < pos->min_index) pos->min_index = least;
-        if (greatest > pos->max_index) pos->max_index = greatest;
-    }
+    flush_span(stores[0], &spans[0]);
+    flush_span(stores[1], &spans[1]);
     stats_store(s, &r);
     return i;
 }
