@@ -54,14 +54,14 @@ static void put_uvarint(out_buf *o, uint64_t v)
 
 static void put_varint(out_buf *o, int64_t v) { put_uvarint(o, tsc_zigzag(v)); }
 
-/* min(9, ceil(significant bits / 7)), at least 1: by table, OR-ing bit 0 so that 0 counts as 1 bit. */
-static unsigned uvarint_size(uint64_t v)
-{
-    static const uint8_t size_by_leading_zeros[64] = {
-        9, 9, 9, 9, 9, 9, 9, 9, 8, 8, 8, 8, 8, 8, 8, 7, 7, 7, 7, 7, 7, 7, 6, 6, 6, 6, 6, 6, 6, 5, 5, 5,
-        5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
-    return size_by_leading_zeros[__builtin_clzll(v | 1)];
-}
+/* Bytes of a 9-byte-capped varint whose significant bits, counted from the far end, leave z zero bits:
+ * min(9, ceil((64 - z) / 7)). Both varint forms read it, from the leading or the trailing zeros. */
+static const uint8_t size_by_zeros[64] = {
+    9, 9, 9, 9, 9, 9, 9, 9, 8, 8, 8, 8, 8, 8, 8, 7, 7, 7, 7, 7, 7, 7, 6, 6, 6, 6, 6, 6, 6, 5, 5, 5,
+    5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
+
+/* OR-ing bit 0 makes 0 count as one significant bit: one byte. */
+static unsigned uvarint_size(uint64_t v) { return size_by_zeros[__builtin_clzll(v | 1)]; }
 
 static unsigned varint_size(int64_t v) { return uvarint_size(tsc_zigzag(v)); }
 
@@ -72,15 +72,9 @@ static uint64_t rotr6(uint64_t x) { return x >> 6 | x << 58; }
  * a 9th byte, when reached, carries the last 8 bits whole. */
 TSC_INLINE uint64_t varfloat_x(double v) { return rotl6(tsc_bits_of(v + 1.0) - tsc_bits_of(1.0)); }
 
-/* 1 to 9: min(9, (70 - ctz(x)) / 7), by table. x = 0 (v = 0) takes one byte: OR-ing bit 63 makes ctz 63
- * for it without a branch. */
-TSC_INLINE unsigned varfloat_x_size(uint64_t x)
-{
-    static const uint8_t size_by_trailing_zeros[64] = {
-        9, 9, 9, 9, 9, 9, 9, 9, 8, 8, 8, 8, 8, 8, 8, 7, 7, 7, 7, 7, 7, 7, 6, 6, 6, 6, 6, 6, 6, 5, 5, 5,
-        5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
-    return size_by_trailing_zeros[__builtin_ctzll(x | UINT64_C(1) << 63)];
-}
+/* varfloat64 fills bytes from the top, so its size counts trailing zeros. x = 0 (v = 0) takes one byte:
+ * OR-ing bit 63 makes ctz 63 for it without a branch. */
+TSC_INLINE unsigned varfloat_x_size(uint64_t x) { return size_by_zeros[__builtin_ctzll(x | UINT64_C(1) << 63)]; }
 
 /*
  * The first 8 bytes of x's varfloat64, first byte in the most significant: the 7-bit groups of x's top
@@ -606,10 +600,7 @@ static void merge_stats(tschunk_sketch *s, const stream_info *info)
 {
     s->zero_count += info->zero_count;
     if (info->has_count) {
-        double term = (info->has_sum ? info->sum : 0) - s->sum_compensation;
-        double sum = s->sum + term;
-        s->sum_compensation = (sum - s->sum) - term;
-        s->sum = sum;
+        tsc_kahan_add(&s->sum, &s->sum_compensation, info->has_sum ? info->sum : 0);
         s->count += info->count;
         if (info->has_min && info->min < s->min) s->min = info->min;
         if (info->has_max && info->max > s->max) s->max = info->max;

@@ -191,9 +191,7 @@ TSC_INLINE void stats_store(tschunk_sketch *s, const run_stats *r)
 
 TSC_INLINE void stats_accept(run_stats *r, double v)
 {
-    double term = v - r->compensation, next = r->sum + term;
-    r->compensation = (next - r->sum) - term;
-    r->sum = next;
+    tsc_kahan_add(&r->sum, &r->compensation, v);
     r->count += 1;
     if (v < r->min) r->min = v;
     if (v > r->max) r->max = v;
@@ -388,10 +386,7 @@ size_t tschunk_sketch_merge(tschunk_sketch *dst, const tschunk_sketch *src)
     merge_store(dst, &dst->pos, &src->pos);
     merge_store(dst, &dst->neg, &src->neg);
     dst->zero_count += src->zero_count;
-    double term = src->sum - dst->sum_compensation;
-    double sum = dst->sum + term;
-    dst->sum_compensation = (sum - dst->sum) - term;
-    dst->sum = sum;
+    tsc_kahan_add(&dst->sum, &dst->sum_compensation, src->sum);
     dst->count += src->count;
     if (src->min < dst->min) dst->min = src->min;
     if (src->max > dst->max) dst->max = src->max;

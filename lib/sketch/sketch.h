@@ -65,13 +65,18 @@ TSC_INLINE void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, d
 uint64_t tsc_occupied_mask(const double *counts, unsigned n);
 uint64_t tsc_occupied_mask_scalar(const double *counts, unsigned n);
 
-/* Add to the exact statistics: count, Kahan-compensated sum (as both reference libraries keep it), min, max. */
+/* One step of the Kahan-compensated sum both reference libraries keep (the same bits as theirs). */
+TSC_INLINE void tsc_kahan_add(double *sum, double *compensation, double x)
+{
+    double term = x - *compensation, next = *sum + term;
+    *compensation = (next - *sum) - term;
+    *sum = next;
+}
+
+/* Add to the exact statistics: count, Kahan-compensated sum, min, max. */
 TSC_INLINE void tsc_accept_stats(tschunk_sketch *s, double value, double weight)
 {
-    double term = value * weight - s->sum_compensation;
-    double sum = s->sum + term;
-    s->sum_compensation = (sum - s->sum) - term;
-    s->sum = sum;
+    tsc_kahan_add(&s->sum, &s->sum_compensation, value * weight);
     s->count += weight;
     if (value < s->min) s->min = value;
     if (value > s->max) s->max = value;

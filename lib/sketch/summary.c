@@ -32,17 +32,12 @@
 void tsc_summary_push(tschunk_encoder *enc, uint64_t bits);
 void tsc_summary_push_group(tschunk_encoder *enc, const uint64_t *bits, uint32_t n);
 
-/* A value the fast path does not take: NaN, zero, infinity, beyond the range, another mapping. */
-static void push_general(tschunk_encoder *enc, double v)
-{
-    if (isnan(v)) enc->nan_count++;
-    else if (tschunk_is_error(tschunk_sketch_add(enc->summary, v))) enc->inf_count++;
-}
-
+/* Codec 1 and Prometheus hand the summary each value as it is appended: the fast path inline here, the
+ * rest (NaN, zero, infinity, beyond the range, another mapping) through the batch path's scalar twin. */
 void tsc_summary_push(tschunk_encoder *enc, uint64_t bits)
 {
-    double v = tsc_double_of(bits);
-    if (!tsc_sketch_add_fast(enc->summary, v)) push_general(enc, v);
+    if (!tsc_sketch_add_fast(enc->summary, tsc_double_of(bits)))
+        tsc_sketch_add_bits_scalar(enc->summary, &bits, 1, &enc->nan_count, &enc->inf_count);
 }
 
 /* Codec 2 hands the summary its values a group (up to 128) at a time, when it flushes the group, in
