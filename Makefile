@@ -2,7 +2,7 @@
 # Every output goes under build/<flavour>/.
 
 VERSION_MAJOR := 0
-VERSION := 0.5.0
+VERSION := 0.6.0
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include

@@ -90,11 +90,11 @@ static double full_scan(const unsigned char *file, size_t size)
     return acc;
 }
 
-/* Open, find one series and the bytes of its chunks, close. */
-static double open_and_lookup(const unsigned char *file, size_t size, uint64_t id)
+/* Open (flags: 0 or TSCHUNK_SEGMENT_LAZY), find one series and the bytes of its chunks, close. */
+static double open_and_lookup(const unsigned char *file, size_t size, uint64_t id, unsigned flags)
 {
     tschunk_segment *seg;
-    if (tschunk_segment_open(&seg, file, size, 0, NULL)) abort();
+    if (tschunk_segment_open(&seg, file, size, flags, NULL)) abort();
     size_t ordinal = tschunk_segment_find_series(seg, id), begin, end;
     if (tschunk_is_error(ordinal) || tschunk_segment_range(seg, (uint32_t)ordinal, INT64_MIN, INT64_MAX, &begin, &end))
         abort();
@@ -125,7 +125,7 @@ int main(int argc, char **argv)
     char path[64];
     snprintf(path, sizeof path, "/tmp/tschunk-segment-bench-%ld.tseg", (long)getpid());
 
-    double write_t[7], scan_t[7], open_t[7], lookup_t[7];
+    double write_t[7], scan_t[7], open_t[7], lookup_t[7], lazy_open_t[7], lazy_lookup_t[7];
     size_t file_size = 0;
     for (int r = 0; r < reps; r++) {
         double t0 = now_ns();
@@ -144,8 +144,18 @@ int main(int argc, char **argv)
         open_t[r] = now_ns() - t0;
         tschunk_segment_close(seg);
         t0 = now_ns();
-        for (size_t q = 0; q < 100; q++) sink = open_and_lookup(file, file_size, (q * 97 % series) * 7919 + 1);
+        for (size_t q = 0; q < 100; q++) sink = open_and_lookup(file, file_size, (q * 97 % series) * 7919 + 1, 0);
         lookup_t[r] = (now_ns() - t0) / 100;
+        t0 = now_ns();
+        for (size_t q = 0; q < 1000; q++) {
+            if (tschunk_segment_open(&seg, file, file_size, TSCHUNK_SEGMENT_LAZY, NULL)) abort();
+            tschunk_segment_close(seg);
+        }
+        lazy_open_t[r] = (now_ns() - t0) / 1000;
+        t0 = now_ns();
+        for (size_t q = 0; q < 1000; q++)
+            sink = open_and_lookup(file, file_size, (q * 97 % series) * 7919 + 1, TSCHUNK_SEGMENT_LAZY);
+        lazy_lookup_t[r] = (now_ns() - t0) / 1000;
     }
     double write_ns = median(write_t, reps), scan_ns = median(scan_t, reps);
     double open_ns = median(open_t, reps), lookup_ns = median(lookup_t, reps);
@@ -157,6 +167,10 @@ int main(int argc, char **argv)
     printf("| open | %.3f ms |\n", open_ns / 1e6);
     printf("| open + find one series + its first chunk | %.3f ms (%.2f%% of a full scan) |\n", lookup_ns / 1e6,
            100.0 * lookup_ns / scan_ns);
+    double lazy_open_ns = median(lazy_open_t, reps), lazy_lookup_ns = median(lazy_lookup_t, reps);
+    printf("| lazy open (TSCHUNK_SEGMENT_LAZY) | %.2f us |\n", lazy_open_ns / 1e3);
+    printf("| lazy open + find one series + its first chunk | %.2f us (%.3f%% of a full scan) |\n",
+           lazy_lookup_ns / 1e3, 100.0 * lazy_lookup_ns / scan_ns);
     printf("| chunk bytes | %zu (%.3f B/sample) |\n", chunk_bytes, (double)chunk_bytes / samples);
     printf("| segment bytes | %zu (%.3f B/sample) |\n", file_size, (double)file_size / samples);
     printf("| container overhead | %.2f%% (%.3f B/sample, %.1f B/chunk) |\n",

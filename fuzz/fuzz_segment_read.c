@@ -1,9 +1,9 @@
 /*
  * Segment reader on arbitrary bytes. In the fuzzing build checksums are
  * skipped (the mutations reach the parsers behind them); fuzz_segment_checked
- * keeps them. Open, look up every series and range, read and decode every
- * chunk (raw and without its deleted samples), merge summaries and ranges,
- * verify.
+ * keeps them. Open (full and lazy), look up every series and range, read and
+ * decode every chunk (raw and without its deleted samples), merge summaries
+ * and ranges, verify; a lazy open must answer as the full one.
  */
 #include <string.h>
 
@@ -14,22 +14,21 @@
 #define SEGMENT_OPEN_FLAGS 0x80000000u /* skip checksums: honoured only in fuzzing builds */
 #endif
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static int64_t ts[TSCHUNK_MAX_SAMPLES];
+static double v[TSCHUNK_MAX_SAMPLES];
+
+/* Every call a reader can make; errors are fine, crashes and impossible answers are not. */
+static void exercise(const tschunk_segment *seg, const uint8_t *data, size_t size)
 {
-    tschunk_segment *seg;
-    tschunk_segment_verify(data, size, NULL);
-    if (tschunk_segment_open(&seg, data, size, SEGMENT_OPEN_FLAGS, NULL)) return 0;
     tschunk_segment_info info;
     tschunk_segment_get_info(seg, &info);
-    static int64_t ts[TSCHUNK_MAX_SAMPLES];
-    static double v[TSCHUNK_MAX_SAMPLES];
     for (uint32_t o = 0; o < info.series; o++) {
         uint64_t id;
         const char *name;
         size_t len, begin, end;
-        if (tschunk_segment_series(seg, o, &id, &name, &len)) __builtin_trap();
+        if (tschunk_segment_series(seg, o, &id, &name, &len)) continue; /* a lazy read may refuse a block */
         if (tschunk_segment_find_series(seg, id) != o) __builtin_trap();
-        if (tschunk_segment_range(seg, o, INT64_MIN, INT64_MAX, &begin, &end) || begin > end || end > info.chunks)
+        if (!tschunk_segment_range(seg, o, INT64_MIN, INT64_MAX, &begin, &end) && (begin > end || end > info.chunks))
             __builtin_trap();
     }
     for (uint32_t i = 0; i < info.chunks; i++) {
@@ -53,6 +52,57 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tschunk_segment_range_merge(seg, TSCHUNK_SEGMENT_ALL_SERIES, INT64_MIN, INT64_MAX, acc, NULL);
         tschunk_sketch_free(acc);
     }
-    tschunk_segment_close(seg);
+}
+
+/* When both opens succeed, the lazy one answers as the full one. With checksums on it may refuse a
+ * block the full open did not hash (only verify hashes every block), so there an error is allowed
+ * when verify fails; with checksums skipped both check the same structure and must agree. */
+static void compare(const tschunk_segment *full, const tschunk_segment *lazy, const uint8_t *data, int verified)
+{
+    tschunk_segment_info fi, li;
+    tschunk_segment_get_info(full, &fi);
+    tschunk_segment_get_info(lazy, &li);
+    if (fi.series != li.series || fi.chunks != li.chunks || fi.deleted != li.deleted) __builtin_trap();
+    uint64_t spread = (uint64_t)data[0] << 8 | data[5]; /* ranges that depend on the input */
+    for (uint32_t o = 0; o < fi.series; o++) {
+        uint64_t fid, lid;
+        size_t fb, fe, lb, le;
+        if (tschunk_segment_series(full, o, &fid, NULL, NULL)) __builtin_trap();
+        if (tschunk_segment_series(lazy, o, &lid, NULL, NULL)) {
+            if (verified) __builtin_trap();
+            continue;
+        }
+        if (fid != lid || tschunk_segment_find_series(lazy, fid) != o) __builtin_trap();
+        int64_t from = fi.min_ts > INT64_MAX / 2 ? fi.min_ts : fi.min_ts + (int64_t)(spread * o % 100000);
+        int64_t to = from > INT64_MAX / 2 ? from : from + (int64_t)(spread % 5000);
+        if (tschunk_segment_range(full, o, from, to, &fb, &fe)) __builtin_trap();
+        if (tschunk_segment_range(lazy, o, from, to, &lb, &le)) {
+            if (verified) __builtin_trap();
+            continue;
+        }
+        if (fb != lb || fe != le) __builtin_trap();
+    }
+    for (uint32_t i = 0; i < fi.chunks; i++) {
+        tschunk_segment_chunk_info fc, lc;
+        size_t ferr = tschunk_segment_chunk(full, i, &fc), lerr = tschunk_segment_chunk(lazy, i, &lc);
+        if (lerr && !ferr && !verified) continue;
+        if (ferr != lerr || (!ferr && (fc.ref.chunk != lc.ref.chunk || fc.first_ts != lc.first_ts ||
+                                       fc.last_ts != lc.last_ts || fc.deleted != lc.deleted)))
+            __builtin_trap();
+    }
+}
+
+static int checksums_skipped(void) { return (SEGMENT_OPEN_FLAGS & 0x80000000u) != 0; }
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    tschunk_segment *full = NULL, *lazy = NULL;
+    int verified = tschunk_segment_verify(data, size, NULL) == 0 || checksums_skipped();
+    if (!tschunk_segment_open(&full, data, size, SEGMENT_OPEN_FLAGS, NULL)) exercise(full, data, size);
+    if (!tschunk_segment_open(&lazy, data, size, SEGMENT_OPEN_FLAGS | TSCHUNK_SEGMENT_LAZY, NULL))
+        exercise(lazy, data, size);
+    if (full && lazy) compare(full, lazy, data, verified);
+    tschunk_segment_close(full);
+    tschunk_segment_close(lazy);
     return 0;
 }

@@ -15,7 +15,7 @@
 #include "harness.h"
 #include "tschunk.h"
 
-#define MAX_CHUNKS 24
+#define MAX_CHUNKS 96 /* more than one 64-entry index block */
 #define MAX_PER_CHUNK 16
 
 typedef struct {
@@ -181,16 +181,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         prev_ordinal = c.ordinal;
         prev_first = c.first_ts;
     }
-    for (uint32_t o = 0; o < info.series; o++) {
-        uint64_t id;
-        const char *name;
-        size_t len;
-        char want[32];
-        tschunk_segment_series(seg, o, &id, &name, &len);
-        int want_len = snprintf(want, sizeof want, "s%llu", (unsigned long long)id);
-        if (len != (size_t)want_len || memcmp(name, want, len) || tschunk_segment_find_series(seg, id) != o)
-            __builtin_trap();
+    tschunk_segment *lazy;
+    if (tschunk_segment_open(&lazy, file, got, TSCHUNK_SEGMENT_LAZY, NULL)) __builtin_trap();
+    for (size_t i = 0; i < n; i++) chunks[i].matched = 0;
+    for (size_t i = 0; i < n; i++) check_chunk(lazy, i, chunks, n);
+    for (int pass = 0; pass < 2; pass++) {
+        const tschunk_segment *reader = pass ? lazy : seg;
+        for (uint32_t o = 0; o < info.series; o++) {
+            uint64_t id;
+            const char *name;
+            size_t len, begin, end, lazy_begin, lazy_end;
+            char want[32];
+            if (tschunk_segment_series(reader, o, &id, &name, &len)) __builtin_trap();
+            int want_len = snprintf(want, sizeof want, "s%llu", (unsigned long long)id);
+            if (len != (size_t)want_len || memcmp(name, want, len) || tschunk_segment_find_series(reader, id) != o ||
+                tschunk_segment_find_series_name(reader, name, len) != o)
+                __builtin_trap();
+            int64_t from = min_ts > INT64_MAX / 2 ? min_ts : min_ts + data[o % size] * 7;
+            int64_t to = from > INT64_MAX / 2 ? from : from + data[(o + 1) % size] * 11;
+            if (tschunk_segment_range(seg, o, from, to, &begin, &end) ||
+                tschunk_segment_range(lazy, o, from, to, &lazy_begin, &lazy_end) || begin != lazy_begin ||
+                end != lazy_end)
+                __builtin_trap();
+        }
     }
+    tschunk_segment_close(lazy);
     check_delete(seg, path, data, size);
     tschunk_segment_close(seg);
     return 0;

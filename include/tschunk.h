@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 5
+#define TSCHUNK_VERSION_MINOR 6
 #define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
@@ -746,11 +746,16 @@ TSCHUNK_API size_t tschunk_segment_writer_finish(tschunk_segment_writer *w);
 TSCHUNK_API void tschunk_segment_writer_abort(tschunk_segment_writer *w);
 
 #define TSCHUNK_SEGMENT_VERIFY 0x1u /* open checks every chunk record's checksum too */
+/* Open for point lookups (segment format v2; ignored for v1): open checks header, footer, fences,
+ * series bitmap and tombstones only, allocates no index, and each call reads and checks just the
+ * 64-series or 64-chunk blocks it needs. Same answers and errors as a full open; a full scan is
+ * faster without it (every call parses its block again). */
+#define TSCHUNK_SEGMENT_LAZY 0x2u
 
 /**
  * Open a segment held in caller memory (which must outlive the segment). Checks
  * header, footer and the metadata checksum, and parses the index (allocated
- * through the allocator; chunk bytes stay where they are).
+ * through the allocator; chunk bytes stay where they are), unless TSCHUNK_SEGMENT_LAZY.
  * @return 0, TRUNCATED, BAD_MAGIC, BAD_VERSION, CORRUPT (a checksum or structure), ALLOCATION.
  */
 TSCHUNK_API size_t tschunk_segment_open(tschunk_segment **seg, const void *data, size_t size, unsigned flags,
@@ -766,6 +771,7 @@ typedef struct {
     uint32_t has_summaries;
     tschunk_mapping_kind summary_mapping;
     double summary_gamma, summary_offset;
+    uint32_t format_version;  /* the segment format: 1 or 2 */
 } tschunk_segment_info;
 
 TSCHUNK_API void tschunk_segment_get_info(const tschunk_segment *seg, tschunk_segment_info *info);

@@ -178,6 +178,45 @@ Test(segment, round_trip_and_lookups)
     free_written(w, n);
 }
 
+/* Both series of the small segment below, read through a lazy open by id: samples, or a failure bit. */
+typedef struct {
+    int opened, failed;
+    size_t n[2];
+    int64_t ts[2][16];
+    uint64_t bits[2][16];
+} lazy_reads;
+
+static lazy_reads read_lazily(const unsigned char *data, size_t size)
+{
+    lazy_reads r;
+    memset(&r, 0, sizeof r);
+    tschunk_segment *seg;
+    if (tschunk_segment_open(&seg, data, size, TSCHUNK_SEGMENT_LAZY, NULL)) {
+        r.failed = 3;
+        return r;
+    }
+    r.opened = 1;
+    for (int k = 0; k < 2; k++) {
+        size_t ord = tschunk_segment_find_series(seg, (uint64_t)k + 7), begin, end;
+        if (tschunk_is_error(ord) || tschunk_segment_range(seg, (uint32_t)ord, INT64_MIN, INT64_MAX, &begin, &end)) {
+            r.failed |= 1 << k;
+            continue;
+        }
+        for (size_t i = begin; i < end && !(r.failed & (1 << k)); i++) {
+            double v[16];
+            size_t n = r.n[k] < 11 ? tschunk_segment_decode(seg, i, r.ts[k] + r.n[k], v, 16 - r.n[k]) : 0;
+            if (tschunk_is_error(n) || r.n[k] >= 11) {
+                r.failed |= 1 << k;
+                break;
+            }
+            for (size_t j = 0; j < n; j++) r.bits[k][r.n[k] + j] = wl_bits(v[j]);
+            r.n[k] += n;
+        }
+    }
+    tschunk_segment_close(seg);
+    return r;
+}
+
 Test(segment, every_bit_flip_and_truncation_is_detected, .timeout = 120)
 {
     /* A small segment: two series, two chunks each, no summaries; its series bitmap and tombstones included. */
@@ -209,18 +248,32 @@ Test(segment, every_bit_flip_and_truncation_is_detected, .timeout = 120)
     blob b = read_all(path);
     cr_assert_eq(tschunk_segment_verify(b.data, b.size, NULL), 0);
     unsigned char *copy = malloc(b.size);
+    lazy_reads want = read_lazily(b.data, b.size);
+    cr_assert_eq(want.failed, 0);
+    size_t lazy_opened = 0;
     for (size_t bit = 0; bit < b.size * 8; bit++) {
         memcpy(copy, b.data, b.size);
         copy[bit / 8] ^= (unsigned char)(1u << (bit % 8));
         size_t at;
         cr_assert(tschunk_is_error(tschunk_segment_verify(copy, b.size, &at)), "flip of bit %zu undetected", bit);
+        /* A lazy reader checks less at open: whatever it returns must still be right. */
+        lazy_reads got = read_lazily(copy, b.size);
+        lazy_opened += got.opened;
+        for (int k = 0; k < 2; k++) {
+            if (got.failed & (1 << k)) continue;
+            cr_assert(got.n[k] == want.n[k] && !memcmp(got.ts[k], want.ts[k], sizeof want.ts[k]) &&
+                          !memcmp(got.bits[k], want.bits[k], sizeof want.bits[k]),
+                      "flip of bit %zu: series %d read wrong", bit, k);
+        }
     }
+    cr_assert_gt(lazy_opened, 0); /* flips in chunk records get past a lazy open */
     for (size_t len = 0; len < b.size; len++) {
         unsigned char *cut = malloc(len ? len : 1);
         memcpy(cut, b.data, len);
         cr_assert(tschunk_is_error(tschunk_segment_verify(cut, len, NULL)), "truncation at %zu undetected", len);
         tschunk_segment *seg;
         cr_assert(tschunk_is_error(tschunk_segment_open(&seg, cut, len, 0, NULL)));
+        cr_assert(tschunk_is_error(tschunk_segment_open(&seg, cut, len, TSCHUNK_SEGMENT_LAZY, NULL)));
         free(cut);
     }
     free(copy);
@@ -399,7 +452,7 @@ Test(segment, delete_hides_samples_from_every_reader, .timeout = 60)
     cr_assert_neq(tschunk_segment_delete(seg3, path2, NSERIES, from, to, &deleted), 0);
     cr_assert_neq(tschunk_segment_delete(seg3, path2, ord, to, from, &deleted), 0);
     /* Every bit flip in the tombstone section is caught. */
-    size_t tomb_at = b3.size - 96 - 1;
+    size_t tomb_at = b3.size - TSC_SEG_FOOTER_SIZE - 1;
     for (size_t bit = 0; bit < 8 * 16; bit++) {
         size_t at = tomb_at - bit / 8;
         b3.data[at] ^= (unsigned char)(1u << (bit % 8));
@@ -433,17 +486,232 @@ Test(segment, section_offsets_that_wrap_are_refused)
     cr_assert_eq(tschunk_segment_writer_add_chunk(w, 1, chunk, n, NULL, 0), 0);
     cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
     blob b = read_all(path);
-    unsigned char *footer = b.data + b.size - 96;
-    uint64_t footer_at = b.size - 96, series_off = b.size + 17; /* past the end of the file */
-    uint64_t fields[8];
-    for (int i = 0; i < 8; i++) fields[i] = tsc_load64_le(footer + 8 * i);
+    unsigned char *footer = b.data + b.size - TSC_SEG_FOOTER_SIZE;
+    uint64_t footer_at = b.size - TSC_SEG_FOOTER_SIZE, series_off = b.size + 17; /* past the end of the file */
+    uint64_t fields[10];
+    for (int i = 0; i < 10; i++) fields[i] = tsc_load64_le(footer + 8 * i);
     uint64_t shift = series_off - fields[0];
-    for (int i = 0; i < 4; i++) fields[2 * i] += shift; /* every section moved past the end */
-    fields[7] = footer_at - fields[6]; /* the tombstone length wraps the sum back to the footer */
-    for (int i = 0; i < 8; i++) tsc_store64_le(footer + 8 * i, fields[i]);
-    tsc_store64_le(footer + 88, tsc_xxh3(footer, 88));
+    for (int i = 0; i < 5; i++) fields[2 * i] += shift; /* every section moved past the end */
+    fields[9] = footer_at - fields[8]; /* the tombstone length wraps the sum back to the footer */
+    for (int i = 0; i < 10; i++) tsc_store64_le(footer + 8 * i, fields[i]);
+    tsc_store64_le(footer + 120, tsc_xxh3(footer, 120));
     tschunk_segment *seg;
     cr_assert_eq(tschunk_get_error_code(tschunk_segment_open(&seg, b.data, b.size, 0, NULL)), TSCHUNK_ERROR_CORRUPT);
+    cr_assert_eq(tschunk_get_error_code(tschunk_segment_open(&seg, b.data, b.size, TSCHUNK_SEGMENT_LAZY, NULL)),
+                 TSCHUNK_ERROR_CORRUPT);
     cr_assert(tschunk_is_error(tschunk_segment_verify(b.data, b.size, NULL)));
+    free(b.data);
+}
+
+/* A segment whose series table and index each span several 64-record blocks: 150 series, series 3
+ * with 150 chunks, series 5 with overlapping chunks, and deletions in series 3 and 5. */
+#define MANY_SERIES 150
+static void write_many(const char *path)
+{
+    tschunk_segment_options o = {.min_ts = 0, .summary_mapping = TSCHUNK_MAPPING_LOGARITHMIC};
+    tschunk_segment_writer *w;
+    cr_assert_eq(tschunk_segment_writer_create(&w, path, &o), 0);
+    for (int k = 0; k < MANY_SERIES; k++) {
+        uint64_t id = UINT64_C(0x9e3779b97f4a7c15) * (uint64_t)(k + 1) >> 3;
+        char name[32];
+        int len = snprintf(name, sizeof name, "s%d", k);
+        cr_assert_eq(tschunk_segment_writer_add_series(w, id, name, (size_t)len), 0);
+        int chunks = k == 3 ? 150 : 1 + k % 3;
+        for (int c = 0; c < chunks; c++) {
+            int64_t ts[10];
+            double v[10];
+            int64_t start = k == 5 ? c * 50 : c * 100; /* series 5: each chunk overlaps the next */
+            for (int i = 0; i < 10; i++) { ts[i] = 1000 + start + i * 10 - (k == 5 && c == 1 ? 40 : 0); v[i] = k + c * 0.25 + i; }
+            unsigned char chunk[TSCHUNK_BOUND(10)];
+            size_t n = tschunk_encode(chunk, sizeof chunk, ts, v, 10, NULL);
+            cr_assert_eq(tschunk_segment_writer_add_chunk(w, id, chunk, n, NULL, 0), 0);
+        }
+    }
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+}
+
+static size_t lazy_allocated;
+static void *lazy_alloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    lazy_allocated += size;
+    return malloc(size);
+}
+static void lazy_free(void *opaque, void *p)
+{
+    (void)opaque;
+    free(p);
+}
+
+/* Everything a reader can ask, asked of a full and a lazy open of the same bytes. */
+static void same_answers(const tschunk_segment *full, const tschunk_segment *lazy)
+{
+    tschunk_segment_info fi, li;
+    tschunk_segment_get_info(full, &fi);
+    tschunk_segment_get_info(lazy, &li);
+    cr_assert(fi.min_ts == li.min_ts && fi.ts_unit == li.ts_unit && fi.series == li.series && fi.chunks == li.chunks &&
+                  fi.samples == li.samples && fi.deleted == li.deleted && fi.has_summaries == li.has_summaries &&
+                  fi.format_version == li.format_version && fi.format_version == 2,
+              "info differs");
+    uint64_t rng = 17;
+    for (uint32_t ord = 0; ord < fi.series; ord++) {
+        uint64_t fid, lid;
+        const char *fname, *lname;
+        size_t flen, llen;
+        cr_assert_eq(tschunk_segment_series(full, ord, &fid, &fname, &flen), 0);
+        cr_assert_eq(tschunk_segment_series(lazy, ord, &lid, &lname, &llen), 0);
+        cr_assert(fid == lid && fname == lname && flen == llen, "series %u", ord);
+        cr_assert_eq(tschunk_segment_find_series(lazy, fid), ord);
+        cr_assert(tschunk_is_error(tschunk_segment_find_series(lazy, fid + 1)));
+        cr_assert_eq(tschunk_segment_find_series_name(lazy, lname, llen), ord);
+        for (int q = 0; q < 12; q++) {
+            int64_t from = q == 0 ? INT64_MIN : 900 + (int64_t)(wl_rng(&rng) % 16000);
+            int64_t to = q == 0 ? INT64_MAX : from + (int64_t)(wl_rng(&rng) % 3000) - 500;
+            size_t fb, fe, lb, le;
+            cr_assert_eq(tschunk_segment_range(full, ord, from, to, &fb, &fe), 0);
+            cr_assert_eq(tschunk_segment_range(lazy, ord, from, to, &lb, &le), 0);
+            cr_assert(fb == lb && fe == le, "series %u [%lld, %lld]: [%zu, %zu) vs [%zu, %zu)", ord, (long long)from,
+                      (long long)to, fb, fe, lb, le);
+        }
+    }
+    cr_assert(tschunk_is_error(tschunk_segment_find_series(lazy, 0)));
+    cr_assert(tschunk_is_error(tschunk_segment_find_series(lazy, UINT64_MAX)));
+    cr_assert(tschunk_is_error(tschunk_segment_find_series_name(lazy, "nope", 4)));
+    for (size_t i = 0; i < fi.chunks; i++) {
+        tschunk_segment_chunk_info fc, lc;
+        cr_assert_eq(tschunk_segment_chunk(full, i, &fc), 0);
+        cr_assert_eq(tschunk_segment_chunk(lazy, i, &lc), 0);
+        cr_assert(fc.ordinal == lc.ordinal && fc.count == lc.count && fc.deleted == lc.deleted &&
+                      fc.first_ts == lc.first_ts && fc.last_ts == lc.last_ts && fc.ref.chunk == lc.ref.chunk &&
+                      fc.ref.chunk_size == lc.ref.chunk_size && fc.ref.summary == lc.ref.summary &&
+                      fc.ref.summary_size == lc.ref.summary_size,
+                  "chunk %zu", i);
+        int64_t fts[16], lts[16];
+        double fv[16], lv[16];
+        size_t fn = tschunk_segment_decode(full, i, fts, fv, 16), ln = tschunk_segment_decode(lazy, i, lts, lv, 16);
+        cr_assert(fn == ln && !memcmp(fts, lts, fn * sizeof *fts) && !memcmp(fv, lv, fn * sizeof *fv), "chunk %zu", i);
+    }
+    tschunk_segment_chunk_info c;
+    cr_assert(tschunk_is_error(tschunk_segment_chunk(lazy, fi.chunks, &c)));
+}
+
+Test(segment, lazy_open_answers_as_a_full_open, .timeout = 60)
+{
+    char path[128], by_full[128], by_lazy[128];
+    snprintf(path, sizeof path, "%s/many.tseg", tmpdir);
+    snprintf(by_full, sizeof by_full, "%s/full.tseg", tmpdir);
+    snprintf(by_lazy, sizeof by_lazy, "%s/lazy.tseg", tmpdir);
+    write_many(path);
+    blob b = read_all(path);
+    tschunk_segment *full, *lazy;
+    tschunk_allocator counted = {lazy_alloc, lazy_free, NULL};
+    lazy_allocated = 0;
+    cr_assert_eq(tschunk_segment_open(&full, b.data, b.size, 0, &counted), 0);
+    size_t full_bytes = lazy_allocated;
+    lazy_allocated = 0;
+    cr_assert_eq(tschunk_segment_open(&lazy, b.data, b.size, TSCHUNK_SEGMENT_LAZY, &counted), 0);
+    cr_assert_lt(lazy_allocated, 1024, "a lazy open allocated %zu bytes", lazy_allocated);
+    cr_assert_gt(full_bytes, 10000);
+    same_answers(full, lazy);
+    /* A delete through either writes the same bytes; they read back the same both ways. */
+    uint64_t df, dl;
+    uint32_t s3 = (uint32_t)tschunk_segment_find_series_name(full, "s3", 2);
+    uint32_t s5 = (uint32_t)tschunk_segment_find_series_name(full, "s5", 2);
+    cr_assert_eq(tschunk_segment_delete(full, by_full, s3, 2000, 9005, &df), 0);
+    cr_assert_eq(tschunk_segment_delete(lazy, by_lazy, s3, 2000, 9005, &dl), 0);
+    cr_assert(df == dl && df > 100, "%llu vs %llu", (unsigned long long)df, (unsigned long long)dl);
+    blob bf = read_all(by_full), bl = read_all(by_lazy);
+    cr_assert(bf.size == bl.size && !memcmp(bf.data, bl.data, bf.size));
+    tschunk_segment_close(full);
+    tschunk_segment_close(lazy);
+    tschunk_segment *f2, *l2;
+    cr_assert_eq(tschunk_segment_open(&f2, bf.data, bf.size, 0, NULL), 0);
+    cr_assert_eq(tschunk_segment_delete(f2, by_full, s5, 1010, 1100, &df), 0);
+    cr_assert_gt(df, 0);
+    tschunk_segment_close(f2);
+    free(bf.data);
+    bf = read_all(by_full);
+    cr_assert_eq(tschunk_segment_verify(bf.data, bf.size, NULL), 0);
+    cr_assert_eq(tschunk_segment_open(&f2, bf.data, bf.size, 0, NULL), 0);
+    cr_assert_eq(tschunk_segment_open(&l2, bf.data, bf.size, TSCHUNK_SEGMENT_LAZY, NULL), 0);
+    same_answers(f2, l2);
+    tschunk_segment_close(f2);
+    tschunk_segment_close(l2);
+    free(b.data);
+    free(bf.data);
+    free(bl.data);
+}
+
+/* Fences must agree with the blocks: forge a block hash (with every other checksum made to match) and
+ * a full open still reads the index, but verify names the fences and a lazy read refuses the block. */
+Test(segment, verify_checks_every_fence)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/fence.tseg", tmpdir);
+    write_many(path);
+    blob b = read_all(path);
+    tschunk_segment *seg;
+    cr_assert_eq(tschunk_segment_open(&seg, b.data, b.size, 0, NULL), 0);
+    tsc_seg_footer f = {0};
+    unsigned char *footer = b.data + b.size - TSC_SEG_FOOTER_SIZE;
+    f.series_off = tsc_load64_le(footer), f.fence_off = tsc_load64_le(footer + 32), f.tomb_off = tsc_load64_le(footer + 64);
+    f.tomb_len = tsc_load64_le(footer + 72);
+    tschunk_segment_close(seg);
+    size_t fence = tsc_seg_blocks(MANY_SERIES) + 1; /* the second index fence */
+    b.data[f.fence_off + fence * TSC_SEG_FENCE_SIZE + 16] ^= 1;
+    uint64_t end = f.tomb_off + f.tomb_len;
+    tsc_store64_le(footer + 96, tsc_xxh3(b.data + f.series_off, (size_t)(end - f.series_off)));
+    tsc_store64_le(footer + 104, tsc_xxh3(b.data + f.fence_off, (size_t)(end - f.fence_off)));
+    tsc_store64_le(footer + 120, tsc_xxh3(footer, 120));
+    cr_assert_eq(tschunk_segment_open(&seg, b.data, b.size, 0, NULL), 0);
+    tschunk_segment_close(seg);
+    size_t at = 0;
+    cr_assert_eq(tschunk_get_error_code(tschunk_segment_verify(b.data, b.size, &at)), TSCHUNK_ERROR_CORRUPT);
+    cr_assert_eq(at, f.fence_off);
+    cr_assert_eq(tschunk_segment_open(&seg, b.data, b.size, TSCHUNK_SEGMENT_LAZY, NULL), 0);
+    tschunk_segment_chunk_info c;
+    cr_assert_eq(tschunk_segment_chunk(seg, 0, &c), 0);
+    cr_assert_eq(tschunk_get_error_code(tschunk_segment_chunk(seg, TSC_SEG_BLOCK + 1, &c)), TSCHUNK_ERROR_CORRUPT);
+    tschunk_segment_close(seg);
+    free(b.data);
+}
+
+/* Real v1 bytes, written by 0.5.0 (tests/vectors/segment/README.md), read by this version both ways. */
+Test(segment, v1_segments_still_read)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/vectors/segment/v1_small.tseg", getenv("TSCHUNK_REPO") ? getenv("TSCHUNK_REPO") : ".");
+    blob b = read_all(path);
+    snprintf(path, sizeof path, "%s/tests/vectors/segment/v1_small.expected.csv", getenv("TSCHUNK_REPO") ? getenv("TSCHUNK_REPO") : ".");
+    FILE *expected = fopen(path, "r");
+    cr_assert(expected, "%s", path);
+    cr_assert_eq(tschunk_segment_verify(b.data, b.size, NULL), 0);
+    for (int lazy = 0; lazy < 2; lazy++) {
+        tschunk_segment *seg;
+        cr_assert_eq(tschunk_segment_open(&seg, b.data, b.size, lazy ? TSCHUNK_SEGMENT_LAZY : 0, NULL), 0);
+        tschunk_segment_info info;
+        tschunk_segment_get_info(seg, &info);
+        cr_assert(info.format_version == 1 && info.series == 3 && info.chunks == 6 && info.deleted == 20);
+        rewind(expected);
+        char want[256], got[256];
+        size_t lines = 0;
+        const char *order[3] = {"cpu_a", "mem_bytes", "temp.c"};
+        for (int k = 0; k < 3; k++) {
+            size_t ord = tschunk_segment_find_series_name(seg, order[k], strlen(order[k]));
+            cr_assert(!tschunk_is_error(ord));
+            static int64_t ts[1024];
+            static double v[1024];
+            size_t n = series_samples(seg, (uint32_t)ord, ts, v, 1024);
+            for (size_t i = 0; i < n; i++, lines++) {
+                cr_assert(fgets(want, sizeof want, expected));
+                snprintf(got, sizeof got, "%s,%lld,0x%016llx\n", order[k], (long long)ts[i], (unsigned long long)wl_bits(v[i]));
+                cr_assert_str_eq(got, want);
+            }
+        }
+        cr_assert_eq(lines, 430);
+        cr_assert(!fgets(want, sizeof want, expected));
+        tschunk_segment_close(seg);
+    }
+    fclose(expected);
     free(b.data);
 }

@@ -368,7 +368,7 @@ int segment_verify(const options *o, const unsigned char *data, size_t size)
             return 1;
         }
     }
-    printf("%s: ok (segment v1, %u series, %u chunks, %llu samples", path, info.series, info.chunks,
+    printf("%s: ok (segment v%u, %u series, %u chunks, %llu samples", path, info.format_version, info.series, info.chunks,
            (unsigned long long)(info.samples - info.deleted));
     if (info.deleted) printf(", %llu deleted", (unsigned long long)info.deleted);
     printf(")\n");

@@ -92,8 +92,10 @@ static size_t write_segment(const tschunk_segment *s, const char *path, const ui
     f.tomb_len = tombs_len;
     tsc_span meta[2] = {{s->data + f.series_off, (size_t)(f.tomb_off - f.series_off)}, {tombs, tombs_len}};
     f.meta_hash = tsc_xxh3_spans(meta, 2);
+    tsc_span lazy[2] = {{s->data + f.fence_off, (size_t)(f.tomb_off - f.fence_off)}, {tombs, tombs_len}};
+    if (f.version > 1) f.lazy_hash = tsc_xxh3_spans(lazy, 2);
     uint8_t footer[TSC_SEG_FOOTER_SIZE];
-    tsc_seg_encode_footer(&f, footer);
+    size_t footer_size = tsc_seg_encode_footer(&f, footer);
     size_t n = strlen(path) + 32;
     char *tmp = s->allocator.alloc(s->allocator.opaque, n);
     if (!tmp) return TSC_ERROR(ALLOCATION);
@@ -102,7 +104,7 @@ static size_t write_segment(const tschunk_segment *s, const char *path, const ui
     int ok = out != NULL;
     ok = ok && fwrite(s->data, 1, (size_t)f.tomb_off, out) == (size_t)f.tomb_off;
     ok = ok && (!tombs_len || fwrite(tombs, 1, tombs_len, out) == tombs_len);
-    ok = ok && fwrite(footer, 1, sizeof footer, out) == sizeof footer;
+    ok = ok && fwrite(footer, 1, footer_size, out) == footer_size;
     if (out && !ok) {
         fclose(out);
         remove(tmp);

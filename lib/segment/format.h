@@ -1,6 +1,6 @@
 /*
- * Segment format v1: constants and the helpers the writer and the reader share.
- * The layout is specified once, in README "Segment format v1".
+ * Segment format v2 (v1 still read): constants and the helpers the writer and
+ * the reader share. The layout is specified once, in README "Segment format".
  */
 #ifndef TSCHUNK_SEGMENT_FORMAT_H
 #define TSCHUNK_SEGMENT_FORMAT_H
@@ -10,10 +10,14 @@
 #include "../common/common.h"
 
 #define TSC_SEG_MAGIC "TSEG"
-#define TSC_SEG_FOOTER_MAGIC "TSEGEND1"
-#define TSC_SEG_VERSION 1u
+#define TSC_SEG_FOOTER_MAGIC_V1 "TSEGEND1"
+#define TSC_SEG_FOOTER_MAGIC "TSEGEND2"
+#define TSC_SEG_VERSION 2u /* written; version 1 is still read */
 #define TSC_SEG_HEADER_SIZE 48u
-#define TSC_SEG_FOOTER_SIZE 96u
+#define TSC_SEG_FOOTER_V1_SIZE 96u
+#define TSC_SEG_FOOTER_SIZE 128u
+#define TSC_SEG_BLOCK 64u      /* series, or index entries, per fence (v2) */
+#define TSC_SEG_FENCE_SIZE 24u /* one fence: u64 key, u64 byte offset, u64 XXH3 of the block */
 #define TSC_SEG_NO_SUMMARY 0xffu
 #define TSC_SEG_MAX_NAME 4096u
 #define TSC_SEG_UNIT_AT 32u /* header byte: timestamp unit (tschunk_ts_unit) */
@@ -44,16 +48,27 @@ typedef struct {
     uint64_t offset, length; /* the record */
 } tsc_seg_entry;
 
-/* Footer fields (all u64 LE, then the magic and two checksums). */
+/* Footer fields (v1 has no fences, samples or lazy hash). */
 typedef struct {
-    uint64_t series_off, series_len, index_off, index_len, bitmap_off, bitmap_len, tomb_off, tomb_len;
+    unsigned version;
+    uint64_t series_off, series_len, index_off, index_len, fence_off, fence_len, bitmap_off, bitmap_len, tomb_off,
+        tomb_len;
     uint32_t chunks, series;
-    uint64_t meta_hash;
+    uint64_t samples, meta_hash, lazy_hash;
 } tsc_seg_footer;
+
+/* Footer size of a version. */
+TSC_INLINE size_t tsc_seg_footer_size(unsigned version)
+{
+    return version == 1 ? TSC_SEG_FOOTER_V1_SIZE : TSC_SEG_FOOTER_SIZE;
+}
+
+/* Fences (v2): ceil(series / 64) series fences, then ceil(chunks / 64) index fences. */
+TSC_INLINE size_t tsc_seg_blocks(size_t items) { return (items + TSC_SEG_BLOCK - 1) / TSC_SEG_BLOCK; }
 
 /* One chunk's deleted sample positions: a validated portable roaring blob in place. */
 typedef struct {
-    uint32_t chunk, deleted;
+    uint32_t chunk, deleted, last; /* last: the highest deleted position */
     const uint8_t *blob;
     size_t size;
 } tsc_seg_tomb;
@@ -74,7 +89,40 @@ struct tschunk_segment {
     size_t ntombs;
     size_t records_end;
     unsigned flags;
+    int lazy;               /* v2 opened with TSCHUNK_SEGMENT_LAZY: no arrays, blocks parsed when read */
+    const uint8_t *fences;  /* v2: in place */
 };
+
+/* Where the writer and delete put one fence. */
+void tsc_seg_put_fence(uint8_t *out, uint64_t key, uint64_t offset, uint64_t hash);
+
+/* One series-table record, name in place. */
+typedef struct {
+    uint64_t id;
+    const char *name;
+    size_t name_len;
+} tsc_seg_series;
+
+/* Parse one series-table record / one index entry at *pos of p[0, size) (advances *pos): every field
+ * checked against the segment (ordinal, counts, record bounds, timestamps). @return 0 or CORRUPT. */
+size_t tsc_seg_parse_series(const uint8_t *p, size_t size, size_t *pos, tsc_seg_series *out);
+size_t tsc_seg_parse_entry(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos, tsc_seg_entry *e);
+
+/* Index order: by series, then first timestamp. */
+TSC_INLINE int tsc_seg_entries_in_order(const tsc_seg_entry *prev, const tsc_seg_entry *e)
+{
+    return prev->ordinal < e->ordinal || (prev->ordinal == e->ordinal && prev->first_ts <= e->first_ts);
+}
+
+/* Fences (fences.c): fence b of the series table (index_kind 0) or of the index (1). */
+const uint8_t *tsc_seg_fence(const tschunk_segment *s, int index_kind, size_t b);
+/* At a lazy open: keys and offsets in order and inside their sections. */
+size_t tsc_seg_check_fences(const tschunk_segment *s);
+/* Block b, hash checked, parsed and checked against its fences: *n records (<= 64). */
+size_t tsc_seg_series_block(const tschunk_segment *s, size_t b, tsc_seg_series out[TSC_SEG_BLOCK], size_t *n);
+size_t tsc_seg_index_block(const tschunk_segment *s, size_t b, tsc_seg_entry out[TSC_SEG_BLOCK], size_t *n);
+/* verify: every block's hash. */
+size_t tsc_seg_check_block_hashes(const tschunk_segment *s);
 
 /* Parse and validate the tombstone section into s->tombs (at open, after the index). */
 size_t tsc_seg_parse_tombs(tschunk_segment *s);
@@ -82,8 +130,8 @@ size_t tsc_seg_parse_tombs(tschunk_segment *s);
 /* The tombstone of chunk i, or NULL. */
 const tsc_seg_tomb *tsc_seg_find_tomb(const tschunk_segment *s, size_t chunk);
 
-/* The 96-byte footer of f (its own checksum included). */
-void tsc_seg_encode_footer(const tsc_seg_footer *f, uint8_t out[TSC_SEG_FOOTER_SIZE]);
+/* The footer of f in f->version's layout (its own checksum included). @return its size. */
+size_t tsc_seg_encode_footer(const tsc_seg_footer *f, uint8_t out[TSC_SEG_FOOTER_SIZE]);
 
 /* Flush, fsync, close and rename tmp to final. @return 0 or -1 (the temporary file is then removed). */
 int tsc_seg_commit_file(FILE *out, const char *tmp, const char *final_path);

@@ -21,28 +21,18 @@ void tschunk_segment_close(tschunk_segment *s)
     s->allocator.free(s->allocator.opaque, s);
 }
 
-typedef struct {
-    const uint8_t *p;
-    size_t size, pos;
-} cursor;
-
-TSC_INLINE int get_uv(cursor *c, uint64_t *v)
-{
-    size_t n = tsc_get_uvarint(c->p + c->pos, c->size - c->pos, v);
-    c->pos += n;
-    return n ? 0 : -1;
-}
-
 static uint32_t load32_le(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 
 static size_t check_header(tschunk_segment *s)
 {
     const uint8_t *h = s->data;
     if (memcmp(h, TSC_SEG_MAGIC, 4) != 0) return TSC_ERROR(BAD_MAGIC);
-    if (h[4] != TSC_SEG_VERSION) return TSC_ERROR(BAD_VERSION);
+    if (h[4] != 1 && h[4] != TSC_SEG_VERSION) return TSC_ERROR(BAD_VERSION);
     if (!TSC_SEG_CHECKSUM_OK(s->flags, tsc_load64_le(h + 40), tsc_xxh3(h, 40))) return TSC_ERROR(CORRUPT);
     if (h[5] || h[6] != TSCHUNK_CODEC_GORILLA || h[TSC_SEG_UNIT_AT] > TSCHUNK_UNIT_NS || tsc_load64_le(h + 32) >> 8)
         return TSC_ERROR(CORRUPT);
+    s->footer.version = h[4];
+    s->info.format_version = h[4];
     s->info.ts_unit = (tschunk_ts_unit)h[TSC_SEG_UNIT_AT];
     if (h[7] != TSC_SEG_NO_SUMMARY && h[7] > TSCHUNK_MAPPING_QUARTIC) return TSC_ERROR(CORRUPT);
     s->info.min_ts = (int64_t)tsc_load64_le(h + 8);
@@ -53,37 +43,80 @@ static size_t check_header(tschunk_segment *s)
     return 0;
 }
 
-/* Footer, section layout and the metadata checksum. */
+/* The footer's fields in f->version's layout; its own checksum and magic checked. */
+static size_t read_footer(const tschunk_segment *s, tsc_seg_footer *f)
+{
+    size_t size = tsc_seg_footer_size(f->version);
+    if (s->size < TSC_SEG_HEADER_SIZE + size) return TSC_ERROR(TRUNCATED);
+    const uint8_t *p = s->data + s->size - size;
+    int v1 = f->version == 1, pairs = v1 ? 8 : 10;
+    const uint8_t *tail = p + 8 * pairs; /* counts, [samples,] hashes, magic, footer hash */
+    if (memcmp(p + size - 16, v1 ? TSC_SEG_FOOTER_MAGIC_V1 : TSC_SEG_FOOTER_MAGIC, 8) != 0 ||
+        !TSC_SEG_CHECKSUM_OK(s->flags, tsc_load64_le(p + size - 8), tsc_xxh3(p, size - 8)))
+        return TSC_ERROR(CORRUPT);
+    uint64_t *v1_fields[8] = {&f->series_off, &f->series_len, &f->index_off, &f->index_len,
+                              &f->bitmap_off, &f->bitmap_len, &f->tomb_off, &f->tomb_len};
+    uint64_t *v2_fields[10] = {&f->series_off, &f->series_len, &f->index_off, &f->index_len, &f->fence_off,
+                               &f->fence_len,  &f->bitmap_off, &f->bitmap_len, &f->tomb_off, &f->tomb_len};
+    for (int i = 0; i < pairs; i++) *(v1 ? v1_fields[i] : v2_fields[i]) = tsc_load64_le(p + 8 * i);
+    f->chunks = load32_le(tail);
+    f->series = load32_le(tail + 4);
+    if (!v1) f->samples = tsc_load64_le(tail + 8);
+    f->meta_hash = tsc_load64_le(tail + (v1 ? 8 : 16));
+    if (!v1) f->lazy_hash = tsc_load64_le(tail + 24);
+    if (v1) f->fence_off = f->bitmap_off; /* no fences: an empty section keeps one layout check */
+    return 0;
+}
+
+/* Footer, section layout and the metadata checksum (a lazy open: the fences-to-tombstones one). */
 static size_t check_footer(tschunk_segment *s, tsc_seg_footer *f)
 {
-    const uint8_t *p = s->data + s->size - TSC_SEG_FOOTER_SIZE;
-    if (memcmp(p + 80, TSC_SEG_FOOTER_MAGIC, 8) != 0 || !TSC_SEG_CHECKSUM_OK(s->flags, tsc_load64_le(p + 88), tsc_xxh3(p, 88)))
-        return TSC_ERROR(CORRUPT);
-    uint64_t *fields[8] = {&f->series_off, &f->series_len, &f->index_off, &f->index_len,
-                           &f->bitmap_off, &f->bitmap_len, &f->tomb_off, &f->tomb_len};
-    for (int i = 0; i < 8; i++) *fields[i] = tsc_load64_le(p + 8 * i);
-    f->chunks = load32_le(p + 64);
-    f->series = load32_le(p + 68);
-    f->meta_hash = tsc_load64_le(p + 72);
-    uint64_t footer_at = s->size - TSC_SEG_FOOTER_SIZE;
-    /* Sections follow each other: records, series table, index, series bitmap, tombstones, footer. */
+    size_t err = read_footer(s, f);
+    if (err) return err;
+    uint64_t footer_at = s->size - tsc_seg_footer_size(f->version);
+    /* Sections follow each other: records, series table, index, fences, series bitmap, tombstones, footer. */
     uint64_t at = f->series_off;
-    const uint64_t sections[4][2] = {{f->series_off, f->series_len}, {f->index_off, f->index_len},
-                                     {f->bitmap_off, f->bitmap_len}, {f->tomb_off, f->tomb_len}};
+    const uint64_t sections[5][2] = {{f->series_off, f->series_len}, {f->index_off, f->index_len},
+                                     {f->fence_off, f->fence_len},   {f->bitmap_off, f->bitmap_len},
+                                     {f->tomb_off, f->tomb_len}};
     if (at < TSC_SEG_HEADER_SIZE) return TSC_ERROR(CORRUPT);
-    for (int i = 0; i < 4; i++) { /* at <= footer_at first: footer_at - at must not wrap */
+    for (int i = 0; i < 5; i++) { /* at <= footer_at first: footer_at - at must not wrap */
         if (sections[i][0] != at || at > footer_at || sections[i][1] > footer_at - at) return TSC_ERROR(CORRUPT);
         at += sections[i][1];
     }
     if (at != footer_at) return TSC_ERROR(CORRUPT);
-    if (!TSC_SEG_CHECKSUM_OK(s->flags, tsc_xxh3(s->data + f->series_off, (size_t)(footer_at - f->series_off)),
-                             f->meta_hash))
-        return TSC_ERROR(CORRUPT);
-    s->footer = *f;
+    uint64_t hashed_from = s->lazy ? f->fence_off : f->series_off;
+    uint64_t hash = tsc_xxh3(s->data + hashed_from, (size_t)(footer_at - hashed_from));
+    if (!TSC_SEG_CHECKSUM_OK(s->flags, hash, s->lazy ? f->lazy_hash : f->meta_hash)) return TSC_ERROR(CORRUPT);
     /* Each series takes >= 2 bytes, each index entry >= 6: a small file cannot claim a huge count. */
     if (f->series > f->series_len / 2 || f->chunks > f->index_len / 6) return TSC_ERROR(CORRUPT);
+    if (f->version > 1 &&
+        f->fence_len != (tsc_seg_blocks(f->series) + tsc_seg_blocks(f->chunks)) * (uint64_t)TSC_SEG_FENCE_SIZE)
+        return TSC_ERROR(CORRUPT);
+    s->footer = *f;
     s->records_end = (size_t)f->series_off;
+    if (f->version > 1) s->fences = s->data + f->fence_off;
     return 0;
+}
+
+size_t tsc_seg_parse_series(const uint8_t *p, size_t size, size_t *pos, tsc_seg_series *out)
+{
+    uint64_t len;
+    if (tsc_take_uvarint(p, size, pos, &out->id) || tsc_take_uvarint(p, size, pos, &len) ||
+        len > TSC_SEG_MAX_NAME || len > size - *pos)
+        return TSC_ERROR(CORRUPT);
+    out->name = (const char *)p + *pos;
+    out->name_len = (size_t)len;
+    *pos += (size_t)len;
+    return 0;
+}
+
+/* A v2 fence must agree with the record at its position (checked when the whole table is parsed). */
+static int fence_agrees(const tschunk_segment *s, int index_kind, size_t i, uint64_t key, size_t pos)
+{
+    if (!s->fences || i % TSC_SEG_BLOCK) return 1;
+    const uint8_t *fence = tsc_seg_fence(s, index_kind, i / TSC_SEG_BLOCK);
+    return tsc_load64_le(fence) == key && tsc_load64_le(fence + 8) == pos;
 }
 
 static size_t parse_series(tschunk_segment *s, const tsc_seg_footer *f)
@@ -93,18 +126,19 @@ static size_t parse_series(tschunk_segment *s, const tsc_seg_footer *f)
     s->names = seg_alloc(s, (n + 1) * sizeof *s->names);
     s->name_lens = seg_alloc(s, (n + 1) * sizeof *s->name_lens);
     if (!s->series_ids || !s->names || !s->name_lens) return TSC_ERROR(ALLOCATION);
-    cursor c = {s->data + f->series_off, (size_t)f->series_len, 0};
+    const uint8_t *p = s->data + f->series_off;
+    size_t pos = 0;
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t id, len;
-        if (get_uv(&c, &id) || get_uv(&c, &len) || len > TSC_SEG_MAX_NAME || len > c.size - c.pos)
-            return TSC_ERROR(CORRUPT);
-        if (i && id <= s->series_ids[i - 1]) return TSC_ERROR(CORRUPT); /* ascending ids */
-        s->series_ids[i] = id;
-        s->names[i] = (const char *)c.p + c.pos;
-        s->name_lens[i] = (size_t)len;
-        c.pos += (size_t)len;
+        tsc_seg_series rec;
+        size_t at = pos;
+        if (tsc_seg_parse_series(p, (size_t)f->series_len, &pos, &rec)) return TSC_ERROR(CORRUPT);
+        if (i && rec.id <= s->series_ids[i - 1]) return TSC_ERROR(CORRUPT); /* ascending ids */
+        if (!fence_agrees(s, 0, i, rec.id, at)) return TSC_ERROR(CORRUPT);
+        s->series_ids[i] = rec.id;
+        s->names[i] = rec.name;
+        s->name_lens[i] = rec.name_len;
     }
-    return c.pos == c.size ? 0 : TSC_ERROR(CORRUPT);
+    return pos == f->series_len ? 0 : TSC_ERROR(CORRUPT);
 }
 
 /* first = base + delta must stay an int64 at or after base. */
@@ -115,47 +149,79 @@ static int add_ts(int64_t base, uint64_t delta, int64_t *out)
     return 0;
 }
 
+size_t tsc_seg_parse_entry(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos, tsc_seg_entry *e)
+{
+    uint64_t ord, first_rel, span, count, offset, length;
+    if (tsc_take_uvarint(p, size, pos, &ord) || tsc_take_uvarint(p, size, pos, &first_rel) ||
+        tsc_take_uvarint(p, size, pos, &span) || tsc_take_uvarint(p, size, pos, &count) ||
+        tsc_take_uvarint(p, size, pos, &offset) || tsc_take_uvarint(p, size, pos, &length))
+        return TSC_ERROR(CORRUPT);
+    if (ord >= s->footer.series || count == 0 || count > TSCHUNK_MAX_SAMPLES || offset < TSC_SEG_HEADER_SIZE ||
+        length < 16 || offset > s->records_end || length > s->records_end - offset)
+        return TSC_ERROR(CORRUPT);
+    *e = (tsc_seg_entry){(uint32_t)ord, (uint32_t)count, 0, 0, offset, length};
+    if (add_ts(s->info.min_ts, first_rel, &e->first_ts) || add_ts(e->first_ts, span, &e->last_ts))
+        return TSC_ERROR(CORRUPT);
+    return 0;
+}
+
 static size_t parse_index(tschunk_segment *s, const tsc_seg_footer *f)
 {
     uint32_t n = f->chunks;
     s->entries = seg_alloc(s, (n + 1) * sizeof *s->entries);
     s->max_last = seg_alloc(s, (n + 1) * sizeof *s->max_last);
     if (!s->entries || !s->max_last) return TSC_ERROR(ALLOCATION);
-    cursor c = {s->data + f->index_off, (size_t)f->index_len, 0};
+    const uint8_t *p = s->data + f->index_off;
+    size_t pos = 0;
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t ord, first_rel, span, count, offset, length;
         tsc_seg_entry *e = &s->entries[i];
-        if (get_uv(&c, &ord) || get_uv(&c, &first_rel) || get_uv(&c, &span) || get_uv(&c, &count) ||
-            get_uv(&c, &offset) || get_uv(&c, &length))
-            return TSC_ERROR(CORRUPT);
-        if (ord >= f->series || count == 0 || count > TSCHUNK_MAX_SAMPLES || offset < TSC_SEG_HEADER_SIZE ||
-            length < 16 || offset > s->records_end || length > s->records_end - offset)
-            return TSC_ERROR(CORRUPT);
-        *e = (tsc_seg_entry){(uint32_t)ord, (uint32_t)count, 0, 0, offset, length};
-        if (add_ts(s->info.min_ts, first_rel, &e->first_ts) || add_ts(e->first_ts, span, &e->last_ts))
-            return TSC_ERROR(CORRUPT);
-        int same_series = i && s->entries[i - 1].ordinal == e->ordinal;
-        if (i && (e->ordinal < s->entries[i - 1].ordinal || (same_series && e->first_ts < s->entries[i - 1].first_ts)))
-            return TSC_ERROR(CORRUPT); /* sorted by series, then time */
+        size_t at = pos;
+        if (tsc_seg_parse_entry(s, p, (size_t)f->index_len, &pos, e)) return TSC_ERROR(CORRUPT);
+        if (i && !tsc_seg_entries_in_order(e - 1, e)) return TSC_ERROR(CORRUPT); /* by series, then time */
+        if (!fence_agrees(s, 1, i, e->ordinal, at)) return TSC_ERROR(CORRUPT);
+        int same_series = i && e[-1].ordinal == e->ordinal;
         s->max_last[i] = same_series && s->max_last[i - 1] > e->last_ts ? s->max_last[i - 1] : e->last_ts;
-        s->info.samples += count;
+        s->info.samples += e->count;
     }
-    return c.pos == c.size ? 0 : TSC_ERROR(CORRUPT);
+    if (f->version > 1 && s->info.samples != f->samples) return TSC_ERROR(CORRUPT);
+    return pos == f->index_len ? 0 : TSC_ERROR(CORRUPT);
 }
 
 /* The series bitmap must hold exactly the ordinals that have chunks (checked by
- * cardinality and maximum here; tschunk_segment_verify compares every member). */
+ * cardinality and maximum here; tschunk_segment_verify compares every member).
+ * A lazy open has no index to count them: it checks the bitmap fits the series. */
 static size_t check_series_bitmap(const tschunk_segment *s)
 {
     tsc_roaring_summary rs;
     const tsc_seg_footer *f = &s->footer;
     size_t err = tsc_roaring_check(s->data + f->bitmap_off, (size_t)f->bitmap_len, &rs);
     if (err || rs.bytes != f->bitmap_len) return TSC_ERROR(CORRUPT);
+    if (s->lazy)
+        return rs.cardinality <= f->series && (!rs.cardinality || rs.max_value < f->series) ? 0 : TSC_ERROR(CORRUPT);
     uint64_t with_chunks = 0;
     for (uint32_t i = 0; i < s->info.chunks; i++)
         with_chunks += i == 0 || s->entries[i].ordinal != s->entries[i - 1].ordinal;
     uint32_t top = s->info.chunks ? s->entries[s->info.chunks - 1].ordinal : 0;
     return rs.cardinality == with_chunks && rs.max_value == top ? 0 : TSC_ERROR(CORRUPT);
+}
+
+static size_t read_metadata(tschunk_segment *s)
+{
+    tsc_seg_footer f = s->footer;
+    size_t err = check_footer(s, &f);
+    if (err) return err;
+    s->info.series = f.series;
+    s->info.chunks = f.chunks;
+    if (s->lazy) {
+        s->info.samples = f.samples;
+        err = tsc_seg_check_fences(s);
+    } else {
+        err = parse_series(s, &f);
+        if (!err) err = parse_index(s, &f);
+    }
+    if (!err) err = check_series_bitmap(s);
+    if (!err) err = tsc_seg_parse_tombs(s);
+    return err;
 }
 
 size_t tschunk_segment_open(tschunk_segment **out, const void *data, size_t size, unsigned flags,
@@ -165,7 +231,7 @@ size_t tschunk_segment_open(tschunk_segment **out, const void *data, size_t size
     *out = NULL;
     const uint8_t *d = (const uint8_t *)data;
     if (size >= 4 && memcmp(d, TSC_SEG_MAGIC, 4) != 0) return TSC_ERROR(BAD_MAGIC);
-    if (size < TSC_SEG_HEADER_SIZE + TSC_SEG_FOOTER_SIZE) return TSC_ERROR(TRUNCATED);
+    if (size < TSC_SEG_HEADER_SIZE + TSC_SEG_FOOTER_V1_SIZE) return TSC_ERROR(TRUNCATED);
     tschunk_allocator a = tsc_allocator_or_default(allocator);
     tschunk_segment *s = a.alloc(a.opaque, sizeof *s);
     if (!s) return TSC_ERROR(ALLOCATION);
@@ -174,17 +240,9 @@ size_t tschunk_segment_open(tschunk_segment **out, const void *data, size_t size
     s->size = size;
     s->allocator = a;
     s->flags = flags;
-    tsc_seg_footer f;
     size_t err = check_header(s);
-    if (!err) err = check_footer(s, &f);
-    if (!err) {
-        s->info.series = f.series;
-        s->info.chunks = f.chunks;
-        err = parse_series(s, &f);
-    }
-    if (!err) err = parse_index(s, &f);
-    if (!err) err = check_series_bitmap(s);
-    if (!err) err = tsc_seg_parse_tombs(s);
+    s->lazy = !err && (flags & TSCHUNK_SEGMENT_LAZY) && s->footer.version > 1;
+    if (!err) err = read_metadata(s);
     for (uint32_t i = 0; !err && (flags & TSCHUNK_SEGMENT_VERIFY) && i < s->info.chunks; i++) {
         tschunk_segment_chunk_info c;
         err = tschunk_segment_chunk(s, i, &c);
@@ -205,18 +263,66 @@ void tschunk_segment_series_bitmap(const tschunk_segment *s, const void **blob, 
     *size = (size_t)s->footer.bitmap_len;
 }
 
+/* Series `ordinal`, from the arrays or (lazy) from its block. */
+static size_t series_at(const tschunk_segment *s, uint32_t ordinal, tsc_seg_series *out)
+{
+    if (!s->lazy) {
+        *out = (tsc_seg_series){s->series_ids[ordinal], s->names[ordinal], s->name_lens[ordinal]};
+        return 0;
+    }
+    tsc_seg_series block[TSC_SEG_BLOCK];
+    size_t n, err = tsc_seg_series_block(s, ordinal / TSC_SEG_BLOCK, block, &n);
+    if (!err) *out = block[ordinal % TSC_SEG_BLOCK];
+    return err;
+}
+
+/* Index entry i, from the arrays or (lazy) from its block. */
+static size_t entry_at(const tschunk_segment *s, size_t i, tsc_seg_entry *out)
+{
+    if (!s->lazy) {
+        *out = s->entries[i];
+        return 0;
+    }
+    tsc_seg_entry block[TSC_SEG_BLOCK];
+    size_t n, err = tsc_seg_index_block(s, i / TSC_SEG_BLOCK, block, &n);
+    if (!err) *out = block[i % TSC_SEG_BLOCK];
+    return err;
+}
+
 size_t tschunk_segment_series(const tschunk_segment *s, uint32_t ordinal, uint64_t *id, const char **name,
                               size_t *name_len)
 {
+    tsc_seg_series rec;
     if (!s || ordinal >= s->info.series) return TSC_ERROR(BAD_PARAMETER);
-    if (id) *id = s->series_ids[ordinal];
-    if (name) *name = s->names[ordinal];
-    if (name_len) *name_len = s->name_lens[ordinal];
+    size_t err = series_at(s, ordinal, &rec);
+    if (err) return err;
+    if (id) *id = rec.id;
+    if (name) *name = rec.name;
+    if (name_len) *name_len = rec.name_len;
     return 0;
+}
+
+/* Lazy: the one block whose first id is the last <= id, searched through the fences. */
+static size_t find_series_lazy(const tschunk_segment *s, uint64_t id)
+{
+    size_t lo = 0, hi = tsc_seg_blocks(s->info.series);
+    while (lo < hi) { /* lo: the first block whose first id is > id */
+        size_t mid = lo + (hi - lo) / 2;
+        if (tsc_load64_le(tsc_seg_fence(s, 0, mid)) <= id) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == 0) return TSC_ERROR(BAD_PARAMETER);
+    tsc_seg_series block[TSC_SEG_BLOCK];
+    size_t n, err = tsc_seg_series_block(s, lo - 1, block, &n);
+    if (err) return err;
+    for (size_t k = 0; k < n; k++)
+        if (block[k].id == id) return (lo - 1) * TSC_SEG_BLOCK + k;
+    return TSC_ERROR(BAD_PARAMETER);
 }
 
 size_t tschunk_segment_find_series(const tschunk_segment *s, uint64_t id)
 {
+    if (s->lazy) return find_series_lazy(s, id);
     size_t lo = 0, hi = s->info.series;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -228,8 +334,18 @@ size_t tschunk_segment_find_series(const tschunk_segment *s, uint64_t id)
 
 size_t tschunk_segment_find_series_name(const tschunk_segment *s, const char *name, size_t len)
 {
-    for (uint32_t i = 0; i < s->info.series; i++)
-        if (s->name_lens[i] == len && memcmp(s->names[i], name, len) == 0) return i;
+    tsc_seg_series block[TSC_SEG_BLOCK];
+    size_t n = 0, err;
+    for (uint32_t i = 0; i < s->info.series; i++) {
+        const char *at = s->lazy ? NULL : s->names[i];
+        size_t at_len = s->lazy ? 0 : s->name_lens[i];
+        if (s->lazy) {
+            if (i % TSC_SEG_BLOCK == 0 && (err = tsc_seg_series_block(s, i / TSC_SEG_BLOCK, block, &n))) return err;
+            at = block[i % TSC_SEG_BLOCK].name;
+            at_len = block[i % TSC_SEG_BLOCK].name_len;
+        }
+        if (at_len == len && memcmp(at, name, len) == 0) return i;
+    }
     return TSC_ERROR(BAD_PARAMETER);
 }
 
@@ -244,10 +360,46 @@ size_t tschunk_segment_find_series_name(const tschunk_segment *s, const char *na
         }                                                                                          \
     } while (0)
 
+/* Lazy: walk the series' entries from the block its first entry is in (found through the fences);
+ * the same positions as the binary searches below over the arrays. */
+static size_t range_lazy(const tschunk_segment *s, uint32_t ordinal, int64_t from, int64_t to, size_t *begin,
+                         size_t *end)
+{
+    size_t blocks = tsc_seg_blocks(s->info.chunks), lo = 0, hi = blocks;
+    LOWER_BOUND(lo, hi, tsc_load64_le(tsc_seg_fence(s, 1, i)) >= ordinal);
+    size_t b = lo ? lo - 1 : 0, first = SIZE_MAX;
+    int64_t max_last = INT64_MIN;
+    for (; b < blocks; b++) {
+        tsc_seg_entry block[TSC_SEG_BLOCK];
+        size_t n, err = tsc_seg_index_block(s, b, block, &n);
+        if (err) return err;
+        for (size_t k = 0; k < n; k++) {
+            const tsc_seg_entry *e = &block[k];
+            size_t i = b * TSC_SEG_BLOCK + k;
+            if (e->ordinal < ordinal) continue;
+            if (e->ordinal > ordinal || (first != SIZE_MAX && e->first_ts > to)) {
+                *begin = first == SIZE_MAX ? i : first;
+                *end = i;
+                return 0;
+            }
+            max_last = e->last_ts > max_last ? e->last_ts : max_last;
+            if (first == SIZE_MAX && max_last >= from) first = i;
+            if (first == i && e->first_ts > to) {
+                *begin = *end = i;
+                return 0;
+            }
+        }
+    }
+    *begin = first == SIZE_MAX ? s->info.chunks : first;
+    *end = s->info.chunks;
+    return 0;
+}
+
 size_t tschunk_segment_range(const tschunk_segment *s, uint32_t ordinal, int64_t from, int64_t to, size_t *begin,
                              size_t *end)
 {
     if (!s || !begin || !end || ordinal >= s->info.series) return TSC_ERROR(BAD_PARAMETER);
+    if (s->lazy) return range_lazy(s, ordinal, from, to, begin, end);
     size_t lo = 0, hi = s->info.chunks;
     LOWER_BOUND(lo, hi, s->entries[i].ordinal >= ordinal);
     size_t block = lo;
@@ -266,34 +418,41 @@ size_t tschunk_segment_range(const tschunk_segment *s, uint32_t ordinal, int64_t
 size_t tschunk_segment_chunk(const tschunk_segment *s, size_t i, tschunk_segment_chunk_info *out)
 {
     if (!s || !out || i >= s->info.chunks) return TSC_ERROR(BAD_PARAMETER);
-    const tsc_seg_entry *e = &s->entries[i];
+    tsc_seg_entry entry;
+    tsc_seg_series series;
+    size_t err = entry_at(s, i, &entry);
+    if (!err) err = series_at(s, entry.ordinal, &series);
+    if (err) return err;
+    const tsc_seg_entry *e = &entry;
     const uint8_t *rec = s->data + e->offset;
     size_t body = (size_t)e->length - 8;
     if (!TSC_SEG_CHECKSUM_OK(s->flags, tsc_xxh3(rec, body), tsc_load64_le(rec + body))) return TSC_ERROR(CORRUPT);
-    cursor c = {rec, body, 0};
+    size_t pos = 0;
     uint64_t id, first_rel, span, count, slen, clen;
-    if (get_uv(&c, &id) || get_uv(&c, &first_rel) || get_uv(&c, &span) || get_uv(&c, &count) || c.pos >= body)
+    if (tsc_take_uvarint(rec, body, &pos, &id) || tsc_take_uvarint(rec, body, &pos, &first_rel) ||
+        tsc_take_uvarint(rec, body, &pos, &span) || tsc_take_uvarint(rec, body, &pos, &count) || pos >= body)
         return TSC_ERROR(CORRUPT);
-    uint8_t codec = rec[c.pos++];
-    if (get_uv(&c, &slen) || slen > body - c.pos) return TSC_ERROR(CORRUPT);
-    const uint8_t *summary = rec + c.pos;
-    c.pos += (size_t)slen;
-    if (get_uv(&c, &clen) || clen != body - c.pos) return TSC_ERROR(CORRUPT);
+    uint8_t codec = rec[pos++];
+    if (tsc_take_uvarint(rec, body, &pos, &slen) || slen > body - pos) return TSC_ERROR(CORRUPT);
+    const uint8_t *summary = rec + pos;
+    pos += (size_t)slen;
+    if (tsc_take_uvarint(rec, body, &pos, &clen) || clen != body - pos) return TSC_ERROR(CORRUPT);
     /* The record must say what the index says. */
     int64_t first, last;
-    if (id != s->series_ids[e->ordinal] || add_ts(s->info.min_ts, first_rel, &first) || first != e->first_ts ||
+    if (id != series.id || add_ts(s->info.min_ts, first_rel, &first) || first != e->first_ts ||
         add_ts(first, span, &last) || last != e->last_ts || count != e->count ||
-        (codec != TSCHUNK_CODEC_GORILLA && codec != TSCHUNK_CODEC_TSC2) || clen < 2 || codec != (rec[c.pos + 1] & 0x0f) ||
+        (codec != TSCHUNK_CODEC_GORILLA && codec != TSCHUNK_CODEC_TSC2) || clen < 2 || codec != (rec[pos + 1] & 0x0f) ||
         (s->info.has_summaries && !slen))
         return TSC_ERROR(CORRUPT);
     const tsc_seg_tomb *tomb = tsc_seg_find_tomb(s, i);
+    if (tomb && tomb->last >= e->count) return TSC_ERROR(CORRUPT); /* a lazy open could not check it */
     out->ordinal = e->ordinal;
     out->count = e->count;
     out->deleted = tomb ? tomb->deleted : 0;
     if (tomb) slen = 0; /* the summary still counts the deleted samples */
     out->first_ts = e->first_ts;
     out->last_ts = e->last_ts;
-    out->ref = (tschunk_chunk_ref){rec + c.pos, (size_t)clen, slen ? summary : NULL, (size_t)slen};
+    out->ref = (tschunk_chunk_ref){rec + pos, (size_t)clen, slen ? summary : NULL, (size_t)slen};
     return 0;
 }
 
@@ -320,6 +479,7 @@ size_t tschunk_segment_verify(const void *data, size_t size, size_t *bad_offset)
     }
     err = check_bitmap_members(s);
     if (err && bad_offset) *bad_offset = (size_t)s->footer.bitmap_off;
+    if (!err && s->fences && (err = tsc_seg_check_block_hashes(s)) && bad_offset) *bad_offset = (size_t)s->footer.fence_off;
     for (uint32_t i = 0; i < s->info.chunks && !err; i++) {
         tschunk_segment_chunk_info c;
         err = tschunk_segment_chunk(s, i, &c);

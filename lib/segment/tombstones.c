@@ -31,9 +31,10 @@ size_t tsc_seg_parse_tombs(tschunk_segment *s)
             return TSC_ERROR(CORRUPT);
         tsc_roaring_summary rs;
         if (tsc_roaring_check(p + pos, (size_t)len, &rs) || rs.bytes != len || rs.cardinality == 0 ||
-            rs.max_value >= s->entries[chunk].count)
+            (!s->lazy && rs.max_value >= s->entries[chunk].count)) /* lazy: checked when the chunk is read */
             return TSC_ERROR(CORRUPT);
-        s->tombs[s->ntombs++] = (tsc_seg_tomb){(uint32_t)chunk, (uint32_t)rs.cardinality, p + pos, (size_t)len};
+        s->tombs[s->ntombs++] =
+            (tsc_seg_tomb){(uint32_t)chunk, (uint32_t)rs.cardinality, rs.max_value, p + pos, (size_t)len};
         s->info.deleted += rs.cardinality;
         pos += (size_t)len;
     }

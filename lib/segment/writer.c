@@ -256,24 +256,53 @@ int tsc_seg_commit_file(FILE *out, const char *tmp, const char *final_path)
     return ok ? 0 : -1;
 }
 
-/* Series table then index, encoded into one buffer (they are in memory already). */
-static uint8_t *encode_metadata(tschunk_segment_writer *w, const tsc_seg_entry *entries, size_t *series_len,
-                                size_t *index_len)
+/* Series table, index and fences, encoded into one buffer (they are in memory already). */
+typedef struct {
+    uint8_t *buf;
+    size_t series_len, index_len, fence_len;
+} metadata;
+
+/* Fences: per block of 64 series (then of 64 index entries) its first key, its byte offset in its
+ * section and the XXH3 of its bytes, so that a lazy reader checks and parses only the blocks it reads. */
+static uint8_t *put_fences(uint8_t *p, const uint8_t *section, size_t len, const size_t *offsets,
+                           const uint64_t *keys, size_t items)
 {
-    size_t cap = 0;
+    size_t blocks = tsc_seg_blocks(items);
+    for (size_t b = 0; b < blocks; b++) {
+        size_t from = offsets[b], to = b + 1 < blocks ? offsets[b + 1] : len;
+        tsc_seg_put_fence(p, keys[b], from, tsc_xxh3(section + from, to - from));
+        p += TSC_SEG_FENCE_SIZE;
+    }
+    return p;
+}
+
+static int encode_metadata(tschunk_segment_writer *w, const tsc_seg_entry *entries, metadata *m)
+{
+    size_t cap = 0, nblocks = tsc_seg_blocks(w->nseries) + tsc_seg_blocks(w->nchunks);
     for (size_t i = 0; i < w->nseries; i++) cap += 20 + w->series[i].name_len;
-    cap += w->nchunks * 60 + 1;
+    cap += w->nchunks * 60 + nblocks * TSC_SEG_FENCE_SIZE + 1;
     uint8_t *buf = wr_alloc(w, cap), *p = buf;
-    if (!buf) return NULL;
+    size_t *offsets = wr_alloc(w, (nblocks + 1) * sizeof *offsets);
+    uint64_t *keys = wr_alloc(w, (nblocks + 1) * sizeof *keys);
+    if (!buf || !offsets || !keys) {
+        wr_free(w, buf);
+        wr_free(w, offsets);
+        wr_free(w, keys);
+        return -1;
+    }
+    size_t nsb = tsc_seg_blocks(w->nseries);
     for (size_t i = 0; i < w->nseries; i++) {
+        if (i % TSC_SEG_BLOCK == 0) offsets[i / TSC_SEG_BLOCK] = (size_t)(p - buf), keys[i / TSC_SEG_BLOCK] = w->series[i].id;
         p += tsc_put_uvarint(p, w->series[i].id);
         p += tsc_put_uvarint(p, w->series[i].name_len);
         memcpy(p, w->series[i].name ? w->series[i].name : "", w->series[i].name_len);
         p += w->series[i].name_len;
     }
-    *series_len = (size_t)(p - buf);
+    m->series_len = (size_t)(p - buf);
+    uint8_t *index = p;
     for (size_t i = 0; i < w->nchunks; i++) {
         const tsc_seg_entry *e = &entries[i];
+        if (i % TSC_SEG_BLOCK == 0) offsets[nsb + i / TSC_SEG_BLOCK] = (size_t)(p - index), keys[nsb + i / TSC_SEG_BLOCK] = e->ordinal;
         p += tsc_put_uvarint(p, e->ordinal);
         p += tsc_put_uvarint(p, (uint64_t)e->first_ts - (uint64_t)w->opts.min_ts);
         p += tsc_put_uvarint(p, (uint64_t)e->last_ts - (uint64_t)e->first_ts);
@@ -281,21 +310,46 @@ static uint8_t *encode_metadata(tschunk_segment_writer *w, const tsc_seg_entry *
         p += tsc_put_uvarint(p, e->offset);
         p += tsc_put_uvarint(p, e->length);
     }
-    *index_len = (size_t)(p - buf) - *series_len;
-    return buf;
+    m->index_len = (size_t)(p - index);
+    p = put_fences(p, buf, m->series_len, offsets, keys, w->nseries);
+    p = put_fences(p, index, m->index_len, offsets + nsb, keys + nsb, w->nchunks);
+    m->fence_len = nblocks * TSC_SEG_FENCE_SIZE;
+    m->buf = buf;
+    wr_free(w, offsets);
+    wr_free(w, keys);
+    return 0;
 }
 
-void tsc_seg_encode_footer(const tsc_seg_footer *f, uint8_t out[TSC_SEG_FOOTER_SIZE])
+void tsc_seg_put_fence(uint8_t *out, uint64_t key, uint64_t offset, uint64_t hash)
+{
+    tsc_store64_le(out, key);
+    tsc_store64_le(out + 8, offset);
+    tsc_store64_le(out + 16, hash);
+}
+
+size_t tsc_seg_encode_footer(const tsc_seg_footer *f, uint8_t out[TSC_SEG_FOOTER_SIZE])
 {
     memset(out, 0, TSC_SEG_FOOTER_SIZE);
-    const uint64_t fields[8] = {f->series_off, f->series_len, f->index_off, f->index_len,
-                                f->bitmap_off, f->bitmap_len, f->tomb_off, f->tomb_len};
-    for (int i = 0; i < 8; i++) tsc_store64_le(out + 8 * i, fields[i]);
-    for (int i = 0; i < 4; i++) out[64 + i] = (uint8_t)(f->chunks >> (8 * i));
-    for (int i = 0; i < 4; i++) out[68 + i] = (uint8_t)(f->series >> (8 * i));
-    tsc_store64_le(out + 72, f->meta_hash);
-    memcpy(out + 80, TSC_SEG_FOOTER_MAGIC, 8);
-    tsc_store64_le(out + 88, tsc_xxh3(out, 88));
+    const uint64_t v1[8] = {f->series_off, f->series_len, f->index_off, f->index_len,
+                            f->bitmap_off, f->bitmap_len, f->tomb_off, f->tomb_len};
+    const uint64_t v2[10] = {f->series_off, f->series_len, f->index_off, f->index_len, f->fence_off,
+                             f->fence_len,  f->bitmap_off, f->bitmap_len, f->tomb_off, f->tomb_len};
+    int v1_layout = f->version == 1, pairs = v1_layout ? 8 : 10;
+    for (int i = 0; i < pairs; i++) tsc_store64_le(out + 8 * i, v1_layout ? v1[i] : v2[i]);
+    uint8_t *p = out + 8 * pairs;
+    tsc_store64_le(p, (uint64_t)f->chunks | (uint64_t)f->series << 32);
+    if (v1_layout) {
+        tsc_store64_le(p + 8, f->meta_hash);
+        memcpy(p + 16, TSC_SEG_FOOTER_MAGIC_V1, 8);
+        tsc_store64_le(p + 24, tsc_xxh3(out, 88));
+        return TSC_SEG_FOOTER_V1_SIZE;
+    }
+    tsc_store64_le(p + 8, f->samples);
+    tsc_store64_le(p + 16, f->meta_hash);
+    tsc_store64_le(p + 24, f->lazy_hash);
+    memcpy(p + 32, TSC_SEG_FOOTER_MAGIC, 8);
+    tsc_store64_le(p + 40, tsc_xxh3(out, 120));
+    return TSC_SEG_FOOTER_SIZE;
 }
 
 size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
@@ -312,36 +366,43 @@ size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
         entries[i] = (tsc_seg_entry){ordinal_of(w, c->series_id), c->count, c->first_ts, c->last_ts, c->offset, c->length};
     }
     qsort(entries, w->nchunks, sizeof *entries, by_series_time);
-    size_t series_len, index_len, bitmap_len = 0;
-    uint8_t *meta = encode_metadata(w, entries, &series_len, &index_len);
-    uint8_t *bitmap = meta ? encode_series_bitmap(w, entries, &bitmap_len) : NULL;
+    tsc_seg_footer f = {0};
+    for (size_t i = 0; i < w->nchunks; i++) f.samples += entries[i].count;
+    size_t bitmap_len = 0;
+    metadata m;
+    int ok = encode_metadata(w, entries, &m) == 0;
+    uint8_t *bitmap = ok ? encode_series_bitmap(w, entries, &bitmap_len) : NULL;
     wr_free(w, entries);
-    if (!meta || !bitmap) {
-        wr_free(w, meta);
+    if (!bitmap) {
+        if (ok) wr_free(w, m.buf);
         tschunk_segment_writer_abort(w);
         return TSC_ERROR(ALLOCATION);
     }
-    tsc_seg_footer f = {0};
+    f.version = TSC_SEG_VERSION;
     f.series_off = w->pos;
-    f.series_len = series_len;
-    f.index_off = w->pos + series_len;
-    f.index_len = index_len;
-    f.bitmap_off = f.index_off + index_len;
+    f.series_len = m.series_len;
+    f.index_off = f.series_off + m.series_len;
+    f.index_len = m.index_len;
+    f.fence_off = f.index_off + m.index_len;
+    f.fence_len = m.fence_len;
+    f.bitmap_off = f.fence_off + m.fence_len;
     f.bitmap_len = bitmap_len;
     f.tomb_off = f.bitmap_off + bitmap_len; /* no deletions yet: an empty section */
     f.chunks = (uint32_t)w->nchunks;
     f.series = (uint32_t)w->nseries;
-    tsc_span meta_parts[2] = {{meta, series_len + index_len}, {bitmap, bitmap_len}};
+    size_t meta_len = m.series_len + m.index_len + m.fence_len;
+    tsc_span meta_parts[2] = {{m.buf, meta_len}, {bitmap, bitmap_len}};
     f.meta_hash = tsc_xxh3_spans(meta_parts, 2);
-    put_bytes(w, meta, series_len + index_len);
+    tsc_span lazy_parts[2] = {{m.buf + f.fence_off - f.series_off, m.fence_len}, {bitmap, bitmap_len}};
+    f.lazy_hash = tsc_xxh3_spans(lazy_parts, 2);
+    put_bytes(w, m.buf, meta_len);
     put_bytes(w, bitmap, bitmap_len);
-    wr_free(w, meta);
+    wr_free(w, m.buf);
     wr_free(w, bitmap);
     uint8_t footer[TSC_SEG_FOOTER_SIZE];
-    tsc_seg_encode_footer(&f, footer);
-    put_bytes(w, footer, sizeof footer);
+    put_bytes(w, footer, tsc_seg_encode_footer(&f, footer));
     uint64_t size = w->pos;
-    int ok = !w->failed;
+    ok = !w->failed;
     if (ok) { /* the commit closes the file either way; on a write error abort closes it */
         ok = tsc_seg_commit_file(w->out, w->tmp_path, w->final_path) == 0;
         w->out = NULL;
