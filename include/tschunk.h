@@ -699,7 +699,7 @@ TSCHUNK_API size_t tschunk_range_merge_blocks(struct tschunk_sketch *acc, const 
 /* ------------------------------------------------------------------------
  * Segments: the chunks of many series in one checksummed, indexed file,
  * read in place from caller memory (an mmap works; chunk bytes are never
- * copied). README "Segment format v1".
+ * copied). README "Segment format v2".
  * ---------------------------------------------------------------------- */
 typedef struct tschunk_segment_writer tschunk_segment_writer;
 typedef struct tschunk_segment tschunk_segment;
@@ -720,6 +720,8 @@ typedef struct {
     double summary_gamma, summary_offset;
     tschunk_allocator allocator;      /* NULL functions: malloc/free */
     tschunk_ts_unit ts_unit;          /* recorded in the header, for readers */
+    uint32_t summary_block_chunks;    /* with summaries: a combined summary per this many consecutive chunks
+                                         of a series, for range queries (0: 64; 1: none) */
 } tschunk_segment_options;
 
 /**

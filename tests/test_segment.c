@@ -488,13 +488,13 @@ Test(segment, section_offsets_that_wrap_are_refused)
     blob b = read_all(path);
     unsigned char *footer = b.data + b.size - TSC_SEG_FOOTER_SIZE;
     uint64_t footer_at = b.size - TSC_SEG_FOOTER_SIZE, series_off = b.size + 17; /* past the end of the file */
-    uint64_t fields[10];
-    for (int i = 0; i < 10; i++) fields[i] = tsc_load64_le(footer + 8 * i);
+    uint64_t fields[12];
+    for (int i = 0; i < 12; i++) fields[i] = tsc_load64_le(footer + 8 * i);
     uint64_t shift = series_off - fields[0];
-    for (int i = 0; i < 5; i++) fields[2 * i] += shift; /* every section moved past the end */
-    fields[9] = footer_at - fields[8]; /* the tombstone length wraps the sum back to the footer */
-    for (int i = 0; i < 10; i++) tsc_store64_le(footer + 8 * i, fields[i]);
-    tsc_store64_le(footer + 120, tsc_xxh3(footer, 120));
+    for (int i = 0; i < 6; i++) fields[2 * i] += shift; /* every section moved past the end */
+    fields[11] = footer_at - fields[10]; /* the tombstone length wraps the sum back to the footer */
+    for (int i = 0; i < 12; i++) tsc_store64_le(footer + 8 * i, fields[i]);
+    tsc_store64_le(footer + 136, tsc_xxh3(footer, 136));
     tschunk_segment *seg;
     cr_assert_eq(tschunk_get_error_code(tschunk_segment_open(&seg, b.data, b.size, 0, NULL)), TSCHUNK_ERROR_CORRUPT);
     cr_assert_eq(tschunk_get_error_code(tschunk_segment_open(&seg, b.data, b.size, TSCHUNK_SEGMENT_LAZY, NULL)),
@@ -654,15 +654,15 @@ Test(segment, verify_checks_every_fence)
     cr_assert_eq(tschunk_segment_open(&seg, b.data, b.size, 0, NULL), 0);
     tsc_seg_footer f = {0};
     unsigned char *footer = b.data + b.size - TSC_SEG_FOOTER_SIZE;
-    f.series_off = tsc_load64_le(footer), f.fence_off = tsc_load64_le(footer + 32), f.tomb_off = tsc_load64_le(footer + 64);
-    f.tomb_len = tsc_load64_le(footer + 72);
+    f.series_off = tsc_load64_le(footer), f.fence_off = tsc_load64_le(footer + 32), f.tomb_off = tsc_load64_le(footer + 80);
+    f.tomb_len = tsc_load64_le(footer + 88);
     tschunk_segment_close(seg);
     size_t fence = tsc_seg_blocks(MANY_SERIES) + 1; /* the second index fence */
     b.data[f.fence_off + fence * TSC_SEG_FENCE_SIZE + 16] ^= 1;
     uint64_t end = f.tomb_off + f.tomb_len;
-    tsc_store64_le(footer + 96, tsc_xxh3(b.data + f.series_off, (size_t)(end - f.series_off)));
-    tsc_store64_le(footer + 104, tsc_xxh3(b.data + f.fence_off, (size_t)(end - f.fence_off)));
-    tsc_store64_le(footer + 120, tsc_xxh3(footer, 120));
+    tsc_store64_le(footer + 112, tsc_xxh3(b.data + f.series_off, (size_t)(end - f.series_off)));
+    tsc_store64_le(footer + 120, tsc_xxh3(b.data + f.fence_off, (size_t)(end - f.fence_off)));
+    tsc_store64_le(footer + 136, tsc_xxh3(footer, 136));
     cr_assert_eq(tschunk_segment_open(&seg, b.data, b.size, 0, NULL), 0);
     tschunk_segment_close(seg);
     size_t at = 0;
@@ -713,5 +713,147 @@ Test(segment, v1_segments_still_read)
         tschunk_segment_close(seg);
     }
     fclose(expected);
+    free(b.data);
+}
+
+/* One long series (300 chunks of 120 samples) and a short one, with summaries; `per_block` as the
+ * writer option (1: no stored block summaries). */
+static void write_long(const char *path, uint32_t per_block)
+{
+    tschunk_sketch *sk;
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
+    tschunk_sketch_stats st;
+    tschunk_sketch_get_stats(sk, &st);
+    tschunk_segment_options o = {.min_ts = 0, .has_summaries = 1, .summary_mapping = TSCHUNK_MAPPING_CUBIC,
+                                 .summary_gamma = st.gamma, .summary_offset = st.index_offset,
+                                 .summary_block_chunks = per_block};
+    tschunk_segment_writer *w;
+    cr_assert_eq(tschunk_segment_writer_create(&w, path, &o), 0);
+    for (int k = 0; k < 305; k++) {
+        uint64_t id = k < 300 ? 42 : 7;
+        wl_series s;
+        wl_synthetic(&s, k % WL_SYNTHETIC_COUNT, 120, (uint64_t)k);
+        int64_t base = (int64_t)(k < 300 ? k : k - 300) * 2000000 + 1000000;
+        unsigned char chunk[TSCHUNK_BOUND(120)], summary[4096];
+        tschunk_encoder enc;
+        cr_assert_eq(tschunk_encoder_init(&enc, chunk, sizeof chunk, NULL), 0);
+        tschunk_encoder_set_summary(&enc, sk);
+        for (size_t i = 0; i < s.n; i++) tschunk_append_bits(&enc, base + (int64_t)i * 15000, s.bits[i]);
+        size_t size = tschunk_encoder_finish(&enc);
+        size_t ssize = tschunk_encoder_write_summary(&enc, summary, sizeof summary);
+        cr_assert(!tschunk_is_error(ssize));
+        cr_assert_eq(tschunk_segment_writer_add_chunk(w, id, chunk, size, summary, ssize), 0);
+        wl_free(&s);
+    }
+    cr_assert_eq(tschunk_segment_writer_add_series(w, 42, "long", 4), 0);
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+    tschunk_sketch_free(sk);
+}
+
+static size_t merged(const tschunk_segment *seg, uint32_t ord, int64_t from, int64_t to, tschunk_sketch **acc,
+                     tschunk_range_stats *st)
+{
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    cr_assert_eq(tschunk_sketch_create(acc, &so), 0);
+    return tschunk_segment_range_merge(seg, ord, from, to, *acc, st);
+}
+
+Test(segment, stored_block_summaries_answer_as_chunk_summaries, .timeout = 60)
+{
+    char with[128], without[128];
+    snprintf(with, sizeof with, "%s/blocks.tseg", tmpdir);
+    snprintf(without, sizeof without, "%s/noblocks.tseg", tmpdir);
+    write_long(with, 0);
+    write_long(without, 1);
+    blob a = read_all(with), b = read_all(without);
+    cr_assert_gt(a.size, b.size); /* the blocks are there */
+    cr_assert_eq(tschunk_segment_verify(a.data, a.size, NULL), 0);
+    tschunk_segment *segs[3];
+    cr_assert_eq(tschunk_segment_open(&segs[0], a.data, a.size, 0, NULL), 0);
+    cr_assert_eq(tschunk_segment_open(&segs[1], a.data, a.size, TSCHUNK_SEGMENT_LAZY, NULL), 0);
+    cr_assert_eq(tschunk_segment_open(&segs[2], b.data, b.size, 0, NULL), 0);
+    uint32_t ord = (uint32_t)tschunk_segment_find_series(segs[0], 42);
+    const int64_t ranges[][2] = {{INT64_MIN, INT64_MAX},     {1000000 + 10 * 2000000 + 500000, 1000000 + 290 * 2000000 + 700000},
+                                 {1000000 + 64 * 2000000, 1000000 + 192 * 2000000 - 1}, {0, 999999},
+                                 {1000000 + 5 * 2000000 + 1, 1000000 + 70 * 2000000}};
+    for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
+        for (int all = 0; all < 2; all++) {
+            tschunk_sketch *acc[3];
+            tschunk_range_stats st[3];
+            for (int k = 0; k < 3; k++)
+                cr_assert_eq(merged(segs[k], all ? TSCHUNK_SEGMENT_ALL_SERIES : ord, ranges[r][0], ranges[r][1], &acc[k],
+                                    &st[k]), 0);
+            for (int k = 1; k < 3; k++) {
+                cr_assert(st[0].chunks_from_summaries == st[k].chunks_from_summaries &&
+                              st[0].chunks_decoded == st[k].chunks_decoded && st[0].chunks_skipped == st[k].chunks_skipped &&
+                              st[0].samples_decoded == st[k].samples_decoded && st[0].nan_count == st[k].nan_count,
+                          "range %zu, reader %d", r, k);
+                tschunk_sketch_stats x, y;
+                tschunk_sketch_get_stats(acc[0], &x);
+                tschunk_sketch_get_stats(acc[k], &y);
+                cr_assert(x.count == y.count && wl_bits(x.min) == wl_bits(y.min) && wl_bits(x.max) == wl_bits(y.max));
+                cr_assert(fabs(x.sum - y.sum) <= 1e-9 * fabs(y.sum) + 1e-9, "range %zu: %.17g vs %.17g", r, x.sum, y.sum);
+                for (int q = 0; q <= 20 && x.count > 0; q++) {
+                    double qa, qb;
+                    cr_assert_eq(tschunk_sketch_quantile(acc[0], q / 20.0, &qa), 0);
+                    cr_assert_eq(tschunk_sketch_quantile(acc[k], q / 20.0, &qb), 0);
+                    cr_assert(wl_bits(qa) == wl_bits(qb), "range %zu, reader %d, q %d", r, k, q);
+                }
+            }
+            for (int k = 0; k < 3; k++) tschunk_sketch_free(acc[k]);
+        }
+    }
+    for (int k = 0; k < 3; k++) tschunk_segment_close(segs[k]);
+    /* The blocks answer without touching their chunks: a broken record inside a block does not matter
+     * to a range the block covers, while without blocks the same query meets it. */
+    tschunk_segment *seg;
+    cr_assert_eq(tschunk_segment_open(&seg, a.data, a.size, 0, NULL), 0);
+    tschunk_segment_chunk_info c;
+    size_t begin, end;
+    cr_assert_eq(tschunk_segment_range(seg, ord, INT64_MIN, INT64_MAX, &begin, &end), 0);
+    cr_assert_eq(tschunk_segment_chunk(seg, begin + 3, &c), 0);
+    size_t broken = (size_t)((const unsigned char *)c.ref.chunk - a.data) + 5;
+    tschunk_segment_close(seg);
+    a.data[broken] ^= 0x10;
+    b.data[broken] ^= 0x10; /* the same records in both files: the blocks come after them */
+    tschunk_sketch *acc;
+    tschunk_range_stats st;
+    cr_assert_eq(tschunk_segment_open(&seg, a.data, a.size, 0, NULL), 0);
+    cr_assert_eq(merged(seg, ord, INT64_MIN, INT64_MAX, &acc, &st), 0);
+    cr_assert_eq(st.chunks_from_summaries, 300);
+    tschunk_sketch_free(acc);
+    tschunk_segment_close(seg);
+    cr_assert_eq(tschunk_segment_open(&seg, b.data, b.size, 0, NULL), 0);
+    cr_assert_eq(tschunk_get_error_code(merged(seg, ord, INT64_MIN, INT64_MAX, &acc, &st)), TSCHUNK_ERROR_CORRUPT);
+    tschunk_sketch_free(acc);
+    tschunk_segment_close(seg);
+    cr_assert(tschunk_is_error(tschunk_segment_verify(a.data, a.size, NULL)));
+    free(a.data);
+    free(b.data);
+}
+
+/* A block blob that is not its chunks' combination (every checksum made to match) is found by verify. */
+Test(segment, verify_recomputes_block_summaries)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/forged.tseg", tmpdir);
+    write_long(path, 0);
+    blob b = read_all(path);
+    unsigned char *footer = b.data + b.size - TSC_SEG_FOOTER_SIZE;
+    uint64_t series_off = tsc_load64_le(footer), fence_off = tsc_load64_le(footer + 32);
+    uint64_t blocks_off = tsc_load64_le(footer + 48), blocks_len = tsc_load64_le(footer + 56);
+    uint64_t end = tsc_load64_le(footer + 80) + tsc_load64_le(footer + 88);
+    cr_assert_gt(blocks_len, 100);
+    b.data[blocks_off + blocks_len - 1] ^= 1; /* the last bin count byte of the last block */
+    tsc_store64_le(footer + 112, tsc_xxh3(b.data + series_off, (size_t)(end - series_off)));
+    tsc_store64_le(footer + 120, tsc_xxh3(b.data + fence_off, (size_t)(end - fence_off)));
+    tsc_store64_le(footer + 136, tsc_xxh3(footer, 136));
+    tschunk_segment *seg;
+    cr_assert_eq(tschunk_segment_open(&seg, b.data, b.size, 0, NULL), 0);
+    tschunk_segment_close(seg);
+    size_t at = 0;
+    cr_assert_eq(tschunk_get_error_code(tschunk_segment_verify(b.data, b.size, &at)), TSCHUNK_ERROR_CORRUPT);
+    cr_assert_eq(at, blocks_off);
     free(b.data);
 }

@@ -15,9 +15,11 @@
 #define TSC_SEG_VERSION 2u /* written; version 1 is still read */
 #define TSC_SEG_HEADER_SIZE 48u
 #define TSC_SEG_FOOTER_V1_SIZE 96u
-#define TSC_SEG_FOOTER_SIZE 128u
+#define TSC_SEG_FOOTER_SIZE 144u
 #define TSC_SEG_BLOCK 64u      /* series, or index entries, per fence (v2) */
 #define TSC_SEG_FENCE_SIZE 24u /* one fence: u64 key, u64 byte offset, u64 XXH3 of the block */
+#define TSC_SEG_SUMMARY_BLOCK 64u /* chunks per stored block summary unless the writer is told otherwise */
+#define TSC_SEG_MAX_SUMMARY_BLOCK 4096u
 #define TSC_SEG_NO_SUMMARY 0xffu
 #define TSC_SEG_MAX_NAME 4096u
 #define TSC_SEG_UNIT_AT 32u /* header byte: timestamp unit (tschunk_ts_unit) */
@@ -51,8 +53,8 @@ typedef struct {
 /* Footer fields (v1 has no fences, samples or lazy hash). */
 typedef struct {
     unsigned version;
-    uint64_t series_off, series_len, index_off, index_len, fence_off, fence_len, bitmap_off, bitmap_len, tomb_off,
-        tomb_len;
+    uint64_t series_off, series_len, index_off, index_len, fence_off, fence_len, blocks_off, blocks_len, bitmap_off,
+        bitmap_len, tomb_off, tomb_len;
     uint32_t chunks, series;
     uint64_t samples, meta_hash, lazy_hash;
 } tsc_seg_footer;
@@ -65,6 +67,13 @@ TSC_INLINE size_t tsc_seg_footer_size(unsigned version)
 
 /* Fences (v2): ceil(series / 64) series fences, then ceil(chunks / 64) index fences. */
 TSC_INLINE size_t tsc_seg_blocks(size_t items) { return (items + TSC_SEG_BLOCK - 1) / TSC_SEG_BLOCK; }
+
+/* A stored block summary (v2): chunks [first, first + count) of one series, combined. */
+typedef struct {
+    uint32_t first, count;
+    const uint8_t *blob;
+    size_t size;
+} tsc_seg_block;
 
 /* One chunk's deleted sample positions: a validated portable roaring blob in place. */
 typedef struct {
@@ -87,6 +96,8 @@ struct tschunk_segment {
     int64_t *max_last; /* running max of last_ts within each series: binary search stays exact */
     tsc_seg_tomb *tombs; /* sorted by chunk */
     size_t ntombs;
+    tsc_seg_block *blocks; /* sorted by first chunk, disjoint */
+    size_t nblocks;
     size_t records_end;
     unsigned flags;
     int lazy;               /* v2 opened with TSCHUNK_SEGMENT_LAZY: no arrays, blocks parsed when read */
@@ -123,6 +134,22 @@ size_t tsc_seg_series_block(const tschunk_segment *s, size_t b, tsc_seg_series o
 size_t tsc_seg_index_block(const tschunk_segment *s, size_t b, tsc_seg_entry out[TSC_SEG_BLOCK], size_t *n);
 /* verify: every block's hash. */
 size_t tsc_seg_check_block_hashes(const tschunk_segment *s);
+
+/* Parse and validate the block summary section into s->blocks (at open). */
+size_t tsc_seg_parse_blocks(tschunk_segment *s);
+/* writer: the block summary section of entries (index order), summaries read back from fd. */
+size_t tsc_seg_build_blocks(int fd, const tsc_seg_entry *entries, size_t n, const tschunk_segment_options *o,
+                            uint8_t **out, size_t *len);
+/* The stored block whose first chunk is `first`, or NULL. */
+const tsc_seg_block *tsc_seg_block_at(const tschunk_segment *s, size_t first);
+/* A block a range query may take: none of its chunks has deletions, and (lazy) it holds one series. */
+int tsc_seg_block_usable(const tschunk_segment *s, const tsc_seg_block *b);
+/* Index entry i, from the arrays or (lazy) from its block. */
+size_t tsc_seg_entry_at(const tschunk_segment *s, size_t i, tsc_seg_entry *out);
+/* verify: every block summary is the combination of its chunks' summaries. */
+size_t tsc_seg_check_blocks(const tschunk_segment *s);
+/* Does any chunk in [first, first + count) have deleted samples? */
+int tsc_seg_any_tomb(const tschunk_segment *s, size_t first, size_t count);
 
 /* Parse and validate the tombstone section into s->tombs (at open, after the index). */
 size_t tsc_seg_parse_tombs(tschunk_segment *s);

@@ -15,7 +15,7 @@ static void *seg_alloc(tschunk_segment *s, size_t size) { return s->allocator.al
 void tschunk_segment_close(tschunk_segment *s)
 {
     if (!s) return;
-    void *parts[] = {s->series_ids, (void *)s->names, s->name_lens, s->entries, s->max_last, s->tombs};
+    void *parts[] = {s->series_ids, (void *)s->names, s->name_lens, s->entries, s->max_last, s->tombs, s->blocks};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         if (parts[i]) s->allocator.free(s->allocator.opaque, parts[i]);
     s->allocator.free(s->allocator.opaque, s);
@@ -49,22 +49,23 @@ static size_t read_footer(const tschunk_segment *s, tsc_seg_footer *f)
     size_t size = tsc_seg_footer_size(f->version);
     if (s->size < TSC_SEG_HEADER_SIZE + size) return TSC_ERROR(TRUNCATED);
     const uint8_t *p = s->data + s->size - size;
-    int v1 = f->version == 1, pairs = v1 ? 8 : 10;
+    int v1 = f->version == 1, pairs = v1 ? 8 : 12;
     const uint8_t *tail = p + 8 * pairs; /* counts, [samples,] hashes, magic, footer hash */
     if (memcmp(p + size - 16, v1 ? TSC_SEG_FOOTER_MAGIC_V1 : TSC_SEG_FOOTER_MAGIC, 8) != 0 ||
         !TSC_SEG_CHECKSUM_OK(s->flags, tsc_load64_le(p + size - 8), tsc_xxh3(p, size - 8)))
         return TSC_ERROR(CORRUPT);
     uint64_t *v1_fields[8] = {&f->series_off, &f->series_len, &f->index_off, &f->index_len,
                               &f->bitmap_off, &f->bitmap_len, &f->tomb_off, &f->tomb_len};
-    uint64_t *v2_fields[10] = {&f->series_off, &f->series_len, &f->index_off, &f->index_len, &f->fence_off,
-                               &f->fence_len,  &f->bitmap_off, &f->bitmap_len, &f->tomb_off, &f->tomb_len};
+    uint64_t *v2_fields[12] = {&f->series_off, &f->series_len, &f->index_off,  &f->index_len,
+                               &f->fence_off,  &f->fence_len,  &f->blocks_off, &f->blocks_len,
+                               &f->bitmap_off, &f->bitmap_len, &f->tomb_off,   &f->tomb_len};
     for (int i = 0; i < pairs; i++) *(v1 ? v1_fields[i] : v2_fields[i]) = tsc_load64_le(p + 8 * i);
     f->chunks = load32_le(tail);
     f->series = load32_le(tail + 4);
     if (!v1) f->samples = tsc_load64_le(tail + 8);
     f->meta_hash = tsc_load64_le(tail + (v1 ? 8 : 16));
     if (!v1) f->lazy_hash = tsc_load64_le(tail + 24);
-    if (v1) f->fence_off = f->bitmap_off; /* no fences: an empty section keeps one layout check */
+    if (v1) f->fence_off = f->blocks_off = f->bitmap_off; /* none in v1: empty sections keep one layout check */
     return 0;
 }
 
@@ -74,13 +75,14 @@ static size_t check_footer(tschunk_segment *s, tsc_seg_footer *f)
     size_t err = read_footer(s, f);
     if (err) return err;
     uint64_t footer_at = s->size - tsc_seg_footer_size(f->version);
-    /* Sections follow each other: records, series table, index, fences, series bitmap, tombstones, footer. */
+    /* Sections follow each other: records, series table, index, fences, block summaries, series bitmap,
+     * tombstones, footer. */
     uint64_t at = f->series_off;
-    const uint64_t sections[5][2] = {{f->series_off, f->series_len}, {f->index_off, f->index_len},
-                                     {f->fence_off, f->fence_len},   {f->bitmap_off, f->bitmap_len},
-                                     {f->tomb_off, f->tomb_len}};
+    const uint64_t sections[6][2] = {{f->series_off, f->series_len}, {f->index_off, f->index_len},
+                                     {f->fence_off, f->fence_len},   {f->blocks_off, f->blocks_len},
+                                     {f->bitmap_off, f->bitmap_len}, {f->tomb_off, f->tomb_len}};
     if (at < TSC_SEG_HEADER_SIZE) return TSC_ERROR(CORRUPT);
-    for (int i = 0; i < 5; i++) { /* at <= footer_at first: footer_at - at must not wrap */
+    for (int i = 0; i < 6; i++) { /* at <= footer_at first: footer_at - at must not wrap */
         if (sections[i][0] != at || at > footer_at || sections[i][1] > footer_at - at) return TSC_ERROR(CORRUPT);
         at += sections[i][1];
     }
@@ -221,6 +223,7 @@ static size_t read_metadata(tschunk_segment *s)
     }
     if (!err) err = check_series_bitmap(s);
     if (!err) err = tsc_seg_parse_tombs(s);
+    if (!err) err = tsc_seg_parse_blocks(s);
     return err;
 }
 
@@ -276,8 +279,7 @@ static size_t series_at(const tschunk_segment *s, uint32_t ordinal, tsc_seg_seri
     return err;
 }
 
-/* Index entry i, from the arrays or (lazy) from its block. */
-static size_t entry_at(const tschunk_segment *s, size_t i, tsc_seg_entry *out)
+size_t tsc_seg_entry_at(const tschunk_segment *s, size_t i, tsc_seg_entry *out)
 {
     if (!s->lazy) {
         *out = s->entries[i];
@@ -420,7 +422,7 @@ size_t tschunk_segment_chunk(const tschunk_segment *s, size_t i, tschunk_segment
     if (!s || !out || i >= s->info.chunks) return TSC_ERROR(BAD_PARAMETER);
     tsc_seg_entry entry;
     tsc_seg_series series;
-    size_t err = entry_at(s, i, &entry);
+    size_t err = tsc_seg_entry_at(s, i, &entry);
     if (!err) err = series_at(s, entry.ordinal, &series);
     if (err) return err;
     const tsc_seg_entry *e = &entry;
@@ -480,6 +482,7 @@ size_t tschunk_segment_verify(const void *data, size_t size, size_t *bad_offset)
     err = check_bitmap_members(s);
     if (err && bad_offset) *bad_offset = (size_t)s->footer.bitmap_off;
     if (!err && s->fences && (err = tsc_seg_check_block_hashes(s)) && bad_offset) *bad_offset = (size_t)s->footer.fence_off;
+    if (!err && (err = tsc_seg_check_blocks(s)) && bad_offset) *bad_offset = (size_t)s->footer.blocks_off;
     for (uint32_t i = 0; i < s->info.chunks && !err; i++) {
         tschunk_segment_chunk_info c;
         err = tschunk_segment_chunk(s, i, &c);

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <roaring/roaring.h>
 
+#include "../sketch/sketch.h"
 #include "format.h"
 #include "roaring_check.h"
 
@@ -131,6 +132,13 @@ size_t tschunk_segment_range_merge(const tschunk_segment *s, uint32_t ordinal, i
     int64_t *ts = NULL;
     double *values = NULL;
     for (size_t i = begin; i < end && !err; i++) {
+        /* A stored block summary answers for its chunks without touching them (blocks.c). */
+        const tsc_seg_block *block = s->nblocks ? tsc_seg_block_at(s, i) : NULL;
+        if (block && block->count <= end - i && tsc_seg_block_usable(s, block) &&
+            tsc_summary_take_block(acc, block->blob, block->size, block->count, from, to, st)) {
+            i += block->count - 1;
+            continue;
+        }
         tschunk_segment_chunk_info c;
         if ((err = tschunk_segment_chunk(s, i, &c))) break;
         if (c.last_ts < from || c.first_ts > to) {

@@ -82,7 +82,8 @@ static int put_bytes(tschunk_segment_writer *w, const void *p, size_t n)
 
 size_t tschunk_segment_writer_create(tschunk_segment_writer **out, const char *path, const tschunk_segment_options *o)
 {
-    if (!out || !path || !o || (unsigned)o->ts_unit > TSCHUNK_UNIT_NS) return TSC_ERROR(BAD_PARAMETER);
+    if (!out || !path || !o || (unsigned)o->ts_unit > TSCHUNK_UNIT_NS || o->summary_block_chunks > TSC_SEG_MAX_SUMMARY_BLOCK)
+        return TSC_ERROR(BAD_PARAMETER);
     tschunk_allocator a = tsc_allocator_or_default(&o->allocator);
     tschunk_segment_writer *w = a.alloc(a.opaque, sizeof *w);
     if (!w) return TSC_ERROR(ALLOCATION);
@@ -97,7 +98,7 @@ size_t tschunk_segment_writer_create(tschunk_segment_writer **out, const char *p
         return TSC_ERROR(ALLOCATION);
     }
     snprintf(w->tmp_path, n + 32, "%s.tmp.%ld", path, (long)getpid());
-    w->out = fopen(w->tmp_path, "wb");
+    w->out = fopen(w->tmp_path, "w+b"); /* read too: finish reads the summaries back */
     if (!w->out) {
         tschunk_segment_writer_abort(w);
         return TSC_ERROR(GENERIC);
@@ -332,9 +333,9 @@ size_t tsc_seg_encode_footer(const tsc_seg_footer *f, uint8_t out[TSC_SEG_FOOTER
     memset(out, 0, TSC_SEG_FOOTER_SIZE);
     const uint64_t v1[8] = {f->series_off, f->series_len, f->index_off, f->index_len,
                             f->bitmap_off, f->bitmap_len, f->tomb_off, f->tomb_len};
-    const uint64_t v2[10] = {f->series_off, f->series_len, f->index_off, f->index_len, f->fence_off,
-                             f->fence_len,  f->bitmap_off, f->bitmap_len, f->tomb_off, f->tomb_len};
-    int v1_layout = f->version == 1, pairs = v1_layout ? 8 : 10;
+    const uint64_t v2[12] = {f->series_off, f->series_len, f->index_off,  f->index_len,  f->fence_off, f->fence_len,
+                             f->blocks_off, f->blocks_len, f->bitmap_off, f->bitmap_len, f->tomb_off,  f->tomb_len};
+    int v1_layout = f->version == 1, pairs = v1_layout ? 8 : 12;
     for (int i = 0; i < pairs; i++) tsc_store64_le(out + 8 * i, v1_layout ? v1[i] : v2[i]);
     uint8_t *p = out + 8 * pairs;
     tsc_store64_le(p, (uint64_t)f->chunks | (uint64_t)f->series << 32);
@@ -348,7 +349,7 @@ size_t tsc_seg_encode_footer(const tsc_seg_footer *f, uint8_t out[TSC_SEG_FOOTER
     tsc_store64_le(p + 16, f->meta_hash);
     tsc_store64_le(p + 24, f->lazy_hash);
     memcpy(p + 32, TSC_SEG_FOOTER_MAGIC, 8);
-    tsc_store64_le(p + 40, tsc_xxh3(out, 120));
+    tsc_store64_le(p + 40, tsc_xxh3(out, TSC_SEG_FOOTER_SIZE - 8));
     return TSC_SEG_FOOTER_SIZE;
 }
 
@@ -368,15 +369,19 @@ size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
     qsort(entries, w->nchunks, sizeof *entries, by_series_time);
     tsc_seg_footer f = {0};
     for (size_t i = 0; i < w->nchunks; i++) f.samples += entries[i].count;
-    size_t bitmap_len = 0;
+    size_t bitmap_len = 0, blocks_len = 0;
+    uint8_t *blocks = NULL;
+    size_t err = fflush(w->out) == 0 ? 0 : TSC_ERROR(GENERIC); /* the block summaries read records back */
+    if (!err) err = tsc_seg_build_blocks(fileno(w->out), entries, w->nchunks, &w->opts, &blocks, &blocks_len);
     metadata m;
-    int ok = encode_metadata(w, entries, &m) == 0;
+    int ok = !err && encode_metadata(w, entries, &m) == 0;
     uint8_t *bitmap = ok ? encode_series_bitmap(w, entries, &bitmap_len) : NULL;
     wr_free(w, entries);
     if (!bitmap) {
         if (ok) wr_free(w, m.buf);
+        wr_free(w, blocks);
         tschunk_segment_writer_abort(w);
-        return TSC_ERROR(ALLOCATION);
+        return err ? err : TSC_ERROR(ALLOCATION);
     }
     f.version = TSC_SEG_VERSION;
     f.series_off = w->pos;
@@ -385,19 +390,23 @@ size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
     f.index_len = m.index_len;
     f.fence_off = f.index_off + m.index_len;
     f.fence_len = m.fence_len;
-    f.bitmap_off = f.fence_off + m.fence_len;
+    f.blocks_off = f.fence_off + m.fence_len;
+    f.blocks_len = blocks_len;
+    f.bitmap_off = f.blocks_off + blocks_len;
     f.bitmap_len = bitmap_len;
     f.tomb_off = f.bitmap_off + bitmap_len; /* no deletions yet: an empty section */
     f.chunks = (uint32_t)w->nchunks;
     f.series = (uint32_t)w->nseries;
     size_t meta_len = m.series_len + m.index_len + m.fence_len;
-    tsc_span meta_parts[2] = {{m.buf, meta_len}, {bitmap, bitmap_len}};
-    f.meta_hash = tsc_xxh3_spans(meta_parts, 2);
-    tsc_span lazy_parts[2] = {{m.buf + f.fence_off - f.series_off, m.fence_len}, {bitmap, bitmap_len}};
-    f.lazy_hash = tsc_xxh3_spans(lazy_parts, 2);
+    tsc_span meta_parts[3] = {{m.buf, meta_len}, {blocks, blocks_len}, {bitmap, bitmap_len}};
+    f.meta_hash = tsc_xxh3_spans(meta_parts, 3);
+    meta_parts[0] = (tsc_span){m.buf + f.fence_off - f.series_off, m.fence_len};
+    f.lazy_hash = tsc_xxh3_spans(meta_parts, 3);
     put_bytes(w, m.buf, meta_len);
+    put_bytes(w, blocks, blocks_len);
     put_bytes(w, bitmap, bitmap_len);
     wr_free(w, m.buf);
+    wr_free(w, blocks);
     wr_free(w, bitmap);
     uint8_t footer[TSC_SEG_FOOTER_SIZE];
     put_bytes(w, footer, tsc_seg_encode_footer(&f, footer));

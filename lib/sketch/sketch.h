@@ -130,4 +130,11 @@ size_t tsc_sketch_quantile_unclamped(const tschunk_sketch *s, double q, double *
 /* tsc_accept_stats, out of line. */
 void tsc_sketch_accept_stats(tschunk_sketch *s, double value, double weight);
 
+/* A block summary blob (version 2) said to combine `chunks` chunks, against [from, to]: 1 when it
+ * answered (merged wholly inside, or skipped wholly outside; st updated), 0 when the chunks must
+ * answer instead (cut by an end, or a blob that does not parse, combines another number of chunks or
+ * holds a sketch that does not decode). */
+int tsc_summary_take_block(tschunk_sketch *acc, const void *blob, size_t size, size_t chunks, int64_t from,
+                           int64_t to, tschunk_range_stats *st);
+
 #endif

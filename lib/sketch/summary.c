@@ -257,24 +257,29 @@ size_t tschunk_summary_combine(tschunk_sketch *scratch, const tschunk_chunk_ref 
  * block cut by an end, or whose blob does not parse, does not say it combines block->count chunks or
  * holds a sketch that does not decode, goes chunk by chunk, as do the chunks in no block.
  */
+int tsc_summary_take_block(tschunk_sketch *acc, const void *blob, size_t size, size_t chunks, int64_t from,
+                           int64_t to, tschunk_range_stats *st)
+{
+    blob_fields f;
+    if (!blob || parse_blob((const uint8_t *)blob, size, 2, &f) != 0 || f.chunks != chunks || !f.count) return 0;
+    if (f.last_ts < from || f.first_ts > to) {
+        st->chunks_skipped += chunks;
+        return 1;
+    }
+    /* a blob whose sketch does not decode changed nothing (tschunk_sketch_decode_merge): the chunks answer */
+    if (from <= f.first_ts && f.last_ts <= to && tschunk_sketch_decode_merge(acc, f.sketch, f.sketch_size, NULL) == 0) {
+        st->chunks_from_summaries += chunks;
+        st->nan_count += f.nan_count;
+        st->inf_count += f.inf_count;
+        return 1;
+    }
+    return 0;
+}
+
 static size_t merge_block(tschunk_sketch *acc, const tschunk_chunk_ref *chunks, const tschunk_summary_block *b,
                           int64_t from, int64_t to, tschunk_range_stats *st)
 {
-    blob_fields f;
-    int usable = b->summary && parse_blob((const uint8_t *)b->summary, b->summary_size, 2, &f) == 0 &&
-                 f.chunks == b->count;
-    if (usable && f.count && (f.last_ts < from || f.first_ts > to)) {
-        st->chunks_skipped += b->count;
-        return 0;
-    }
-    /* a blob whose sketch does not decode changed nothing (tschunk_sketch_decode_merge): the chunks answer */
-    if (usable && f.count && from <= f.first_ts && f.last_ts <= to &&
-        tschunk_sketch_decode_merge(acc, f.sketch, f.sketch_size, NULL) == 0) {
-        st->chunks_from_summaries += b->count;
-        st->nan_count += f.nan_count;
-        st->inf_count += f.inf_count;
-        return 0;
-    }
+    if (tsc_summary_take_block(acc, b->summary, b->summary_size, b->count, from, to, st)) return 0;
     return merge_chunks(acc, chunks, b->first, b->first + b->count, from, to, st);
 }
 
