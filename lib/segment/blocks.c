@@ -148,17 +148,6 @@ size_t tsc_seg_parse_blocks(tschunk_segment *s)
     return 0;
 }
 
-int tsc_seg_any_tomb(const tschunk_segment *s, size_t first, size_t count)
-{
-    size_t lo = 0, hi = s->ntombs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->tombs[mid].chunk < first) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < s->ntombs && s->tombs[lo].chunk < first + count;
-}
-
 const tsc_seg_block *tsc_seg_block_at(const tschunk_segment *s, size_t first)
 {
     size_t lo = 0, hi = s->nblocks;

@@ -42,7 +42,8 @@ size_t tsc_seg_parse_tombs(tschunk_segment *s)
     return 0;
 }
 
-const tsc_seg_tomb *tsc_seg_find_tomb(const tschunk_segment *s, size_t chunk)
+/* The first tombstone of a chunk at or after `chunk` (ntombs when none). */
+static size_t first_tomb_from(const tschunk_segment *s, size_t chunk)
 {
     size_t lo = 0, hi = s->ntombs;
     while (lo < hi) {
@@ -50,7 +51,19 @@ const tsc_seg_tomb *tsc_seg_find_tomb(const tschunk_segment *s, size_t chunk)
         if (s->tombs[mid].chunk < chunk) lo = mid + 1;
         else hi = mid;
     }
-    return lo < s->ntombs && s->tombs[lo].chunk == chunk ? &s->tombs[lo] : NULL;
+    return lo;
+}
+
+const tsc_seg_tomb *tsc_seg_find_tomb(const tschunk_segment *s, size_t chunk)
+{
+    size_t t = first_tomb_from(s, chunk);
+    return t < s->ntombs && s->tombs[t].chunk == chunk ? &s->tombs[t] : NULL;
+}
+
+int tsc_seg_any_tomb(const tschunk_segment *s, size_t first, size_t count)
+{
+    size_t t = first_tomb_from(s, first);
+    return t < s->ntombs && s->tombs[t].chunk < first + count;
 }
 
 /* Drop the positions in the tomb from ts/values[0, n). @return the samples kept, or an error. */
