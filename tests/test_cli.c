@@ -321,6 +321,21 @@ Test(cli, summaries_answer_range_quantiles)
     cr_assert_eq(run(out, sizeof out, "quantiles s.tsc --from 1005 --to 30995"), 0, "%s", out);
     cr_assert(strstr(out, "29 from summaries, 1 decoded (99 samples)"), "%s", out);
     cr_assert(strstr(out, "samples     2999 in range"), "%s", out);
+    /* Stored block summaries (one per 64 chunks by default) answer as the chunks' own summaries do. */
+    char with[8192], without[8192];
+    cr_assert_eq(run(out, sizeof out, "compress in.csv -o nb.tsc --summary --samples-per-chunk 100 --summary-block 1"), 0,
+                 "%s", out);
+    cr_assert_eq(run(with, sizeof with, "quantiles s.tsc --q 0.1,0.5,0.99 --exact"), 0, "%s", with);
+    cr_assert_eq(run(without, sizeof without, "quantiles nb.tsc --q 0.1,0.5,0.99 --exact"), 0, "%s", without);
+    cr_assert(strstr(with, "\nq ") && strstr(without, "\nq "), "%s", with);
+    cr_assert_str_eq(strstr(with, "\nq "), strstr(without, "\nq "));
+    struct stat a, b;
+    char pa[600], pb[600];
+    snprintf(pa, sizeof pa, "%s/s.tsc", workdir);
+    snprintf(pb, sizeof pb, "%s/nb.tsc", workdir);
+    cr_assert(stat(pa, &a) == 0 && stat(pb, &b) == 0 && a.st_size > b.st_size); /* the blocks are stored */
+    cr_assert_neq(run(out, sizeof out, "compress in.csv -o x.tsc --summary --summary-block 0"), 0);
+    cr_assert(strstr(out, "--summary-block must be"), "%s", out);
     /* Summaries change nothing for the other commands. */
     cr_assert_eq(run(out, sizeof out, "decompress s.tsc -o - --bits"), 0);
     cr_assert(strstr(out, "\n49990,0x"), "%s", out + strlen(out) - 40);

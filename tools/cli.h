@@ -22,10 +22,11 @@ typedef struct {
     int summary, exact, all, wide;
     tschunk_mapping_kind mapping;
     double alpha;
+    long summary_block;   /* --summary-block N: chunks per stored block summary (0: the library's 64) */
     const char *qlist;
     int64_t from, to;
     int from_set, to_set;
-    uint32_t codec; /* native chunks: TSCHUNK_CODEC_GORILLA (default) or TSCHUNK_CODEC_TSC2 */
+    uint32_t codec; /* native chunks: TSCHUNK_CODEC_TSC2 (default) or TSCHUNK_CODEC_GORILLA */
 } options;
 
 /* Print "tschunk: message" on stderr. @return 1, the exit status of a failed command. */

@@ -245,6 +245,7 @@ int segment_compress(const options *o)
         so.summary_mapping = ks.mapping;
         so.summary_gamma = ks.gamma;
         so.summary_offset = ks.index_offset;
+        so.summary_block_chunks = (uint32_t)o->summary_block;
     }
     tschunk_segment_writer *w;
     if (tschunk_segment_writer_create(&w, o->out, &so)) {

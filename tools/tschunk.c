@@ -43,7 +43,8 @@ static int usage(void)
           "  tschunk sketch decode HEX [--q 0.5,0.99] [--json]\n"
           "  tschunk quantiles FILE [SERIES|--all] [--q 0.5,0.9,0.99] [--from T --to T] [--exact]\n"
           "                   (SERIES or --all for a segment)\n"
-          "  (compress --summary [--mapping cubic|logarithmic] [--alpha A] keeps a DDSketch per chunk)\n"
+          "  (compress --summary [--mapping cubic|logarithmic] [--alpha A] keeps a DDSketch per chunk,\n"
+          "   and one per --summary-block N consecutive chunks of a series, default 64, 1 = none)\n"
           "  tschunk version\n"
           "IN.csv: 'timestamp,value' or 'value' lines, header optional; '-' reads stdin.\n",
           stderr);
@@ -94,6 +95,10 @@ static int parse_options(int argc, char **argv, options *o)
             if (!strcmp(next, "cubic")) o->mapping = TSCHUNK_MAPPING_CUBIC;
             else if (!strcmp(next, "logarithmic")) o->mapping = TSCHUNK_MAPPING_LOGARITHMIC;
             else return fail("--mapping takes cubic or logarithmic, not '%s'", next);
+            i++;
+        } else if (!strcmp(a, "--summary-block") && next) {
+            if (parse_long(next, 1, 4096, &o->summary_block))
+                return fail("--summary-block must be 1..4096 chunks (1: no block summaries), not '%s'", next);
             i++;
         } else if (!strcmp(a, "--alpha") && next) {
             char *end;
