@@ -30,6 +30,7 @@ typedef struct {
     uint8_t *summaries; /* one block's summary bytes */
     size_t summaries_cap;
     tschunk_chunk_ref *refs;
+    uint64_t *sum_at, *sum_len; /* where each chunk's summary lies in the file */
 } block_builder;
 
 /* Where a record's summary blob lies: re-read the record head from the file. */
@@ -65,7 +66,7 @@ static int reserve(block_builder *b, uint8_t **buf, size_t *cap, size_t used, si
 /* Chunks entries[first, first + count) of one series: read their summaries back, combine, append. */
 static size_t add_block(block_builder *b, const tsc_seg_entry *entries, size_t first, size_t count)
 {
-    uint64_t at[TSC_SEG_MAX_SUMMARY_BLOCK], len[TSC_SEG_MAX_SUMMARY_BLOCK], total = 0;
+    uint64_t *at = b->sum_at, *len = b->sum_len, total = 0;
     for (size_t k = 0; k < count; k++) {
         if (record_summary(b, &entries[first + k], &at[k], &len[k])) return TSC_ERROR(GENERIC);
         total += len[k];
@@ -98,11 +99,13 @@ size_t tsc_seg_build_blocks(int fd, const tsc_seg_entry *entries, size_t n, cons
     *len = 0;
     size_t per_block = o->summary_block_chunks ? o->summary_block_chunks : TSC_SEG_SUMMARY_BLOCK;
     if (!o->has_summaries || per_block < 2) return 0;
-    block_builder b = {fd, &o->allocator, NULL, NULL, 0, 0, NULL, 0, NULL};
+    block_builder b = {fd, &o->allocator, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL};
     tschunk_sketch_options so = {o->summary_mapping, 0, 0, 0, o->allocator};
     size_t err = tschunk_sketch_create_mapping(&b.scratch, o->summary_mapping, o->summary_gamma, o->summary_offset, &so);
     b.refs = err ? NULL : o->allocator.alloc(o->allocator.opaque, per_block * sizeof *b.refs);
-    if (!err && !b.refs) err = TSC_ERROR(ALLOCATION);
+    b.sum_at = err ? NULL : o->allocator.alloc(o->allocator.opaque, 2 * per_block * sizeof *b.sum_at);
+    b.sum_len = b.sum_at ? b.sum_at + per_block : NULL;
+    if (!err && (!b.refs || !b.sum_at)) err = TSC_ERROR(ALLOCATION);
     for (size_t run = 0, end; !err && run < n; run = end) {
         for (end = run + 1; end < n && entries[end].ordinal == entries[run].ordinal;) end++;
         for (size_t first = run; !err && first + 1 < end; first += per_block)
@@ -110,6 +113,7 @@ size_t tsc_seg_build_blocks(int fd, const tsc_seg_entry *entries, size_t n, cons
     }
     if (b.scratch) tschunk_sketch_free(b.scratch);
     if (b.refs) o->allocator.free(o->allocator.opaque, b.refs);
+    if (b.sum_at) o->allocator.free(o->allocator.opaque, b.sum_at);
     if (b.summaries) o->allocator.free(o->allocator.opaque, b.summaries);
     if (err && b.out) o->allocator.free(o->allocator.opaque, b.out);
     if (!err) {
@@ -136,8 +140,8 @@ size_t tsc_seg_parse_blocks(tschunk_segment *s)
         if (tsc_take_uvarint(p, size, &pos, &first) || tsc_take_uvarint(p, size, &pos, &count) ||
             tsc_take_uvarint(p, size, &pos, &len))
             return TSC_ERROR(CORRUPT);
-        if (first < next || first >= s->info.chunks || count < 2 || count > s->info.chunks - first || len == 0 ||
-            len > size - pos)
+        if (first < next || first >= s->info.chunks || count < 2 || count > TSC_SEG_MAX_SUMMARY_BLOCK ||
+            count > s->info.chunks - first || len == 0 || len > size - pos)
             return TSC_ERROR(CORRUPT);
         /* one series (a lazy open has no index to look at: tsc_seg_block_usable checks it when used) */
         if (!s->lazy && s->entries[first].ordinal != s->entries[first + count - 1].ordinal) return TSC_ERROR(CORRUPT);
@@ -184,7 +188,6 @@ size_t tsc_seg_check_blocks(const tschunk_segment *s)
     for (size_t k = 0; k < s->nblocks && !err; k++) {
         const tsc_seg_block *b = &s->blocks[k];
         if (!tsc_seg_block_usable(s, b)) continue; /* never read; its chunks answer */
-        if (b->count > TSC_SEG_MAX_SUMMARY_BLOCK) err = TSC_ERROR(CORRUPT);
         for (uint32_t i = 0; i < b->count && !err; i++) {
             tschunk_segment_chunk_info c;
             err = tschunk_segment_chunk(s, b->first + i, &c);
