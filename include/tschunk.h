@@ -737,12 +737,21 @@ TSCHUNK_API size_t tschunk_segment_writer_add_series(tschunk_segment_writer *w, 
                                                      size_t name_len);
 /**
  * Add a native chunk of a series, in any order; it is validated and decoded
- * once to find its last timestamp. summary may be NULL (unless has_summaries).
- * @return 0, or the chunk's decode error, BAD_PARAMETER (before min_ts, empty, missing summary), GENERIC (write error).
+ * once to find its last timestamp. summary may be NULL (unless has_summaries);
+ * when given it must be this chunk's (tschunk_encoder_write_summary: same count
+ * and time range).
+ * @return 0, or the chunk's decode error, BAD_PARAMETER (before min_ts, empty, missing summary or one of
+ * another chunk), GENERIC (write error).
  */
 TSCHUNK_API size_t tschunk_segment_writer_add_chunk(tschunk_segment_writer *w, uint64_t series_id, const void *chunk,
                                                     size_t chunk_size, const void *summary, size_t summary_size);
-/** Write series table, index and footer, flush, fsync, rename; frees w. @return the file size or an error. */
+/**
+ * Write the stored block summaries (with summaries: the chunks' summaries read back and combined per
+ * summary_block_chunks consecutive chunks of a series), series table, index, fences and footer, then
+ * flush, fsync, rename; frees w. A summary whose sketch does not decode with the options' mapping
+ * fails it with that decode error, and nothing is left on disk.
+ * @return the file size or an error.
+ */
 TSCHUNK_API size_t tschunk_segment_writer_finish(tschunk_segment_writer *w);
 /** Give up: remove the temporary file and free w. */
 TSCHUNK_API void tschunk_segment_writer_abort(tschunk_segment_writer *w);

@@ -306,6 +306,50 @@ Test(segment, writer_refusals_and_no_torn_file)
     char cmd[256];
     snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s')\"", tmpdir);
     cr_assert_eq(system(cmd), 0, "abort left a temporary file");
+    /* A summary must be its chunk's; one of another mapping fails finish (combining block summaries),
+     * leaving nothing on disk. */
+    int64_t ts2[2] = {1500, 1600};
+    size = tschunk_encode(chunk, sizeof chunk, ts2, v, 2, NULL);
+    unsigned char summaries[2][512];
+    size_t ssize[2];
+    for (int k = 0; k < 2; k++) {
+        tschunk_sketch *sk;
+        tschunk_sketch_options so = {k ? TSCHUNK_MAPPING_LOGARITHMIC : TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+        cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
+        unsigned char buf[TSCHUNK_BOUND(2)];
+        tschunk_encoder enc;
+        cr_assert_eq(tschunk_encoder_init(&enc, buf, sizeof buf, NULL), 0);
+        tschunk_encoder_set_summary(&enc, sk);
+        for (int i = 0; i < 2; i++) cr_assert_eq(tschunk_append(&enc, ts2[i] + k, v[i]), 0);
+        tschunk_encoder_finish(&enc);
+        ssize[k] = tschunk_encoder_write_summary(&enc, summaries[k], sizeof summaries[k]);
+        cr_assert(!tschunk_is_error(ssize[k]));
+        tschunk_sketch_free(sk);
+    }
+    tschunk_sketch *cubic;
+    tschunk_sketch_options co = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    cr_assert_eq(tschunk_sketch_create(&cubic, &co), 0);
+    tschunk_sketch_stats cs;
+    tschunk_sketch_get_stats(cubic, &cs);
+    tschunk_sketch_free(cubic);
+    o.summary_gamma = cs.gamma;
+    o.summary_offset = cs.index_offset;
+    cr_assert_eq(tschunk_segment_writer_create(&sw, path, &o), 0);
+    cr_assert_eq(tschunk_get_error_code(tschunk_segment_writer_add_chunk(sw, 1, chunk, size, summaries[1], ssize[1])),
+                 TSCHUNK_ERROR_BAD_PARAMETER, "the summary of another time range");
+    cr_assert_eq(tschunk_segment_writer_add_chunk(sw, 1, chunk, size, summaries[0], ssize[0]), 0);
+    cr_assert_eq(tschunk_segment_writer_add_chunk(sw, 1, chunk, size, summaries[0], ssize[0]), 0);
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(sw)), "two chunks, one mapping");
+    cr_assert_eq(stat(path, &st), 0);
+    remove(path);
+    ts2[0] += 1, ts2[1] += 1; /* the logarithmic summary's chunk */
+    size = tschunk_encode(chunk, sizeof chunk, ts2, v, 2, NULL);
+    cr_assert_eq(tschunk_segment_writer_create(&sw, path, &o), 0);
+    cr_assert_eq(tschunk_segment_writer_add_chunk(sw, 1, chunk, size, summaries[1], ssize[1]), 0);
+    cr_assert_eq(tschunk_segment_writer_add_chunk(sw, 1, chunk, size, summaries[1], ssize[1]), 0);
+    cr_assert(tschunk_is_error(tschunk_segment_writer_finish(sw)), "summaries of another mapping");
+    cr_assert_neq(stat(path, &st), 0);
+    cr_assert_eq(system(cmd), 0, "a failed finish left a temporary file");
 }
 
 /* Every live sample of a series, in index order, through the tombstone-aware decoder. */

@@ -170,6 +170,10 @@ size_t tschunk_segment_writer_add_chunk(tschunk_segment_writer *w, uint64_t seri
     size_t err = scan_chunk(chunk, chunk_size, &count, &first, &last);
     if (err) return err;
     if (first < w->opts.min_ts) return TSC_ERROR(BAD_PARAMETER);
+    tschunk_summary_info si; /* a summary must be one of this chunk (its sketch is checked at finish) */
+    if (summary_size && (tschunk_summary_parse(summary, summary_size, &si) || si.count != count ||
+                         (count != si.nan_count && (si.first_ts != first || si.last_ts != last))))
+        return TSC_ERROR(BAD_PARAMETER);
     if (!find_or_add_series(w, series_id)) return TSC_ERROR(ALLOCATION);
     if (w->nchunks == w->chunks_cap && grow(w, (void **)&w->chunks, &w->chunks_cap, sizeof *w->chunks))
         return TSC_ERROR(ALLOCATION);
