@@ -822,9 +822,11 @@ TSCHUNK_API size_t tschunk_segment_decode(const tschunk_segment *seg, size_t i, 
 
 /**
  * tschunk_range_merge over the chunks of one series (or of every series with
- * TSCHUNK_SEGMENT_ALL_SERIES) that overlap [from, to]. Chunks with deletions
- * are decoded without their deleted samples (their summaries are stale).
- * @return 0 or the first error.
+ * TSCHUNK_SEGMENT_ALL_SERIES) that overlap [from, to]. A stored block summary
+ * (format v2) answers for its chunks when the block lies wholly inside the
+ * range and none of them has deletions, without touching their records.
+ * Chunks with deletions are decoded without their deleted samples (their
+ * summaries are stale). @return 0 or the first error.
  */
 TSCHUNK_API size_t tschunk_segment_range_merge(const tschunk_segment *seg, uint32_t ordinal, int64_t from, int64_t to,
                                                struct tschunk_sketch *acc, tschunk_range_stats *stats);
