@@ -783,6 +783,7 @@ typedef struct {
     tschunk_mapping_kind summary_mapping;
     double summary_gamma, summary_offset;
     uint32_t format_version;  /* the segment format: 1 or 2 */
+    uint32_t summary_blocks;  /* stored block summaries (format v2, with summaries) */
 } tschunk_segment_info;
 
 TSCHUNK_API void tschunk_segment_get_info(const tschunk_segment *seg, tschunk_segment_info *info);

@@ -811,13 +811,18 @@ Test(segment, stored_block_summaries_answer_as_chunk_summaries, .timeout = 60)
     write_long(with, 0);
     write_long(without, 1);
     blob a = read_all(with), b = read_all(without);
-    cr_assert_gt(a.size, b.size); /* the blocks are there */
+    cr_assert_gt(a.size, b.size); /* the blocks are there: 300 chunks of one series, 64 a block */
     cr_assert_eq(tschunk_segment_verify(a.data, a.size, NULL), 0);
     tschunk_segment *segs[3];
     cr_assert_eq(tschunk_segment_open(&segs[0], a.data, a.size, 0, NULL), 0);
     cr_assert_eq(tschunk_segment_open(&segs[1], a.data, a.size, TSCHUNK_SEGMENT_LAZY, NULL), 0);
     cr_assert_eq(tschunk_segment_open(&segs[2], b.data, b.size, 0, NULL), 0);
     uint32_t ord = (uint32_t)tschunk_segment_find_series(segs[0], 42);
+    tschunk_segment_info ia, ib;
+    tschunk_segment_get_info(segs[0], &ia);
+    tschunk_segment_get_info(segs[2], &ib);
+    cr_assert_eq(ia.summary_blocks, 5 + 1); /* the long series: 4 x 64 + 44 chunks; the short one: 5 in one */
+    cr_assert_eq(ib.summary_blocks, 0);
     const int64_t ranges[][2] = {{INT64_MIN, INT64_MAX},     {1000000 + 10 * 2000000 + 500000, 1000000 + 290 * 2000000 + 700000},
                                  {1000000 + 64 * 2000000, 1000000 + 192 * 2000000 - 1}, {0, 999999},
                                  {1000000 + 5 * 2000000 + 1, 1000000 + 70 * 2000000}};

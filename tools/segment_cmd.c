@@ -372,6 +372,7 @@ int segment_verify(const options *o, const unsigned char *data, size_t size)
     printf("%s: ok (segment v%u, %u series, %u chunks, %llu samples", path, info.format_version, info.series, info.chunks,
            (unsigned long long)(info.samples - info.deleted));
     if (info.deleted) printf(", %llu deleted", (unsigned long long)info.deleted);
+    if (info.summary_blocks) printf(", %u block summaries", info.summary_blocks);
     printf(")\n");
     tschunk_segment_close(seg);
     return 0;

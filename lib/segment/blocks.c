@@ -146,6 +146,7 @@ size_t tsc_seg_parse_blocks(tschunk_segment *s)
         /* one series (a lazy open has no index to look at: tsc_seg_block_usable checks it when used) */
         if (!s->lazy && s->entries[first].ordinal != s->entries[first + count - 1].ordinal) return TSC_ERROR(CORRUPT);
         s->blocks[s->nblocks++] = (tsc_seg_block){(uint32_t)first, (uint32_t)count, p + pos, (size_t)len};
+        s->info.summary_blocks = (uint32_t)s->nblocks;
         pos += (size_t)len;
         next = first + count;
     }
