@@ -149,16 +149,33 @@ uint64_t tsc_occupied_mask(const double *counts, unsigned n)
 #endif
 }
 
+/* The occupancy masks of a store's first MASKS_KEPT * 64 bins from min_index, computed once by
+ * occupied_bins and read again by the walks (a store of the default 2,048 bins fits whole). */
+#define MASKS_KEPT 32
+typedef struct {
+    uint64_t mask[MASKS_KEPT];
+    size_t n;
+} kept_masks;
+
+/* The mask of the 64 bins from base (fewer at the store's end). */
+static uint64_t mask_at(const tsc_store *st, int64_t base)
+{
+    uint64_t left = (uint64_t)(st->max_index - base + 1);
+    return tsc_occupied_mask(st->counts + (base - st->offset), left < 64 ? (unsigned)left : 64);
+}
+
 /* Walks a store's non-empty bins in index order, 64 bins a mask. */
 typedef struct {
     const tsc_store *st;
+    const kept_masks *kept;
+    size_t k; /* masks taken */
     int64_t base;
     uint64_t mask;
 } occupied_walk;
 
-static occupied_walk walk_start(const tsc_store *st)
+static occupied_walk walk_start(const tsc_store *st, const kept_masks *kept)
 {
-    occupied_walk w = {st, st->min_index - 64, 0};
+    occupied_walk w = {st, kept, 0, st->min_index - 64, 0};
     return w;
 }
 
@@ -167,8 +184,8 @@ TSC_INLINE int walk_next(occupied_walk *w, int64_t *index)
     while (!w->mask) {
         w->base += 64;
         if (w->base > w->st->max_index) return 0;
-        uint64_t left = (uint64_t)(w->st->max_index - w->base + 1);
-        w->mask = tsc_occupied_mask(w->st->counts + (w->base - w->st->offset), left < 64 ? (unsigned)left : 64);
+        w->mask = w->k < w->kept->n ? w->kept->mask[w->k] : mask_at(w->st, w->base);
+        w->k++;
     }
     *index = w->base + tsc_ctz64(w->mask);
     w->mask &= w->mask - 1;
@@ -185,10 +202,10 @@ static void put_dense_bins(out_buf *o, const tsc_store *st)
 }
 
 /* Index deltas and counts over the non-empty bins. */
-static void put_sparse_bins(out_buf *o, const tsc_store *st)
+static void put_sparse_bins(out_buf *o, const tsc_store *st, const kept_masks *kept)
 {
     int64_t prev = 0, i;
-    for (occupied_walk w = walk_start(st); walk_next(&w, &i); prev = i) {
+    for (occupied_walk w = walk_start(st, kept); walk_next(&w, &i); prev = i) {
         uint64_t delta = tsc_zigzag(i - prev);
         if (TSC_LIKELY(delta < 0x80)) put_byte(o, (uint8_t)delta);
         else put_uvarint(o, delta);
@@ -196,22 +213,24 @@ static void put_sparse_bins(out_buf *o, const tsc_store *st)
     }
 }
 
-static uint64_t occupied_bins(const tsc_store *st)
+static uint64_t occupied_bins(const tsc_store *st, kept_masks *kept)
 {
     uint64_t n = 0;
+    kept->n = 0;
     for (int64_t base = st->min_index; base <= st->max_index; base += 64) {
-        uint64_t left = (uint64_t)(st->max_index - base + 1);
-        n += tsc_popcount64(tsc_occupied_mask(st->counts + (base - st->offset), left < 64 ? (unsigned)left : 64));
+        uint64_t mask = mask_at(st, base);
+        if (kept->n < MASKS_KEPT) kept->mask[kept->n++] = mask;
+        n += tsc_popcount64(mask);
     }
     return n;
 }
 
 /* Bytes of the sparse form's index deltas (the first from 0, then from bin to bin). */
-static uint64_t index_delta_bytes(const tsc_store *st)
+static uint64_t index_delta_bytes(const tsc_store *st, const kept_masks *kept)
 {
     uint64_t bytes = 0;
     int64_t prev = 0, i;
-    for (occupied_walk w = walk_start(st); walk_next(&w, &i); prev = i) bytes += varint_size(i - prev);
+    for (occupied_walk w = walk_start(st, kept); walk_next(&w, &i); prev = i) bytes += varint_size(i - prev);
     return bytes;
 }
 
@@ -222,14 +241,14 @@ static uint64_t index_delta_bytes(const tsc_store *st)
  * after the first are >= 1 and add up to nonempty - 1 + empty, which bounds their bytes from both
  * sides: only a store between the bounds needs its deltas walked.
  */
-static int contiguous_wins(const tsc_store *st, uint64_t window, uint64_t nonempty)
+static int contiguous_wins(const tsc_store *st, uint64_t window, uint64_t nonempty, const kept_masks *kept)
 {
     uint64_t empty = window - nonempty, first = varint_size(st->min_index);
     uint64_t contiguous = uvarint_size(window) + first + varint_size(1) + empty;
     uint64_t fewest = first + nonempty - 1, most = fewest + empty / 63 + empty / 8191; /* 2 bytes from 64 */
     if (contiguous <= fewest) return 1;
     if (contiguous > most) return 0;
-    return contiguous <= index_delta_bytes(st);
+    return contiguous <= index_delta_bytes(st, kept);
 }
 
 /* One store, as sketches-java's dense stores write it: contiguous counts over [min, max] or index deltas
@@ -237,8 +256,9 @@ static int contiguous_wins(const tsc_store *st, uint64_t window, uint64_t nonemp
 static void put_store(out_buf *o, const tsc_store *st, uint8_t type, int sparse_only)
 {
     if (st->min_index > st->max_index) return;
-    uint64_t window = (uint64_t)(st->max_index - st->min_index + 1), nonempty = occupied_bins(st);
-    if (!sparse_only && contiguous_wins(st, window, nonempty)) {
+    kept_masks kept;
+    uint64_t window = (uint64_t)(st->max_index - st->min_index + 1), nonempty = occupied_bins(st, &kept);
+    if (!sparse_only && contiguous_wins(st, window, nonempty, &kept)) {
         put_byte(o, (uint8_t)(type | BINS_CONTIGUOUS << 2));
         put_uvarint(o, window);
         put_varint(o, st->min_index);
@@ -248,7 +268,7 @@ static void put_store(out_buf *o, const tsc_store *st, uint8_t type, int sparse_
     }
     put_byte(o, (uint8_t)(type | BINS_INDEX_DELTAS_AND_COUNTS << 2));
     put_uvarint(o, nonempty);
-    put_sparse_bins(o, st);
+    put_sparse_bins(o, st, &kept);
 }
 
 size_t tschunk_sketch_encode_bound(const tschunk_sketch *s)
