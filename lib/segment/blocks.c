@@ -153,7 +153,7 @@ size_t tsc_seg_parse_blocks(tschunk_segment *s)
     return 0;
 }
 
-const tsc_seg_block *tsc_seg_block_at(const tschunk_segment *s, size_t first)
+size_t tsc_seg_first_block_from(const tschunk_segment *s, size_t first)
 {
     size_t lo = 0, hi = s->nblocks;
     while (lo < hi) {
@@ -161,7 +161,7 @@ const tsc_seg_block *tsc_seg_block_at(const tschunk_segment *s, size_t first)
         if (s->blocks[mid].first < first) lo = mid + 1;
         else hi = mid;
     }
-    return lo < s->nblocks && s->blocks[lo].first == first ? &s->blocks[lo] : NULL;
+    return lo;
 }
 
 int tsc_seg_block_usable(const tschunk_segment *s, const tsc_seg_block *b)

@@ -140,8 +140,8 @@ size_t tsc_seg_parse_blocks(tschunk_segment *s);
 /* writer: the block summary section of entries (index order), summaries read back from fd. */
 size_t tsc_seg_build_blocks(int fd, const tsc_seg_entry *entries, size_t n, const tschunk_segment_options *o,
                             uint8_t **out, size_t *len);
-/* The stored block whose first chunk is `first`, or NULL. */
-const tsc_seg_block *tsc_seg_block_at(const tschunk_segment *s, size_t first);
+/* The first stored block whose first chunk is at or after `first` (nblocks when none). */
+size_t tsc_seg_first_block_from(const tschunk_segment *s, size_t first);
 /* A block a range query may take: none of its chunks has deletions, and (lazy) it holds one series. */
 int tsc_seg_block_usable(const tschunk_segment *s, const tsc_seg_block *b);
 /* Index entry i, from the arrays or (lazy) from its block. */

@@ -144,9 +144,12 @@ size_t tschunk_segment_range_merge(const tschunk_segment *s, uint32_t ordinal, i
     if (!s || !acc || (err = positions(s, ordinal, from, to, &begin, &end))) return TSC_ERROR(BAD_PARAMETER);
     int64_t *ts = NULL;
     double *values = NULL;
+    size_t next_block = tsc_seg_first_block_from(s, begin); /* blocks are sorted: one search, then a cursor */
     for (size_t i = begin; i < end && !err; i++) {
         /* A stored block summary answers for its chunks without touching them (blocks.c). */
-        const tsc_seg_block *block = s->nblocks ? tsc_seg_block_at(s, i) : NULL;
+        while (next_block < s->nblocks && s->blocks[next_block].first < i) next_block++;
+        const tsc_seg_block *block =
+            next_block < s->nblocks && s->blocks[next_block].first == i ? &s->blocks[next_block] : NULL;
         if (block && block->count <= end - i && tsc_seg_block_usable(s, block) &&
             tsc_summary_take_block(acc, block->blob, block->size, block->count, from, to, st)) {
             i += block->count - 1;
