@@ -7,6 +7,7 @@
  *
  *   ab_libs A.so B.so [DATASET.gz ...]     (no datasets: gauge-2dp, counter, const-jitter)
  *   ab_libs --sketch A.so B.so              (DDSketch encode and decode of 100,000-value sketches)
+ *   ab_libs --prom A.so B.so [DATASET.gz ...]  (Prometheus XOR chunks of 120 samples, as Prometheus cuts them)
  *
  * Pin it to one core (taskset -c 1) for the figures in the README.
  */
@@ -27,6 +28,13 @@ typedef struct {
     size_t (*append)(tschunk_encoder *, int64_t, uint64_t);
     size_t (*finish)(tschunk_encoder *);
     size_t (*decode)(const void *, size_t, int64_t *, double *, size_t);
+    /* Prometheus XOR codec, used instead of the above when prom_chunk is set. */
+    size_t (*prom_init)(tschunk_prom_encoder *, void *, size_t, const tschunk_encoder_options *);
+    size_t (*prom_append)(tschunk_prom_encoder *, int64_t, uint64_t);
+    size_t (*prom_finish)(tschunk_prom_encoder *);
+    size_t (*prom_decode)(const void *, size_t, int64_t *, double *, size_t);
+    size_t chunk; /* samples per chunk */
+    int prom;
 } library;
 
 static void *symbol(void *handle, const char *name)
@@ -84,6 +92,12 @@ static library load(const char *path)
     *(void **)&lib.append = symbol(handle, "tschunk_append_bits");
     *(void **)&lib.finish = symbol(handle, "tschunk_encoder_finish");
     *(void **)&lib.decode = symbol(handle, "tschunk_decode");
+    *(void **)&lib.prom_init = symbol(handle, "tschunk_prom_encoder_init");
+    *(void **)&lib.prom_append = symbol(handle, "tschunk_prom_append_bits");
+    *(void **)&lib.prom_finish = symbol(handle, "tschunk_prom_encoder_finish");
+    *(void **)&lib.prom_decode = symbol(handle, "tschunk_prom_decode");
+    lib.chunk = CHUNK;
+    lib.prom = 0;
     return lib;
 }
 
@@ -91,18 +105,32 @@ static unsigned char chunk[TSCHUNK_BOUND(CHUNK)];
 static int64_t ts_out[CHUNK];
 static double values_out[CHUNK];
 
-/* Fastest append and decode of one chunk (samples from..from+CHUNK), in ns for the whole chunk. */
+static size_t encode_prom(const library *lib, const wl_series *s, size_t from)
+{
+    tschunk_prom_encoder enc;
+    lib->prom_init(&enc, chunk, sizeof chunk, NULL);
+    for (size_t i = from; i < from + lib->chunk; i++) lib->prom_append(&enc, s->ts[i], s->bits[i]);
+    return lib->prom_finish(&enc);
+}
+
+/* Fastest append and decode of one chunk (samples from..from+lib->chunk), in ns for the whole chunk. */
 static void time_chunk(const library *lib, const wl_series *s, size_t from, double *best_append, double *best_decode)
 {
     tschunk_encoder enc;
     double start = now_ns();
-    lib->init(&enc, chunk, sizeof chunk, NULL);
-    for (size_t i = from; i < from + CHUNK; i++) lib->append(&enc, s->ts[i], s->bits[i]);
-    size_t size = lib->finish(&enc);
+    size_t size;
+    if (lib->prom) {
+        size = encode_prom(lib, s, from);
+    } else {
+        lib->init(&enc, chunk, sizeof chunk, NULL);
+        for (size_t i = from; i < from + CHUNK; i++) lib->append(&enc, s->ts[i], s->bits[i]);
+        size = lib->finish(&enc);
+    }
     double t = now_ns() - start;
     if (t < *best_append) *best_append = t;
     start = now_ns();
-    lib->decode(chunk, size, ts_out, values_out, CHUNK);
+    if (lib->prom) lib->prom_decode(chunk, size, ts_out, values_out, lib->chunk);
+    else lib->decode(chunk, size, ts_out, values_out, CHUNK);
     t = now_ns() - start;
     if (t < *best_decode) *best_decode = t;
 }
@@ -222,11 +250,16 @@ static int sketch_ab(const char *a, const char *b)
 int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "--sketch")) return sketch_ab(argv[2], argv[3]);
+    int prom = argc > 1 && !strcmp(argv[1], "--prom");
+    argc -= prom;
+    argv += prom;
     if (argc < 3) {
-        fprintf(stderr, "usage: ab_libs A.so B.so [DATASET.gz ...] | ab_libs --sketch A.so B.so\n");
+        fprintf(stderr, "usage: ab_libs [--prom] A.so B.so [DATASET.gz ...] | ab_libs --sketch A.so B.so\n");
         return 2;
     }
     library libs[2] = {load(argv[1]), load(argv[2])};
+    const size_t chunk_samples = prom ? 120 : CHUNK;
+    for (int l = 0; l < 2; l++) libs[l].prom = prom, libs[l].chunk = chunk_samples;
     static wl_series series[MAX_SERIES];
     size_t count = 0;
     for (int a = 3; a < argc && count < MAX_SERIES; a++) count += wl_load_dataset(argv[a], series + count, MAX_SERIES - count);
@@ -238,20 +271,21 @@ int main(int argc, char **argv)
     size_t samples = 0;
     printf("| series | append A | append B | decode A | decode B |\n|---|---:|---:|---:|---:|\n");
     for (size_t s = 0; s < count; s++) {
-        size_t chunks = series[s].n / CHUNK < CHUNKS_PER_SERIES ? series[s].n / CHUNK : CHUNKS_PER_SERIES;
+        size_t per_series = CHUNKS_PER_SERIES * (CHUNK / chunk_samples);
+        size_t chunks = series[s].n / chunk_samples < per_series ? series[s].n / chunk_samples : per_series;
         double sum[2][2] = {{0}};
         for (size_t c = 0; c < chunks; c++) {
             double best[2][2] = {{1e18, 1e18}, {1e18, 1e18}};
             for (int pass = 0; pass < PASSES; pass++)
-                for (int l = 0; l < 2; l++) time_chunk(&libs[l], &series[s], c * CHUNK, &best[l][0], &best[l][1]);
+                for (int l = 0; l < 2; l++) time_chunk(&libs[l], &series[s], c * chunk_samples, &best[l][0], &best[l][1]);
             for (int l = 0; l < 2; l++) sum[l][0] += best[l][0], sum[l][1] += best[l][1];
         }
         if (!chunks) continue;
-        double n = (double)(chunks * CHUNK);
+        double n = (double)(chunks * chunk_samples);
         printf("| %s | %.2f | %.2f | %.2f | %.2f |\n", series[s].name, sum[0][0] / n, sum[1][0] / n, sum[0][1] / n,
                sum[1][1] / n);
         for (int l = 0; l < 2; l++) total[l][0] += sum[l][0], total[l][1] += sum[l][1];
-        samples += chunks * CHUNK;
+        samples += chunks * chunk_samples;
     }
     printf("| all | %.2f | %.2f | %.2f | %.2f |\n\nns per sample: each library's fastest of %d passes per chunk.\n",
            total[0][0] / (double)samples, total[1][0] / (double)samples, total[0][1] / (double)samples,

@@ -1,5 +1,6 @@
 /* Prometheus XOR chunks: golden vectors from Prometheus itself, round trips, hostile bytes. */
 #include "test_util.h"
+#include "prom/decoder.h"
 
 typedef struct {
     wl_series s;
@@ -264,4 +265,78 @@ Test(prom, transcode_both_ways_bit_exact)
     size_t psize = tschunk_prom_encode(prom, sizeof prom, ts, vals, 3, NULL);
     cr_assert_eq(tschunk_get_error_code(tschunk_prom_to_native(prom, psize, native, sizeof native)),
                  TSCHUNK_ERROR_OUT_OF_ORDER);
+}
+
+/* Decodes one chunk with every loop choice; all must give the same result, and the checked loop's is returned. */
+static size_t decode_all_loops(const unsigned char *chunk, size_t size, size_t cap, int64_t *ts, uint64_t *bits,
+                               const char *what)
+{
+    static const int loops[3] = {TSC_PROM_LOOPS_CHECKED, TSC_PROM_LOOPS_SCALAR, TSC_PROM_LOOPS_AUTO};
+    size_t first = 0;
+    for (int l = 0; l < 3; l++) {
+        int64_t *t = malloc((cap + 1) * 8);
+        uint64_t *b = malloc((cap + 1) * 8);
+        size_t r = tsc_prom_decode_with(chunk, size, t, (double *)(void *)b, cap, loops[l]);
+        if (l == 0) {
+            first = r;
+            if (!tschunk_is_error(r)) {
+                memcpy(ts, t, r * 8);
+                memcpy(bits, b, r * 8);
+            }
+        } else {
+            cr_assert_eq(r, first, "%s: loops %d return %zu, checked %zu", what, loops[l], r, first);
+            if (!tschunk_is_error(r)) {
+                cr_assert(memcmp(t, ts, r * 8) == 0, "%s: loops %d timestamps differ", what, loops[l]);
+                cr_assert(memcmp(b, bits, r * 8) == 0, "%s: loops %d values differ", what, loops[l]);
+            }
+        }
+        free(t);
+        free(b);
+    }
+    return first;
+}
+
+/*
+ * The batch decoder's unchecked loops (scalar and BMI2 twin, with the chunk's
+ * tail copied ahead of zeros) against the checked loop: chunks of every size
+ * up to 300 samples from every workload, then every truncation and a bit flip
+ * at every position of some of them.
+ */
+Test(prom, unchecked_loops_match_the_checked_loop, .timeout = 60)
+{
+    int64_t ts[301];
+    uint64_t bits[301];
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
+        wl_series s;
+        wl_synthetic(&s, kind, 300, 900 + (uint64_t)kind);
+        for (size_t n = 1; n <= 300; n += n < 40 ? 1 : 13) {
+            unsigned char *chunk;
+            size_t size = prom_encode_series(&s, 0, n, &chunk);
+            cr_assert_eq(decode_all_loops(chunk, size, n, ts, bits, s.name), n);
+            cr_assert(memcmp(ts, s.ts, n * 8) == 0 && memcmp(bits, s.bits, n * 8) == 0, "%s: %zu samples", s.name, n);
+            if (n == 120 || n == 23) {
+                unsigned char *copy = malloc(size);
+                for (size_t len = 0; len < size; len++) {
+                    memcpy(copy, chunk, len);
+                    decode_all_loops(copy, len, n, ts, bits, "truncated");
+                }
+                for (size_t bit = 16; bit < size * 8; bit++) {
+                    memcpy(copy, chunk, size);
+                    copy[bit / 8] ^= (unsigned char)(0x80u >> (bit % 8));
+                    decode_all_loops(copy, size, n, ts, bits, "bit flip");
+                }
+                free(copy);
+            }
+            free(chunk);
+        }
+        wl_free(&s);
+    }
+    for (size_t k = 0; k < NPROM; k++) {
+        prom_vector v;
+        load_prom_vector(prom_names[k], &v);
+        size_t r = decode_all_loops(v.chunk, v.size, v.s.n, ts, bits, prom_names[k]);
+        cr_assert_eq(r, v.s.n, "%s", prom_names[k]);
+        cr_assert(memcmp(ts, v.s.ts, r * 8) == 0 && memcmp(bits, v.s.bits, r * 8) == 0, "%s", prom_names[k]);
+        free_prom_vector(&v);
+    }
 }

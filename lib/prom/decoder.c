@@ -5,6 +5,7 @@
  */
 #include "../common/common.h"
 #include "../codec/bitstream.h"
+#include "decoder.h"
 
 static size_t fail(tschunk_prom_iter *it, tschunk_error_code code)
 {
@@ -29,50 +30,120 @@ static size_t go_uvarint(const uint8_t *p, size_t avail, uint64_t *out)
     return 0;
 }
 
-/* A dod: `0`, `10`+14, `110`+17, `1110`+20 (n-bit fields read as v - 2^n when
- * v > 2^(n-1), as Prometheus does), `1111`+64. */
-TSC_INLINE uint64_t decode_dod(const uint8_t *base, size_t len, uint64_t *pos)
+/*
+ * The decode loop, written once and compiled as a bounds-checked loop (near
+ * the chunk's end) and an unchecked one (while a whole sample and the 8-byte
+ * loads behind it lie inside the chunk). The unchecked one also has a BMI2
+ * twin (shifts by a register without moving the count to CL), chosen at
+ * run time; tests compare the three on the same chunks.
+ */
+typedef struct {
+    uint64_t pos, delta, bits;
+    int64_t ts;
+    unsigned lead, width, shift, bad; /* shift: 64 - lead - width, where the window's bits go */
+} run_state;
+
+/* Most bits one sample takes (a 68-bit dod, a 77-bit XOR field) plus the 64 bits a load reads. */
+#define FAST_MARGIN (68u + 77u + 64u)
+
+/*
+ * A dod field by its first four bits: `0`, `10`+14, `110`+17, `1110`+20,
+ * `1111`+64 (escape). An n-bit payload v reads as v - 2^n when v > 2^(n-1),
+ * as Prometheus does (not two's complement: +2^(n-1) is in range).
+ */
+static const uint8_t DOD_PREFIX[16] = {1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 4, 4};
+static const uint8_t DOD_PAYLOAD[16] = {0, 0, 0, 0, 0, 0, 0, 0, 14, 14, 14, 14, 17, 17, 20, 64};
+static const uint8_t DOD_TOTAL[16] = {1, 1, 1, 1, 1, 1, 1, 1, 16, 16, 16, 16, 20, 20, 24, 68};
+
+TSC_INLINE uint64_t bits_at(const uint8_t *base, size_t len, uint64_t pos, int checked)
 {
-    uint64_t win = tsc_peek(base, len, *pos);
-    unsigned ones = (unsigned)__builtin_clzll(~win | (UINT64_C(1) << 59));
-    if (TSC_UNLIKELY(ones == 4)) {
-        uint64_t dod = tsc_peek_wide(base, len, *pos + 4, 64);
+    if (checked) return tsc_peek(base, len, pos);
+    return tsc_load64_be(base + (pos >> 3)) << (pos & 7);
+}
+
+/* n bits at pos, 32 < n <= 64. */
+TSC_INLINE uint64_t wide_at(const uint8_t *base, size_t len, uint64_t pos, unsigned n, int checked)
+{
+    uint64_t hi = bits_at(base, len, pos, checked) >> (64 - (n - 32));
+    return hi << 32 | bits_at(base, len, pos + n - 32, checked) >> 32;
+}
+
+TSC_INLINE uint64_t read_dod(const uint8_t *base, size_t len, uint64_t *pos, int checked)
+{
+    uint64_t win = bits_at(base, len, *pos, checked);
+    unsigned prefix = DOD_PREFIX[win >> 60], payload = DOD_PAYLOAD[win >> 60];
+    if (TSC_UNLIKELY(payload == 64)) {
+        uint64_t dod = wide_at(base, len, *pos + 4, 64, checked);
         *pos += 68;
         return dod;
     }
-    unsigned prefix = ones + 1;                                                /* 1, 2, 3, 4 */
-    unsigned payload = (unsigned)(UINT32_C(0x14110e00) >> (ones * 8)) & 0xff; /* 0, 14, 17, 20 */
     uint64_t raw = ((win << prefix) >> (63 - payload)) >> 1;
     uint64_t half = (UINT64_C(1) << payload) >> 1;
-    *pos += prefix + payload;
-    return raw > half ? raw - (UINT64_C(1) << payload) : raw;
+    *pos += DOD_TOTAL[win >> 60];
+    return raw > half ? raw - (half << 1) : raw;
 }
 
-/* The XOR field; the window is (lead, width), width 64 before any window. */
-TSC_INLINE uint64_t decode_xor(const uint8_t *base, size_t len, uint64_t *pos, unsigned *lead, unsigned *width,
-                               unsigned *bad)
+/* Sets the window (lead, width) and what the loops derive from it. */
+TSC_INLINE void set_window(run_state *st, unsigned lead, unsigned width)
 {
-    uint64_t win = tsc_peek(base, len, *pos);
+    st->lead = lead;
+    st->width = width;
+    st->shift = (64 - lead - width) & 63;
+}
+
+/* The XOR field: `0`, `10` + window bits, `11` + 5-bit lead + 6-bit size (0 is 64) + size bits. */
+TSC_INLINE uint64_t read_xor(const uint8_t *base, size_t len, run_state *st, uint64_t pos, int checked)
+{
+    uint64_t win = bits_at(base, len, pos, checked);
     if (!(win >> 63)) {
-        *pos += 1;
+        st->pos = pos + 1;
         return 0;
     }
-    unsigned head = 2;
-    if ((win >> 62) & 1) {
-        unsigned new_lead = (unsigned)(win >> 57) & 31;
-        unsigned size = (unsigned)(win >> 51) & 63;
-        size = size ? size : 64;
-        *bad |= new_lead + size > 64;
-        *lead = new_lead;
-        *width = size;
-        head = 13;
+    if (!((win >> 62) & 1)) {
+        st->pos = pos + 2 + st->width;
+        if (TSC_LIKELY(st->width <= TSC_BITS_MAX_FIELD - 2)) return ((win << 2) >> (64 - st->width)) << st->shift;
+        return wide_at(base, len, pos + 2, st->width, checked) << st->shift;
     }
-    uint64_t at = *pos + head, payload;
-    if (TSC_LIKELY(*width <= TSC_BITS_MAX_FIELD)) payload = (tsc_peek(base, len, at) >> 1) >> (63 - *width);
-    else payload = tsc_peek_wide(base, len, at, *width);
-    *pos = at + *width;
-    return payload << ((64 - *lead - *width) & 63);
+    unsigned size = (unsigned)(win >> 51) & 63;
+    set_window(st, (unsigned)(win >> 57) & 31, size ? size : 64);
+    st->bad |= st->lead + st->width > 64;
+    st->pos = pos + 13 + st->width;
+    if (TSC_LIKELY(st->width <= TSC_BITS_MAX_FIELD - 13)) return ((win << 13) >> (64 - st->width)) << st->shift;
+    return wide_at(base, len, pos + 13, st->width, checked) << st->shift;
 }
+
+/* Samples while k < n and (unchecked) while pos <= fast_end. @return samples decoded. */
+TSC_INLINE size_t run_loop(const uint8_t *restrict base, size_t len, uint64_t fast_end, run_state *restrict io,
+                           int64_t *restrict ts_out, uint64_t *restrict val_out, size_t n, int checked)
+{
+    run_state st = *io;
+    size_t k = 0;
+    for (; k < n && (checked || st.pos <= fast_end); k++) {
+        uint64_t pos = st.pos;
+        st.delta += read_dod(base, len, &pos, checked);
+        st.ts = (int64_t)((uint64_t)st.ts + st.delta);
+        st.bits ^= read_xor(base, len, &st, pos, checked);
+        ts_out[k] = st.ts;
+        val_out[k] = st.bits;
+    }
+    *io = st;
+    return k;
+}
+
+static size_t run_unchecked(const uint8_t *restrict base, uint64_t fast_end, run_state *restrict io,
+                            int64_t *restrict ts_out, uint64_t *restrict val_out, size_t n)
+{
+    return run_loop(base, 0, fast_end, io, ts_out, val_out, n, 0);
+}
+
+#ifdef TSC_HAVE_AVX2
+__attribute__((target("bmi,bmi2"))) static size_t run_unchecked_bmi2(const uint8_t *restrict base, uint64_t fast_end,
+                                                                     run_state *restrict io, int64_t *restrict ts_out,
+                                                                     uint64_t *restrict val_out, size_t n)
+{
+    return run_loop(base, 0, fast_end, io, ts_out, val_out, n, 0);
+}
+#endif
 
 size_t tschunk_prom_count(const void *chunk, size_t size)
 {
@@ -116,56 +187,105 @@ static size_t step_first(tschunk_prom_iter *it)
     } else {
         it->delta = v;
         it->ts = (int64_t)((uint64_t)it->ts + v);
-        unsigned lead = it->window_lead, width = it->window_width, bad = 0;
-        it->bits ^= decode_xor(it->in.base, it->in.byte_len, &it->in.bit_pos, &lead, &width, &bad);
-        if (bad) return fail(it, TSCHUNK_ERROR_CORRUPT);
+        run_state st = {0, 0, 0, 0, 0, 0, 0, 0};
+        set_window(&st, it->window_lead, it->window_width);
+        it->bits ^= read_xor(it->in.base, it->in.byte_len, &st, it->in.bit_pos, 1);
+        it->in.bit_pos = st.pos;
+        if (st.bad) return fail(it, TSCHUNK_ERROR_CORRUPT);
         if (tsc_br_overrun(&it->in)) return fail(it, TSCHUNK_ERROR_TRUNCATED);
-        it->window_lead = (uint8_t)lead;
-        it->window_width = (uint8_t)width;
+        it->window_lead = (uint8_t)st.lead;
+        it->window_width = (uint8_t)st.width;
     }
     it->index++;
     return 0;
 }
 
+static size_t run_unchecked_any(const uint8_t *restrict base, uint64_t fast_end, run_state *restrict io,
+                                int64_t *restrict ts_out, uint64_t *restrict val_out, size_t n, int loops)
+{
+#ifdef TSC_HAVE_AVX2
+    if (loops != TSC_PROM_LOOPS_SCALAR && __builtin_cpu_supports("bmi2"))
+        return run_unchecked_bmi2(base, fast_end, io, ts_out, val_out, n);
+#endif
+    return run_unchecked(base, fast_end, io, ts_out, val_out, n);
+}
+
+/* Real bytes a tail copy takes: more than the unchecked loop leaves (FAST_MARGIN bits). */
+#define TAIL_BYTES 32
+
 /*
- * Samples 2.. in a register loop. Reads past the end see zeros; an overrun
- * is reported once, after the loop.
+ * The chunk's last bytes, copied ahead of FAST_MARGIN bits of zeros, run
+ * through the unchecked loop: the zeros are what the checked loop would read
+ * past the end, so the samples are the same, without a check per load.
+ * @return samples decoded (it stops where a sample could reach past the zeros).
+ */
+static size_t run_tail(const uint8_t *restrict base, size_t len, run_state *restrict io, int64_t *restrict ts_out,
+                       uint64_t *restrict val_out, size_t n, int loops)
+{
+    size_t from = (size_t)(io->pos >> 3);
+    if (from > len || len - from > TAIL_BYTES) return 0;
+    uint8_t tail[TAIL_BYTES + (FAST_MARGIN + 7) / 8 + 8] = {0};
+    memcpy(tail, base + from, len - from);
+    uint64_t rebase = (uint64_t)from * 8;
+    io->pos -= rebase;
+    size_t k = run_unchecked_any(tail, sizeof tail * 8 - FAST_MARGIN, io, ts_out, val_out, n, loops);
+    io->pos += rebase;
+    return k;
+}
+
+/* Below this many samples the unchecked loop's dispatch is not worth it (the iterator's steps). */
+#define FAST_MIN_SAMPLES 8
+
+/*
+ * Samples 2.. in register loops: unchecked while the chunk has room, checked
+ * after that (reads past the end see zeros; an overrun is reported once, at
+ * the end).
  * @return samples decoded, or an error.
  */
 static size_t decode_run(tschunk_prom_iter *restrict it, int64_t *restrict ts_out, uint64_t *restrict val_out,
-                         size_t n)
+                         size_t n, int loops)
 {
     const uint8_t *base = it->in.base;
     const size_t len = it->in.byte_len;
-    uint64_t pos = it->in.bit_pos, delta = it->delta, bits = it->bits;
-    int64_t ts = it->ts;
-    unsigned lead = it->window_lead, width = it->window_width, bad = 0;
-    for (size_t k = 0; k < n; k++) {
-        delta += decode_dod(base, len, &pos);
-        ts = (int64_t)((uint64_t)ts + delta);
-        bits ^= decode_xor(base, len, &pos, &lead, &width, &bad);
-        ts_out[k] = ts;
-        val_out[k] = bits;
+    run_state st = {it->in.bit_pos, it->delta, it->bits, it->ts, 0, 0, 0, 0};
+    set_window(&st, it->window_lead, it->window_width);
+    size_t k = 0;
+    if (n >= FAST_MIN_SAMPLES && loops != TSC_PROM_LOOPS_CHECKED) {
+        if (it->in.bit_len >= FAST_MARGIN)
+            k = run_unchecked_any(base, it->in.bit_len - FAST_MARGIN, &st, ts_out, val_out, n, loops);
+        if (k < n) k += run_tail(base, len, &st, ts_out + k, val_out + k, n - k, loops);
     }
-    if (TSC_UNLIKELY(bad)) return fail(it, TSCHUNK_ERROR_CORRUPT);
-    if (TSC_UNLIKELY(pos > it->in.bit_len)) return fail(it, TSCHUNK_ERROR_TRUNCATED);
-    it->in.bit_pos = pos;
-    it->delta = delta;
-    it->ts = ts;
-    it->bits = bits;
-    it->window_lead = (uint8_t)lead;
-    it->window_width = (uint8_t)width;
+    run_loop(base, len, 0, &st, ts_out + k, val_out + k, n - k, 1);
+    if (TSC_UNLIKELY(st.bad)) return fail(it, TSCHUNK_ERROR_CORRUPT);
+    if (TSC_UNLIKELY(st.pos > it->in.bit_len)) return fail(it, TSCHUNK_ERROR_TRUNCATED);
+    it->in.bit_pos = st.pos;
+    it->delta = st.delta;
+    it->ts = st.ts;
+    it->bits = st.bits;
+    it->window_lead = (uint8_t)st.lead;
+    it->window_width = (uint8_t)st.width;
     it->index += (uint32_t)n;
     return n;
 }
 
 static size_t step(tschunk_prom_iter *it)
 {
-    if (it->index < 2) return step_first(it);
-    int64_t ts;
-    uint64_t bits;
-    size_t r = decode_run(it, &ts, &bits, 1);
-    return tschunk_is_error(r) ? r : 0;
+    if (TSC_UNLIKELY(it->index < 2)) return step_first(it);
+    run_state st = {0, 0, 0, 0, 0, 0, 0, 0};
+    set_window(&st, it->window_lead, it->window_width);
+    uint64_t pos = it->in.bit_pos;
+    uint64_t delta = it->delta + read_dod(it->in.base, it->in.byte_len, &pos, 1);
+    uint64_t bits = it->bits ^ read_xor(it->in.base, it->in.byte_len, &st, pos, 1);
+    if (TSC_UNLIKELY(st.bad)) return fail(it, TSCHUNK_ERROR_CORRUPT);
+    if (TSC_UNLIKELY(st.pos > it->in.bit_len)) return fail(it, TSCHUNK_ERROR_TRUNCATED);
+    it->in.bit_pos = st.pos;
+    it->delta = delta;
+    it->ts = (int64_t)((uint64_t)it->ts + delta);
+    it->bits = bits;
+    it->window_lead = (uint8_t)st.lead;
+    it->window_width = (uint8_t)st.width;
+    it->index++;
+    return 0;
 }
 
 size_t tschunk_prom_iter_next_bits(tschunk_prom_iter *it, int64_t *ts, uint64_t *value_bits)
@@ -211,8 +331,8 @@ size_t tschunk_prom_iter_seek(tschunk_prom_iter *it, int64_t t)
 
 #define READ_BLOCK 256
 
-size_t tschunk_prom_iter_read(tschunk_prom_iter *restrict it, int64_t *restrict ts, double *restrict values,
-                              size_t capacity)
+static size_t read_samples(tschunk_prom_iter *restrict it, int64_t *restrict ts, double *restrict values,
+                           size_t capacity, int loops)
 {
     if (TSC_UNLIKELY(it->error)) return TSC_ERROR_CODE(it->error);
     int64_t ts_tmp[READ_BLOCK];
@@ -238,7 +358,7 @@ size_t tschunk_prom_iter_read(tschunk_prom_iter *restrict it, int64_t *restrict 
         if (want > capacity - n) want = capacity - n;
         if (!direct && want > READ_BLOCK) want = READ_BLOCK;
         size_t got = decode_run(it, direct ? ts + n : ts_tmp,
-                                direct ? (uint64_t *)(void *)(values + n) : bits_tmp, want);
+                                direct ? (uint64_t *)(void *)(values + n) : bits_tmp, want, loops);
         if (TSC_UNLIKELY(tschunk_is_error(got))) return got;
         if (!direct) {
             if (ts) memcpy(ts + n, ts_tmp, got * sizeof *ts);
@@ -249,11 +369,22 @@ size_t tschunk_prom_iter_read(tschunk_prom_iter *restrict it, int64_t *restrict 
     return n;
 }
 
-size_t tschunk_prom_decode(const void *chunk, size_t size, int64_t *ts, double *values, size_t capacity)
+size_t tschunk_prom_iter_read(tschunk_prom_iter *restrict it, int64_t *restrict ts, double *restrict values,
+                              size_t capacity)
+{
+    return read_samples(it, ts, values, capacity, TSC_PROM_LOOPS_AUTO);
+}
+
+size_t tsc_prom_decode_with(const void *chunk, size_t size, int64_t *ts, double *values, size_t capacity, int loops)
 {
     tschunk_prom_iter it;
     size_t err = tschunk_prom_iter_init(&it, chunk, size);
     if (err) return err;
     if (it.count > capacity) return TSC_ERROR(DST_TOO_SMALL);
-    return tschunk_prom_iter_read(&it, ts, values, capacity);
+    return read_samples(&it, ts, values, capacity, loops);
+}
+
+size_t tschunk_prom_decode(const void *chunk, size_t size, int64_t *ts, double *values, size_t capacity)
+{
+    return tsc_prom_decode_with(chunk, size, ts, values, capacity, TSC_PROM_LOOPS_AUTO);
 }
