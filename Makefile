@@ -2,7 +2,7 @@
 # Every output goes under build/<flavour>/.
 
 VERSION_MAJOR := 0
-VERSION := 0.6.0
+VERSION := 0.7.0
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
@@ -159,7 +159,7 @@ $(BUILD)/bench/ab_libs: bench/ab_libs.c bench/workloads.h bench/timing.h include
 	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Ibench $< $(LDFLAGS) -ldl -lm -o $@
 
 bench-ab: $(BUILD)/bench/ab_libs $(BUILD)/libtschunk.so
-	taskset -c 1 $(BUILD)/bench/ab_libs $(if $(AB_SKETCH),--sketch)$(if $(AB_PROM),--prom) $(AB_A) $(if $(AB_B),$(AB_B),$(BUILD)/libtschunk.so) $(AB_DATA)
+	taskset -c 1 $(BUILD)/bench/ab_libs $(if $(AB_SKETCH),--sketch)$(if $(AB_PROM),--prom)$(if $(AB_GORILLA),--gorilla) $(AB_A) $(if $(AB_B),$(AB_B),$(BUILD)/libtschunk.so) $(AB_DATA)
 
 # Instructions per push and per decoded sample under callgrind (stable on a noisy machine).
 bench-instr: $(BENCH_BIN)

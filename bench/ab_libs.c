@@ -8,6 +8,7 @@
  *   ab_libs A.so B.so [DATASET.gz ...]     (no datasets: gauge-2dp, counter, const-jitter)
  *   ab_libs --sketch A.so B.so              (DDSketch encode and decode of 100,000-value sketches)
  *   ab_libs --prom A.so B.so [DATASET.gz ...]  (Prometheus XOR chunks of 120 samples, as Prometheus cuts them)
+ *   ab_libs --gorilla A.so B.so [DATASET.gz ...]  (codec 1 chunks of 1,024 samples)
  *
  * Pin it to one core (taskset -c 1) for the figures in the README.
  */
@@ -35,6 +36,7 @@ typedef struct {
     size_t (*prom_decode)(const void *, size_t, int64_t *, double *, size_t);
     size_t chunk; /* samples per chunk */
     int prom;
+    tschunk_encoder_options options;
 } library;
 
 static void *symbol(void *handle, const char *name)
@@ -98,6 +100,7 @@ static library load(const char *path)
     *(void **)&lib.prom_decode = symbol(handle, "tschunk_prom_decode");
     lib.chunk = CHUNK;
     lib.prom = 0;
+    memset(&lib.options, 0, sizeof lib.options);
     return lib;
 }
 
@@ -122,7 +125,7 @@ static void time_chunk(const library *lib, const wl_series *s, size_t from, doub
     if (lib->prom) {
         size = encode_prom(lib, s, from);
     } else {
-        lib->init(&enc, chunk, sizeof chunk, NULL);
+        lib->init(&enc, chunk, sizeof chunk, &lib->options);
         for (size_t i = from; i < from + CHUNK; i++) lib->append(&enc, s->ts[i], s->bits[i]);
         size = lib->finish(&enc);
     }
@@ -250,16 +253,20 @@ static int sketch_ab(const char *a, const char *b)
 int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "--sketch")) return sketch_ab(argv[2], argv[3]);
-    int prom = argc > 1 && !strcmp(argv[1], "--prom");
-    argc -= prom;
-    argv += prom;
+    int prom = argc > 1 && !strcmp(argv[1], "--prom"), gorilla = argc > 1 && !strcmp(argv[1], "--gorilla");
+    argc -= prom + gorilla;
+    argv += prom + gorilla;
     if (argc < 3) {
-        fprintf(stderr, "usage: ab_libs [--prom] A.so B.so [DATASET.gz ...] | ab_libs --sketch A.so B.so\n");
+        fprintf(stderr, "usage: ab_libs [--prom | --gorilla] A.so B.so [DATASET.gz ...] | ab_libs --sketch A.so B.so\n");
         return 2;
     }
     library libs[2] = {load(argv[1]), load(argv[2])};
     const size_t chunk_samples = prom ? 120 : CHUNK;
-    for (int l = 0; l < 2; l++) libs[l].prom = prom, libs[l].chunk = chunk_samples;
+    for (int l = 0; l < 2; l++) {
+        libs[l].prom = prom;
+        libs[l].chunk = chunk_samples;
+        libs[l].options.codec = gorilla ? TSCHUNK_CODEC_GORILLA : 0;
+    }
     static wl_series series[MAX_SERIES];
     size_t count = 0;
     for (int a = 3; a < argc && count < MAX_SERIES; a++) count += wl_load_dataset(argv[a], series + count, MAX_SERIES - count);

@@ -5,7 +5,9 @@
  * Each figure is the median of REPS repetitions. Never asserts a time.
  *
  *   bench [--quick] [--reps N] [--datasets DIR] [--only NAME] [--chunk N] [--codec tschunk|prom|tsc2]
- *         [--phase append|iter|batch]   (one phase only, for callgrind)
+ *         [--phase append|iter|batch|chunks]   (one phase only, for callgrind)
+ *
+ * "chunks" (prom-xor only): a series' chunks decoded by one tschunk_prom_decode_chunks call.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -50,7 +52,7 @@ typedef struct {
 } chunked;
 
 typedef struct {
-    double push_ns, iter_ns, batch_ns;
+    double push_ns, iter_ns, batch_ns, chunks_ns;
     double bits_sample, bits_ts, bits_value;
     size_t samples;
 } result;
@@ -149,6 +151,26 @@ static void decode_batch(const chunked *c, int codec, int64_t *ts, double *vals)
     sink = acc;
 }
 
+/*
+ * Prometheus XOR only: a series' chunks by tschunk_prom_decode_chunks, 8 per
+ * call (two decoded side by side) into one reused buffer, as decode_batch
+ * reuses its buffer chunk after chunk.
+ */
+#define CHUNKS_PER_CALL 8
+static void decode_chunks(const chunked *c, int64_t *ts, double *vals)
+{
+    uint64_t acc = 0;
+    for (size_t k = 0; k < c->nchunks; k += CHUNKS_PER_CALL) {
+        const void *ptrs[CHUNKS_PER_CALL];
+        size_t m = c->nchunks - k < CHUNKS_PER_CALL ? c->nchunks - k : CHUNKS_PER_CALL;
+        for (size_t j = 0; j < m; j++) ptrs[j] = c->bytes + c->offset[k + j];
+        size_t n = tschunk_prom_decode_chunks(ptrs, c->size + k, m, ts, vals, TSCHUNK_MAX_SAMPLES);
+        if (tschunk_is_error(n) || n == 0) abort();
+        acc += (uint64_t)ts[n - 1];
+    }
+    sink = acc;
+}
+
 static void sizes(const chunked *c, int codec, result *r)
 {
     uint64_t bytes = 0, ts_bytes = 0, value_bytes = 0;
@@ -203,6 +225,14 @@ static result run(const wl_series *s, size_t per_chunk, const bench_opts *o)
         }
         r.batch_ns = median(t, o->reps);
     }
+    if (o->codec == CODEC_PROM && phase_on(o, "chunks")) {
+        for (int i = 0; i < o->reps; i++) {
+            double t0 = now_ns();
+            decode_chunks(&c, ts, vals);
+            t[i] = (now_ns() - t0) / (double)s->n;
+        }
+        r.chunks_ns = median(t, o->reps);
+    }
     sizes(&c, o->codec, &r);
     free(t);
     free(ts);
@@ -233,9 +263,9 @@ static const prom_ref *prom_for(const char *name)
 
 static void print_header(void)
 {
-    printf("| workload | codec | chunk | samples | push ns | iter ns/sample | batch ns/sample | bits/sample | bits/ts | "
-           "bits/value | bytes/sample | Prom XOR bytes/sample | vs Prom |\n");
-    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    printf("| workload | codec | chunk | samples | push ns | iter ns/sample | batch ns/sample | chunks ns/sample | "
+           "bits/sample | bits/ts | bits/value | bytes/sample | Prom XOR bytes/sample | vs Prom |\n");
+    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 }
 
 static const bench_opts *current;
@@ -245,8 +275,11 @@ static void print_row(const char *name, size_t chunk, const result *r)
     const prom_ref *p = prom_for(name);
     double prom = p ? (chunk == 120 ? p->bytes120 : p->bytes1024) : 0;
     double bps = r->bits_sample / 8;
-    printf("| %s | %s | %zu | %zu | %.2f | %.2f | %.2f | %.2f |", name, codec_names[current->codec], chunk,
-           r->samples, r->push_ns, r->iter_ns, r->batch_ns, r->bits_sample);
+    printf("| %s | %s | %zu | %zu | %.2f | %.2f | %.2f |", name, codec_names[current->codec], chunk, r->samples,
+           r->push_ns, r->iter_ns, r->batch_ns);
+    if (current->codec == CODEC_PROM) printf(" %.2f |", r->chunks_ns);
+    else printf(" - |");
+    printf(" %.2f |", r->bits_sample);
     if (current->codec != CODEC_PROM) printf(" %.2f | %.2f | %.3f |", r->bits_ts, r->bits_value, bps);
     else printf(" - | - | %.3f |", bps);
     if (prom > 0) printf(" %.3f | %+.1f%% |\n", prom, (bps / prom - 1) * 100);
@@ -261,6 +294,7 @@ static void accumulate(result *sum, const result *r)
     sum->push_ns += r->push_ns * n;
     sum->iter_ns += r->iter_ns * n;
     sum->batch_ns += r->batch_ns * n;
+    sum->chunks_ns += r->chunks_ns * n;
     sum->bits_sample += r->bits_sample * n;
     sum->bits_ts += r->bits_ts * n;
     sum->bits_value += r->bits_value * n;
@@ -271,7 +305,7 @@ static result mean_of(const result *sum)
 {
     result m = *sum;
     double n = sum->samples ? (double)sum->samples : 1;
-    m.push_ns /= n; m.iter_ns /= n; m.batch_ns /= n;
+    m.push_ns /= n; m.iter_ns /= n; m.batch_ns /= n; m.chunks_ns /= n;
     m.bits_sample /= n; m.bits_ts /= n; m.bits_value /= n;
     return m;
 }

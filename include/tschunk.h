@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 6
+#define TSCHUNK_VERSION_MINOR 7
 #define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
@@ -495,6 +495,18 @@ TSCHUNK_API size_t tschunk_prom_count(const void *chunk, size_t size);
 /** Decode a whole chunk. @return the number of samples, DST_TOO_SMALL, or an error. */
 TSCHUNK_API size_t tschunk_prom_decode(const void *chunk, size_t size, int64_t *ts, double *values,
                                        size_t capacity);
+
+/**
+ * Decode n_chunks whole chunks into one pair of arrays, each chunk's samples
+ * after the previous chunk's (a series' chunks in a query, say). Two chunks
+ * are decoded side by side in one loop, so that their serial bit chains
+ * overlap: faster per sample than decoding them one by one, same samples.
+ * @return the total number of samples; DST_TOO_SMALL when it exceeds
+ * capacity (checked before anything is decoded); or the first error met
+ * (the arrays then hold partial results).
+ */
+TSCHUNK_API size_t tschunk_prom_decode_chunks(const void *const *chunks, const size_t *sizes, size_t n_chunks,
+                                              int64_t *ts, double *values, size_t capacity);
 
 /* ------------------------------------------------------------------------
  * DDSketch: relative-accuracy quantile sketch, byte-compatible with the

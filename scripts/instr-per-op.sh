@@ -5,7 +5,8 @@ set -eu
 BENCH=$1; WL=$2; CHUNK=$3; CODEC=${4:-tschunk}
 out=$(mktemp)
 prefix=tschunk_; [ "$CODEC" = prom ] && prefix=tschunk_prom_
-for phase in append iter batch; do
+phases="append iter batch"; [ "$CODEC" = prom ] && phases="$phases chunks"
+for phase in $phases; do
   valgrind --tool=callgrind --callgrind-out-file="$out" "$BENCH" --quick --reps 1 --only "$WL" --chunk "$CHUNK" \
     --codec "$CODEC" --phase $phase >/dev/null 2>&1
   extra=
@@ -13,6 +14,7 @@ for phase in append iter batch; do
     append) fn="${prefix}append_bits"; extra="${prefix}encoder_finish" ;; # codec 2 encodes groups at finish too
     iter) fn="${prefix}iter_next_bits" ;;
     batch) fn="${prefix}decode" ;;
+    chunks) fn="tschunk_prom_decode_chunks" ;;
   esac
   # Inclusive cost of the API function(s); append runs twice (warm-up + 1 repetition), decoding once.
   instr=0

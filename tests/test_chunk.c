@@ -2,6 +2,7 @@
 #include <stdint.h>
 
 #include "test_util.h"
+#include "chunk/format.h"
 
 /* These tests pin codec 1 (Gorilla); codec 2, the default, has its own suite (test_codec2.c). */
 #define GORILLA TSCHUNK_CODEC_GORILLA
@@ -312,4 +313,41 @@ Test(chunk, bound_holds_the_worst_case)
     check_chunk(chunk, size, &s, 0, n);
     free(chunk);
     wl_free(&s);
+}
+
+/*
+ * Codec 1's batch loops (unchecked while both streams have room, scalar and
+ * BMI2 twin) against its checked loop: chunks of every size up to 300 samples
+ * from every workload (constant streams included), then every truncation and
+ * a bit flip at every position of some of them.
+ */
+Test(chunk, unchecked_loops_match_the_checked_loop, .timeout = 60)
+{
+    int64_t ts[301];
+    uint64_t bits[301];
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
+        wl_series s;
+        wl_synthetic(&s, kind, 300, 700 + (uint64_t)kind);
+        for (size_t n = 1; n <= 300; n += n < 40 ? 1 : 13) {
+            unsigned char *chunk;
+            size_t size = encode_range_codec(&s, 0, n, GORILLA, &chunk);
+            cr_assert_eq(decode_all_loops(tsc_chunk_decode_with, chunk, size, n, ts, bits, s.name), n);
+            cr_assert(memcmp(ts, s.ts, n * 8) == 0 && memcmp(bits, s.bits, n * 8) == 0, "%s: %zu samples", s.name, n);
+            if (n == 118 || n == 25) {
+                unsigned char *copy = malloc(size);
+                for (size_t len = 0; len < size; len++) {
+                    memcpy(copy, chunk, len);
+                    decode_all_loops(tsc_chunk_decode_with, copy, len, n, ts, bits, "truncated");
+                }
+                for (size_t bit = 0; bit < size * 8; bit++) {
+                    memcpy(copy, chunk, size);
+                    copy[bit / 8] ^= (unsigned char)(0x80u >> (bit % 8));
+                    decode_all_loops(tsc_chunk_decode_with, copy, size, n, ts, bits, "bit flip");
+                }
+                free(copy);
+            }
+            free(chunk);
+        }
+        wl_free(&s);
+    }
 }

@@ -267,35 +267,6 @@ Test(prom, transcode_both_ways_bit_exact)
                  TSCHUNK_ERROR_OUT_OF_ORDER);
 }
 
-/* Decodes one chunk with every loop choice; all must give the same result, and the checked loop's is returned. */
-static size_t decode_all_loops(const unsigned char *chunk, size_t size, size_t cap, int64_t *ts, uint64_t *bits,
-                               const char *what)
-{
-    static const int loops[3] = {TSC_PROM_LOOPS_CHECKED, TSC_PROM_LOOPS_SCALAR, TSC_PROM_LOOPS_AUTO};
-    size_t first = 0;
-    for (int l = 0; l < 3; l++) {
-        int64_t *t = malloc((cap + 1) * 8);
-        uint64_t *b = malloc((cap + 1) * 8);
-        size_t r = tsc_prom_decode_with(chunk, size, t, (double *)(void *)b, cap, loops[l]);
-        if (l == 0) {
-            first = r;
-            if (!tschunk_is_error(r)) {
-                memcpy(ts, t, r * 8);
-                memcpy(bits, b, r * 8);
-            }
-        } else {
-            cr_assert_eq(r, first, "%s: loops %d return %zu, checked %zu", what, loops[l], r, first);
-            if (!tschunk_is_error(r)) {
-                cr_assert(memcmp(t, ts, r * 8) == 0, "%s: loops %d timestamps differ", what, loops[l]);
-                cr_assert(memcmp(b, bits, r * 8) == 0, "%s: loops %d values differ", what, loops[l]);
-            }
-        }
-        free(t);
-        free(b);
-    }
-    return first;
-}
-
 /*
  * The batch decoder's unchecked loops (scalar and BMI2 twin, with the chunk's
  * tail copied ahead of zeros) against the checked loop: chunks of every size
@@ -312,18 +283,18 @@ Test(prom, unchecked_loops_match_the_checked_loop, .timeout = 60)
         for (size_t n = 1; n <= 300; n += n < 40 ? 1 : 13) {
             unsigned char *chunk;
             size_t size = prom_encode_series(&s, 0, n, &chunk);
-            cr_assert_eq(decode_all_loops(chunk, size, n, ts, bits, s.name), n);
+            cr_assert_eq(decode_all_loops(tsc_prom_decode_with, chunk, size, n, ts, bits, s.name), n);
             cr_assert(memcmp(ts, s.ts, n * 8) == 0 && memcmp(bits, s.bits, n * 8) == 0, "%s: %zu samples", s.name, n);
             if (n == 120 || n == 23) {
                 unsigned char *copy = malloc(size);
                 for (size_t len = 0; len < size; len++) {
                     memcpy(copy, chunk, len);
-                    decode_all_loops(copy, len, n, ts, bits, "truncated");
+                    decode_all_loops(tsc_prom_decode_with, copy, len, n, ts, bits, "truncated");
                 }
                 for (size_t bit = 16; bit < size * 8; bit++) {
                     memcpy(copy, chunk, size);
                     copy[bit / 8] ^= (unsigned char)(0x80u >> (bit % 8));
-                    decode_all_loops(copy, size, n, ts, bits, "bit flip");
+                    decode_all_loops(tsc_prom_decode_with, copy, size, n, ts, bits, "bit flip");
                 }
                 free(copy);
             }
@@ -334,9 +305,86 @@ Test(prom, unchecked_loops_match_the_checked_loop, .timeout = 60)
     for (size_t k = 0; k < NPROM; k++) {
         prom_vector v;
         load_prom_vector(prom_names[k], &v);
-        size_t r = decode_all_loops(v.chunk, v.size, v.s.n, ts, bits, prom_names[k]);
+        size_t r = decode_all_loops(tsc_prom_decode_with, v.chunk, v.size, v.s.n, ts, bits, prom_names[k]);
         cr_assert_eq(r, v.s.n, "%s", prom_names[k]);
         cr_assert(memcmp(ts, v.s.ts, r * 8) == 0 && memcmp(bits, v.s.bits, r * 8) == 0, "%s", prom_names[k]);
         free_prom_vector(&v);
     }
+}
+
+/* Chunks decoded one by one into consecutive places: what decode_chunks must give. @return total or an error. */
+static size_t decode_one_by_one(const void *const *chunks, const size_t *sizes, size_t n, int64_t *ts, uint64_t *bits,
+                                size_t cap)
+{
+    size_t at = 0, err = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t r = tschunk_prom_decode(chunks[i], sizes[i], ts + at, (double *)(void *)(bits + at), cap - at);
+        if (tschunk_is_error(r)) {
+            err = r;
+            r = tschunk_prom_count(chunks[i], sizes[i]);
+            if (tschunk_is_error(r)) return r;
+        }
+        at += r;
+    }
+    return err ? err : at;
+}
+
+/*
+ * tschunk_prom_decode_chunks (two chunks side by side) gives the samples of
+ * decoding each chunk alone, with every loop choice, on lists of chunks of
+ * every workload and of mixed lengths (0 to 300 samples), and an error
+ * exactly when one of the chunks has one.
+ */
+Test(prom, decode_chunks_matches_one_by_one, .timeout = 60)
+{
+    enum { MAX_CHUNKS = 9, MAX_SAMPLES = MAX_CHUNKS * 300 };
+    static int64_t want_ts[MAX_SAMPLES], got_ts[MAX_SAMPLES];
+    static uint64_t want_bits[MAX_SAMPLES], got_bits[MAX_SAMPLES];
+    static const int loops[3] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO};
+    uint64_t rng = 77;
+    wl_series s[WL_SYNTHETIC_COUNT];
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) wl_synthetic(&s[kind], kind, 300, 40 + (uint64_t)kind);
+    for (int round = 0; round < 400; round++) {
+        size_t n = wl_rng(&rng) % (MAX_CHUNKS + 1), sizes[MAX_CHUNKS];
+        unsigned char *chunks[MAX_CHUNKS];
+        for (size_t i = 0; i < n; i++) {
+            const wl_series *src = &s[wl_rng(&rng) % WL_SYNTHETIC_COUNT];
+            size_t len = wl_rng(&rng) % 4 ? 120 : wl_rng(&rng) % 301;
+            sizes[i] = prom_encode_series(src, 0, len, &chunks[i]);
+            if (round % 3 == 2 && wl_rng(&rng) % 4 == 0) {   /* damage: a bit flip or a cut */
+                if (wl_rng(&rng) % 2 && sizes[i] > 2) chunks[i][2 + wl_rng(&rng) % (sizes[i] - 2)] ^= (unsigned char)(1u << (wl_rng(&rng) % 8));
+                else sizes[i] = wl_rng(&rng) % (sizes[i] + 1);
+            }
+        }
+        const void *const *ptrs = (const void *const *)chunks;
+        size_t want = decode_one_by_one(ptrs, sizes, n, want_ts, want_bits, MAX_SAMPLES);
+        for (int l = 0; l < 3; l++) {
+            size_t got = tsc_prom_decode_chunks_with(ptrs, sizes, n, got_ts, (double *)(void *)got_bits, MAX_SAMPLES,
+                                                     loops[l]);
+            cr_assert_eq(tschunk_is_error(got), tschunk_is_error(want), "round %d loops %d: %s vs %s", round, loops[l],
+                         tschunk_error_name(got), tschunk_error_name(want));
+            if (tschunk_is_error(want)) continue;
+            cr_assert_eq(got, want, "round %d loops %d", round, loops[l]);
+            cr_assert(memcmp(got_ts, want_ts, want * 8) == 0, "round %d loops %d: timestamps", round, loops[l]);
+            cr_assert(memcmp(got_bits, want_bits, want * 8) == 0, "round %d loops %d: values", round, loops[l]);
+        }
+        for (size_t i = 0; i < n; i++) free(chunks[i]);
+    }
+    /* Capacity is checked before anything is written; NULL arrays and chunk lists are refused. */
+    unsigned char *c[2];
+    size_t sz[2] = {prom_encode_series(&s[0], 0, 120, &c[0]), prom_encode_series(&s[3], 0, 100, &c[1])};
+    got_ts[0] = 12345;
+    cr_assert_eq(tschunk_get_error_code(tschunk_prom_decode_chunks((const void *const *)c, sz, 2, got_ts,
+                                                                   (double *)(void *)got_bits, 219)),
+                 TSCHUNK_ERROR_DST_TOO_SMALL);
+    cr_assert_eq(got_ts[0], 12345, "a refused call wrote samples");
+    cr_assert_eq(tschunk_prom_decode_chunks((const void *const *)c, sz, 2, got_ts, (double *)(void *)got_bits, 220), 220);
+    cr_assert_eq(tschunk_get_error_code(tschunk_prom_decode_chunks((const void *const *)c, sz, 2, NULL, NULL, 220)),
+                 TSCHUNK_ERROR_BAD_PARAMETER);
+    cr_assert_eq(tschunk_get_error_code(tschunk_prom_decode_chunks(NULL, sz, 2, got_ts, NULL, 220)),
+                 TSCHUNK_ERROR_BAD_PARAMETER);
+    cr_assert_eq(tschunk_prom_decode_chunks(NULL, NULL, 0, NULL, NULL, 0), 0);
+    free(c[0]);
+    free(c[1]);
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) wl_free(&s[kind]);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tschunk.h"
+#include "common/common.h"
 #include "../bench/workloads.h"
 
 /* Directory of the repository (set by make test), for vectors and corpora. */
@@ -166,5 +167,37 @@ static inline void check_random_seeks(tschunk_iter *it, const wl_series *s)
     }
     cr_assert_eq(tschunk_iter_seek(it, s->ts[s->n - 1] + 1), 0);
 }
+
+/* Decodes one chunk with every loop choice; all must give the same result, and the checked loop's is returned. */
+typedef size_t (*decode_with_fn)(const void *, size_t, int64_t *, double *, size_t, int);
+
+static inline size_t decode_all_loops(decode_with_fn decode_with, const unsigned char *chunk, size_t size, size_t cap,
+                                      int64_t *ts, uint64_t *bits, const char *what)
+{
+    static const int loops[3] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO};
+    size_t first = 0;
+    for (int l = 0; l < 3; l++) {
+        int64_t *t = malloc((cap + 1) * 8);
+        uint64_t *b = malloc((cap + 1) * 8);
+        size_t r = decode_with(chunk, size, t, (double *)(void *)b, cap, loops[l]);
+        if (l == 0) {
+            first = r;
+            if (!tschunk_is_error(r)) {
+                memcpy(ts, t, r * 8);
+                memcpy(bits, b, r * 8);
+            }
+        } else {
+            cr_assert_eq(r, first, "%s: loops %d return %zu, checked %zu", what, loops[l], r, first);
+            if (!tschunk_is_error(r)) {
+                cr_assert(memcmp(t, ts, r * 8) == 0, "%s: loops %d timestamps differ", what, loops[l]);
+                cr_assert(memcmp(b, bits, r * 8) == 0, "%s: loops %d values differ", what, loops[l]);
+            }
+        }
+        free(t);
+        free(b);
+    }
+    return first;
+}
+
 
 #endif

@@ -53,4 +53,7 @@ typedef struct {
  */
 size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h, int walk);
 
+/* tschunk_decode with codec 1's loops chosen (TSC_LOOPS_*, lib/common/common.h); the tests compare them. */
+size_t tsc_chunk_decode_with(const void *chunk, size_t size, int64_t *ts, double *values, size_t capacity, int loops);
+
 #endif

@@ -19,12 +19,12 @@ static size_t fail(tschunk_iter *it, tschunk_error_code code)
 
 /* One dod field at *pos. Lengths come from arithmetic, not tables, to keep
  * the position chain (load -> count ones -> length -> next position) short. */
-TSC_INLINE uint64_t decode_dod(const uint8_t *base, size_t byte_len, uint64_t *pos)
+TSC_INLINE uint64_t decode_dod(const uint8_t *base, size_t byte_len, uint64_t *pos, int checked)
 {
-    uint64_t win = tsc_peek(base, byte_len, *pos);
+    uint64_t win = tsc_peek_if(base, byte_len, *pos, checked);
     unsigned ones = (unsigned)__builtin_clzll(~win | (UINT64_C(1) << 58)); /* 0..5 */
     if (TSC_UNLIKELY(ones == TSC_DOD_ESCAPE)) {
-        uint64_t dod = tsc_peek_wide(base, byte_len, *pos + 5, 64);
+        uint64_t dod = tsc_peek_wide_if(base, byte_len, *pos + 5, 64, checked);
         *pos += TSC_DOD_MAX_BITS;
         return dod;
     }
@@ -66,7 +66,7 @@ static size_t step(tschunk_iter *restrict it)
         }
         it->delta = it->first_delta;
     } else if (!(it->flags & TSCHUNK_FLAG_TS_CONST)) {
-        it->delta += decode_dod(it->ts_in.base, it->ts_in.byte_len, &it->ts_in.bit_pos);
+        it->delta += decode_dod(it->ts_in.base, it->ts_in.byte_len, &it->ts_in.bit_pos, 1);
     }
     unsigned bad = 0;
     if (!(it->flags & TSCHUNK_FLAG_VAL_CONST)) {
@@ -171,53 +171,125 @@ static size_t read_grouped(tschunk_iter *restrict it, int64_t *restrict ts, doub
     return n;
 }
 
+/* The batch loops' state, kept in registers inside them. */
+typedef struct {
+    uint64_t tpos, vpos, delta, bits;
+    int64_t ts;
+    unsigned lead, width, bad;
+} run_state;
+
+/* Most bits one field takes, plus the 64 bits a load reads at its last position. */
+#define TS_MARGIN (TSC_DOD_MAX_BITS + 64u)
+#define VAL_MARGIN (TSC_XOR_WORST_BITS + 64u)
+
 /*
- * The batch loop: state in registers, constant streams specialised away.
- * Reads past a stream's end see zeros (never memory outside the chunk), so
- * damage is checked once, after the loop: a call that met a field no encoder
- * writes, time going backwards or an overrun returns the error (sticky).
- * @return samples decoded, or an error.
+ * The batch loop, constant streams specialised away. Checked, reads past a
+ * stream's end see zeros (never memory outside the chunk), so damage is
+ * checked once, after the loop. Unchecked, it runs while each stream has a
+ * whole field and a load's 8 bytes of room (tpos <= tfast, vpos <= vfast).
+ * @return samples decoded.
  */
-TSC_INLINE size_t decode_run(tschunk_iter *restrict it, int64_t *restrict ts_out, uint64_t *restrict val_out,
-                             size_t n, const int ts_const, const int val_const)
+TSC_INLINE size_t run_loop(const tschunk_iter *restrict it, run_state *restrict io, int64_t *restrict ts_out,
+                           uint64_t *restrict val_out, size_t n, uint64_t tfast, uint64_t vfast, const int ts_const,
+                           const int val_const, const int checked)
 {
     const uint8_t *tbase = it->ts_in.base, *vbase = it->val_in.base;
     const size_t tlen = it->ts_in.byte_len, vlen = it->val_in.byte_len;
-    uint64_t tpos = it->ts_in.bit_pos, vpos = it->val_in.bit_pos;
-    int64_t ts = it->ts;
-    uint64_t delta = it->delta, bits = it->bits;
-    unsigned lead = it->window_lead, width = it->window_width, bad = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (!ts_const) delta += decode_dod(tbase, tlen, &tpos);
-        int64_t next_ts = (int64_t)((uint64_t)ts + delta);
-        bad |= next_ts < ts;
-        ts = next_ts;
-        if (!val_const) bits ^= tsc_xor_get(vbase, vlen, &vpos, &lead, &width, &bad);
-        ts_out[k] = ts;
-        val_out[k] = bits;
+    run_state st = *io;
+    size_t k = 0;
+    for (; k < n && (checked || ((ts_const || st.tpos <= tfast) && (val_const || st.vpos <= vfast))); k++) {
+        if (!ts_const) st.delta += decode_dod(tbase, tlen, &st.tpos, checked);
+        int64_t next_ts = (int64_t)((uint64_t)st.ts + st.delta);
+        st.bad |= next_ts < st.ts;
+        st.ts = next_ts;
+        if (!val_const) st.bits ^= tsc_xor_get_if(vbase, vlen, &st.vpos, &st.lead, &st.width, &st.bad, checked);
+        ts_out[k] = st.ts;
+        val_out[k] = st.bits;
     }
-    if (TSC_UNLIKELY(bad)) return fail(it, TSCHUNK_ERROR_CORRUPT);
-    if (TSC_UNLIKELY((!ts_const && tpos > it->ts_in.bit_len) || (!val_const && vpos > it->val_in.bit_len)))
-        return fail(it, TSCHUNK_ERROR_TRUNCATED);
-    if (!ts_const) it->ts_in.bit_pos = tpos;
-    if (!val_const) it->val_in.bit_pos = vpos;
-    it->ts = ts;
-    it->delta = delta;
-    it->bits = bits;
-    it->window_lead = (uint8_t)lead;
-    it->window_width = (uint8_t)width;
-    it->index += (uint32_t)n;
-    return n;
+    *io = st;
+    return k;
 }
 
-static size_t decode_fast(tschunk_iter *it, int64_t *ts_out, uint64_t *val_out, size_t n)
+/* One run_loop per kind of chunk (which streams are constant). */
+TSC_INLINE size_t run_kind(const tschunk_iter *restrict it, run_state *restrict st, int64_t *restrict ts_out,
+                           uint64_t *restrict val_out, size_t n, uint64_t tfast, uint64_t vfast, const int checked)
 {
     switch (it->flags & (TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST)) {
-    case 0: return decode_run(it, ts_out, val_out, n, 0, 0);
-    case TSCHUNK_FLAG_TS_CONST: return decode_run(it, ts_out, val_out, n, 1, 0);
-    case TSCHUNK_FLAG_VAL_CONST: return decode_run(it, ts_out, val_out, n, 0, 1);
-    default: return decode_run(it, ts_out, val_out, n, 1, 1);
+    case 0: return run_loop(it, st, ts_out, val_out, n, tfast, vfast, 0, 0, checked);
+    case TSCHUNK_FLAG_TS_CONST: return run_loop(it, st, ts_out, val_out, n, tfast, vfast, 1, 0, checked);
+    case TSCHUNK_FLAG_VAL_CONST: return run_loop(it, st, ts_out, val_out, n, tfast, vfast, 0, 1, checked);
+    default: return run_loop(it, st, ts_out, val_out, n, tfast, vfast, 1, 1, checked);
     }
+}
+
+static size_t run_unchecked(const tschunk_iter *restrict it, run_state *restrict st, int64_t *restrict ts_out,
+                            uint64_t *restrict val_out, size_t n, uint64_t tfast, uint64_t vfast)
+{
+    return run_kind(it, st, ts_out, val_out, n, tfast, vfast, 0);
+}
+
+#ifdef TSC_HAVE_AVX2
+/* The same loop with BMI2's shifts by a register (no count moved to CL), chosen at run time. */
+__attribute__((target("bmi,bmi2"))) static size_t run_unchecked_bmi2(const tschunk_iter *restrict it,
+                                                                     run_state *restrict st, int64_t *restrict ts_out,
+                                                                     uint64_t *restrict val_out, size_t n,
+                                                                     uint64_t tfast, uint64_t vfast)
+{
+    return run_kind(it, st, ts_out, val_out, n, tfast, vfast, 0);
+}
+#endif
+
+/* Below this many samples the unchecked loop's setup is not worth it. */
+#define FAST_MIN_SAMPLES 8
+
+/* Samples decoded unchecked from the start of the run (0 when a stream is too close to its end). */
+static size_t run_fast(const tschunk_iter *restrict it, run_state *restrict st, int64_t *restrict ts_out,
+                       uint64_t *restrict val_out, size_t n, int loops)
+{
+    if (n < FAST_MIN_SAMPLES || loops == TSC_LOOPS_CHECKED) return 0;
+    /* A constant stream has no bits and no limit. */
+    uint64_t tfast = UINT64_MAX, vfast = UINT64_MAX;
+    if (!(it->flags & TSCHUNK_FLAG_TS_CONST)) {
+        if (it->ts_in.bit_len < TS_MARGIN) return 0;
+        tfast = it->ts_in.bit_len - TS_MARGIN;
+    }
+    if (!(it->flags & TSCHUNK_FLAG_VAL_CONST)) {
+        if (it->val_in.bit_len < VAL_MARGIN) return 0;
+        vfast = it->val_in.bit_len - VAL_MARGIN;
+    }
+#ifdef TSC_HAVE_AVX2
+    if (loops != TSC_LOOPS_SCALAR && __builtin_cpu_supports("bmi2"))
+        return run_unchecked_bmi2(it, st, ts_out, val_out, n, tfast, vfast);
+#endif
+    return run_unchecked(it, st, ts_out, val_out, n, tfast, vfast);
+}
+
+/*
+ * Samples 2.. of codec 1: unchecked while both streams have room, checked
+ * after. A call that met a field no encoder writes, time going backwards or
+ * an overrun returns the error (sticky).
+ * @return samples decoded, or an error.
+ */
+static size_t decode_run(tschunk_iter *restrict it, int64_t *restrict ts_out, uint64_t *restrict val_out, size_t n,
+                         int loops)
+{
+    run_state st = {it->ts_in.bit_pos, it->val_in.bit_pos, it->delta, it->bits, it->ts,
+                    it->window_lead, it->window_width, 0};
+    size_t k = run_fast(it, &st, ts_out, val_out, n, loops);
+    run_kind(it, &st, ts_out + k, val_out + k, n - k, 0, 0, 1);
+    const int ts_const = it->flags & TSCHUNK_FLAG_TS_CONST, val_const = it->flags & TSCHUNK_FLAG_VAL_CONST;
+    if (TSC_UNLIKELY(st.bad)) return fail(it, TSCHUNK_ERROR_CORRUPT);
+    if (TSC_UNLIKELY((!ts_const && st.tpos > it->ts_in.bit_len) || (!val_const && st.vpos > it->val_in.bit_len)))
+        return fail(it, TSCHUNK_ERROR_TRUNCATED);
+    if (!ts_const) it->ts_in.bit_pos = st.tpos;
+    if (!val_const) it->val_in.bit_pos = st.vpos;
+    it->ts = st.ts;
+    it->delta = st.delta;
+    it->bits = st.bits;
+    it->window_lead = (uint8_t)st.lead;
+    it->window_width = (uint8_t)st.width;
+    it->index += (uint32_t)n;
+    return n;
 }
 
 size_t tschunk_iter_init(tschunk_iter *it, const void *chunk, size_t size)
@@ -317,8 +389,8 @@ static size_t read_slow(tschunk_iter *it, int64_t *ts, uint64_t *bits, size_t n)
 
 #define READ_BLOCK 256
 
-size_t tschunk_iter_read(tschunk_iter *restrict it, int64_t *restrict ts, double *restrict values,
-                         size_t capacity)
+static size_t read_samples(tschunk_iter *restrict it, int64_t *restrict ts, double *restrict values,
+                           size_t capacity, int loops)
 {
     if (TSC_UNLIKELY(it->error)) return TSC_ERROR_CODE(it->error);
     int64_t ts_tmp[READ_BLOCK];
@@ -340,7 +412,7 @@ size_t tschunk_iter_read(tschunk_iter *restrict it, int64_t *restrict ts, double
         if (!direct && want > READ_BLOCK) want = READ_BLOCK;
         int64_t *t_dst = direct ? ts + n : ts_tmp;
         uint64_t *v_dst = direct ? (uint64_t *)(void *)(values + n) : bits_tmp;
-        size_t got = it->index >= 2 ? decode_fast(it, t_dst, v_dst, want) : 0;
+        size_t got = it->index >= 2 ? decode_run(it, t_dst, v_dst, want, loops) : 0;
         if (TSC_UNLIKELY(tschunk_is_error(got))) return got;
         if (got < want) {
             size_t r = read_slow(it, t_dst + got, v_dst + got, 1);
@@ -360,11 +432,22 @@ size_t tschunk_iter_read(tschunk_iter *restrict it, int64_t *restrict ts, double
     return n;
 }
 
-size_t tschunk_decode(const void *chunk, size_t size, int64_t *ts, double *values, size_t capacity)
+size_t tschunk_iter_read(tschunk_iter *restrict it, int64_t *restrict ts, double *restrict values,
+                         size_t capacity)
+{
+    return read_samples(it, ts, values, capacity, TSC_LOOPS_AUTO);
+}
+
+size_t tsc_chunk_decode_with(const void *chunk, size_t size, int64_t *ts, double *values, size_t capacity, int loops)
 {
     tschunk_iter it;
     size_t err = tschunk_iter_init(&it, chunk, size);
     if (err) return err;
     if (it.count > capacity) return TSC_ERROR(DST_TOO_SMALL);
-    return tschunk_iter_read(&it, ts, values, capacity);
+    return read_samples(&it, ts, values, capacity, loops);
+}
+
+size_t tschunk_decode(const void *chunk, size_t size, int64_t *ts, double *values, size_t capacity)
+{
+    return tsc_chunk_decode_with(chunk, size, ts, values, capacity, TSC_LOOPS_AUTO);
 }

@@ -120,12 +120,28 @@ TSC_INLINE uint64_t tsc_peek(const uint8_t *base, size_t byte_len, uint64_t pos)
     return tsc_peek_tail(base, byte_len, pos);
 }
 
+/*
+ * tsc_peek, or with checked = 0 a plain load, for decode loops that run
+ * unchecked while the stream has 64 bits of room beyond any field they read
+ * (a compile-time constant after inlining).
+ */
+TSC_INLINE uint64_t tsc_peek_if(const uint8_t *base, size_t byte_len, uint64_t pos, int checked)
+{
+    if (checked) return tsc_peek(base, byte_len, pos);
+    return tsc_load64_be(base + (pos >> 3)) << (pos & 7);
+}
+
 /* n bits at pos, 32 < n <= 64. */
+TSC_INLINE uint64_t tsc_peek_wide_if(const uint8_t *base, size_t byte_len, uint64_t pos, unsigned n, int checked)
+{
+    uint64_t hi = tsc_peek_if(base, byte_len, pos, checked) >> (64 - (n - 32));
+    uint64_t lo = tsc_peek_if(base, byte_len, pos + n - 32, checked) >> 32;
+    return hi << 32 | lo;
+}
+
 TSC_INLINE uint64_t tsc_peek_wide(const uint8_t *base, size_t byte_len, uint64_t pos, unsigned n)
 {
-    uint64_t hi = tsc_peek(base, byte_len, pos) >> (64 - (n - 32));
-    uint64_t lo = tsc_peek(base, byte_len, pos + n - 32) >> 32;
-    return hi << 32 | lo;
+    return tsc_peek_wide_if(base, byte_len, pos, n, 1);
 }
 
 #endif

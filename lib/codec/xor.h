@@ -86,10 +86,10 @@ TSC_INLINE void tsc_xor_put(tschunk_bit_writer *restrict w, uint64_t x, uint8_t 
  * and cost fewer instructions than computing every case.
  * @return x, to be XORed into the previous value.
  */
-TSC_INLINE uint64_t tsc_xor_get(const uint8_t *base, size_t byte_len, uint64_t *pos, unsigned *lead,
-                                unsigned *width, unsigned *bad)
+TSC_INLINE uint64_t tsc_xor_get_if(const uint8_t *base, size_t byte_len, uint64_t *pos, unsigned *lead,
+                                   unsigned *width, unsigned *bad, int checked)
 {
-    uint64_t win = tsc_peek(base, byte_len, *pos);
+    uint64_t win = tsc_peek_if(base, byte_len, *pos, checked);
     if (!(win >> 63)) {
         *pos += 1;
         return 0;
@@ -103,10 +103,18 @@ TSC_INLINE uint64_t tsc_xor_get(const uint8_t *base, size_t byte_len, uint64_t *
     /* width 0 wraps to a huge value, as does lead + width > 64. */
     *bad |= *lead + *width - 1 > 63;
     uint64_t at = *pos + head, payload;
-    if (TSC_LIKELY(*width <= TSC_BITS_MAX_FIELD)) payload = (tsc_peek(base, byte_len, at) >> 1) >> (63 - *width);
-    else payload = tsc_peek_wide(base, byte_len, at, *width);
+    if (TSC_LIKELY(*width <= TSC_BITS_MAX_FIELD))
+        payload = (tsc_peek_if(base, byte_len, at, checked) >> 1) >> (63 - *width);
+    else
+        payload = tsc_peek_wide_if(base, byte_len, at, *width, checked);
     *pos = at + *width;
     return payload << ((64 - *lead - *width) & 63);
+}
+
+TSC_INLINE uint64_t tsc_xor_get(const uint8_t *base, size_t byte_len, uint64_t *pos, unsigned *lead,
+                                unsigned *width, unsigned *bad)
+{
+    return tsc_xor_get_if(base, byte_len, pos, lead, width, bad, 1);
 }
 
 #endif

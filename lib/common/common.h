@@ -39,6 +39,13 @@ TSC_INLINE int tsc_avx2_here(void)
 #endif
 }
 
+/* Which loops a batch decode may use; the tests run each on the same chunks and compare. */
+enum {
+    TSC_LOOPS_AUTO,    /* unchecked where the stream has room (BMI2 twin when the CPU has it), checked after */
+    TSC_LOOPS_CHECKED, /* the bounds-checked loop only */
+    TSC_LOOPS_SCALAR   /* as AUTO, without the BMI2 twin */
+};
+
 TSC_INLINE unsigned tsc_clz64(uint64_t x) { return x ? (unsigned)__builtin_clzll(x) : 64u; }
 TSC_INLINE unsigned tsc_ctz64(uint64_t x) { return x ? (unsigned)__builtin_ctzll(x) : 64u; }
 

@@ -55,25 +55,12 @@ static const uint8_t DOD_PREFIX[16] = {1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3,
 static const uint8_t DOD_PAYLOAD[16] = {0, 0, 0, 0, 0, 0, 0, 0, 14, 14, 14, 14, 17, 17, 20, 64};
 static const uint8_t DOD_TOTAL[16] = {1, 1, 1, 1, 1, 1, 1, 1, 16, 16, 16, 16, 20, 20, 24, 68};
 
-TSC_INLINE uint64_t bits_at(const uint8_t *base, size_t len, uint64_t pos, int checked)
-{
-    if (checked) return tsc_peek(base, len, pos);
-    return tsc_load64_be(base + (pos >> 3)) << (pos & 7);
-}
-
-/* n bits at pos, 32 < n <= 64. */
-TSC_INLINE uint64_t wide_at(const uint8_t *base, size_t len, uint64_t pos, unsigned n, int checked)
-{
-    uint64_t hi = bits_at(base, len, pos, checked) >> (64 - (n - 32));
-    return hi << 32 | bits_at(base, len, pos + n - 32, checked) >> 32;
-}
-
 TSC_INLINE uint64_t read_dod(const uint8_t *base, size_t len, uint64_t *pos, int checked)
 {
-    uint64_t win = bits_at(base, len, *pos, checked);
+    uint64_t win = tsc_peek_if(base, len, *pos, checked);
     unsigned prefix = DOD_PREFIX[win >> 60], payload = DOD_PAYLOAD[win >> 60];
     if (TSC_UNLIKELY(payload == 64)) {
-        uint64_t dod = wide_at(base, len, *pos + 4, 64, checked);
+        uint64_t dod = tsc_peek_wide_if(base, len, *pos + 4, 64, checked);
         *pos += 68;
         return dod;
     }
@@ -94,7 +81,7 @@ TSC_INLINE void set_window(run_state *st, unsigned lead, unsigned width)
 /* The XOR field: `0`, `10` + window bits, `11` + 5-bit lead + 6-bit size (0 is 64) + size bits. */
 TSC_INLINE uint64_t read_xor(const uint8_t *base, size_t len, run_state *st, uint64_t pos, int checked)
 {
-    uint64_t win = bits_at(base, len, pos, checked);
+    uint64_t win = tsc_peek_if(base, len, pos, checked);
     if (!(win >> 63)) {
         st->pos = pos + 1;
         return 0;
@@ -102,14 +89,30 @@ TSC_INLINE uint64_t read_xor(const uint8_t *base, size_t len, run_state *st, uin
     if (!((win >> 62) & 1)) {
         st->pos = pos + 2 + st->width;
         if (TSC_LIKELY(st->width <= TSC_BITS_MAX_FIELD - 2)) return ((win << 2) >> (64 - st->width)) << st->shift;
-        return wide_at(base, len, pos + 2, st->width, checked) << st->shift;
+        return tsc_peek_wide_if(base, len, pos + 2, st->width, checked) << st->shift;
     }
     unsigned size = (unsigned)(win >> 51) & 63;
     set_window(st, (unsigned)(win >> 57) & 31, size ? size : 64);
     st->bad |= st->lead + st->width > 64;
     st->pos = pos + 13 + st->width;
     if (TSC_LIKELY(st->width <= TSC_BITS_MAX_FIELD - 13)) return ((win << 13) >> (64 - st->width)) << st->shift;
-    return wide_at(base, len, pos + 13, st->width, checked) << st->shift;
+    return tsc_peek_wide_if(base, len, pos + 13, st->width, checked) << st->shift;
+}
+
+/*
+ * One sample. `0` `0` (the step and the value unchanged: constant series
+ * scraped on time, a large share of a TSDB's series) takes a short cut.
+ */
+TSC_INLINE void read_sample(const uint8_t *base, size_t len, run_state *st, int checked)
+{
+    uint64_t pos = st->pos;
+    if (!(tsc_peek_if(base, len, pos, checked) >> 62)) {
+        st->pos = pos + 2;
+    } else {
+        st->delta += read_dod(base, len, &pos, checked);
+        st->bits ^= read_xor(base, len, st, pos, checked);
+    }
+    st->ts = (int64_t)((uint64_t)st->ts + st->delta);
 }
 
 /* Samples while k < n and (unchecked) while pos <= fast_end. @return samples decoded. */
@@ -119,10 +122,7 @@ TSC_INLINE size_t run_loop(const uint8_t *restrict base, size_t len, uint64_t fa
     run_state st = *io;
     size_t k = 0;
     for (; k < n && (checked || st.pos <= fast_end); k++) {
-        uint64_t pos = st.pos;
-        st.delta += read_dod(base, len, &pos, checked);
-        st.ts = (int64_t)((uint64_t)st.ts + st.delta);
-        st.bits ^= read_xor(base, len, &st, pos, checked);
+        read_sample(base, len, &st, checked);
         ts_out[k] = st.ts;
         val_out[k] = st.bits;
     }
@@ -200,11 +200,53 @@ static size_t step_first(tschunk_prom_iter *it)
     return 0;
 }
 
+/* One chunk of a pair: its bytes, the unchecked loop's limit, its state and where its samples go. */
+typedef struct {
+    const uint8_t *base;
+    uint64_t fast_end;
+    run_state st;
+    int64_t *ts;
+    uint64_t *bits;
+} lane;
+
+/*
+ * Two chunks' samples in one unchecked loop. Each chunk's samples form one
+ * serial chain (a field's length is known only once it is read); decoding two
+ * chunks side by side lets the CPU run the two chains at once.
+ * @return samples decoded from each chunk.
+ */
+TSC_INLINE size_t pair_loop(lane *restrict a, lane *restrict b, size_t n)
+{
+    run_state sa = a->st, sb = b->st;
+    const uint8_t *base_a = a->base, *base_b = b->base;
+    size_t k = 0;
+    for (; k < n && sa.pos <= a->fast_end && sb.pos <= b->fast_end; k++) {
+        read_sample(base_a, 0, &sa, 0);
+        read_sample(base_b, 0, &sb, 0);
+        a->ts[k] = sa.ts;
+        a->bits[k] = sa.bits;
+        b->ts[k] = sb.ts;
+        b->bits[k] = sb.bits;
+    }
+    a->st = sa;
+    b->st = sb;
+    return k;
+}
+
+static size_t pair_unchecked(lane *restrict a, lane *restrict b, size_t n) { return pair_loop(a, b, n); }
+
+#ifdef TSC_HAVE_AVX2
+__attribute__((target("bmi,bmi2"))) static size_t pair_unchecked_bmi2(lane *restrict a, lane *restrict b, size_t n)
+{
+    return pair_loop(a, b, n);
+}
+#endif
+
 static size_t run_unchecked_any(const uint8_t *restrict base, uint64_t fast_end, run_state *restrict io,
                                 int64_t *restrict ts_out, uint64_t *restrict val_out, size_t n, int loops)
 {
 #ifdef TSC_HAVE_AVX2
-    if (loops != TSC_PROM_LOOPS_SCALAR && __builtin_cpu_supports("bmi2"))
+    if (loops != TSC_LOOPS_SCALAR && __builtin_cpu_supports("bmi2"))
         return run_unchecked_bmi2(base, fast_end, io, ts_out, val_out, n);
 #endif
     return run_unchecked(base, fast_end, io, ts_out, val_out, n);
@@ -233,6 +275,28 @@ static size_t run_tail(const uint8_t *restrict base, size_t len, run_state *rest
     return k;
 }
 
+static run_state load_state(const tschunk_prom_iter *it)
+{
+    run_state st = {it->in.bit_pos, it->delta, it->bits, it->ts, 0, 0, 0, 0};
+    set_window(&st, it->window_lead, it->window_width);
+    return st;
+}
+
+/* Keeps n decoded samples' state, or the error they met (sticky). @return n or the error. */
+static size_t save_state(tschunk_prom_iter *it, const run_state *st, size_t n)
+{
+    if (TSC_UNLIKELY(st->bad)) return fail(it, TSCHUNK_ERROR_CORRUPT);
+    if (TSC_UNLIKELY(st->pos > it->in.bit_len)) return fail(it, TSCHUNK_ERROR_TRUNCATED);
+    it->in.bit_pos = st->pos;
+    it->delta = st->delta;
+    it->ts = st->ts;
+    it->bits = st->bits;
+    it->window_lead = (uint8_t)st->lead;
+    it->window_width = (uint8_t)st->width;
+    it->index += (uint32_t)n;
+    return n;
+}
+
 /* Below this many samples the unchecked loop's dispatch is not worth it (the iterator's steps). */
 #define FAST_MIN_SAMPLES 8
 
@@ -247,25 +311,15 @@ static size_t decode_run(tschunk_prom_iter *restrict it, int64_t *restrict ts_ou
 {
     const uint8_t *base = it->in.base;
     const size_t len = it->in.byte_len;
-    run_state st = {it->in.bit_pos, it->delta, it->bits, it->ts, 0, 0, 0, 0};
-    set_window(&st, it->window_lead, it->window_width);
+    run_state st = load_state(it);
     size_t k = 0;
-    if (n >= FAST_MIN_SAMPLES && loops != TSC_PROM_LOOPS_CHECKED) {
+    if (n >= FAST_MIN_SAMPLES && loops != TSC_LOOPS_CHECKED) {
         if (it->in.bit_len >= FAST_MARGIN)
             k = run_unchecked_any(base, it->in.bit_len - FAST_MARGIN, &st, ts_out, val_out, n, loops);
         if (k < n) k += run_tail(base, len, &st, ts_out + k, val_out + k, n - k, loops);
     }
     run_loop(base, len, 0, &st, ts_out + k, val_out + k, n - k, 1);
-    if (TSC_UNLIKELY(st.bad)) return fail(it, TSCHUNK_ERROR_CORRUPT);
-    if (TSC_UNLIKELY(st.pos > it->in.bit_len)) return fail(it, TSCHUNK_ERROR_TRUNCATED);
-    it->in.bit_pos = st.pos;
-    it->delta = st.delta;
-    it->ts = st.ts;
-    it->bits = st.bits;
-    it->window_lead = (uint8_t)st.lead;
-    it->window_width = (uint8_t)st.width;
-    it->index += (uint32_t)n;
-    return n;
+    return save_state(it, &st, n);
 }
 
 static size_t step(tschunk_prom_iter *it)
@@ -372,7 +426,7 @@ static size_t read_samples(tschunk_prom_iter *restrict it, int64_t *restrict ts,
 size_t tschunk_prom_iter_read(tschunk_prom_iter *restrict it, int64_t *restrict ts, double *restrict values,
                               size_t capacity)
 {
-    return read_samples(it, ts, values, capacity, TSC_PROM_LOOPS_AUTO);
+    return read_samples(it, ts, values, capacity, TSC_LOOPS_AUTO);
 }
 
 size_t tsc_prom_decode_with(const void *chunk, size_t size, int64_t *ts, double *values, size_t capacity, int loops)
@@ -384,7 +438,87 @@ size_t tsc_prom_decode_with(const void *chunk, size_t size, int64_t *ts, double 
     return read_samples(&it, ts, values, capacity, loops);
 }
 
+/*
+ * Samples 2.. of two chunks (both past their first two samples) as far as
+ * the pair loop takes them side by side; each chunk's rest is left to
+ * read_samples. @return samples decoded from each, or an error.
+ */
+static size_t decode_pair(tschunk_prom_iter *a, int64_t *ts_a, double *values_a, tschunk_prom_iter *b,
+                          int64_t *ts_b, double *values_b, int loops)
+{
+    size_t n = a->count - a->index < b->count - b->index ? a->count - a->index : b->count - b->index;
+    if (n < FAST_MIN_SAMPLES || loops == TSC_LOOPS_CHECKED) return 0;
+    if (a->in.bit_len < FAST_MARGIN || b->in.bit_len < FAST_MARGIN) return 0;
+    lane la = {a->in.base, a->in.bit_len - FAST_MARGIN, load_state(a), ts_a, (uint64_t *)(void *)values_a};
+    lane lb = {b->in.base, b->in.bit_len - FAST_MARGIN, load_state(b), ts_b, (uint64_t *)(void *)values_b};
+    size_t k;
+#ifdef TSC_HAVE_AVX2
+    if (loops != TSC_LOOPS_SCALAR && __builtin_cpu_supports("bmi2")) k = pair_unchecked_bmi2(&la, &lb, n);
+    else
+#endif
+        k = pair_unchecked(&la, &lb, n);
+    size_t r = save_state(a, &la.st, k);
+    if (tschunk_is_error(r)) return r;
+    return save_state(b, &lb.st, k);
+}
+
+/* Chunks i and i + 1 (when there is one) into ts/values from `at`. @return samples written or an error. */
+static size_t decode_two(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks, int64_t *ts,
+                         double *values, int loops)
+{
+    tschunk_prom_iter it[2];
+    size_t lanes = i + 1 < n_chunks ? 2 : 1, at[2] = {0, 0}, r;
+    for (size_t l = 0; l < lanes; l++) {
+        r = tschunk_prom_iter_init(&it[l], chunks[i + l], sizes[i + l]);
+        if (r) return r;
+        at[l] = l ? it[0].count : 0;
+        r = read_samples(&it[l], ts + at[l], values + at[l], it[l].count < 2 ? it[l].count : 2, loops);
+        if (tschunk_is_error(r)) return r;
+        at[l] += r;
+    }
+    if (lanes == 2) {
+        r = decode_pair(&it[0], ts + at[0], values + at[0], &it[1], ts + at[1], values + at[1], loops);
+        if (tschunk_is_error(r)) return r;
+        at[0] += r;
+        at[1] += r;
+    }
+    size_t total = 0;
+    for (size_t l = 0; l < lanes; l++) {
+        r = read_samples(&it[l], ts + at[l], values + at[l], it[l].count - it[l].index, loops);
+        if (tschunk_is_error(r)) return r;
+        total += it[l].count;
+    }
+    return total;
+}
+
+size_t tsc_prom_decode_chunks_with(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,
+                                   double *values, size_t capacity, int loops)
+{
+    if (n_chunks && (!chunks || !sizes)) return TSC_ERROR(BAD_PARAMETER);
+    size_t total = 0;
+    for (size_t i = 0; i < n_chunks; i++) {
+        size_t count = tschunk_prom_count(chunks[i], sizes[i]);
+        if (tschunk_is_error(count)) return count;
+        total += count;
+    }
+    if (total > capacity) return TSC_ERROR(DST_TOO_SMALL);
+    if (total && (!ts || !values)) return TSC_ERROR(BAD_PARAMETER);
+    size_t done = 0;
+    for (size_t i = 0; i < n_chunks; i += 2) {
+        size_t r = decode_two(chunks, sizes, i, n_chunks, ts + done, values + done, loops);
+        if (tschunk_is_error(r)) return r;
+        done += r;
+    }
+    return done;
+}
+
+size_t tschunk_prom_decode_chunks(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,
+                                  double *values, size_t capacity)
+{
+    return tsc_prom_decode_chunks_with(chunks, sizes, n_chunks, ts, values, capacity, TSC_LOOPS_AUTO);
+}
+
 size_t tschunk_prom_decode(const void *chunk, size_t size, int64_t *ts, double *values, size_t capacity)
 {
-    return tsc_prom_decode_with(chunk, size, ts, values, capacity, TSC_PROM_LOOPS_AUTO);
+    return tsc_prom_decode_with(chunk, size, ts, values, capacity, TSC_LOOPS_AUTO);
 }

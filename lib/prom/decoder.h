@@ -2,17 +2,13 @@
 #ifndef TSCHUNK_PROM_DECODER_H
 #define TSCHUNK_PROM_DECODER_H
 
-#include <stddef.h>
-#include <stdint.h>
+#include "../common/common.h"
 
-/* Which loops decode samples 2..: the tests run each on the same chunks and compare. */
-enum {
-    TSC_PROM_LOOPS_AUTO,    /* unchecked where the chunk has room (BMI2 twin when the CPU has it), checked after */
-    TSC_PROM_LOOPS_CHECKED, /* the bounds-checked loop only */
-    TSC_PROM_LOOPS_SCALAR   /* as AUTO, without the BMI2 twin */
-};
-
-/* tschunk_prom_decode with the loops chosen. */
+/* tschunk_prom_decode with the loops chosen (TSC_LOOPS_*, lib/common/common.h). */
 size_t tsc_prom_decode_with(const void *chunk, size_t size, int64_t *ts, double *values, size_t capacity, int loops);
+
+/* tschunk_prom_decode_chunks with the loops chosen; TSC_LOOPS_CHECKED decodes chunk by chunk. */
+size_t tsc_prom_decode_chunks_with(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,
+                                   double *values, size_t capacity, int loops);
 
 #endif
