@@ -49,25 +49,27 @@ typedef struct {
 /*
  * A dod field by its first four bits: `0`, `10`+14, `110`+17, `1110`+20,
  * `1111`+64 (escape). An n-bit payload v reads as v - 2^n when v > 2^(n-1),
- * as Prometheus does (not two's complement: +2^(n-1) is in range).
+ * as Prometheus does (not two's complement: +2^(n-1) is in range), which is
+ * ((v + b) mod 2^n) - b with b = 2^(n-1) - 1: the payload shifted down, b
+ * added, masked, b taken off.
  */
-static const uint8_t DOD_PREFIX[16] = {1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 4, 4};
-static const uint8_t DOD_PAYLOAD[16] = {0, 0, 0, 0, 0, 0, 0, 0, 14, 14, 14, 14, 17, 17, 20, 64};
+#define DOD_ESCAPE 15u
 static const uint8_t DOD_TOTAL[16] = {1, 1, 1, 1, 1, 1, 1, 1, 16, 16, 16, 16, 20, 20, 24, 68};
+static const uint8_t DOD_SHIFT[16] = {63, 63, 63, 63, 63, 63, 63, 63, 48, 48, 48, 48, 44, 44, 40, 0}; /* 64 - total */
+static const uint64_t DOD_MASK[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0x3fff, 0x3fff, 0x3fff, 0x3fff, 0x1ffff, 0x1ffff, 0xfffff, 0};
+static const uint64_t DOD_BIAS[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0x1fff, 0x1fff, 0x1fff, 0x1fff, 0xffff, 0xffff, 0x7ffff, 0};
 
 TSC_INLINE uint64_t read_dod(const uint8_t *base, size_t len, uint64_t *pos, int checked)
 {
     uint64_t win = tsc_peek_if(base, len, *pos, checked);
-    unsigned prefix = DOD_PREFIX[win >> 60], payload = DOD_PAYLOAD[win >> 60];
-    if (TSC_UNLIKELY(payload == 64)) {
+    unsigned top = (unsigned)(win >> 60);
+    if (TSC_UNLIKELY(top == DOD_ESCAPE)) {
         uint64_t dod = tsc_peek_wide_if(base, len, *pos + 4, 64, checked);
         *pos += 68;
         return dod;
     }
-    uint64_t raw = ((win << prefix) >> (63 - payload)) >> 1;
-    uint64_t half = (UINT64_C(1) << payload) >> 1;
-    *pos += DOD_TOTAL[win >> 60];
-    return raw > half ? raw - (half << 1) : raw;
+    *pos += DOD_TOTAL[top];
+    return (((win >> DOD_SHIFT[top]) + DOD_BIAS[top]) & DOD_MASK[top]) - DOD_BIAS[top];
 }
 
 /* Sets the window (lead, width) and what the loops derive from it. */
