@@ -89,7 +89,7 @@ $(TEST_BIN): $(TEST_SRC) tests/test_util.h $(STATIC) fuzz/harness.h
 	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(TEST_WARN) $(WERROR) -Iinclude -Ilib $(CPPFLAGS) $(CFLAGS) $(TEST_SRC) $(STATIC) \
 	  $(LDFLAGS) -lcriterion $(LIBS) -o $@
 
-$(BUILD)/replay/%: fuzz/%.c fuzz/standalone_main.c fuzz/harness.h $(STATIC)
+$(BUILD)/replay/%: fuzz/%.c fuzz/standalone_main.c fuzz/harness.h fuzz/decode_loops.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -Ilib $(CPPFLAGS) $(CFLAGS) $< fuzz/standalone_main.c $(STATIC) $(LDFLAGS) $(LIBS) -o $@
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "decode_loops.h"
 #include "tschunk.h"
 #include "chunk/format.h"
 
@@ -15,26 +16,17 @@ static void batch_matches_iterator(const uint8_t *data, size_t size, size_t coun
     int64_t *ts = malloc((count + 1) * 3 * sizeof *ts);
     double *v = malloc((count + 1) * 3 * sizeof *v);
     if (!ts || !v) __builtin_trap();
-    static const int loops[3] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO};
-    size_t r[3];
-    for (int l = 0; l < 3; l++)
-        r[l] = tsc_chunk_decode_with(data, size, ts + l * (count + 1), v + l * (count + 1), count, loops[l]);
-    for (int l = 1; l < 3; l++) {
-        if (r[l] != r[0]) __builtin_trap();
-        if (tschunk_is_error(r[0])) continue;
-        if (memcmp(ts, ts + l * (count + 1), r[0] * sizeof *ts)) __builtin_trap();
-        if (memcmp(v, v + l * (count + 1), r[0] * sizeof *v)) __builtin_trap();
-    }
+    size_t batch = decode_every_loop(tsc_chunk_decode_with, data, size, count, ts, v);
     tschunk_iter it;
     if (tschunk_iter_init(&it, data, size)) __builtin_trap();
     size_t n = 0, step;
     int64_t one_ts;
     uint64_t one_bits;
     while ((step = tschunk_iter_next_bits(&it, &one_ts, &one_bits)) == 1) {
-        if (!tschunk_is_error(r[0]) && (one_ts != ts[n] || memcmp(&one_bits, &v[n], 8))) __builtin_trap();
+        if (!tschunk_is_error(batch) && (one_ts != ts[n] || memcmp(&one_bits, &v[n], 8))) __builtin_trap();
         n++;
     }
-    if (tschunk_is_error(step) != tschunk_is_error(r[0])) __builtin_trap();
+    if (tschunk_is_error(step) != tschunk_is_error(batch)) __builtin_trap();
     free(ts);
     free(v);
 }

@@ -321,33 +321,12 @@ Test(chunk, bound_holds_the_worst_case)
  * from every workload (constant streams included), then every truncation and
  * a bit flip at every position of some of them.
  */
+static size_t encode_gorilla(const wl_series *s, size_t n, unsigned char **out)
+{
+    return encode_range_codec(s, 0, n, GORILLA, out);
+}
+
 Test(chunk, unchecked_loops_match_the_checked_loop, .timeout = 60)
 {
-    int64_t ts[301];
-    uint64_t bits[301];
-    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
-        wl_series s;
-        wl_synthetic(&s, kind, 300, 700 + (uint64_t)kind);
-        for (size_t n = 1; n <= 300; n += n < 40 ? 1 : 13) {
-            unsigned char *chunk;
-            size_t size = encode_range_codec(&s, 0, n, GORILLA, &chunk);
-            cr_assert_eq(decode_all_loops(tsc_chunk_decode_with, chunk, size, n, ts, bits, s.name), n);
-            cr_assert(memcmp(ts, s.ts, n * 8) == 0 && memcmp(bits, s.bits, n * 8) == 0, "%s: %zu samples", s.name, n);
-            if (n == 118 || n == 25) {
-                unsigned char *copy = malloc(size);
-                for (size_t len = 0; len < size; len++) {
-                    memcpy(copy, chunk, len);
-                    decode_all_loops(tsc_chunk_decode_with, copy, len, n, ts, bits, "truncated");
-                }
-                for (size_t bit = 0; bit < size * 8; bit++) {
-                    memcpy(copy, chunk, size);
-                    copy[bit / 8] ^= (unsigned char)(0x80u >> (bit % 8));
-                    decode_all_loops(tsc_chunk_decode_with, copy, size, n, ts, bits, "bit flip");
-                }
-                free(copy);
-            }
-            free(chunk);
-        }
-        wl_free(&s);
-    }
+    all_loops_over_workloads(tsc_chunk_decode_with, encode_gorilla, 700, 118, 25, 0);
 }

@@ -200,4 +200,51 @@ static inline size_t decode_all_loops(decode_with_fn decode_with, const unsigned
 }
 
 
+/* decode_all_loops on every truncation of a chunk and on a bit flip at every bit from first_bit on. */
+static inline void all_loops_on_damage(decode_with_fn decode_with, const unsigned char *chunk, size_t size, size_t n,
+                                       size_t first_bit, int64_t *ts, uint64_t *bits)
+{
+    unsigned char *copy = malloc(size);
+    cr_assert(copy);
+    for (size_t len = 0; len < size; len++) {
+        memcpy(copy, chunk, len);
+        decode_all_loops(decode_with, copy, len, n, ts, bits, "truncated");
+    }
+    for (size_t bit = first_bit; bit < size * 8; bit++) {
+        memcpy(copy, chunk, size);
+        copy[bit / 8] ^= (unsigned char)(0x80u >> (bit % 8));
+        decode_all_loops(decode_with, copy, size, n, ts, bits, "bit flip");
+    }
+    free(copy);
+}
+
+/* Encodes s[0, n) as one chunk into a fresh buffer. @return its size. */
+typedef size_t (*encode_first_fn)(const wl_series *s, size_t n, unsigned char **out);
+
+/*
+ * A decoder's loops against each other on chunks of every workload and of
+ * every size up to 300 samples (each must decode to its samples), and on
+ * every truncation and bit flip (from first_bit on) of the chunks of
+ * damage_a and damage_b samples.
+ */
+static inline void all_loops_over_workloads(decode_with_fn decode_with, encode_first_fn encode, uint64_t seed,
+                                            size_t damage_a, size_t damage_b, size_t first_bit)
+{
+    int64_t ts[301];
+    uint64_t bits[301];
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
+        wl_series s;
+        wl_synthetic(&s, kind, 300, seed + (uint64_t)kind);
+        for (size_t n = 1; n <= 300; n += n < 40 ? 1 : 13) {
+            unsigned char *chunk;
+            size_t size = encode(&s, n, &chunk);
+            cr_assert_eq(decode_all_loops(decode_with, chunk, size, n, ts, bits, s.name), n);
+            cr_assert(memcmp(ts, s.ts, n * 8) == 0 && memcmp(bits, s.bits, n * 8) == 0, "%s: %zu samples", s.name, n);
+            if (n == damage_a || n == damage_b) all_loops_on_damage(decode_with, chunk, size, n, first_bit, ts, bits);
+            free(chunk);
+        }
+        wl_free(&s);
+    }
+}
+
 #endif
