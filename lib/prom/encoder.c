@@ -94,6 +94,22 @@ TSC_INLINE void write_value(tschunk_prom_encoder *enc, const value_field *f)
     enc->window_trail = (uint8_t)f->trail;
 }
 
+/* Both fields of a sample; the commonest (a dod of at most 14 bits, an XOR field of at most 41) in one write. */
+TSC_INLINE void write_sample(tschunk_prom_encoder *enc, int64_t dod, unsigned payload, const value_field *f)
+{
+    unsigned value_bits = f->head_len + f->payload_len;
+    if (payload <= 14 && value_bits <= TSC_BITS_MAX_FIELD - 16) {
+        uint64_t dod_code = payload ? UINT64_C(0x2) << 14 | ((uint64_t)dod & 0x3fff) : 0;
+        tsc_bw_put(&enc->out, dod_code << value_bits | f->head << f->payload_len | f->payload,
+                   (payload ? 16 : 1) + value_bits);
+        enc->window_lead = (uint8_t)f->lead;
+        enc->window_trail = (uint8_t)f->trail;
+    } else {
+        write_dod(&enc->out, dod, payload);
+        write_value(enc, f);
+    }
+}
+
 static void write_uvarint(tschunk_bit_writer *w, uint64_t v)
 {
     uint8_t buf[10];
@@ -177,8 +193,7 @@ size_t tschunk_prom_append_bits(tschunk_prom_encoder *restrict enc, int64_t ts, 
         size_t err = admit(enc, dod_field_bits(payload) + f.head_len + f.payload_len);
         if (err) return err;
     }
-    write_dod(&enc->out, dod, payload);
-    write_value(enc, &f);
+    write_sample(enc, dod, payload, &f);
     enc->prev_delta = delta;
     commit_sample(enc, ts, bits);
     return 0;
