@@ -7,7 +7,7 @@
  *   bench [--quick] [--reps N] [--datasets DIR] [--only NAME] [--chunk N] [--codec tschunk|prom|tsc2]
  *         [--phase append|iter|batch|chunks]   (one phase only, for callgrind)
  *
- * "chunks" (prom-xor only): a series' chunks decoded by one tschunk_prom_decode_chunks call.
+ * "chunks": a series' chunks decoded 8 at a time by tschunk_decode_chunks / tschunk_prom_decode_chunks.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -152,19 +152,20 @@ static void decode_batch(const chunked *c, int codec, int64_t *ts, double *vals)
 }
 
 /*
- * Prometheus XOR only: a series' chunks by tschunk_prom_decode_chunks, 8 per
- * call (two decoded side by side) into one reused buffer, as decode_batch
- * reuses its buffer chunk after chunk.
+ * A series' chunks by tschunk_decode_chunks / tschunk_prom_decode_chunks
+ * (codec-1 and Prometheus chunks two side by side), 8 per call into one
+ * reused buffer, as decode_batch reuses its buffer chunk after chunk.
  */
 #define CHUNKS_PER_CALL 8
-static void decode_chunks(const chunked *c, int64_t *ts, double *vals)
+static void decode_chunks(const chunked *c, int codec, int64_t *ts, double *vals)
 {
     uint64_t acc = 0;
     for (size_t k = 0; k < c->nchunks; k += CHUNKS_PER_CALL) {
         const void *ptrs[CHUNKS_PER_CALL];
         size_t m = c->nchunks - k < CHUNKS_PER_CALL ? c->nchunks - k : CHUNKS_PER_CALL;
         for (size_t j = 0; j < m; j++) ptrs[j] = c->bytes + c->offset[k + j];
-        size_t n = tschunk_prom_decode_chunks(ptrs, c->size + k, m, ts, vals, TSCHUNK_MAX_SAMPLES);
+        size_t n = codec == CODEC_PROM ? tschunk_prom_decode_chunks(ptrs, c->size + k, m, ts, vals, TSCHUNK_MAX_SAMPLES)
+                                       : tschunk_decode_chunks(ptrs, c->size + k, m, ts, vals, TSCHUNK_MAX_SAMPLES);
         if (tschunk_is_error(n) || n == 0) abort();
         acc += (uint64_t)ts[n - 1];
     }
@@ -225,10 +226,10 @@ static result run(const wl_series *s, size_t per_chunk, const bench_opts *o)
         }
         r.batch_ns = median(t, o->reps);
     }
-    if (o->codec == CODEC_PROM && phase_on(o, "chunks")) {
+    if (phase_on(o, "chunks")) {
         for (int i = 0; i < o->reps; i++) {
             double t0 = now_ns();
-            decode_chunks(&c, ts, vals);
+            decode_chunks(&c, o->codec, ts, vals);
             t[i] = (now_ns() - t0) / (double)s->n;
         }
         r.chunks_ns = median(t, o->reps);
@@ -277,9 +278,7 @@ static void print_row(const char *name, size_t chunk, const result *r)
     double bps = r->bits_sample / 8;
     printf("| %s | %s | %zu | %zu | %.2f | %.2f | %.2f |", name, codec_names[current->codec], chunk, r->samples,
            r->push_ns, r->iter_ns, r->batch_ns);
-    if (current->codec == CODEC_PROM) printf(" %.2f |", r->chunks_ns);
-    else printf(" - |");
-    printf(" %.2f |", r->bits_sample);
+    printf(" %.2f | %.2f |", r->chunks_ns, r->bits_sample);
     if (current->codec != CODEC_PROM) printf(" %.2f | %.2f | %.3f |", r->bits_ts, r->bits_value, bps);
     else printf(" - | - | %.3f |", bps);
     if (prom > 0) printf(" %.3f | %+.1f%% |\n", prom, (bps / prom - 1) * 100);

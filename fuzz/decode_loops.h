@@ -3,6 +3,7 @@
 #define TSCHUNK_FUZZ_DECODE_LOOPS_H
 #include "tschunk.h"
 #include "common/common.h"
+#include <stdlib.h>
 #include <string.h>
 
 /* An internal decode with its loops chosen (TSC_LOOPS_*): tsc_chunk_decode_with, tsc_prom_decode_with. */
@@ -29,4 +30,50 @@ static inline size_t decode_every_loop(decode_with_fn decode_with, const uint8_t
     }
     return r[0];
 }
+typedef size_t (*decode_chunks_with_fn)(const void *const *, const size_t *, size_t, int64_t *, double *, size_t, int);
+typedef size_t (*decode_one_fn)(const void *, size_t, int64_t *, double *, size_t);
+typedef size_t (*count_fn)(const void *, size_t);
+
+/*
+ * The input cut into up to four chunks at points its first byte picks; each
+ * decoded alone, then all together by decode_chunks with every loop choice:
+ * the same samples, and an error exactly when one chunk has one.
+ */
+static inline void chunks_match_one_by_one(const uint8_t *data, size_t size, decode_chunks_with_fn decode_chunks,
+                                           decode_one_fn decode, count_fn count_of)
+{
+    if (size < 1) return;
+    const void *chunks[4];
+    size_t sizes[4], n = (size_t)(data[0] & 3) + 1, total = 0, at = 0, err = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t end = i + 1 == n ? size : size * (i + 1) / n + (data[0] >> 4) % 4;
+        if (end > size) end = size;
+        if (end < at) end = at;
+        chunks[i] = data + at;
+        sizes[i] = end - at;
+        at = end;
+        size_t count = count_of(chunks[i], sizes[i]);
+        if (tschunk_is_error(count)) return;
+        total += count;
+    }
+    int64_t *ts = malloc((total + 1) * 2 * sizeof *ts);
+    double *v = malloc((total + 1) * 2 * sizeof *v);
+    if (!ts || !v) __builtin_trap();
+    for (size_t i = 0, pos = 0; i < n; i++) {
+        size_t r = decode(chunks[i], sizes[i], ts + pos, v + pos, total - pos);
+        if (tschunk_is_error(r)) err = r;
+        pos += count_of(chunks[i], sizes[i]);
+    }
+    static const int loops[3] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO};
+    for (int l = 0; l < 3; l++) {
+        size_t r = decode_chunks(chunks, sizes, n, ts + total + 1, v + total + 1, total, loops[l]);
+        if (tschunk_is_error(r) != (err != 0)) __builtin_trap();
+        if (err) continue;
+        if (r != total || memcmp(ts, ts + total + 1, total * sizeof *ts) || memcmp(v, v + total + 1, total * sizeof *v))
+            __builtin_trap();
+    }
+    free(ts);
+    free(v);
+}
+
 #endif

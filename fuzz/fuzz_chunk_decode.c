@@ -1,7 +1,9 @@
 /*
  * Chunk decode of arbitrary bytes: info, validate, iterate, seek, batch read;
  * codec 1's batch loops (checked only, unchecked scalar, BMI2 twin) give the
- * same result as each other and as the iterator, sample for sample.
+ * same result as each other and as the iterator, sample for sample; the
+ * input cut into up to four chunks decodes with tschunk_decode_chunks
+ * (codec-1 chunks two side by side) as chunk by chunk.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +33,16 @@ static void batch_matches_iterator(const uint8_t *data, size_t size, size_t coun
     free(v);
 }
 
+static size_t chunk_count(const void *chunk, size_t size)
+{
+    tschunk_chunk_info info;
+    size_t r = tschunk_chunk_info_get(chunk, size, &info);
+    return tschunk_is_error(r) ? r : info.count;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    chunks_match_one_by_one(data, size, tsc_chunk_decode_chunks_with, tschunk_decode, chunk_count);
     tschunk_chunk_info info;
     size_t r = tschunk_chunk_info_get(data, size, &info);
     if (tschunk_validate(data, size) != r) __builtin_trap();

@@ -395,6 +395,18 @@ TSCHUNK_API size_t tschunk_iter_read(tschunk_iter *it, int64_t *ts, double *valu
 TSCHUNK_API size_t tschunk_decode(const void *chunk, size_t size, int64_t *ts, double *values,
                                   size_t capacity);
 
+/**
+ * Decode n_chunks whole chunks (either codec) into one pair of arrays, each
+ * chunk's samples after the previous chunk's (a series' chunks in a query,
+ * say). Codec-1 chunks are decoded two side by side in one loop, so that
+ * their serial bit chains overlap; codec-2 chunks one after the other.
+ * @return the total number of samples; DST_TOO_SMALL when it exceeds
+ * capacity (checked before anything is decoded); or the first error met
+ * (the arrays then hold partial results).
+ */
+TSCHUNK_API size_t tschunk_decode_chunks(const void *const *chunks, const size_t *sizes, size_t n_chunks,
+                                         int64_t *ts, double *values, size_t capacity);
+
 /* ------------------------------------------------------------------------
  * Prometheus XOR chunks (Prometheus' `EncXOR`, the bytes `XORChunk.Bytes()`
  * returns): same API shape as the native codec, bytes identical to

@@ -5,8 +5,7 @@ set -eu
 BENCH=$1; WL=$2; CHUNK=$3; CODEC=${4:-tschunk}
 out=$(mktemp)
 prefix=tschunk_; [ "$CODEC" = prom ] && prefix=tschunk_prom_
-phases="append iter batch"; [ "$CODEC" = prom ] && phases="$phases chunks"
-for phase in $phases; do
+for phase in append iter batch chunks; do
   valgrind --tool=callgrind --callgrind-out-file="$out" "$BENCH" --quick --reps 1 --only "$WL" --chunk "$CHUNK" \
     --codec "$CODEC" --phase $phase >/dev/null 2>&1
   extra=
@@ -14,7 +13,7 @@ for phase in $phases; do
     append) fn="${prefix}append_bits"; extra="${prefix}encoder_finish" ;; # codec 2 encodes groups at finish too
     iter) fn="${prefix}iter_next_bits" ;;
     batch) fn="${prefix}decode" ;;
-    chunks) fn="tschunk_prom_decode_chunks" ;;
+    chunks) fn="${prefix}decode_chunks" ;;
   esac
   # Inclusive cost of the API function(s); append runs twice (warm-up + 1 repetition), decoding once.
   instr=0

@@ -330,3 +330,45 @@ Test(chunk, unchecked_loops_match_the_checked_loop, .timeout = 60)
 {
     all_loops_over_workloads(tsc_chunk_decode_with, encode_gorilla, 700, 118, 25, 0);
 }
+
+/* Codec 1 three times in four (the chunks decode_chunks pairs), codec 2 otherwise. */
+static size_t encode_either(const wl_series *s, size_t n, uint64_t pick, unsigned char **out)
+{
+    return encode_range_codec(s, 0, n, pick % 4 ? GORILLA : TSCHUNK_CODEC_TSC2, out);
+}
+
+static size_t chunk_count(const void *chunk, size_t size)
+{
+    tschunk_chunk_info info;
+    size_t r = tschunk_chunk_info_get(chunk, size, &info);
+    return tschunk_is_error(r) ? r : info.count;
+}
+
+/*
+ * tschunk_decode_chunks (codec-1 chunks two side by side) gives the samples
+ * of decoding each chunk alone, with every loop choice, on lists mixing both
+ * codecs, every workload (constant streams included) and lengths 0 to 300,
+ * damaged chunks included; capacity is checked before anything is written.
+ */
+Test(chunk, decode_chunks_matches_one_by_one, .timeout = 60)
+{
+    decode_chunks_match_one_by_one(tsc_chunk_decode_chunks_with, tschunk_decode, chunk_count, encode_either, 0, 91);
+    wl_series s;
+    wl_synthetic(&s, WL_GAUGE_2DP, 300, 5);
+    unsigned char *c[2];
+    size_t sz[2] = {encode_range_codec(&s, 0, 120, GORILLA, &c[0]), encode_range_codec(&s, 120, 100, GORILLA, &c[1])};
+    static int64_t ts[300];
+    static double v[300];
+    ts[0] = 12345;
+    cr_assert_eq(tschunk_get_error_code(tschunk_decode_chunks((const void *const *)c, sz, 2, ts, v, 219)),
+                 TSCHUNK_ERROR_DST_TOO_SMALL);
+    cr_assert_eq(ts[0], 12345, "a refused call wrote samples");
+    cr_assert_eq(tschunk_decode_chunks((const void *const *)c, sz, 2, ts, v, 220), 220);
+    cr_assert(memcmp(ts, s.ts, 220 * 8) == 0 && memcmp(v, s.bits, 220 * 8) == 0);
+    cr_assert_eq(tschunk_get_error_code(tschunk_decode_chunks((const void *const *)c, sz, 2, NULL, v, 220)),
+                 TSCHUNK_ERROR_BAD_PARAMETER);
+    cr_assert_eq(tschunk_decode_chunks(NULL, NULL, 0, NULL, NULL, 0), 0);
+    free(c[0]);
+    free(c[1]);
+    wl_free(&s);
+}

@@ -247,4 +247,74 @@ static inline void all_loops_over_workloads(decode_with_fn decode_with, encode_f
     }
 }
 
+typedef size_t (*decode_chunks_with_fn)(const void *const *, const size_t *, size_t, int64_t *, double *, size_t, int);
+typedef size_t (*decode_one_fn)(const void *, size_t, int64_t *, double *, size_t);
+typedef size_t (*count_fn)(const void *, size_t);
+/* Encodes s[0, n) as one chunk (pick: a random number to choose options by) into a fresh buffer. */
+typedef size_t (*encode_pick_fn)(const wl_series *s, size_t n, uint64_t pick, unsigned char **out);
+
+/* Chunks decoded one by one into consecutive places: what a decode_chunks must give. @return total or an error. */
+static inline size_t decode_one_by_one(decode_one_fn decode, count_fn count, const void *const *chunks,
+                                       const size_t *sizes, size_t n, int64_t *ts, uint64_t *bits, size_t cap)
+{
+    size_t at = 0, err = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t c = count(chunks[i], sizes[i]);
+        if (tschunk_is_error(c)) return c;
+        if (c > cap - at) return TSC_ERROR(DST_TOO_SMALL);
+        size_t r = decode(chunks[i], sizes[i], ts + at, (double *)(void *)(bits + at), cap - at);
+        if (tschunk_is_error(r)) err = r;
+        at += c;
+    }
+    return err ? err : at;
+}
+
+/*
+ * A decode_chunks gives the samples of decoding each chunk alone, with every
+ * loop choice, on 400 lists of up to 9 chunks of every workload and of mixed
+ * lengths (0 to 300 samples), a third of them with damaged chunks (a bit
+ * flip from byte damage_from on, or a cut), and an error exactly when one of
+ * the chunks has one.
+ */
+static inline void decode_chunks_match_one_by_one(decode_chunks_with_fn decode_chunks, decode_one_fn decode,
+                                                  count_fn count, encode_pick_fn encode, size_t damage_from,
+                                                  uint64_t seed)
+{
+    enum { MAX_CHUNKS = 9, MAX_SAMPLES = MAX_CHUNKS * 300 };
+    static int64_t want_ts[MAX_SAMPLES], got_ts[MAX_SAMPLES];
+    static uint64_t want_bits[MAX_SAMPLES], got_bits[MAX_SAMPLES];
+    static const int loops[3] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO};
+    uint64_t rng = seed;
+    wl_series s[WL_SYNTHETIC_COUNT];
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) wl_synthetic(&s[kind], kind, 300, seed + (uint64_t)kind);
+    for (int round = 0; round < 400; round++) {
+        size_t n = wl_rng(&rng) % (MAX_CHUNKS + 1), sizes[MAX_CHUNKS];
+        unsigned char *chunks[MAX_CHUNKS];
+        for (size_t i = 0; i < n; i++) {
+            const wl_series *src = &s[wl_rng(&rng) % WL_SYNTHETIC_COUNT];
+            size_t len = wl_rng(&rng) % 4 ? 120 : wl_rng(&rng) % 301;
+            sizes[i] = encode(src, len, wl_rng(&rng), &chunks[i]);
+            if (round % 3 == 2 && wl_rng(&rng) % 4 == 0) {
+                if (wl_rng(&rng) % 2 && sizes[i] > damage_from)
+                    chunks[i][damage_from + wl_rng(&rng) % (sizes[i] - damage_from)] ^= (unsigned char)(1u << (wl_rng(&rng) % 8));
+                else
+                    sizes[i] = wl_rng(&rng) % (sizes[i] + 1);
+            }
+        }
+        const void *const *ptrs = (const void *const *)chunks;
+        size_t want = decode_one_by_one(decode, count, ptrs, sizes, n, want_ts, want_bits, MAX_SAMPLES);
+        for (int l = 0; l < 3; l++) {
+            size_t got = decode_chunks(ptrs, sizes, n, got_ts, (double *)(void *)got_bits, MAX_SAMPLES, loops[l]);
+            cr_assert_eq(tschunk_is_error(got), tschunk_is_error(want), "round %d loops %d: %s vs %s", round, loops[l],
+                         tschunk_error_name(got), tschunk_error_name(want));
+            if (tschunk_is_error(want)) continue;
+            cr_assert_eq(got, want, "round %d loops %d", round, loops[l]);
+            cr_assert(memcmp(got_ts, want_ts, want * 8) == 0, "round %d loops %d: timestamps", round, loops[l]);
+            cr_assert(memcmp(got_bits, want_bits, want * 8) == 0, "round %d loops %d: values", round, loops[l]);
+        }
+        for (size_t i = 0; i < n; i++) free(chunks[i]);
+    }
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) wl_free(&s[kind]);
+}
+
 #endif

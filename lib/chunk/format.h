@@ -56,4 +56,8 @@ size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h, int
 /* tschunk_decode with codec 1's loops chosen (TSC_LOOPS_*, lib/common/common.h); the tests compare them. */
 size_t tsc_chunk_decode_with(const void *chunk, size_t size, int64_t *ts, double *values, size_t capacity, int loops);
 
+/* tschunk_decode_chunks with codec 1's loops chosen; TSC_LOOPS_CHECKED decodes chunk by chunk. */
+size_t tsc_chunk_decode_chunks_with(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,
+                                    double *values, size_t capacity, int loops);
+
 #endif

@@ -264,6 +264,115 @@ static size_t run_fast(const tschunk_iter *restrict it, run_state *restrict st, 
     return run_unchecked(it, st, ts_out, val_out, n, tfast, vfast);
 }
 
+static run_state load_state(const tschunk_iter *it)
+{
+    run_state st = {it->ts_in.bit_pos, it->val_in.bit_pos, it->delta, it->bits, it->ts,
+                    it->window_lead, it->window_width, 0};
+    return st;
+}
+
+/* Keeps n decoded samples' state, or the error they met (sticky). @return n or the error. */
+static size_t save_state(tschunk_iter *it, const run_state *st, size_t n)
+{
+    const int ts_const = it->flags & TSCHUNK_FLAG_TS_CONST, val_const = it->flags & TSCHUNK_FLAG_VAL_CONST;
+    if (TSC_UNLIKELY(st->bad)) return fail(it, TSCHUNK_ERROR_CORRUPT);
+    if (TSC_UNLIKELY((!ts_const && st->tpos > it->ts_in.bit_len) || (!val_const && st->vpos > it->val_in.bit_len)))
+        return fail(it, TSCHUNK_ERROR_TRUNCATED);
+    if (!ts_const) it->ts_in.bit_pos = st->tpos;
+    if (!val_const) it->val_in.bit_pos = st->vpos;
+    it->ts = st->ts;
+    it->delta = st->delta;
+    it->bits = st->bits;
+    it->window_lead = (uint8_t)st->lead;
+    it->window_width = (uint8_t)st->width;
+    it->index += (uint32_t)n;
+    return n;
+}
+
+/* One codec-1 chunk of a pair: its streams' unchecked limits, its state and where its samples go. */
+typedef struct {
+    const uint8_t *tbase, *vbase;
+    uint64_t tfast, vfast;
+    run_state st;
+    int64_t *ts;
+    uint64_t *bits;
+} lane;
+
+/* One sample of a lane, unchecked. */
+TSC_INLINE void lane_sample(const uint8_t *restrict tbase, const uint8_t *restrict vbase, run_state *restrict st)
+{
+    st->delta += decode_dod(tbase, 0, &st->tpos, 0);
+    int64_t next_ts = (int64_t)((uint64_t)st->ts + st->delta);
+    st->bad |= next_ts < st->ts;
+    st->ts = next_ts;
+    st->bits ^= tsc_xor_get_if(vbase, 0, &st->vpos, &st->lead, &st->width, &st->bad, 0);
+}
+
+/*
+ * Two codec-1 chunks (both streams present in each) in one unchecked loop:
+ * each chunk's value stream is one serial chain (a field's length is known
+ * only once it is read); two chunks side by side run two at once.
+ * @return samples decoded from each chunk.
+ */
+TSC_INLINE size_t pair_loop(lane *restrict a, lane *restrict b, size_t n)
+{
+    run_state sa = a->st, sb = b->st;
+    size_t k = 0;
+    for (; k < n && sa.tpos <= a->tfast && sa.vpos <= a->vfast && sb.tpos <= b->tfast && sb.vpos <= b->vfast; k++) {
+        lane_sample(a->tbase, a->vbase, &sa);
+        lane_sample(b->tbase, b->vbase, &sb);
+        a->ts[k] = sa.ts;
+        a->bits[k] = sa.bits;
+        b->ts[k] = sb.ts;
+        b->bits[k] = sb.bits;
+    }
+    a->st = sa;
+    b->st = sb;
+    return k;
+}
+
+static size_t pair_unchecked(lane *restrict a, lane *restrict b, size_t n) { return pair_loop(a, b, n); }
+
+#ifdef TSC_HAVE_AVX2
+__attribute__((target("bmi,bmi2"))) static size_t pair_unchecked_bmi2(lane *restrict a, lane *restrict b, size_t n)
+{
+    return pair_loop(a, b, n);
+}
+#endif
+
+/* A codec-1 chunk past its first two samples, with both streams and room for an unchecked loop. */
+static int pairable(const tschunk_iter *it)
+{
+    return it->codec == TSCHUNK_CODEC_GORILLA && it->index >= 2 && !it->error &&
+           !(it->flags & (TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST)) && it->ts_in.bit_len >= TS_MARGIN &&
+           it->val_in.bit_len >= VAL_MARGIN;
+}
+
+static lane make_lane(const tschunk_iter *it, int64_t *ts, double *values)
+{
+    lane l = {it->ts_in.base, it->val_in.base, it->ts_in.bit_len - TS_MARGIN, it->val_in.bit_len - VAL_MARGIN,
+              load_state(it), ts, (uint64_t *)(void *)values};
+    return l;
+}
+
+/* As far as the pair loop takes two pairable chunks side by side. @return samples decoded from each, or an error. */
+static size_t decode_pair(tschunk_iter *a, int64_t *ts_a, double *values_a, tschunk_iter *b, int64_t *ts_b,
+                          double *values_b, int loops)
+{
+    size_t n = a->count - a->index < b->count - b->index ? a->count - a->index : b->count - b->index;
+    if (n < FAST_MIN_SAMPLES || loops == TSC_LOOPS_CHECKED || !pairable(a) || !pairable(b)) return 0;
+    lane la = make_lane(a, ts_a, values_a), lb = make_lane(b, ts_b, values_b);
+    size_t k;
+#ifdef TSC_HAVE_AVX2
+    if (loops != TSC_LOOPS_SCALAR && __builtin_cpu_supports("bmi2")) k = pair_unchecked_bmi2(&la, &lb, n);
+    else
+#endif
+        k = pair_unchecked(&la, &lb, n);
+    size_t r = save_state(a, &la.st, k);
+    if (tschunk_is_error(r)) return r;
+    return save_state(b, &lb.st, k);
+}
+
 /*
  * Samples 2.. of codec 1: unchecked while both streams have room, checked
  * after. A call that met a field no encoder writes, time going backwards or
@@ -273,23 +382,10 @@ static size_t run_fast(const tschunk_iter *restrict it, run_state *restrict st, 
 static size_t decode_run(tschunk_iter *restrict it, int64_t *restrict ts_out, uint64_t *restrict val_out, size_t n,
                          int loops)
 {
-    run_state st = {it->ts_in.bit_pos, it->val_in.bit_pos, it->delta, it->bits, it->ts,
-                    it->window_lead, it->window_width, 0};
+    run_state st = load_state(it);
     size_t k = run_fast(it, &st, ts_out, val_out, n, loops);
     run_kind(it, &st, ts_out + k, val_out + k, n - k, 0, 0, 1);
-    const int ts_const = it->flags & TSCHUNK_FLAG_TS_CONST, val_const = it->flags & TSCHUNK_FLAG_VAL_CONST;
-    if (TSC_UNLIKELY(st.bad)) return fail(it, TSCHUNK_ERROR_CORRUPT);
-    if (TSC_UNLIKELY((!ts_const && st.tpos > it->ts_in.bit_len) || (!val_const && st.vpos > it->val_in.bit_len)))
-        return fail(it, TSCHUNK_ERROR_TRUNCATED);
-    if (!ts_const) it->ts_in.bit_pos = st.tpos;
-    if (!val_const) it->val_in.bit_pos = st.vpos;
-    it->ts = st.ts;
-    it->delta = st.delta;
-    it->bits = st.bits;
-    it->window_lead = (uint8_t)st.lead;
-    it->window_width = (uint8_t)st.width;
-    it->index += (uint32_t)n;
-    return n;
+    return save_state(it, &st, n);
 }
 
 size_t tschunk_iter_init(tschunk_iter *it, const void *chunk, size_t size)
@@ -445,6 +541,64 @@ size_t tsc_chunk_decode_with(const void *chunk, size_t size, int64_t *ts, double
     if (err) return err;
     if (it.count > capacity) return TSC_ERROR(DST_TOO_SMALL);
     return read_samples(&it, ts, values, capacity, loops);
+}
+
+/* Chunks i and i + 1 (when there is one) into ts/values. @return samples written or an error. */
+static size_t decode_two(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks, int64_t *ts,
+                         double *values, int loops)
+{
+    tschunk_iter it[2];
+    size_t lanes = i + 1 < n_chunks ? 2 : 1, at[2] = {0, 0}, r;
+    for (size_t l = 0; l < lanes; l++) {
+        r = tschunk_iter_init(&it[l], chunks[i + l], sizes[i + l]);
+        if (r) return r;
+        at[l] = l ? it[0].count : 0;
+        r = read_samples(&it[l], ts + at[l], values + at[l], it[l].count < 2 ? it[l].count : 2, loops);
+        if (tschunk_is_error(r)) return r;
+        at[l] += r;
+    }
+    if (lanes == 2) {
+        r = decode_pair(&it[0], ts + at[0], values + at[0], &it[1], ts + at[1], values + at[1], loops);
+        if (tschunk_is_error(r)) return r;
+        at[0] += r;
+        at[1] += r;
+    }
+    size_t total = 0;
+    for (size_t l = 0; l < lanes; l++) {
+        r = read_samples(&it[l], ts + at[l], values + at[l], it[l].count - it[l].index, loops);
+        if (tschunk_is_error(r)) return r;
+        total += it[l].count;
+    }
+    return total;
+}
+
+size_t tsc_chunk_decode_chunks_with(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,
+                                    double *values, size_t capacity, int loops)
+{
+    if (n_chunks && (!chunks || !sizes)) return TSC_ERROR(BAD_PARAMETER);
+    size_t total = 0;
+    for (size_t i = 0; i < n_chunks; i++) {
+        tsc_chunk_header h;
+        if (!chunks[i]) return TSC_ERROR(BAD_PARAMETER);
+        size_t err = tsc_chunk_parse((const uint8_t *)chunks[i], sizes[i], &h, 0);
+        if (err) return err;
+        total += h.info.count;
+    }
+    if (total > capacity) return TSC_ERROR(DST_TOO_SMALL);
+    if (total && (!ts || !values)) return TSC_ERROR(BAD_PARAMETER);
+    size_t done = 0;
+    for (size_t i = 0; i < n_chunks; i += 2) {
+        size_t r = decode_two(chunks, sizes, i, n_chunks, ts + done, values + done, loops);
+        if (tschunk_is_error(r)) return r;
+        done += r;
+    }
+    return done;
+}
+
+size_t tschunk_decode_chunks(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,
+                             double *values, size_t capacity)
+{
+    return tsc_chunk_decode_chunks_with(chunks, sizes, n_chunks, ts, values, capacity, TSC_LOOPS_AUTO);
 }
 
 size_t tschunk_decode(const void *chunk, size_t size, int64_t *ts, double *values, size_t capacity)
