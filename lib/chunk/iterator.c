@@ -553,11 +553,15 @@ static size_t decode_two(const void *const *chunks, const size_t *sizes, size_t 
         r = tschunk_iter_init(&it[l], chunks[i + l], sizes[i + l]);
         if (r) return r;
         at[l] = l ? it[0].count : 0;
+    }
+    int pair = lanes == 2 && it[0].codec == TSCHUNK_CODEC_GORILLA && it[1].codec == TSCHUNK_CODEC_GORILLA;
+    for (size_t l = 0; pair && l < 2; l++) {
+        /* The first two samples come from the header. */
         r = read_samples(&it[l], ts + at[l], values + at[l], it[l].count < 2 ? it[l].count : 2, loops);
         if (tschunk_is_error(r)) return r;
         at[l] += r;
     }
-    if (lanes == 2) {
+    if (pair) {
         r = decode_pair(&it[0], ts + at[0], values + at[0], &it[1], ts + at[1], values + at[1], loops);
         if (tschunk_is_error(r)) return r;
         at[0] += r;
