@@ -10,6 +10,7 @@
 #include "format.h"
 #include "../codec/xor.h"
 #include "../codec2/format.h"
+#include "../common/chunk_list.h"
 
 static size_t fail(tschunk_iter *it, tschunk_error_code code)
 {
@@ -576,27 +577,19 @@ static size_t decode_two(const void *const *chunks, const size_t *sizes, size_t 
     return total;
 }
 
+/* A chunk's declared count from its header, without decoding. */
+static size_t header_count(const void *chunk, size_t size)
+{
+    if (!chunk) return TSC_ERROR(BAD_PARAMETER);
+    tsc_chunk_header h;
+    size_t err = tsc_chunk_parse((const uint8_t *)chunk, size, &h, 0);
+    return err ? err : h.info.count;
+}
+
 size_t tsc_chunk_decode_chunks_with(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,
                                     double *values, size_t capacity, int loops)
 {
-    if (n_chunks && (!chunks || !sizes)) return TSC_ERROR(BAD_PARAMETER);
-    size_t total = 0;
-    for (size_t i = 0; i < n_chunks; i++) {
-        tsc_chunk_header h;
-        if (!chunks[i]) return TSC_ERROR(BAD_PARAMETER);
-        size_t err = tsc_chunk_parse((const uint8_t *)chunks[i], sizes[i], &h, 0);
-        if (err) return err;
-        total += h.info.count;
-    }
-    if (total > capacity) return TSC_ERROR(DST_TOO_SMALL);
-    if (total && (!ts || !values)) return TSC_ERROR(BAD_PARAMETER);
-    size_t done = 0;
-    for (size_t i = 0; i < n_chunks; i += 2) {
-        size_t r = decode_two(chunks, sizes, i, n_chunks, ts + done, values + done, loops);
-        if (tschunk_is_error(r)) return r;
-        done += r;
-    }
-    return done;
+    return tsc_decode_chunk_list(chunks, sizes, n_chunks, ts, values, capacity, loops, header_count, decode_two);
 }
 
 size_t tschunk_decode_chunks(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,

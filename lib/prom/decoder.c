@@ -5,6 +5,7 @@
  */
 #include "../common/common.h"
 #include "../codec/bitstream.h"
+#include "../common/chunk_list.h"
 #include "decoder.h"
 
 static size_t fail(tschunk_prom_iter *it, tschunk_error_code code)
@@ -496,22 +497,7 @@ static size_t decode_two(const void *const *chunks, const size_t *sizes, size_t 
 size_t tsc_prom_decode_chunks_with(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,
                                    double *values, size_t capacity, int loops)
 {
-    if (n_chunks && (!chunks || !sizes)) return TSC_ERROR(BAD_PARAMETER);
-    size_t total = 0;
-    for (size_t i = 0; i < n_chunks; i++) {
-        size_t count = tschunk_prom_count(chunks[i], sizes[i]);
-        if (tschunk_is_error(count)) return count;
-        total += count;
-    }
-    if (total > capacity) return TSC_ERROR(DST_TOO_SMALL);
-    if (total && (!ts || !values)) return TSC_ERROR(BAD_PARAMETER);
-    size_t done = 0;
-    for (size_t i = 0; i < n_chunks; i += 2) {
-        size_t r = decode_two(chunks, sizes, i, n_chunks, ts + done, values + done, loops);
-        if (tschunk_is_error(r)) return r;
-        done += r;
-    }
-    return done;
+    return tsc_decode_chunk_list(chunks, sizes, n_chunks, ts, values, capacity, loops, tschunk_prom_count, decode_two);
 }
 
 size_t tschunk_prom_decode_chunks(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,
