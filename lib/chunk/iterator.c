@@ -183,6 +183,17 @@ typedef struct {
 #define TS_MARGIN (TSC_DOD_MAX_BITS + 64u)
 #define VAL_MARGIN (TSC_XOR_WORST_BITS + 64u)
 
+/* One sample of codec 1 (samples 2..); a constant stream is not read. */
+TSC_INLINE void read_sample(const uint8_t *tbase, size_t tlen, const uint8_t *vbase, size_t vlen, run_state *st,
+                            const int ts_const, const int val_const, const int checked)
+{
+    if (!ts_const) st->delta += decode_dod(tbase, tlen, &st->tpos, checked);
+    int64_t next_ts = (int64_t)((uint64_t)st->ts + st->delta);
+    st->bad |= next_ts < st->ts;
+    st->ts = next_ts;
+    if (!val_const) st->bits ^= tsc_xor_get_if(vbase, vlen, &st->vpos, &st->lead, &st->width, &st->bad, checked);
+}
+
 /*
  * The batch loop, constant streams specialised away. Checked, reads past a
  * stream's end see zeros (never memory outside the chunk), so damage is
@@ -199,11 +210,7 @@ TSC_INLINE size_t run_loop(const tschunk_iter *restrict it, run_state *restrict 
     run_state st = *io;
     size_t k = 0;
     for (; k < n && (checked || ((ts_const || st.tpos <= tfast) && (val_const || st.vpos <= vfast))); k++) {
-        if (!ts_const) st.delta += decode_dod(tbase, tlen, &st.tpos, checked);
-        int64_t next_ts = (int64_t)((uint64_t)st.ts + st.delta);
-        st.bad |= next_ts < st.ts;
-        st.ts = next_ts;
-        if (!val_const) st.bits ^= tsc_xor_get_if(vbase, vlen, &st.vpos, &st.lead, &st.width, &st.bad, checked);
+        read_sample(tbase, tlen, vbase, vlen, &st, ts_const, val_const, checked);
         ts_out[k] = st.ts;
         val_out[k] = st.bits;
     }
@@ -299,16 +306,6 @@ typedef struct {
     uint64_t *bits;
 } lane;
 
-/* One sample of a lane, unchecked. */
-TSC_INLINE void lane_sample(const uint8_t *restrict tbase, const uint8_t *restrict vbase, run_state *restrict st)
-{
-    st->delta += decode_dod(tbase, 0, &st->tpos, 0);
-    int64_t next_ts = (int64_t)((uint64_t)st->ts + st->delta);
-    st->bad |= next_ts < st->ts;
-    st->ts = next_ts;
-    st->bits ^= tsc_xor_get_if(vbase, 0, &st->vpos, &st->lead, &st->width, &st->bad, 0);
-}
-
 /*
  * Two codec-1 chunks (both streams present in each) in one unchecked loop:
  * each chunk's value stream is one serial chain (a field's length is known
@@ -320,8 +317,8 @@ TSC_INLINE size_t pair_loop(lane *restrict a, lane *restrict b, size_t n)
     run_state sa = a->st, sb = b->st;
     size_t k = 0;
     for (; k < n && sa.tpos <= a->tfast && sa.vpos <= a->vfast && sb.tpos <= b->tfast && sb.vpos <= b->vfast; k++) {
-        lane_sample(a->tbase, a->vbase, &sa);
-        lane_sample(b->tbase, b->vbase, &sb);
+        read_sample(a->tbase, 0, a->vbase, 0, &sa, 0, 0, 0);
+        read_sample(b->tbase, 0, b->vbase, 0, &sb, 0, 0, 0);
         a->ts[k] = sa.ts;
         a->bits[k] = sa.bits;
         b->ts[k] = sb.ts;
