@@ -328,9 +328,16 @@ static size_t decode_run(tschunk_prom_iter *restrict it, int64_t *restrict ts_ou
 static size_t step(tschunk_prom_iter *it)
 {
     if (TSC_UNLIKELY(it->index < 2)) return step_first(it);
+    uint64_t pos = it->in.bit_pos;
+    if (!(tsc_peek(it->in.base, it->in.byte_len, pos) >> 62)) { /* `0` `0`: same step, same value */
+        if (TSC_UNLIKELY(pos + 2 > it->in.bit_len)) return fail(it, TSCHUNK_ERROR_TRUNCATED);
+        it->in.bit_pos = pos + 2;
+        it->ts = (int64_t)((uint64_t)it->ts + it->delta);
+        it->index++;
+        return 0;
+    }
     run_state st = {0, 0, 0, 0, 0, 0, 0, 0};
     set_window(&st, it->window_lead, it->window_width);
-    uint64_t pos = it->in.bit_pos;
     uint64_t delta = it->delta + read_dod(it->in.base, it->in.byte_len, &pos, 1);
     uint64_t bits = it->bits ^ read_xor(it->in.base, it->in.byte_len, &st, pos, 1);
     if (TSC_UNLIKELY(st.bad)) return fail(it, TSCHUNK_ERROR_CORRUPT);
