@@ -250,21 +250,31 @@ __attribute__((target("bmi,bmi2"))) static size_t run_unchecked_bmi2(const tschu
 /* Below this many samples the unchecked loop's setup is not worth it. */
 #define FAST_MIN_SAMPLES 8
 
+/*
+ * The positions up to which each stream has a whole field and a load's 8
+ * bytes of room (a constant stream has no bits and no limit).
+ * @return 0 when a stream is too short for the unchecked loop at all.
+ */
+static int fast_limits(const tschunk_iter *it, uint64_t *tfast, uint64_t *vfast)
+{
+    *tfast = *vfast = UINT64_MAX;
+    if (!(it->flags & TSCHUNK_FLAG_TS_CONST)) {
+        if (it->ts_in.bit_len < TS_MARGIN) return 0;
+        *tfast = it->ts_in.bit_len - TS_MARGIN;
+    }
+    if (!(it->flags & TSCHUNK_FLAG_VAL_CONST)) {
+        if (it->val_in.bit_len < VAL_MARGIN) return 0;
+        *vfast = it->val_in.bit_len - VAL_MARGIN;
+    }
+    return 1;
+}
+
 /* Samples decoded unchecked from the start of the run (0 when a stream is too close to its end). */
 static size_t run_fast(const tschunk_iter *restrict it, run_state *restrict st, int64_t *restrict ts_out,
                        uint64_t *restrict val_out, size_t n, int loops)
 {
-    if (n < FAST_MIN_SAMPLES || loops == TSC_LOOPS_CHECKED) return 0;
-    /* A constant stream has no bits and no limit. */
-    uint64_t tfast = UINT64_MAX, vfast = UINT64_MAX;
-    if (!(it->flags & TSCHUNK_FLAG_TS_CONST)) {
-        if (it->ts_in.bit_len < TS_MARGIN) return 0;
-        tfast = it->ts_in.bit_len - TS_MARGIN;
-    }
-    if (!(it->flags & TSCHUNK_FLAG_VAL_CONST)) {
-        if (it->val_in.bit_len < VAL_MARGIN) return 0;
-        vfast = it->val_in.bit_len - VAL_MARGIN;
-    }
+    uint64_t tfast, vfast;
+    if (n < FAST_MIN_SAMPLES || loops == TSC_LOOPS_CHECKED || !fast_limits(it, &tfast, &vfast)) return 0;
 #ifdef TSC_HAVE_AVX2
     if (loops != TSC_LOOPS_SCALAR && __builtin_cpu_supports("bmi2"))
         return run_unchecked_bmi2(it, st, ts_out, val_out, n, tfast, vfast);
@@ -338,19 +348,21 @@ __attribute__((target("bmi,bmi2"))) static size_t pair_unchecked_bmi2(lane *rest
 }
 #endif
 
-/* A codec-1 chunk past its first two samples, with both streams and room for an unchecked loop. */
-static int pairable(const tschunk_iter *it)
+/*
+ * A lane for a codec-1 chunk past its first two samples with both streams
+ * and room for an unchecked loop. @return 0 for any other chunk.
+ */
+static int make_lane(const tschunk_iter *it, int64_t *ts, double *values, lane *l)
 {
-    return it->codec == TSCHUNK_CODEC_GORILLA && it->index >= 2 && !it->error &&
-           !(it->flags & (TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST)) && it->ts_in.bit_len >= TS_MARGIN &&
-           it->val_in.bit_len >= VAL_MARGIN;
-}
-
-static lane make_lane(const tschunk_iter *it, int64_t *ts, double *values)
-{
-    lane l = {it->ts_in.base, it->val_in.base, it->ts_in.bit_len - TS_MARGIN, it->val_in.bit_len - VAL_MARGIN,
-              load_state(it), ts, (uint64_t *)(void *)values};
-    return l;
+    if (it->codec != TSCHUNK_CODEC_GORILLA || it->index < 2 || it->error ||
+        (it->flags & (TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST)) || !fast_limits(it, &l->tfast, &l->vfast))
+        return 0;
+    l->tbase = it->ts_in.base;
+    l->vbase = it->val_in.base;
+    l->st = load_state(it);
+    l->ts = ts;
+    l->bits = (uint64_t *)(void *)values;
+    return 1;
 }
 
 /* As far as the pair loop takes two pairable chunks side by side. @return samples decoded from each, or an error. */
@@ -358,8 +370,10 @@ static size_t decode_pair(tschunk_iter *a, int64_t *ts_a, double *values_a, tsch
                           double *values_b, int loops)
 {
     size_t n = a->count - a->index < b->count - b->index ? a->count - a->index : b->count - b->index;
-    if (n < FAST_MIN_SAMPLES || loops == TSC_LOOPS_CHECKED || !pairable(a) || !pairable(b)) return 0;
-    lane la = make_lane(a, ts_a, values_a), lb = make_lane(b, ts_b, values_b);
+    lane la, lb;
+    if (n < FAST_MIN_SAMPLES || loops == TSC_LOOPS_CHECKED || !make_lane(a, ts_a, values_a, &la) ||
+        !make_lane(b, ts_b, values_b, &lb))
+        return 0;
     size_t k;
 #ifdef TSC_HAVE_AVX2
     if (loops != TSC_LOOPS_SCALAR && __builtin_cpu_supports("bmi2")) k = pair_unchecked_bmi2(&la, &lb, n);

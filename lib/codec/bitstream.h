@@ -139,9 +139,5 @@ TSC_INLINE uint64_t tsc_peek_wide_if(const uint8_t *base, size_t byte_len, uint6
     return hi << 32 | lo;
 }
 
-TSC_INLINE uint64_t tsc_peek_wide(const uint8_t *base, size_t byte_len, uint64_t pos, unsigned n)
-{
-    return tsc_peek_wide_if(base, byte_len, pos, n, 1);
-}
 
 #endif
