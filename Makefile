@@ -1,8 +1,10 @@
 # tschunk: GNU Makefile. Honours CC CFLAGS CPPFLAGS LDFLAGS PREFIX DESTDIR.
 # Every output goes under build/<flavour>/.
 
-VERSION_MAJOR := 0
-VERSION := 0.7.0
+# The version lives in include/tschunk.h only; the soname and libtschunk.pc follow it.
+version_part = $(shell sed -n 's/^\#define TSCHUNK_VERSION_$(1) *\([0-9]*\)$$/\1/p' include/tschunk.h)
+VERSION_MAJOR := $(call version_part,MAJOR)
+VERSION := $(VERSION_MAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
@@ -41,7 +43,7 @@ BENCH_BIN := $(BUILD)/bench/bench
 SKETCH_BENCH_BIN := $(BUILD)/bench/sketch_bench
 SEGMENT_BENCH_BIN := $(BUILD)/bench/segment_bench
 
-.PHONY: all lib cli deps test test-run asan bench bench-ab bench-instr tune codec2-probe vectors fuzz fuzz-run fuzz-replay install uninstall \
+.PHONY: all lib cli deps test test-run asan bench bench-ab bench-instr tune codec2-probe vectors fuzz fuzz-run fuzz-replay install uninstall version \
         check-install check-symbols demo readme-example clean
 
 all: lib cli
@@ -204,6 +206,9 @@ vectors: lib
 
 check-install:
 	sh scripts/check-install.sh
+
+version:
+	@echo $(VERSION)
 
 check-symbols: lib
 	sh scripts/check-symbols.sh $(STATIC)

@@ -43,7 +43,12 @@ extern "C" {
 #define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
-#define TSCHUNK_VERSION_STRING "0.5.0"
+/* The string is built from the three numbers (as zstd does) so that it cannot drift from them; the
+ * Makefile reads its VERSION from the same three lines. */
+#define TSCHUNK_QUOTE(str) #str
+#define TSCHUNK_EXPAND_AND_QUOTE(str) TSCHUNK_QUOTE(str)
+#define TSCHUNK_VERSION_STRING \
+    TSCHUNK_EXPAND_AND_QUOTE(TSCHUNK_VERSION_MAJOR.TSCHUNK_VERSION_MINOR.TSCHUNK_VERSION_PATCH)
 
 /** @return TSCHUNK_VERSION_NUMBER of the library actually linked. */
 TSCHUNK_API unsigned tschunk_version_number(void);

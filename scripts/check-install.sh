@@ -25,7 +25,11 @@ C
 cc -std=c99 -Wall -Werror $(pkg-config --cflags libtschunk) "$stage/consumer.c" \
    $(pkg-config --libs libtschunk) -o "$stage/consumer"
 LD_LIBRARY_PATH="$stage$prefix/lib" "$stage/consumer"
-readelf -d "$stage$prefix/lib/libtschunk.so.$(grep "^VERSION :=" Makefile | cut -d" " -f3)" | grep -q 'SONAME.*libtschunk.so.0' \
+version=$(make --no-print-directory -s version)
+LD_LIBRARY_PATH="$stage$prefix/lib" "$stage/consumer" | grep -qF "tschunk $version," \
+  || { echo "check-install: the library does not call itself $version" >&2; exit 1; }
+[ "$(pkg-config --modversion libtschunk)" = "$version" ] || { echo "check-install: .pc version" >&2; exit 1; }
+readelf -d "$stage$prefix/lib/libtschunk.so.$version" | grep -q 'SONAME.*libtschunk.so.0' \
   || { echo "check-install: soname missing" >&2; exit 1; }
 cc -static -std=c99 $(pkg-config --cflags libtschunk) "$stage/consumer.c" \
    "$stage$prefix/lib/libtschunk.a" -lm -o "$stage/consumer-static" && "$stage/consumer-static" >/dev/null

@@ -292,6 +292,11 @@ Test(chunk, errors_have_names_and_bad_parameters_are_refused)
     cr_assert_eq(tschunk_bound(120), TSCHUNK_BOUND(120));
     cr_assert_eq(tschunk_version_number(), TSCHUNK_VERSION_NUMBER);
     cr_assert_str_eq(tschunk_version_string(), TSCHUNK_VERSION_STRING);
+    /* The string must name the same version as the number (0.6.0 and 0.7.0 shipped saying "0.5.0"). */
+    char expected[32];
+    unsigned number = tschunk_version_number();
+    snprintf(expected, sizeof expected, "%u.%u.%u", number / 10000, number / 100 % 100, number % 100);
+    cr_assert_str_eq(tschunk_version_string(), expected);
 }
 
 Test(chunk, bound_holds_the_worst_case)
