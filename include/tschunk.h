@@ -450,7 +450,7 @@ typedef struct {
     uint8_t stage;
     uint8_t reserved;
     uint8_t *dst;
-    size_t capacity;
+    size_t fast_bit_limit;   /* up to this stream length a worst-case sample passes every limit */
     size_t byte_limit;       /* max_bytes, 0 when unlimited */
 } tschunk_prom_encoder;
 

@@ -210,6 +210,55 @@ Test(prom, transactional_limits)
     wl_free(&s);
 }
 
+/* max_bytes is exact on the append's fast path too: the encoder stops at the last sample whose chunk fits,
+ * with the bytes of an unlimited encoder; after finish every append is refused and changes nothing. */
+Test(prom, max_bytes_is_exact_and_finish_is_final, .timeout = 60)
+{
+    enum { N = 400 };
+    size_t cap = TSCHUNK_PROM_BOUND(N);
+    unsigned char *free_buf = malloc(cap), *lim_buf = malloc(cap), *before = malloc(cap);
+    size_t size_after[N];
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
+        wl_series s;
+        wl_synthetic(&s, kind, N, 11 + (uint64_t)kind);
+        tschunk_prom_encoder enc;
+        cr_assert_eq(tschunk_prom_encoder_init(&enc, free_buf, cap, NULL), 0);
+        for (size_t i = 0; i < N; i++) {
+            cr_assert_eq(tschunk_prom_append_bits(&enc, s.ts[i], s.bits[i]), 0);
+            size_after[i] = tschunk_prom_encoder_size(&enc);
+        }
+        cr_assert_eq(tschunk_prom_encoder_finish(&enc), size_after[N - 1]);
+        tschunk_prom_encoder finished = enc;
+        memcpy(before, free_buf, cap);
+        cr_assert_eq(tschunk_get_error_code(tschunk_prom_append_bits(&enc, 2 * s.ts[N - 1] - s.ts[N - 2], s.bits[N - 1])),
+                     TSCHUNK_ERROR_STAGE, "%s: append after finish", s.name);
+        cr_assert(memcmp(&finished, &enc, sizeof enc) == 0 && memcmp(before, free_buf, cap) == 0);
+        for (size_t limit = 11; limit <= size_after[N - 1] + 16; limit += 3) {
+            tschunk_encoder_options o = {0, 0, (uint32_t)limit, 0};
+            cr_assert_eq(tschunk_prom_encoder_init(&enc, lim_buf, cap, &o), 0);
+            size_t taken = 0;
+            while (taken < N && !tschunk_prom_append_bits(&enc, s.ts[taken], s.bits[taken])) taken++;
+            size_t fits = 0;
+            while (fits < N && size_after[fits] <= limit) fits++;
+            cr_assert_eq(taken, fits, "%s, max_bytes %zu: %zu samples taken, %zu fit", s.name, limit, taken, fits);
+            size_t size = tschunk_prom_encoder_finish(&enc);
+            cr_assert_eq(size, taken ? size_after[taken - 1] : 2);
+            /* The stream is the unlimited one's up to its last, partial byte; bytes 0-1 hold the count. */
+            cr_assert_eq(tschunk_prom_count(lim_buf, size), taken);
+            if (taken) cr_assert(memcmp(lim_buf + 2, free_buf + 2, size - 3) == 0, "%s, max_bytes %zu", s.name, limit);
+            tschunk_prom_encoder after = enc;
+            memcpy(before, lim_buf, cap);
+            size_t r = tschunk_prom_append_bits(&enc, s.ts[0], s.bits[0]);
+            cr_assert_eq(tschunk_get_error_code(r), TSCHUNK_ERROR_STAGE);
+            cr_assert(memcmp(&after, &enc, sizeof enc) == 0 && memcmp(before, lim_buf, cap) == 0);
+        }
+        wl_free(&s);
+    }
+    free(free_buf);
+    free(lim_buf);
+    free(before);
+}
+
 Test(prom, hostile_bytes_error_or_samples)
 {
     prom_vector v;

@@ -118,13 +118,31 @@ static void write_uvarint(tschunk_bit_writer *w, uint64_t v)
 }
 
 /* The sample is written: advance the state and rewrite the big-endian count at bytes 0-1. */
-static void commit_sample(tschunk_prom_encoder *enc, int64_t ts, uint64_t bits)
+TSC_INLINE void commit_sample(tschunk_prom_encoder *enc, int64_t ts, uint64_t bits)
 {
     enc->prev_ts = ts;
     enc->prev_bits = bits;
-    enc->count++;
-    enc->dst[0] = (uint8_t)(enc->count >> 8);
-    enc->dst[1] = (uint8_t)enc->count;
+    uint32_t count = ++enc->count;
+    enc->dst[0] = (uint8_t)(count >> 8);
+    enc->dst[1] = (uint8_t)count;
+}
+
+/*
+ * The stream length up to which the worst sample (WORST_SAMPLE_BITS) passes
+ * both the buffer's and max_bytes' limits, so that the append's fast path
+ * needs no exact check. Bounded by the largest chunk's bit count, so it fits
+ * a size_t on 32-bit targets too.
+ */
+static size_t fast_bit_limit(const tschunk_prom_encoder *enc)
+{
+    uint64_t limit = enc->out.bit_limit;
+    if (enc->byte_limit) {
+        uint64_t by_bytes = enc->byte_limit > 2 ? (uint64_t)(enc->byte_limit - 2) * 8 : 0;
+        limit = by_bytes < limit ? by_bytes : limit;
+    }
+    uint64_t largest = (uint64_t)TSCHUNK_PROM_BOUND(TSCHUNK_PROM_MAX_SAMPLES) * 8;
+    limit = limit < largest ? limit : largest;
+    return limit > WORST_SAMPLE_BITS ? (size_t)(limit - WORST_SAMPLE_BITS) : 0;
 }
 
 size_t tschunk_prom_encoder_init(tschunk_prom_encoder *enc, void *dst, size_t capacity,
@@ -138,12 +156,12 @@ size_t tschunk_prom_encoder_init(tschunk_prom_encoder *enc, void *dst, size_t ca
     if (capacity < TSCHUNK_PROM_BOUND(0)) return TSC_ERROR(DST_TOO_SMALL);
     memset(enc, 0, sizeof(*enc));
     enc->dst = (uint8_t *)dst;
-    enc->capacity = capacity;
     enc->max_samples = o.max_samples ? o.max_samples : TSCHUNK_PROM_MAX_SAMPLES;
     enc->byte_limit = o.max_bytes;
     enc->window_lead = NO_WINDOW;
     enc->window_trail = NO_WINDOW;
     tsc_bw_init(&enc->out, enc->dst + 2, (uint64_t)(capacity - 2 - SLACK) * 8);
+    enc->fast_bit_limit = fast_bit_limit(enc);
     enc->dst[0] = enc->dst[1] = 0; /* an empty chunk is `00 00` */
     enc->stage = STAGE_ACTIVE;
     return 0;
@@ -179,23 +197,75 @@ static size_t append_first_two(tschunk_prom_encoder *enc, int64_t ts, uint64_t b
     return 0;
 }
 
-size_t tschunk_prom_append_bits(tschunk_prom_encoder *restrict enc, int64_t ts, uint64_t bits)
+/* Everything but the fast path: the stage, the first two samples, and a sample near a limit (checked exactly). */
+static __attribute__((noinline)) size_t append_checked(tschunk_prom_encoder *enc, int64_t ts, uint64_t bits)
 {
-    if (TSC_UNLIKELY(enc->stage != STAGE_ACTIVE)) return TSC_ERROR(STAGE);
-    if (TSC_UNLIKELY(enc->count < 2)) return append_first_two(enc, ts, bits);
+    if (enc->stage != STAGE_ACTIVE) return TSC_ERROR(STAGE);
+    if (enc->count < 2) return append_first_two(enc, ts, bits);
     uint64_t delta = (uint64_t)ts - (uint64_t)enc->prev_ts; /* wraps when time goes back, as in Go */
     int64_t dod = (int64_t)(delta - enc->prev_delta);
     unsigned payload = dod_payload(dod);
     value_field f = plan_value(enc, bits);
-    /* The worst case fits: skip the exact checks. */
-    if (TSC_UNLIKELY(enc->count >= enc->max_samples || enc->byte_limit ||
-                     enc->out.bit_count + WORST_SAMPLE_BITS > enc->out.bit_limit)) {
-        size_t err = admit(enc, dod_field_bits(payload) + f.head_len + f.payload_len);
-        if (err) return err;
-    }
+    size_t err = admit(enc, dod_field_bits(payload) + f.head_len + f.payload_len);
+    if (err) return err;
     write_sample(enc, dod, payload, &f);
     enc->prev_delta = delta;
     commit_sample(enc, ts, bits);
+    return 0;
+}
+
+/*
+ * The fast path: a dod of 0 or 14 bits and an XOR payload of at most 57 bits,
+ * written in one or two stores. Everything else (the first two samples, the
+ * last ones before a limit, wide fields, any append after finish, whose
+ * fast_bit_limit is 0) is a tail call to append_checked, so the fast path
+ * keeps few values live and saves no registers.
+ */
+size_t tschunk_prom_append_bits(tschunk_prom_encoder *restrict enc, int64_t ts, uint64_t bits)
+{
+    uint32_t count = enc->count;
+    if (TSC_UNLIKELY(count < 2 || count >= enc->max_samples || enc->out.bit_count > enc->fast_bit_limit))
+        return append_checked(enc, ts, bits);
+    uint64_t delta = (uint64_t)ts - (uint64_t)enc->prev_ts; /* wraps when time goes back, as in Go */
+    int64_t dod = (int64_t)(delta - enc->prev_delta);
+    uint64_t head = 0;
+    unsigned head_len = 1;
+    if (dod != 0) {
+        if (TSC_UNLIKELY((uint64_t)dod + 8191 > 8191 + 8192)) return append_checked(enc, ts, bits);
+        head = UINT64_C(0x2) << 14 | ((uint64_t)dod & 0x3fff);
+        head_len = 16;
+    }
+    uint64_t x = bits ^ enc->prev_bits, payload = 0;
+    unsigned payload_len = 0;
+    head <<= 1; /* the value's first control bit: 0 for a repeat */
+    head_len += 1;
+    if (x != 0) {
+        unsigned lead = (unsigned)__builtin_clzll(x), trail = (unsigned)__builtin_ctzll(x);
+        lead = lead > LEAD_MAX ? LEAD_MAX : lead;
+        if (lead >= enc->window_lead && trail >= enc->window_trail) { /* NO_WINDOW fails this */
+            head = (head | 1) << 1; /* `10` */
+            head_len += 1;
+            payload_len = 64 - enc->window_lead - enc->window_trail;
+            payload = x >> enc->window_trail;
+        } else {
+            payload_len = 64 - lead - trail;
+            if (TSC_UNLIKELY(payload_len > TSC_BITS_MAX_FIELD)) return append_checked(enc, ts, bits);
+            head = (head | 1) << 12 | UINT64_C(1) << 11 | (uint64_t)lead << 6 | payload_len; /* `11` lead size */
+            head_len += 12;
+            payload = x >> trail;
+            enc->window_lead = (uint8_t)lead;
+            enc->window_trail = (uint8_t)trail;
+        }
+    }
+    /* Nothing can fail now: the state first, so that only the fields stay live for the writes. */
+    enc->prev_delta = delta;
+    commit_sample(enc, ts, bits);
+    if (head_len + payload_len <= TSC_BITS_MAX_FIELD) {
+        tsc_bw_put(&enc->out, head << payload_len | payload, head_len + payload_len);
+    } else {
+        tsc_bw_put(&enc->out, head, head_len);
+        tsc_bw_put64(&enc->out, payload, payload_len);
+    }
     return 0;
 }
 
@@ -215,6 +285,7 @@ size_t tschunk_prom_encoder_finish(tschunk_prom_encoder *enc)
 {
     if (!enc || enc->stage != STAGE_ACTIVE) return TSC_ERROR(STAGE);
     enc->stage = STAGE_FINISHED;
+    enc->fast_bit_limit = 0; /* later appends take the checked path, which refuses them */
     return tschunk_prom_encoder_size(enc);
 }
 
