@@ -266,20 +266,36 @@ __attribute__((noinline)) static size_t append_grouped(tschunk_encoder *restrict
     return 0;
 }
 
-size_t tschunk_append_bits(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
+/* The hot path's sample: the state is advanced before the writes, so that only the fields stay live. */
+TSC_INLINE void append_unchecked(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
-    /* safe_left > 0 means: active, two samples in, room for a worst-case sample. */
-    if (enc->codec == TSCHUNK_CODEC_TSC2) return append_grouped(enc, ts, bits);
-    if (TSC_UNLIKELY(enc->safe_left == 0 || ts < enc->prev_ts)) return append_checked(enc, ts, bits);
     uint64_t delta = (uint64_t)ts - (uint64_t)enc->prev_ts;
-    write_dod(&enc->ts_out, (int64_t)(delta - enc->prev_delta));
-    write_value(enc, bits);
+    int64_t dod = (int64_t)(delta - enc->prev_delta);
+    uint64_t x = bits ^ enc->prev_bits;
     enc->prev_delta = delta;
     enc->prev_ts = ts;
     enc->prev_bits = bits;
     enc->count++;
     enc->safe_left--;
-    if (TSC_UNLIKELY(enc->summary != NULL)) tsc_summary_push(enc, bits); /* off: one predictable branch */
+    write_dod(&enc->ts_out, dod);
+    tsc_xor_put(&enc->val_out, x, &enc->window_lead, &enc->window_trail);
+}
+
+/* With a summary attached: its call would make the plain hot path save registers, so it lives here. */
+__attribute__((noinline)) static size_t append_summarized(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
+{
+    append_unchecked(enc, ts, bits);
+    tsc_summary_push(enc, bits);
+    return 0;
+}
+
+size_t tschunk_append_bits(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
+{
+    /* safe_left > 0 means: active, two samples in, room for a worst-case sample. */
+    if (enc->codec == TSCHUNK_CODEC_TSC2) return append_grouped(enc, ts, bits);
+    if (TSC_UNLIKELY(enc->safe_left == 0 || ts < enc->prev_ts)) return append_checked(enc, ts, bits);
+    if (TSC_UNLIKELY(enc->summary != NULL)) return append_summarized(enc, ts, bits); /* off: one branch */
+    append_unchecked(enc, ts, bits);
     return 0;
 }
 
