@@ -5,8 +5,9 @@
  * Each figure is the median of REPS repetitions. Never asserts a time.
  *
  *   bench [--quick] [--reps N] [--datasets DIR] [--only NAME] [--chunk N] [--codec tschunk|prom|tsc2]
- *         [--phase append|iter|batch|chunks]   (one phase only, for callgrind)
+ *         [--phase append|many|iter|batch|chunks]   (one phase only, for callgrind)
  *
+ * "many": the same appends through tschunk_append_many / tschunk_prom_append_many, a chunk's samples per call.
  * "chunks": a series' chunks decoded 8 at a time by tschunk_decode_chunks / tschunk_prom_decode_chunks.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -52,7 +53,7 @@ typedef struct {
 } chunked;
 
 typedef struct {
-    double push_ns, iter_ns, batch_ns, chunks_ns;
+    double push_ns, many_ns, iter_ns, batch_ns, chunks_ns;
     double bits_sample, bits_ts, bits_value;
     size_t samples;
 } result;
@@ -93,7 +94,7 @@ static void chunked_free(chunked *c)
 static size_t bound_of(int codec, size_t n) { return codec != CODEC_PROM ? TSCHUNK_BOUND(n) : TSCHUNK_PROM_BOUND(n); }
 
 /* One series' chunks, as a TSDB head cuts them: the native encoder restarts for each (tschunk_encoder_restart). */
-static size_t encode_all(chunked *c, int codec)
+static size_t encode_all(chunked *c, int codec, int many)
 {
     size_t off = 0, total = 0;
     tschunk_encoder enc;
@@ -106,12 +107,16 @@ static size_t encode_all(chunked *c, int codec)
             tschunk_encoder_options opts = native_opts(codec);
             if (k == 0) tschunk_encoder_init(&enc, c->bytes + off, bound, &opts);
             else tschunk_encoder_restart(&enc, c->bytes + off, bound);
-            for (size_t i = 0; i < c->len[k]; i++) tschunk_append_bits(&enc, ts[i], bits[i]);
+            if (many) tschunk_append_many(&enc, ts, (const double *)(const void *)bits, c->len[k], NULL);
+            else
+                for (size_t i = 0; i < c->len[k]; i++) tschunk_append_bits(&enc, ts[i], bits[i]);
             c->size[k] = tschunk_encoder_finish(&enc);
         } else {
             tschunk_prom_encoder prom;
             tschunk_prom_encoder_init(&prom, c->bytes + off, bound, NULL);
-            for (size_t i = 0; i < c->len[k]; i++) tschunk_prom_append_bits(&prom, ts[i], bits[i]);
+            if (many) tschunk_prom_append_many(&prom, ts, (const double *)(const void *)bits, c->len[k], NULL);
+            else
+                for (size_t i = 0; i < c->len[k]; i++) tschunk_prom_append_bits(&prom, ts[i], bits[i]);
             c->size[k] = tschunk_prom_encoder_finish(&prom);
         }
         total += c->size[k];
@@ -201,14 +206,15 @@ static result run(const wl_series *s, size_t per_chunk, const bench_opts *o)
     int64_t *ts = malloc(TSCHUNK_MAX_SAMPLES * sizeof *ts);
     double *vals = malloc(TSCHUNK_MAX_SAMPLES * sizeof *vals);
     double *t = malloc((size_t)o->reps * sizeof *t);
-    encode_all(&c, o->codec); /* warm-up, and the bytes the decoders read */
-    if (phase_on(o, "append")) {
+    encode_all(&c, o->codec, 0); /* warm-up, and the bytes the decoders read */
+    for (int many = 0; many < 2; many++) {
+        if (!phase_on(o, many ? "many" : "append")) continue;
         for (int i = 0; i < o->reps; i++) {
             double t0 = now_ns();
-            encode_all(&c, o->codec);
+            encode_all(&c, o->codec, many);
             t[i] = (now_ns() - t0) / (double)s->n;
         }
-        r.push_ns = median(t, o->reps);
+        *(many ? &r.many_ns : &r.push_ns) = median(t, o->reps);
     }
     if (phase_on(o, "iter")) {
         for (int i = 0; i < o->reps; i++) {
@@ -264,9 +270,9 @@ static const prom_ref *prom_for(const char *name)
 
 static void print_header(void)
 {
-    printf("| workload | codec | chunk | samples | push ns | iter ns/sample | batch ns/sample | chunks ns/sample | "
+    printf("| workload | codec | chunk | samples | push ns | many ns | iter ns/sample | batch ns/sample | chunks ns/sample | "
            "bits/sample | bits/ts | bits/value | bytes/sample | Prom XOR bytes/sample | vs Prom |\n");
-    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 }
 
 static const bench_opts *current;
@@ -276,8 +282,8 @@ static void print_row(const char *name, size_t chunk, const result *r)
     const prom_ref *p = prom_for(name);
     double prom = p ? (chunk == 120 ? p->bytes120 : p->bytes1024) : 0;
     double bps = r->bits_sample / 8;
-    printf("| %s | %s | %zu | %zu | %.2f | %.2f | %.2f |", name, codec_names[current->codec], chunk, r->samples,
-           r->push_ns, r->iter_ns, r->batch_ns);
+    printf("| %s | %s | %zu | %zu | %.2f | %.2f | %.2f | %.2f |", name, codec_names[current->codec], chunk,
+           r->samples, r->push_ns, r->many_ns, r->iter_ns, r->batch_ns);
     printf(" %.2f | %.2f |", r->chunks_ns, r->bits_sample);
     if (current->codec != CODEC_PROM) printf(" %.2f | %.2f | %.3f |", r->bits_ts, r->bits_value, bps);
     else printf(" - | - | %.3f |", bps);
@@ -291,6 +297,7 @@ static void accumulate(result *sum, const result *r)
 {
     double n = (double)r->samples;
     sum->push_ns += r->push_ns * n;
+    sum->many_ns += r->many_ns * n;
     sum->iter_ns += r->iter_ns * n;
     sum->batch_ns += r->batch_ns * n;
     sum->chunks_ns += r->chunks_ns * n;
@@ -304,7 +311,7 @@ static result mean_of(const result *sum)
 {
     result m = *sum;
     double n = sum->samples ? (double)sum->samples : 1;
-    m.push_ns /= n; m.iter_ns /= n; m.batch_ns /= n; m.chunks_ns /= n;
+    m.push_ns /= n; m.many_ns /= n; m.iter_ns /= n; m.batch_ns /= n; m.chunks_ns /= n;
     m.bits_sample /= n; m.bits_ts /= n; m.bits_value /= n;
     return m;
 }

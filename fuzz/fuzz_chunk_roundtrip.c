@@ -1,4 +1,5 @@
-/* Bytes -> samples -> encode (codec 1 or 2, from the input) -> decode -> compare bits; aborts on any mismatch. */
+/* Bytes -> samples -> encode (codec 1 or 2, from the input; one by one and with tschunk_append_many, which
+ * must agree) -> decode -> compare bits; aborts on any mismatch. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     size_t chunk = tschunk_encoder_finish(&enc);
     if (tschunk_is_error(chunk) || chunk > cap) __builtin_trap();
+    /* tschunk_append_many: the same samples taken, the same refusal, the same bytes. */
+    static unsigned char again[TSCHUNK_BOUND(MAX_SAMPLES)];
+    static double values[MAX_SAMPLES];
+    memcpy(values, bits, n * 8);
+    tschunk_encoder bulk;
+    size_t taken;
+    if (tschunk_encoder_init(&bulk, again, cap, &opts) != 0) __builtin_trap();
+    size_t r = tschunk_append_many(&bulk, ts, values, n, &taken);
+    if (taken != accepted || (r != 0) != (accepted < n)) __builtin_trap();
+    if (tschunk_encoder_finish(&bulk) != chunk || memcmp(again, buf, chunk) != 0) __builtin_trap();
     size_t got = tschunk_decode(buf, chunk, out_ts, out_v, MAX_SAMPLES);
     if (got != accepted) __builtin_trap();
     if (memcmp(out_ts, ts, got * 8) != 0 || memcmp(out_v, bits, got * 8) != 0) __builtin_trap();

@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 7
+#define TSCHUNK_VERSION_MINOR 8
 #define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
@@ -228,6 +228,18 @@ TSCHUNK_API size_t tschunk_append(tschunk_encoder *enc, int64_t ts, double value
 
 /** As tschunk_append, with the value given as its IEEE-754 bit pattern. */
 TSCHUNK_API size_t tschunk_append_bits(tschunk_encoder *enc, int64_t ts, uint64_t value_bits);
+
+/**
+ * Append n samples in order, as n calls of tschunk_append would, with the
+ * same bytes; the bulk path for imports and batched ingest: codec 1 keeps
+ * its stream state in registers across the samples that certainly fit.
+ * Stops at the first sample refused, which, with every later one, changes
+ * nothing. `appended` (may be NULL) receives the number appended.
+ * @return 0 when all n were appended, else the refused sample's error as
+ *         tschunk_append reports it; BAD_PARAMETER for NULL arrays with n > 0.
+ */
+TSCHUNK_API size_t tschunk_append_many(tschunk_encoder *enc, const int64_t *ts, const double *values, size_t n,
+                                       size_t *appended);
 
 /** @return the number of samples appended so far. */
 TSCHUNK_API size_t tschunk_encoder_count(const tschunk_encoder *enc);
@@ -470,6 +482,10 @@ TSCHUNK_API size_t tschunk_prom_encoder_init(tschunk_prom_encoder *enc, void *ds
  */
 TSCHUNK_API size_t tschunk_prom_append(tschunk_prom_encoder *enc, int64_t ts, double value);
 TSCHUNK_API size_t tschunk_prom_append_bits(tschunk_prom_encoder *enc, int64_t ts, uint64_t value_bits);
+
+/** Append n samples, as n calls of tschunk_prom_append would (same bytes, same errors); see tschunk_append_many. */
+TSCHUNK_API size_t tschunk_prom_append_many(tschunk_prom_encoder *enc, const int64_t *ts, const double *values,
+                                            size_t n, size_t *appended);
 
 /** @return the current chunk size in bytes (valid after every append). */
 TSCHUNK_API size_t tschunk_prom_encoder_size(const tschunk_prom_encoder *enc);

@@ -377,3 +377,106 @@ Test(chunk, decode_chunks_matches_one_by_one, .timeout = 60)
     free(c[1]);
     wl_free(&s);
 }
+
+/* A series whose time goes back once, two thirds in: both ways must stop there with OUT_OF_ORDER. */
+static void backwards_once(wl_series *s)
+{
+    size_t at = s->n * 2 / 3;
+    s->ts[at] = s->ts[at - 1] - 1;
+}
+
+/* Per-sample appends until the first refusal. @return the samples taken; *err the refusal (0: none). */
+static size_t append_one_by_one(tschunk_encoder *enc, const wl_series *s, size_t *err)
+{
+    size_t i = 0;
+    *err = 0;
+    for (; i < s->n && !*err; i++) *err = tschunk_append_bits(enc, s->ts[i], s->bits[i]);
+    return *err ? i - 1 : i;
+}
+
+/* tschunk_append_many in slices of 1 to 37 samples, until the first refusal. */
+static size_t append_in_slices(tschunk_encoder *enc, const wl_series *s, uint64_t seed, size_t *err)
+{
+    size_t done = 0;
+    *err = 0;
+    while (done < s->n && !*err) {
+        size_t slice = 1 + (size_t)((seed = seed * 6364136223846793005u + 1442695040888963407u) >> 33) % 37, taken;
+        if (slice > s->n - done) slice = s->n - done;
+        *err = tschunk_append_many(enc, s->ts + done, (const double *)(const void *)(s->bits + done), slice, &taken);
+        cr_assert(*err ? taken < slice : taken == slice);
+        done += taken;
+    }
+    return done;
+}
+
+/* append_many takes exactly the samples, bytes and refusal of one-by-one appends (both codecs, every limit,
+ * summaries, time going back), and a refused call changes nothing. */
+Test(chunk, append_many_matches_one_by_one, .timeout = 60)
+{
+    enum { N = 3000 };
+    const tschunk_encoder_options limits[] = {
+        {0, 0, 0, 0}, {0, 50, 0, 0}, {0, 0, 300, 0}, {0, 0, 2000, 0}, {0, 1000, 0, 0},
+    };
+    const size_t capacities[] = {TSCHUNK_BOUND(N), 700};
+    size_t cap = TSCHUNK_BOUND(N);
+    unsigned char *one = malloc(cap), *many = malloc(cap), *summary_one = malloc(1 << 16), *summary_many = malloc(1 << 16);
+    tschunk_sketch *sketch_one, *sketch_many;
+    cr_assert_eq(tschunk_sketch_create(&sketch_one, NULL), 0);
+    cr_assert_eq(tschunk_sketch_create(&sketch_many, NULL), 0);
+    for (int kind = 0; kind <= WL_SYNTHETIC_COUNT; kind++) {
+        wl_series s;
+        wl_synthetic(&s, kind < WL_SYNTHETIC_COUNT ? kind : WL_GAUGE_2DP, N, 21 + (uint64_t)kind);
+        if (kind == WL_SYNTHETIC_COUNT) backwards_once(&s);
+        for (uint32_t codec = TSCHUNK_CODEC_GORILLA; codec <= TSCHUNK_CODEC_TSC2; codec++)
+            for (size_t l = 0; l < sizeof limits / sizeof limits[0]; l++)
+                for (size_t c = 0; c < 2; c++)
+                    for (int with_summary = 0; with_summary < 2; with_summary++) {
+                        tschunk_encoder_options o = limits[l];
+                        o.codec = codec;
+                        tschunk_encoder a, b;
+                        cr_assert_eq(tschunk_encoder_init(&a, one, capacities[c], &o), 0);
+                        cr_assert_eq(tschunk_encoder_init(&b, many, capacities[c], &o), 0);
+                        if (with_summary) {
+                            cr_assert_eq(tschunk_encoder_set_summary(&a, sketch_one), 0);
+                            cr_assert_eq(tschunk_encoder_set_summary(&b, sketch_many), 0);
+                        }
+                        size_t err_a, err_b;
+                        size_t taken_a = append_one_by_one(&a, &s, &err_a);
+                        size_t taken_b = append_in_slices(&b, &s, 77 + l, &err_b);
+                        cr_assert_eq(taken_b, taken_a, "%s codec %u limits %zu cap %zu: %zu samples, %zu one by one",
+                                     s.name, codec, l, c, taken_b, taken_a);
+                        cr_assert_eq(err_b, err_a, "%s: %s against %s", s.name, tschunk_error_name(err_b),
+                                     tschunk_error_name(err_a));
+                        if (err_b) { /* refused again, with nothing changed */
+                            tschunk_encoder before = b;
+                            size_t again;
+                            cr_assert_eq(tschunk_append_many(&b, s.ts + taken_b,
+                                                             (const double *)(const void *)(s.bits + taken_b),
+                                                             s.n - taken_b, &again), err_b);
+                            cr_assert_eq(again, 0);
+                            cr_assert(memcmp(&before, &b, sizeof b) == 0, "%s: a refused call changed the state", s.name);
+                        }
+                        size_t size_a = tschunk_encoder_finish(&a), size_b = tschunk_encoder_finish(&b);
+                        cr_assert_eq(size_b, size_a);
+                        cr_assert(memcmp(one, many, size_a) == 0, "%s codec %u limits %zu: bytes differ", s.name, codec, l);
+                        if (with_summary) {
+                            size_t sa = tschunk_encoder_write_summary(&a, summary_one, 1 << 16);
+                            size_t sb = tschunk_encoder_write_summary(&b, summary_many, 1 << 16);
+                            cr_assert(sa == sb && !tschunk_is_error(sa) && memcmp(summary_one, summary_many, sa) == 0);
+                        }
+                    }
+        wl_free(&s);
+    }
+    size_t none;
+    tschunk_encoder e;
+    cr_assert_eq(tschunk_encoder_init(&e, one, cap, NULL), 0);
+    cr_assert_eq(tschunk_get_error_code(tschunk_append_many(&e, NULL, NULL, 3, &none)), TSCHUNK_ERROR_BAD_PARAMETER);
+    cr_assert_eq(none, 0);
+    cr_assert_eq(tschunk_append_many(&e, NULL, NULL, 0, &none), 0);
+    tschunk_sketch_free(sketch_one);
+    tschunk_sketch_free(sketch_many);
+    free(one);
+    free(many);
+    free(summary_one);
+    free(summary_many);
+}

@@ -382,3 +382,58 @@ Test(prom, decode_chunks_matches_one_by_one, .timeout = 60)
     free(c[1]);
     for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) wl_free(&s[kind]);
 }
+
+/* tschunk_prom_append_many, in slices of 1 to 37 samples, takes the samples and bytes of one-by-one appends
+ * and refuses the same sample with the same error (limits, a small buffer, time going back, after finish). */
+Test(prom, append_many_matches_one_by_one, .timeout = 60)
+{
+    enum { N = 3000 };
+    const tschunk_encoder_options limits[] = {{0, 0, 0, 0}, {0, 50, 0, 0}, {0, 0, 300, 0}, {0, 0, 2000, 0}};
+    const size_t capacities[] = {TSCHUNK_PROM_BOUND(N), 700};
+    unsigned char *one = malloc(TSCHUNK_PROM_BOUND(N)), *many = malloc(TSCHUNK_PROM_BOUND(N));
+    for (int kind = 0; kind <= WL_SYNTHETIC_COUNT; kind++) {
+        wl_series s;
+        wl_synthetic(&s, kind < WL_SYNTHETIC_COUNT ? kind : WL_COUNTER, N, 31 + (uint64_t)kind);
+        if (kind == WL_SYNTHETIC_COUNT) /* Prometheus takes time going back (a wrapped delta) */
+            for (size_t i = 100; i < N; i += 97) s.ts[i] = s.ts[i - 1] - 1000 * (int64_t)i;
+        for (size_t l = 0; l < sizeof limits / sizeof limits[0]; l++)
+            for (size_t c = 0; c < 2; c++) {
+                tschunk_prom_encoder a, b;
+                cr_assert_eq(tschunk_prom_encoder_init(&a, one, capacities[c], &limits[l]), 0);
+                cr_assert_eq(tschunk_prom_encoder_init(&b, many, capacities[c], &limits[l]), 0);
+                size_t taken_a = 0, err_a = 0;
+                while (taken_a < N && !(err_a = tschunk_prom_append_bits(&a, s.ts[taken_a], s.bits[taken_a])))
+                    taken_a++;
+                size_t taken_b = 0, err_b = 0;
+                uint64_t seed = 5 + l;
+                while (taken_b < N && !err_b) {
+                    size_t slice = 1 + (size_t)((seed = seed * 6364136223846793005u + 1) >> 33) % 37, got;
+                    if (slice > N - taken_b) slice = N - taken_b;
+                    err_b = tschunk_prom_append_many(&b, s.ts + taken_b,
+                                                     (const double *)(const void *)(s.bits + taken_b), slice, &got);
+                    cr_assert(err_b ? got < slice : got == slice);
+                    taken_b += got;
+                }
+                cr_assert_eq(taken_b, taken_a, "%s limits %zu cap %zu: %zu against %zu", s.name, l, c, taken_b, taken_a);
+                cr_assert_eq(err_b, err_a);
+                cr_assert_eq(tschunk_prom_encoder_size(&b), tschunk_prom_encoder_size(&a));
+                cr_assert(memcmp(one, many, tschunk_prom_encoder_size(&a)) == 0, "%s limits %zu: bytes", s.name, l);
+                tschunk_prom_encoder before = b;
+                size_t got;
+                if (err_b) {
+                    cr_assert_eq(tschunk_prom_append_many(&b, s.ts + taken_b,
+                                                          (const double *)(const void *)(s.bits + taken_b), N - taken_b,
+                                                          &got), err_b);
+                    cr_assert(got == 0 && memcmp(&before, &b, sizeof b) == 0);
+                }
+                cr_assert_eq(tschunk_prom_encoder_finish(&b), tschunk_prom_encoder_size(&a));
+                before = b;
+                size_t r = tschunk_prom_append_many(&b, s.ts, (const double *)(const void *)s.bits, N, &got);
+                cr_assert(tschunk_get_error_code(r) == TSCHUNK_ERROR_STAGE && got == 0);
+                cr_assert(memcmp(&before, &b, sizeof b) == 0);
+            }
+        wl_free(&s);
+    }
+    free(one);
+    free(many);
+}

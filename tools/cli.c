@@ -82,10 +82,14 @@ static size_t any_init(any_encoder *e, int format, uint32_t codec, void *buf, si
                                    : tschunk_prom_encoder_init(&e->prom, buf, cap, &o);
 }
 
-static size_t any_append(any_encoder *e, int64_t ts, uint64_t bits)
+/* Appends samples [0, n) in bulk until the first refusal. @return how many went in. */
+static size_t any_append_many(any_encoder *e, const int64_t *ts, const uint64_t *bits, size_t n)
 {
-    return e->format == FORMAT_NATIVE ? tschunk_append_bits(&e->native, ts, bits)
-                                      : tschunk_prom_append_bits(&e->prom, ts, bits);
+    const double *values = (const double *)(const void *)bits; /* read as bit patterns (memcpy) */
+    size_t appended = 0;
+    if (e->format == FORMAT_NATIVE) tschunk_append_many(&e->native, ts, values, n, &appended);
+    else tschunk_prom_append_many(&e->prom, ts, values, n, &appended);
+    return appended;
 }
 
 static size_t any_finish(any_encoder *e)
@@ -120,7 +124,9 @@ int encode_chunks(int format, uint32_t codec, const int64_t *ts, const uint64_t 
         else tschunk_encoder_restart(&enc.native, buf, cap);
         if (summary) tschunk_encoder_set_summary(&enc.native, summary);
         size_t start = i;
-        while (i < n && (i == start || ts[i] >= ts[i - 1]) && any_append(&enc, ts[i], bits[i]) == 0) i++;
+        size_t run_end = start + 1; /* time going back starts a new chunk, in both formats */
+        while (run_end < n && ts[run_end] >= ts[run_end - 1]) run_end++;
+        i += any_append_many(&enc, ts + start, bits + start, run_end - start);
         size_t size = any_finish(&enc), ssize = 0;
         if (summary) {
             size_t need = tschunk_encoder_summary_bound(&enc.native);

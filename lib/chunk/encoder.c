@@ -299,6 +299,62 @@ size_t tschunk_append_bits(tschunk_encoder *restrict enc, int64_t ts, uint64_t b
     return 0;
 }
 
+/*
+ * Up to `limit` samples (limit <= safe_left, codec 1, no summary) with both
+ * writers, the previous sample and the window in locals: no per-sample
+ * reload or store of the state. Stops before a timestamp that goes back.
+ * @return the samples written.
+ */
+static size_t append_run(tschunk_encoder *restrict enc, const int64_t *restrict ts, const double *restrict values,
+                         size_t limit)
+{
+    tschunk_bit_writer ts_w = enc->ts_out, val_w = enc->val_out;
+    int64_t prev_ts = enc->prev_ts;
+    uint64_t prev_delta = enc->prev_delta, prev_bits = enc->prev_bits;
+    uint8_t window_lead = enc->window_lead, window_trail = enc->window_trail;
+    size_t i = 0;
+    for (; i < limit && ts[i] >= prev_ts; i++) {
+        uint64_t bits;
+        memcpy(&bits, &values[i], sizeof bits);
+        uint64_t delta = (uint64_t)ts[i] - (uint64_t)prev_ts;
+        write_dod(&ts_w, (int64_t)(delta - prev_delta));
+        tsc_xor_put(&val_w, bits ^ prev_bits, &window_lead, &window_trail);
+        prev_delta = delta;
+        prev_ts = ts[i];
+        prev_bits = bits;
+    }
+    enc->ts_out = ts_w;
+    enc->val_out = val_w;
+    enc->prev_ts = prev_ts;
+    enc->prev_delta = prev_delta;
+    enc->prev_bits = prev_bits;
+    enc->window_lead = window_lead;
+    enc->window_trail = window_trail;
+    enc->count += (uint32_t)i;
+    enc->safe_left -= (uint32_t)i;
+    return i;
+}
+
+size_t tschunk_append_many(tschunk_encoder *enc, const int64_t *ts, const double *values, size_t n,
+                           size_t *appended)
+{
+    size_t done = 0, err = 0;
+    if (!enc || ((!ts || !values) && n)) err = TSC_ERROR(BAD_PARAMETER);
+    while (!err && done < n) {
+        /* A run while the limits certainly hold; one checked sample (which refreshes safe_left) between runs. */
+        if (enc->codec != TSCHUNK_CODEC_TSC2 && enc->summary == NULL && enc->safe_left > 0) {
+            size_t limit = n - done < enc->safe_left ? n - done : enc->safe_left;
+            size_t run = append_run(enc, ts + done, values + done, limit);
+            done += run;
+            if (run == limit) continue;
+        }
+        err = tschunk_append(enc, ts[done], values[done]);
+        done += !err;
+    }
+    if (appended) *appended = done;
+    return err;
+}
+
 size_t tschunk_append(tschunk_encoder *enc, int64_t ts, double value)
 {
     uint64_t bits;
@@ -369,9 +425,6 @@ size_t tschunk_encode(void *dst, size_t capacity, const int64_t *ts, const doubl
     tschunk_encoder enc;
     size_t r = tschunk_encoder_init(&enc, dst, capacity, opts);
     if (tschunk_is_error(r)) return r;
-    for (size_t i = 0; i < n; i++) {
-        r = tschunk_append(&enc, ts[i], values[i]);
-        if (tschunk_is_error(r)) return r;
-    }
-    return tschunk_encoder_finish(&enc);
+    r = tschunk_append_many(&enc, ts, values, n, NULL);
+    return r ? r : tschunk_encoder_finish(&enc);
 }

@@ -36,7 +36,7 @@ TSC_INLINE unsigned dod_field_bits(unsigned payload)
     return payload == 0 ? 1 : payload == 14 ? 16 : payload == 17 ? 20 : payload == 20 ? 24 : 68;
 }
 
-static void write_dod(tschunk_bit_writer *w, int64_t dod, unsigned payload)
+TSC_INLINE void write_dod(tschunk_bit_writer *w, int64_t dod, unsigned payload)
 {
     switch (payload) {
     case 0: tsc_bw_put(w, 0, 1); break;
@@ -269,6 +269,63 @@ size_t tschunk_prom_append_bits(tschunk_prom_encoder *restrict enc, int64_t ts, 
     return 0;
 }
 
+/*
+ * Samples that certainly fit every limit: as many as start at or below
+ * fast_bit_limit (each adds at most WORST_SAMPLE_BITS), within max_samples;
+ * none before the third sample or after finish.
+ */
+static size_t samples_that_fit(const tschunk_prom_encoder *enc)
+{
+    if (enc->count < 2 || enc->out.bit_count > enc->fast_bit_limit) return 0;
+    uint64_t by_bits = (enc->fast_bit_limit - enc->out.bit_count) / WORST_SAMPLE_BITS + 1;
+    uint64_t by_count = enc->count < enc->max_samples ? enc->max_samples - enc->count : 0;
+    return (size_t)(by_bits < by_count ? by_bits : by_count);
+}
+
+/*
+ * `limit` samples that fit (samples_that_fit) on a copy of the state kept in
+ * registers, any field form, the count bytes rewritten once at the end.
+ */
+static void append_run(tschunk_prom_encoder *restrict enc, const int64_t *restrict ts, const double *restrict values,
+                       size_t limit)
+{
+    tschunk_prom_encoder run = *enc;
+    for (size_t i = 0; i < limit; i++) {
+        uint64_t bits;
+        memcpy(&bits, &values[i], sizeof bits);
+        uint64_t delta = (uint64_t)ts[i] - (uint64_t)run.prev_ts; /* wraps when time goes back, as in Go */
+        int64_t dod = (int64_t)(delta - run.prev_delta);
+        value_field f = plan_value(&run, bits);
+        write_sample(&run, dod, dod_payload(dod), &f);
+        run.prev_delta = delta;
+        run.prev_ts = ts[i];
+        run.prev_bits = bits;
+    }
+    run.count += (uint32_t)limit;
+    run.dst[0] = (uint8_t)(run.count >> 8);
+    run.dst[1] = (uint8_t)run.count;
+    *enc = run;
+}
+
+size_t tschunk_prom_append_many(tschunk_prom_encoder *enc, const int64_t *ts, const double *values, size_t n,
+                                size_t *appended)
+{
+    size_t done = 0, err = 0;
+    if (!enc || ((!ts || !values) && n)) err = TSC_ERROR(BAD_PARAMETER);
+    while (!err && done < n) {
+        size_t fit = samples_that_fit(enc), limit = n - done < fit ? n - done : fit;
+        if (limit) {
+            append_run(enc, ts + done, values + done, limit);
+            done += limit;
+            continue;
+        }
+        err = tschunk_prom_append(enc, ts[done], values[done]); /* checked: a first sample, a limit, the stage */
+        done += !err;
+    }
+    if (appended) *appended = done;
+    return err;
+}
+
 size_t tschunk_prom_append(tschunk_prom_encoder *enc, int64_t ts, double value)
 {
     uint64_t bits;
@@ -297,9 +354,6 @@ size_t tschunk_prom_encode(void *dst, size_t capacity, const int64_t *ts, const 
     tschunk_prom_encoder enc;
     size_t r = tschunk_prom_encoder_init(&enc, dst, capacity, opts);
     if (tschunk_is_error(r)) return r;
-    for (size_t i = 0; i < n; i++) {
-        r = tschunk_prom_append(&enc, ts[i], values[i]);
-        if (tschunk_is_error(r)) return r;
-    }
-    return tschunk_prom_encoder_finish(&enc);
+    r = tschunk_prom_append_many(&enc, ts, values, n, NULL);
+    return r ? r : tschunk_prom_encoder_finish(&enc);
 }
