@@ -469,6 +469,12 @@ Test(chunk, append_many_matches_one_by_one, .timeout = 60)
     }
     size_t none;
     tschunk_encoder e;
+    /* A run of repeats whose next step wraps past INT64_MAX: the same step modulo 2^64, but time going back. */
+    const int64_t wrap_ts[] = {INT64_MAX - 35, INT64_MAX - 25, INT64_MAX - 15, INT64_MAX - 5, INT64_MIN + 4};
+    const double same[] = {1, 1, 1, 1, 1};
+    cr_assert_eq(tschunk_encoder_init(&e, one, cap, &gorilla), 0);
+    cr_assert_eq(tschunk_get_error_code(tschunk_append_many(&e, wrap_ts, same, 5, &none)), TSCHUNK_ERROR_OUT_OF_ORDER);
+    cr_assert_eq(none, 4);
     cr_assert_eq(tschunk_encoder_init(&e, one, cap, NULL), 0);
     cr_assert_eq(tschunk_get_error_code(tschunk_append_many(&e, NULL, NULL, 3, &none)), TSCHUNK_ERROR_BAD_PARAMETER);
     cr_assert_eq(none, 0);

@@ -300,6 +300,23 @@ size_t tschunk_append_bits(tschunk_encoder *restrict enc, int64_t ts, uint64_t b
 }
 
 /*
+ * How many samples from the first (which is one) repeat the previous step
+ * and value exactly, time never going back, at most TSC_BITS_MAX_FIELD (one
+ * write of that many zero bits).
+ */
+static size_t run_of_repeats(const int64_t *ts, const double *values, size_t limit, uint64_t delta, uint64_t bits)
+{
+    size_t run = 1, most = limit < TSC_BITS_MAX_FIELD ? limit : TSC_BITS_MAX_FIELD;
+    int64_t prev_ts = ts[0];
+    while (run < most && ts[run] >= prev_ts && (uint64_t)ts[run] - (uint64_t)prev_ts == delta &&
+           memcmp(&values[run], &bits, sizeof bits) == 0) {
+        prev_ts = ts[run];
+        run++;
+    }
+    return run;
+}
+
+/*
  * Up to `limit` samples (limit <= safe_left, codec 1, no summary) with both
  * writers, the previous sample and the window in locals: no per-sample
  * reload or store of the state. Stops before a timestamp that goes back.
@@ -313,15 +330,25 @@ static size_t append_run(tschunk_encoder *restrict enc, const int64_t *restrict 
     uint64_t prev_delta = enc->prev_delta, prev_bits = enc->prev_bits;
     uint8_t window_lead = enc->window_lead, window_trail = enc->window_trail;
     size_t i = 0;
-    for (; i < limit && ts[i] >= prev_ts; i++) {
-        uint64_t bits;
-        memcpy(&bits, &values[i], sizeof bits);
-        uint64_t delta = (uint64_t)ts[i] - (uint64_t)prev_ts;
-        write_dod(&ts_w, (int64_t)(delta - prev_delta));
-        tsc_xor_put(&val_w, bits ^ prev_bits, &window_lead, &window_trail);
-        prev_delta = delta;
-        prev_ts = ts[i];
-        prev_bits = bits;
+    for (;;) {
+        uint64_t bits = 0;
+        for (; i < limit && ts[i] >= prev_ts; i++) {
+            memcpy(&bits, &values[i], sizeof bits);
+            uint64_t delta = (uint64_t)ts[i] - (uint64_t)prev_ts;
+            if (delta == prev_delta && bits == prev_bits) break;
+            write_dod(&ts_w, (int64_t)(delta - prev_delta));
+            tsc_xor_put(&val_w, bits ^ prev_bits, &window_lead, &window_trail);
+            prev_delta = delta;
+            prev_ts = ts[i];
+            prev_bits = bits;
+        }
+        if (i == limit || ts[i] < prev_ts) break;
+        /* Same step, same value: a `0` in each stream. Take the whole run with one write per stream. */
+        size_t run = run_of_repeats(ts + i, values + i, limit - i, prev_delta, bits);
+        tsc_bw_put(&ts_w, 0, (unsigned)run);
+        tsc_bw_put(&val_w, 0, (unsigned)run);
+        i += run;
+        prev_ts = ts[i - 1];
     }
     enc->ts_out = ts_w;
     enc->val_out = val_w;

@@ -282,6 +282,16 @@ static size_t samples_that_fit(const tschunk_prom_encoder *enc)
     return (size_t)(by_bits < by_count ? by_bits : by_count);
 }
 
+/* How many samples from the first (which is one) repeat the previous step and value, at most 28 (56 zero bits). */
+static size_t repeats_of(const int64_t *ts, const double *values, size_t limit, uint64_t delta, uint64_t bits)
+{
+    size_t run = 1, most = limit < TSC_BITS_MAX_FIELD / 2 ? limit : TSC_BITS_MAX_FIELD / 2;
+    while (run < most && (uint64_t)ts[run] - (uint64_t)ts[run - 1] == delta &&
+           memcmp(&values[run], &bits, sizeof bits) == 0)
+        run++;
+    return run;
+}
+
 /*
  * `limit` samples that fit (samples_that_fit) on a copy of the state kept in
  * registers, any field form, the count bytes rewritten once at the end.
@@ -290,16 +300,26 @@ static void append_run(tschunk_prom_encoder *restrict enc, const int64_t *restri
                        size_t limit)
 {
     tschunk_prom_encoder run = *enc;
-    for (size_t i = 0; i < limit; i++) {
-        uint64_t bits;
-        memcpy(&bits, &values[i], sizeof bits);
-        uint64_t delta = (uint64_t)ts[i] - (uint64_t)run.prev_ts; /* wraps when time goes back, as in Go */
-        int64_t dod = (int64_t)(delta - run.prev_delta);
-        value_field f = plan_value(&run, bits);
-        write_sample(&run, dod, dod_payload(dod), &f);
-        run.prev_delta = delta;
-        run.prev_ts = ts[i];
-        run.prev_bits = bits;
+    size_t i = 0;
+    for (;;) {
+        uint64_t bits = 0, delta = 0;
+        for (; i < limit; i++) {
+            memcpy(&bits, &values[i], sizeof bits);
+            delta = (uint64_t)ts[i] - (uint64_t)run.prev_ts; /* wraps when time goes back, as in Go */
+            int64_t dod = (int64_t)(delta - run.prev_delta);
+            if (dod == 0 && bits == run.prev_bits) break;
+            value_field f = plan_value(&run, bits);
+            write_sample(&run, dod, dod_payload(dod), &f);
+            run.prev_delta = delta;
+            run.prev_ts = ts[i];
+            run.prev_bits = bits;
+        }
+        if (i == limit) break;
+        /* Same step, same value: `0` `0`. The whole run in one write of zero bits. */
+        size_t repeats = repeats_of(ts + i, values + i, limit - i, delta, bits);
+        tsc_bw_put(&run.out, 0, 2 * (unsigned)repeats);
+        i += repeats;
+        run.prev_ts = ts[i - 1];
     }
     run.count += (uint32_t)limit;
     run.dst[0] = (uint8_t)(run.count >> 8);
