@@ -214,12 +214,67 @@ static __attribute__((noinline)) size_t append_checked(tschunk_prom_encoder *enc
     return 0;
 }
 
+/* A sample in at most two writes: the head (dod field, the value's control bits) and the XOR payload. */
+typedef struct {
+    uint64_t head, payload;
+    unsigned head_len, payload_len;
+} sample_code;
+
 /*
- * The fast path: a dod of 0 or 14 bits and an XOR payload of at most 57 bits,
- * written in one or two stores. Everything else (the first two samples, the
- * last ones before a limit, wide fields, any append after finish, whose
- * fast_bit_limit is 0) is a tail call to append_checked, so the fast path
- * keeps few values live and saves no registers.
+ * The short forms: a dod of 0 or 14 bits, an XOR payload of at most 57 bits
+ * when it opens a window. Moves the window only when it succeeds.
+ * @return 0 for a sample the general writer (write_sample) must take.
+ */
+TSC_INLINE int code_short_sample(sample_code *c, int64_t dod, uint64_t x, uint8_t *window_lead,
+                                 uint8_t *window_trail)
+{
+    c->head = 0;
+    c->head_len = 1;
+    if (dod != 0) {
+        if (TSC_UNLIKELY((uint64_t)dod + 8191 > 8191 + 8192)) return 0;
+        c->head = UINT64_C(0x2) << 14 | ((uint64_t)dod & 0x3fff);
+        c->head_len = 16;
+    }
+    c->head <<= 1; /* the value's first control bit: 0 for a repeat */
+    c->head_len += 1;
+    c->payload = 0;
+    c->payload_len = 0;
+    if (x == 0) return 1;
+    unsigned lead = (unsigned)__builtin_clzll(x), trail = (unsigned)__builtin_ctzll(x);
+    lead = lead > LEAD_MAX ? LEAD_MAX : lead;
+    if (lead >= *window_lead && trail >= *window_trail) { /* NO_WINDOW fails this */
+        c->head = (c->head | 1) << 1; /* `10` */
+        c->head_len += 1;
+        c->payload_len = 64u - *window_lead - *window_trail;
+        c->payload = x >> *window_trail;
+        return 1;
+    }
+    unsigned size = 64 - lead - trail;
+    if (TSC_UNLIKELY(size > TSC_BITS_MAX_FIELD)) return 0;
+    c->head = (c->head | 1) << 12 | UINT64_C(1) << 11 | (uint64_t)lead << 6 | size; /* `11` lead size */
+    c->head_len += 12;
+    c->payload_len = size;
+    c->payload = x >> trail;
+    *window_lead = (uint8_t)lead;
+    *window_trail = (uint8_t)trail;
+    return 1;
+}
+
+TSC_INLINE void put_sample_code(tschunk_bit_writer *w, const sample_code *c)
+{
+    if (c->head_len + c->payload_len <= TSC_BITS_MAX_FIELD) {
+        tsc_bw_put(w, c->head << c->payload_len | c->payload, c->head_len + c->payload_len);
+    } else {
+        tsc_bw_put(w, c->head, c->head_len);
+        tsc_bw_put64(w, c->payload, c->payload_len);
+    }
+}
+
+/*
+ * The fast path: the short forms (code_short_sample). Everything else (the
+ * first two samples, the last ones before a limit, long fields, any append
+ * after finish, whose fast_bit_limit is 0) is a tail call to append_checked,
+ * so the fast path keeps few values live and saves few registers.
  */
 size_t tschunk_prom_append_bits(tschunk_prom_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
@@ -227,45 +282,14 @@ size_t tschunk_prom_append_bits(tschunk_prom_encoder *restrict enc, int64_t ts, 
     if (TSC_UNLIKELY(count < 2 || count >= enc->max_samples || enc->out.bit_count > enc->fast_bit_limit))
         return append_checked(enc, ts, bits);
     uint64_t delta = (uint64_t)ts - (uint64_t)enc->prev_ts; /* wraps when time goes back, as in Go */
-    int64_t dod = (int64_t)(delta - enc->prev_delta);
-    uint64_t head = 0;
-    unsigned head_len = 1;
-    if (dod != 0) {
-        if (TSC_UNLIKELY((uint64_t)dod + 8191 > 8191 + 8192)) return append_checked(enc, ts, bits);
-        head = UINT64_C(0x2) << 14 | ((uint64_t)dod & 0x3fff);
-        head_len = 16;
-    }
-    uint64_t x = bits ^ enc->prev_bits, payload = 0;
-    unsigned payload_len = 0;
-    head <<= 1; /* the value's first control bit: 0 for a repeat */
-    head_len += 1;
-    if (x != 0) {
-        unsigned lead = (unsigned)__builtin_clzll(x), trail = (unsigned)__builtin_ctzll(x);
-        lead = lead > LEAD_MAX ? LEAD_MAX : lead;
-        if (lead >= enc->window_lead && trail >= enc->window_trail) { /* NO_WINDOW fails this */
-            head = (head | 1) << 1; /* `10` */
-            head_len += 1;
-            payload_len = 64 - enc->window_lead - enc->window_trail;
-            payload = x >> enc->window_trail;
-        } else {
-            payload_len = 64 - lead - trail;
-            if (TSC_UNLIKELY(payload_len > TSC_BITS_MAX_FIELD)) return append_checked(enc, ts, bits);
-            head = (head | 1) << 12 | UINT64_C(1) << 11 | (uint64_t)lead << 6 | payload_len; /* `11` lead size */
-            head_len += 12;
-            payload = x >> trail;
-            enc->window_lead = (uint8_t)lead;
-            enc->window_trail = (uint8_t)trail;
-        }
-    }
+    sample_code c;
+    if (TSC_UNLIKELY(!code_short_sample(&c, (int64_t)(delta - enc->prev_delta), bits ^ enc->prev_bits,
+                                        &enc->window_lead, &enc->window_trail)))
+        return append_checked(enc, ts, bits);
     /* Nothing can fail now: the state first, so that only the fields stay live for the writes. */
     enc->prev_delta = delta;
     commit_sample(enc, ts, bits);
-    if (head_len + payload_len <= TSC_BITS_MAX_FIELD) {
-        tsc_bw_put(&enc->out, head << payload_len | payload, head_len + payload_len);
-    } else {
-        tsc_bw_put(&enc->out, head, head_len);
-        tsc_bw_put64(&enc->out, payload, payload_len);
-    }
+    put_sample_code(&enc->out, &c);
     return 0;
 }
 
@@ -308,8 +332,13 @@ static void append_run(tschunk_prom_encoder *restrict enc, const int64_t *restri
             delta = (uint64_t)ts[i] - (uint64_t)run.prev_ts; /* wraps when time goes back, as in Go */
             int64_t dod = (int64_t)(delta - run.prev_delta);
             if (dod == 0 && bits == run.prev_bits) break;
-            value_field f = plan_value(&run, bits);
-            write_sample(&run, dod, dod_payload(dod), &f);
+            sample_code c;
+            if (TSC_LIKELY(code_short_sample(&c, dod, bits ^ run.prev_bits, &run.window_lead, &run.window_trail))) {
+                put_sample_code(&run.out, &c);
+            } else {
+                value_field f = plan_value(&run, bits);
+                write_sample(&run, dod, dod_payload(dod), &f);
+            }
             run.prev_delta = delta;
             run.prev_ts = ts[i];
             run.prev_bits = bits;
