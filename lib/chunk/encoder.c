@@ -368,16 +368,48 @@ static size_t append_run(tschunk_encoder *restrict enc, const int64_t *restrict 
     return i;
 }
 
+/*
+ * Codec 2's bulk path: up to `limit` (<= safe_left, so within the open group)
+ * samples join the group raw, as append_grouped's; a full group is flushed
+ * (its summary values added there). Stops before a timestamp that goes back.
+ * @return the samples taken.
+ */
+static size_t append_grouped_run(tschunk_encoder *restrict enc, const int64_t *restrict ts,
+                                 const double *restrict values, size_t limit)
+{
+    uint8_t *slot = enc->dst + TSCHUNK_HEADER_MAX + enc->group_end + 16 * (size_t)enc->pending;
+    int64_t prev_ts = enc->prev_ts;
+    size_t i = 0;
+    for (; i < limit && ts[i] >= prev_ts; i++) {
+        uint64_t bits;
+        memcpy(&bits, &values[i], sizeof bits);
+        tsc_store64_le(slot + 16 * i, (uint64_t)ts[i]);
+        tsc_store64_le(slot + 16 * i + 8, bits);
+        prev_ts = ts[i];
+    }
+    if (i == 0) return 0;
+    enc->prev_ts = prev_ts;
+    memcpy(&enc->prev_bits, &values[i - 1], sizeof enc->prev_bits);
+    enc->count += (uint32_t)i;
+    enc->safe_left -= (uint32_t)i;
+    enc->pending += (uint32_t)i;
+    if (enc->pending == TSCHUNK_GROUP_SAMPLES) tsc_codec2_flush(enc);
+    return i;
+}
+
 size_t tschunk_append_many(tschunk_encoder *enc, const int64_t *ts, const double *values, size_t n,
                            size_t *appended)
 {
     size_t done = 0, err = 0;
     if (!enc || ((!ts || !values) && n)) err = TSC_ERROR(BAD_PARAMETER);
     while (!err && done < n) {
-        /* A run while the limits certainly hold; one checked sample (which refreshes safe_left) between runs. */
-        if (enc->codec != TSCHUNK_CODEC_TSC2 && enc->summary == NULL && enc->safe_left > 0) {
+        /* A run while the limits certainly hold; one checked sample (which refreshes safe_left) between runs.
+         * Codec 1 with a summary goes sample by sample (its summary takes each value as it is appended). */
+        int grouped = enc->codec == TSCHUNK_CODEC_TSC2;
+        if (enc->safe_left > 0 && (grouped || enc->summary == NULL)) {
             size_t limit = n - done < enc->safe_left ? n - done : enc->safe_left;
-            size_t run = append_run(enc, ts + done, values + done, limit);
+            size_t run = grouped ? append_grouped_run(enc, ts + done, values + done, limit)
+                                 : append_run(enc, ts + done, values + done, limit);
             done += run;
             if (run == limit) continue;
         }
