@@ -422,67 +422,96 @@ typedef struct {
     size_t bytes; /* the whole value block, mode byte included; SIZE_MAX when not planned */
 } split_plan;
 
-/* The top 16 bits of every value, sorted (two 8-bit counting passes). */
+/* The top 16 bits of every value, sorted: two 8-bit counting passes whose
+ * histograms are taken in one read of the values, counts and positions in
+ * bytes (a group has at most 128 values). */
 static void sorted_tops(const uint64_t *bits, size_t n, uint16_t *out)
 {
-    uint16_t tmp[TSC2_GROUP];
-    size_t count[257];
-    for (int pass = 0; pass < 2; pass++) {
-        const uint16_t *from = pass ? tmp : NULL;
-        uint16_t *to = pass ? out : tmp;
-        memset(count, 0, sizeof count);
-        for (size_t i = 0; i < n; i++) {
-            uint16_t top = from ? from[i] : (uint16_t)(bits[i] >> 48);
-            count[((unsigned)top >> (8 * pass) & 0xff) + 1]++;
-        }
-        for (size_t c = 1; c < 257; c++) count[c] += count[c - 1];
-        for (size_t i = 0; i < n; i++) {
-            uint16_t top = from ? from[i] : (uint16_t)(bits[i] >> 48);
-            to[count[(unsigned)top >> (8 * pass) & 0xff]++] = top;
-        }
+    _Static_assert(TSC2_GROUP <= 255, "byte counters");
+    uint16_t tops[TSC2_GROUP], by_low[TSC2_GROUP];
+    uint8_t low_at[256] = {0}, high_at[256] = {0}; /* counts, then first positions */
+    for (size_t i = 0; i < n; i++) {
+        tops[i] = (uint16_t)(bits[i] >> 48);
+        low_at[tops[i] & 0xff]++;
+        high_at[tops[i] >> 8]++;
     }
+    unsigned low_sum = 0, high_sum = 0;
+    for (unsigned c = 0; c < 256; c++) {
+        unsigned low = low_at[c], high = high_at[c];
+        low_at[c] = (uint8_t)low_sum;
+        high_at[c] = (uint8_t)high_sum;
+        low_sum += low;
+        high_sum += high;
+    }
+    for (size_t i = 0; i < n; i++) by_low[low_at[tops[i] & 0xff]++] = tops[i];
+    for (size_t i = 0; i < n; i++) out[high_at[by_low[i] >> 8]++] = by_low[i];
+}
+
+/*
+ * The (at most TSC2_SPLIT_DICT) runs with the largest counts, in the order
+ * count descending, earlier run first among equal counts, in one pass: a run
+ * enters only when it beats the last kept one.
+ * @return the dictionary size; *covered the samples it covers.
+ */
+static unsigned most_frequent(const uint64_t *run_value, const size_t *run_count, size_t runs, uint64_t *dict,
+                              size_t *covered)
+{
+    size_t kept_count[TSC2_SPLIT_DICT];
+    unsigned kept = 0;
+    for (size_t k = 0; k < runs; k++) {
+        size_t count = run_count[k];
+        if (kept == TSC2_SPLIT_DICT && count <= kept_count[kept - 1]) continue;
+        unsigned at = kept < TSC2_SPLIT_DICT ? kept++ : kept - 1;
+        for (; at > 0 && kept_count[at - 1] < count; at--) { /* equal counts keep the earlier run first */
+            kept_count[at] = kept_count[at - 1];
+            dict[at] = dict[at - 1];
+        }
+        kept_count[at] = count;
+        dict[at] = run_value[k];
+    }
+    *covered = 0;
+    for (unsigned d = 0; d < kept; d++) *covered += kept_count[d];
+    return kept;
 }
 
 /*
  * For each left width L, the dictionary of the (at most 8) most frequent
- * left parts and the bytes that costs; the cheapest L kept. Only for groups
- * that neither decimals nor XOR compress well (real doubles).
+ * left parts and the bytes that costs; the cheapest L kept (the narrowest
+ * among equal costs). Only for groups that neither decimals nor XOR compress
+ * well (real doubles). The widths go from 16 down, each one's runs merged
+ * from the previous width's (the values are sorted, so a narrower left part
+ * merges neighbouring runs).
  */
 static void plan_split(split_plan *r, const uint64_t *bits, size_t n)
 {
     uint16_t tops[TSC2_GROUP];
     sorted_tops(bits, n, tops);
-    /* Runs of equal top-16 values; a narrower left part merges neighbouring runs. */
-    uint64_t top_value[TSC2_GROUP];
-    size_t top_count[TSC2_GROUP], tops_n = 0;
+    uint64_t run_value[TSC2_GROUP];
+    size_t run_count[TSC2_GROUP], runs = 0;
     for (size_t i = 0; i < n; i++) {
-        if (tops_n && top_value[tops_n - 1] == tops[i]) top_count[tops_n - 1]++;
-        else top_value[tops_n] = tops[i], top_count[tops_n++] = 1;
+        if (runs && run_value[runs - 1] == tops[i]) run_count[runs - 1]++;
+        else run_value[runs] = tops[i], run_count[runs++] = 1;
     }
     r->bytes = SIZE_MAX;
-    for (unsigned left = 4; left <= TSC2_SPLIT_MAX_LEFT; left += 2) {
-        uint64_t run_value[TSC2_GROUP];
-        size_t run_count[TSC2_GROUP], runs = 0;
-        for (size_t t = 0; t < tops_n; t++) {
-            uint64_t v = top_value[t] >> (16 - left);
-            if (runs && run_value[runs - 1] == v) run_count[runs - 1] += top_count[t];
-            else run_value[runs] = v, run_count[runs++] = top_count[t];
+    for (unsigned left = TSC2_SPLIT_MAX_LEFT; left >= 4; left -= 2) {
+        if (left < TSC2_SPLIT_MAX_LEFT) { /* merge the previous width's runs two bits narrower */
+            size_t merged = 0;
+            for (size_t t = 0; t < runs; t++) {
+                uint64_t v = run_value[t] >> 2;
+                if (merged && run_value[merged - 1] == v) run_count[merged - 1] += run_count[t];
+                else run_value[merged] = v, run_count[merged++] = run_count[t];
+            }
+            runs = merged;
         }
         split_plan p = {left, 0, {0}, 0};
-        size_t covered = 0;
-        for (; p.dict_size < TSC2_SPLIT_DICT && p.dict_size < runs; p.dict_size++) {
-            size_t best = 0;
-            for (size_t k = 1; k < runs; k++) best = run_count[k] > run_count[best] ? k : best;
-            p.dict[p.dict_size] = run_value[best];
-            covered += run_count[best];
-            run_count[best] = 0;
-        }
+        size_t covered;
+        p.dict_size = most_frequent(run_value, run_count, runs, p.dict, &covered);
         size_t exceptions = n - covered, bytes = 3 + tsc_uvarint_len(exceptions);
         for (unsigned d = 0; d < p.dict_size; d++) bytes += tsc_uvarint_len(p.dict[d]);
         bytes += tsc_codec2_packed_bytes(n, tsc_codec2_width(p.dict_size - 1)) + tsc_codec2_packed_bytes(n, 64 - left);
         bytes += exceptions * (1 + tsc_uvarint_len(UINT64_C(1) << left >> 1)); /* a bound: exact when written */
         p.bytes = bytes;
-        if (p.bytes < r->bytes) *r = p;
+        if (p.bytes <= r->bytes) *r = p;
     }
 }
 
