@@ -20,8 +20,9 @@ for phase in ${PHASES:-append many iter batch chunks}; do
   # ("many"'s warm-up is a plain append: its finish, the same work, is half of finish's count).
   instr=0
   for f in $fn $extra; do
-    c=$(callgrind_annotate --inclusive=yes "$out" 2>/dev/null | grep -E "[^a-z_]$f( |$)" | grep -v '\[' | head -1 \
-        | awk '{gsub(",","",$1); print $1}')
+    # The function's own line is its inclusive total, the largest of its lines (inlined parts are shares).
+    c=$(callgrind_annotate --inclusive=yes "$out" 2>/dev/null | grep -E "[^a-z_]$f( |$)" \
+        | awk '{gsub(",","",$1); if ($1 + 0 > max) max = $1 + 0} END {print max + 0}')
     [ "$phase" = many ] && [ "$f" = "$extra" ] && c=$(( ${c:-0} / 2 ))
     instr=$((instr + ${c:-0}))
   done
