@@ -135,14 +135,19 @@ static void codec_speed(void)
     }
 }
 
-static double encode_series(const wl_series *s, tschunk_sketch *summary, unsigned char *buf, size_t cap)
+static double encode_series(const wl_series *s, tschunk_sketch *summary, unsigned char *buf, size_t cap,
+                            uint32_t codec, int many)
 {
+    tschunk_encoder_options o = {codec, 0, 0, 0};
     double t0 = now_ns();
     for (size_t start = 0; start < s->n; start += 120) {
         tschunk_encoder enc;
-        tschunk_encoder_init(&enc, buf, cap, NULL);
+        size_t len = s->n - start < 120 ? s->n - start : 120;
+        tschunk_encoder_init(&enc, buf, cap, &o);
         if (summary) tschunk_encoder_set_summary(&enc, summary);
-        for (size_t i = start; i < start + 120 && i < s->n; i++) tschunk_append_bits(&enc, s->ts[i], s->bits[i]);
+        if (many) tschunk_append_many(&enc, s->ts + start, (const double *)(const void *)(s->bits + start), len, NULL);
+        else
+            for (size_t i = start; i < start + len; i++) tschunk_append_bits(&enc, s->ts[i], s->bits[i]);
         tschunk_encoder_finish(&enc);
     }
     return (now_ns() - t0) / (double)s->n;
@@ -150,19 +155,24 @@ static double encode_series(const wl_series *s, tschunk_sketch *summary, unsigne
 
 static void push_with_summary(void)
 {
-    printf("\nPush with the summary off and on (gauge-2dp, 120-sample chunks, cubic 0.01; ns per push):\n\n");
-    printf("| summary | ns/push |\n|---|---:|\n");
+    printf("\nPush with the summary off and on (gauge-2dp, 120-sample chunks, cubic 0.01; ns per push; one sample\n"
+           "a call, and a chunk's samples a call through tschunk_append_many):\n\n");
+    printf("| codec | appends | off | on | difference |\n|---|---|---:|---:|---:|\n");
     wl_series s;
     wl_synthetic(&s, WL_GAUGE_2DP, 122880, 42);
     static unsigned char buf[TSCHUNK_BOUND(120)];
     tschunk_sketch *sk = make(TSCHUNK_MAPPING_CUBIC, 0.01, 0);
-    double off[32], on[32];
-    for (int r = 0; r < reps; r++) {
-        off[r] = encode_series(&s, NULL, buf, sizeof buf);
-        on[r] = encode_series(&s, sk, buf, sizeof buf);
-    }
-    double a = median(off, reps), b = median(on, reps);
-    printf("| off | %.2f |\n| on | %.2f |\n| difference | %+.2f |\n", a, b, b - a);
+    for (uint32_t codec = TSCHUNK_CODEC_GORILLA; codec <= TSCHUNK_CODEC_TSC2; codec++)
+        for (int many = 0; many < 2; many++) {
+            double off[32], on[32];
+            for (int r = 0; r < reps; r++) {
+                off[r] = encode_series(&s, NULL, buf, sizeof buf, codec, many);
+                on[r] = encode_series(&s, sk, buf, sizeof buf, codec, many);
+            }
+            double a = median(off, reps), b = median(on, reps);
+            printf("| %s | %s | %.2f | %.2f | %+.2f |\n", codec == TSCHUNK_CODEC_TSC2 ? "codec 2" : "codec 1",
+                   many ? "append_many" : "one by one", a, b, b - a);
+        }
     tschunk_sketch_free(sk);
     wl_free(&s);
 }

@@ -18,6 +18,7 @@ enum { STAGE_NONE = 0, STAGE_ACTIVE = 0x5a, STAGE_FINISHED = 0xa5 };
 
 /* lib/sketch/summary.c: add one value to the attached summary sketch. */
 void tsc_summary_push(tschunk_encoder *enc, uint64_t bits);
+void tsc_summary_push_group(tschunk_encoder *enc, const uint64_t *bits, uint32_t n);
 
 #define SLACK 8u
 
@@ -403,19 +404,32 @@ static size_t append_grouped_run(tschunk_encoder *restrict enc, const int64_t *r
     return i;
 }
 
+/* Codec 1's summary takes a run's values after the run, in order: the sketch that value-by-value pushes
+ * build (the batch add is the same adds, in the same order, Kahan sum included). */
+static void summarize_run(tschunk_encoder *enc, const double *values, size_t n)
+{
+    uint64_t bits[TSCHUNK_GROUP_SAMPLES];
+    for (size_t done = 0; done < n;) {
+        size_t k = n - done < TSCHUNK_GROUP_SAMPLES ? n - done : TSCHUNK_GROUP_SAMPLES;
+        memcpy(bits, values + done, k * sizeof bits[0]); /* the caller's doubles, read as bits */
+        tsc_summary_push_group(enc, bits, (uint32_t)k);
+        done += k;
+    }
+}
+
 size_t tschunk_append_many(tschunk_encoder *enc, const int64_t *ts, const double *values, size_t n,
                            size_t *appended)
 {
     size_t done = 0, err = 0;
     if (!enc || ((!ts || !values) && n)) err = TSC_ERROR(BAD_PARAMETER);
     while (!err && done < n) {
-        /* A run while the limits certainly hold; one checked sample (which refreshes safe_left) between runs.
-         * Codec 1 with a summary goes sample by sample (its summary takes each value as it is appended). */
-        int grouped = enc->codec == TSCHUNK_CODEC_TSC2;
-        if (enc->safe_left > 0 && (grouped || enc->summary == NULL)) {
+        /* A run while the limits certainly hold; one checked sample (which refreshes safe_left) between runs. */
+        if (enc->safe_left > 0) {
+            int grouped = enc->codec == TSCHUNK_CODEC_TSC2;
             size_t limit = n - done < enc->safe_left ? n - done : enc->safe_left;
             size_t run = grouped ? append_grouped_run(enc, ts + done, values + done, limit)
                                  : append_run(enc, ts + done, values + done, limit);
+            if (!grouped && enc->summary) summarize_run(enc, values + done, run);
             done += run;
             if (run == limit) continue;
         }
