@@ -33,7 +33,7 @@ static uint64_t value_from(uint8_t sel, uint64_t raw, uint64_t prev)
     return raw;
 }
 
-/* The summary blob codec 1 writes for these samples, value by value. */
+/* The summary blob codec 1 writes for these samples, value by value (and, the same, in bulk). */
 static size_t reference_summary(const int64_t *ts, const uint64_t *bits, size_t n, tschunk_sketch *sketch,
                                 unsigned char *blob, size_t capacity)
 {
@@ -44,7 +44,16 @@ static size_t reference_summary(const int64_t *ts, const uint64_t *bits, size_t 
     for (size_t i = 0; i < n; i++)
         if (tschunk_append_bits(&enc, ts[i], bits[i])) __builtin_trap();
     if (tschunk_is_error(tschunk_encoder_finish(&enc))) __builtin_trap();
-    return tschunk_encoder_write_summary(&enc, blob, capacity);
+    size_t size = tschunk_encoder_write_summary(&enc, blob, capacity);
+    /* Codec 1's bulk append hands the summary whole runs: the blob must be the same. */
+    static unsigned char bulk_blob[1 << 16];
+    static double values[MAX_SAMPLES];
+    memcpy(values, bits, n * 8);
+    if (tschunk_encoder_init(&enc, chunk, sizeof chunk, &o) || tschunk_encoder_set_summary(&enc, sketch)) __builtin_trap();
+    if (tschunk_append_many(&enc, ts, values, n, NULL) || tschunk_is_error(tschunk_encoder_finish(&enc))) __builtin_trap();
+    size_t bulk = tschunk_encoder_write_summary(&enc, bulk_blob, sizeof bulk_blob);
+    if (bulk != size || (!tschunk_is_error(size) && memcmp(bulk_blob, blob, size) != 0)) __builtin_trap();
+    return size;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -71,12 +71,10 @@ static void load_open_group(const tschunk_encoder *enc, int64_t *ts, uint64_t *b
     }
 }
 
-static void flush_group(tschunk_encoder *enc)
+/* Encode the open group's `pending` samples, given as arrays, behind the finished groups. */
+static void encode_open_group(tschunk_encoder *enc, const int64_t *ts, const uint64_t *bits)
 {
-    int64_t ts[TSC2_GROUP];
-    uint64_t bits[TSC2_GROUP];
     uint8_t *at = group_area(enc) + enc->group_end;
-    load_open_group(enc, ts, bits);
     track_constants(enc, ts, bits, enc->pending);
     if (enc->summary) tsc_summary_push_group(enc, bits, enc->pending); /* the summary takes groups whole */
     /*
@@ -99,6 +97,14 @@ static void flush_group(tschunk_encoder *enc)
     enc->flushed_ts = ts[enc->pending - 1];
     enc->flushed_bits = bits[enc->pending - 1];
     enc->pending = 0;
+}
+
+static void flush_group(tschunk_encoder *enc)
+{
+    int64_t ts[TSC2_GROUP];
+    uint64_t bits[TSC2_GROUP];
+    load_open_group(enc, ts, bits);
+    encode_open_group(enc, ts, bits);
 }
 
 /* The open group's values as decimals in the hint reading: bytes, SIZE_MAX when none reads. */
@@ -249,6 +255,27 @@ void tsc_codec2_flush(tschunk_encoder *enc)
 {
     flush_group(enc);
     refresh_safe_left(enc);
+}
+
+size_t tsc_codec2_append_groups(tschunk_encoder *enc, const int64_t *ts, const double *values, size_t n)
+{
+    size_t done = 0;
+    while (enc->pending == 0 && n - done >= TSC2_GROUP && enc->safe_left >= TSC2_GROUP) {
+        const int64_t *group_ts = ts + done;
+        int back = group_ts[0] < enc->prev_ts;
+        for (size_t i = 1; i < TSC2_GROUP; i++) back |= group_ts[i] < group_ts[i - 1];
+        if (back) break; /* the raw path takes the samples before it and refuses it */
+        uint64_t bits[TSC2_GROUP];
+        memcpy(bits, values + done, sizeof bits); /* the caller's doubles, read as bits */
+        enc->count += TSC2_GROUP;
+        enc->pending = TSC2_GROUP;
+        enc->prev_ts = group_ts[TSC2_GROUP - 1];
+        enc->prev_bits = bits[TSC2_GROUP - 1];
+        encode_open_group(enc, group_ts, bits);
+        refresh_safe_left(enc);
+        done += TSC2_GROUP;
+    }
+    return done;
 }
 
 size_t tsc_codec2_append(tschunk_encoder *enc, int64_t ts, uint64_t bits)
