@@ -424,7 +424,7 @@ size_t tschunk_append_many(tschunk_encoder *enc, const int64_t *ts, const double
     if (!enc || ((!ts || !values) && n)) err = TSC_ERROR(BAD_PARAMETER);
     while (!err && done < n) {
         /* A run while the limits certainly hold; one checked sample (which refreshes safe_left) between runs. */
-        if (enc->codec == TSCHUNK_CODEC_TSC2 && enc->pending == 0) {
+        if (enc->codec == TSCHUNK_CODEC_TSC2) {
             size_t taken = tsc_codec2_append_groups(enc, ts + done, values + done, n - done);
             done += taken;
             if (taken) continue;

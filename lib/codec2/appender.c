@@ -260,20 +260,24 @@ void tsc_codec2_flush(tschunk_encoder *enc)
 size_t tsc_codec2_append_groups(tschunk_encoder *enc, const int64_t *ts, const double *values, size_t n)
 {
     size_t done = 0;
-    while (enc->pending == 0 && n - done >= TSC2_GROUP && enc->safe_left >= TSC2_GROUP) {
-        const int64_t *group_ts = ts + done;
-        int back = group_ts[0] < enc->prev_ts;
-        for (size_t i = 1; i < TSC2_GROUP; i++) back |= group_ts[i] < group_ts[i - 1];
-        if (back) break; /* the raw path takes the samples before it and refuses it */
+    for (;;) {
+        uint32_t open = enc->pending, wanted = TSC2_GROUP - open; /* the open group's raw samples, then ours */
+        if (enc->count == 0 || n - done < wanted || enc->safe_left < wanted) break;
+        int64_t group_ts[TSC2_GROUP];
         uint64_t bits[TSC2_GROUP];
-        memcpy(bits, values + done, sizeof bits); /* the caller's doubles, read as bits */
-        enc->count += TSC2_GROUP;
+        load_open_group(enc, group_ts, bits);
+        memcpy(group_ts + open, ts + done, wanted * sizeof group_ts[0]);
+        memcpy(bits + open, values + done, wanted * sizeof bits[0]); /* the caller's doubles, read as bits */
+        int back = group_ts[open] < enc->prev_ts;
+        for (size_t i = open + 1; i < TSC2_GROUP; i++) back |= group_ts[i] < group_ts[i - 1];
+        if (back) break; /* the raw path takes the samples before it and refuses it */
+        enc->count += wanted;
         enc->pending = TSC2_GROUP;
         enc->prev_ts = group_ts[TSC2_GROUP - 1];
         enc->prev_bits = bits[TSC2_GROUP - 1];
         encode_open_group(enc, group_ts, bits);
         refresh_safe_left(enc);
-        done += TSC2_GROUP;
+        done += wanted;
     }
     return done;
 }

@@ -303,10 +303,11 @@ size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts
 /* appender.c: the append fast path (lib/chunk/encoder.c) runs while safe_left > 0; a full group is flushed here. */
 void tsc_codec2_flush(tschunk_encoder *enc);
 /*
- * appender.c, for tschunk_append_many: whole groups encoded straight from the
- * caller's arrays while no group is open and a group certainly fits (the
- * bytes 128 raw appends and a flush would write). Stops before a group whose
- * time goes back. @return the samples taken, a multiple of the group size.
+ * appender.c, for tschunk_append_many: groups completed from the caller's
+ * arrays and encoded at once (the open group's raw samples, then the
+ * caller's), while a group certainly fits: the bytes raw appends and a flush
+ * would write, without copying the caller's samples raw. Stops before a
+ * group whose time goes back. @return the samples taken.
  */
 size_t tsc_codec2_append_groups(tschunk_encoder *enc, const int64_t *ts, const double *values, size_t n);
 /* The smallest exponent (0..15) that reads the value exactly, else the smallest that reads it NEAR, else -1. */
