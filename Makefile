@@ -156,12 +156,13 @@ bench: $(BENCH_BIN) $(SKETCH_BENCH_BIN) $(SEGMENT_BENCH_BIN) $(BUILD)/bench/code
 
 # Same-process A/B of two builds' shared libraries (README "Wall time"):
 #   make bench-ab AB_A=old/libtschunk.so AB_B=$(BUILD)/libtschunk.so [AB_DATA="../shared/datasets/*/*.gz"] [AB_SKETCH=1 | AB_PROM=1]
+#   [AB_MANY=1: B appends through tschunk_append_many; AB_A=$(BUILD)/libtschunk.so too compares one by one with bulk]
 $(BUILD)/bench/ab_libs: bench/ab_libs.c bench/workloads.h bench/timing.h include/tschunk.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Ibench $< $(LDFLAGS) -ldl -lm -o $@
 
 bench-ab: $(BUILD)/bench/ab_libs $(BUILD)/libtschunk.so
-	taskset -c 1 $(BUILD)/bench/ab_libs $(if $(AB_SKETCH),--sketch)$(if $(AB_PROM),--prom)$(if $(AB_GORILLA),--gorilla) $(AB_A) $(if $(AB_B),$(AB_B),$(BUILD)/libtschunk.so) $(AB_DATA)
+	taskset -c 1 $(BUILD)/bench/ab_libs $(if $(AB_MANY),--many )$(if $(AB_SKETCH),--sketch)$(if $(AB_PROM),--prom)$(if $(AB_GORILLA),--gorilla) $(AB_A) $(if $(AB_B),$(AB_B),$(BUILD)/libtschunk.so) $(AB_DATA)
 
 # Instructions per push and per decoded sample under callgrind (stable on a noisy machine).
 bench-instr: $(BENCH_BIN)

@@ -9,6 +9,8 @@
  *   ab_libs --sketch A.so B.so              (DDSketch encode and decode of 100,000-value sketches)
  *   ab_libs --prom A.so B.so [DATASET.gz ...]  (Prometheus XOR chunks of 120 samples, as Prometheus cuts them)
  *   ab_libs --gorilla A.so B.so [DATASET.gz ...]  (codec 1 chunks of 1,024 samples)
+ *   ab_libs --many [--prom | --gorilla] A.so B.so [...]  (B appends a chunk's samples in one
+ *                                         tschunk_append_many call: with A = B, one by one against bulk)
  *
  * Pin it to one core (taskset -c 1) for the figures in the README.
  */
@@ -34,8 +36,11 @@ typedef struct {
     size_t (*prom_append)(tschunk_prom_encoder *, int64_t, uint64_t);
     size_t (*prom_finish)(tschunk_prom_encoder *);
     size_t (*prom_decode)(const void *, size_t, int64_t *, double *, size_t);
+    size_t (*append_many)(tschunk_encoder *, const int64_t *, const double *, size_t, size_t *);
+    size_t (*prom_append_many)(tschunk_prom_encoder *, const int64_t *, const double *, size_t, size_t *);
     size_t chunk; /* samples per chunk */
     int prom;
+    int many; /* append through append_many (0.8.0 on) */
     tschunk_encoder_options options;
 } library;
 
@@ -100,6 +105,7 @@ static library load(const char *path)
     *(void **)&lib.prom_decode = symbol(handle, "tschunk_prom_decode");
     lib.chunk = CHUNK;
     lib.prom = 0;
+    lib.many = 0;
     memset(&lib.options, 0, sizeof lib.options);
     return lib;
 }
@@ -112,7 +118,10 @@ static size_t encode_prom(const library *lib, const wl_series *s, size_t from)
 {
     tschunk_prom_encoder enc;
     lib->prom_init(&enc, chunk, sizeof chunk, NULL);
-    for (size_t i = from; i < from + lib->chunk; i++) lib->prom_append(&enc, s->ts[i], s->bits[i]);
+    if (lib->many)
+        lib->prom_append_many(&enc, s->ts + from, (const double *)(const void *)(s->bits + from), lib->chunk, NULL);
+    else
+        for (size_t i = from; i < from + lib->chunk; i++) lib->prom_append(&enc, s->ts[i], s->bits[i]);
     return lib->prom_finish(&enc);
 }
 
@@ -126,7 +135,9 @@ static void time_chunk(const library *lib, const wl_series *s, size_t from, doub
         size = encode_prom(lib, s, from);
     } else {
         lib->init(&enc, chunk, sizeof chunk, &lib->options);
-        for (size_t i = from; i < from + CHUNK; i++) lib->append(&enc, s->ts[i], s->bits[i]);
+        if (lib->many) lib->append_many(&enc, s->ts + from, (const double *)(const void *)(s->bits + from), CHUNK, NULL);
+        else
+            for (size_t i = from; i < from + CHUNK; i++) lib->append(&enc, s->ts[i], s->bits[i]);
         size = lib->finish(&enc);
     }
     double t = now_ns() - start;
@@ -253,14 +264,24 @@ static int sketch_ab(const char *a, const char *b)
 int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "--sketch")) return sketch_ab(argv[2], argv[3]);
-    int prom = argc > 1 && !strcmp(argv[1], "--prom"), gorilla = argc > 1 && !strcmp(argv[1], "--gorilla");
-    argc -= prom + gorilla;
-    argv += prom + gorilla;
+    int prom = 0, gorilla = 0, many = 0;
+    for (; argc > 1 && argv[1][0] == '-' && argv[1][1] == '-'; argc--, argv++) {
+        if (!strcmp(argv[1], "--prom")) prom = 1;
+        else if (!strcmp(argv[1], "--gorilla")) gorilla = 1;
+        else if (!strcmp(argv[1], "--many")) many = 1;
+        else argc = 0;
+    }
     if (argc < 3) {
-        fprintf(stderr, "usage: ab_libs [--prom | --gorilla] A.so B.so [DATASET.gz ...] | ab_libs --sketch A.so B.so\n");
+        fprintf(stderr, "usage: ab_libs [--many] [--prom | --gorilla] A.so B.so [DATASET.gz ...] | ab_libs --sketch A.so B.so\n");
         return 2;
     }
     library libs[2] = {load(argv[1]), load(argv[2])};
+    if (many) {
+        void *handle = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+        *(void **)&libs[1].append_many = symbol(handle, "tschunk_append_many");
+        *(void **)&libs[1].prom_append_many = symbol(handle, "tschunk_prom_append_many");
+        libs[1].many = 1;
+    }
     const size_t chunk_samples = prom ? 120 : CHUNK;
     for (int l = 0; l < 2; l++) {
         libs[l].prom = prom;
