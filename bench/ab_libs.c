@@ -10,7 +10,8 @@
  *   ab_libs --prom A.so B.so [DATASET.gz ...]  (Prometheus XOR chunks of 120 samples, as Prometheus cuts them)
  *   ab_libs --gorilla A.so B.so [DATASET.gz ...]  (codec 1 chunks of 1,024 samples)
  *   ab_libs --many [--prom | --gorilla] A.so B.so [...]  (B appends a chunk's samples in one
- *                                         tschunk_append_many call: with A = B, one by one against bulk)
+ *                                         tschunk_append_many call: with A = B, one by one against bulk;
+ *                                         --many-both: A too, two builds' bulk paths compared)
  *
  * Pin it to one core (taskset -c 1) for the figures in the README.
  */
@@ -269,6 +270,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[1], "--prom")) prom = 1;
         else if (!strcmp(argv[1], "--gorilla")) gorilla = 1;
         else if (!strcmp(argv[1], "--many")) many = 1;
+        else if (!strcmp(argv[1], "--many-both")) many = 2;
         else argc = 0;
     }
     if (argc < 3) {
@@ -276,11 +278,11 @@ int main(int argc, char **argv)
         return 2;
     }
     library libs[2] = {load(argv[1]), load(argv[2])};
-    if (many) {
-        void *handle = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
-        *(void **)&libs[1].append_many = symbol(handle, "tschunk_append_many");
-        *(void **)&libs[1].prom_append_many = symbol(handle, "tschunk_prom_append_many");
-        libs[1].many = 1;
+    for (int l = many == 2 ? 0 : 1; many && l < 2; l++) {
+        void *handle = dlopen(argv[1 + l], RTLD_NOW | RTLD_LOCAL);
+        *(void **)&libs[l].append_many = symbol(handle, "tschunk_append_many");
+        *(void **)&libs[l].prom_append_many = symbol(handle, "tschunk_prom_append_many");
+        libs[l].many = 1;
     }
     const size_t chunk_samples = prom ? 120 : CHUNK;
     for (int l = 0; l < 2; l++) {

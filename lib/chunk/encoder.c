@@ -313,66 +313,81 @@ size_t tschunk_append_bits(tschunk_encoder *restrict enc, int64_t ts, uint64_t b
 }
 
 /*
- * How many samples from the first (which is one) repeat the previous step
- * and value exactly, time never going back, at most TSC_BITS_MAX_FIELD (one
- * write of that many zero bits).
+ * The dods of up to `limit` samples into the timestamp stream, stopping
+ * before a timestamp that goes back; its writer and the previous sample in
+ * locals. A run of unchanged steps is one write of zero bits (at most
+ * TSC_BITS_MAX_FIELD). @return the samples written.
  */
-static size_t run_of_repeats(const int64_t *ts, const double *values, size_t limit, uint64_t delta, uint64_t bits)
+static size_t append_dods(tschunk_encoder *restrict enc, const int64_t *restrict ts, size_t limit)
 {
-    size_t run = 1, most = limit < TSC_BITS_MAX_FIELD ? limit : TSC_BITS_MAX_FIELD;
-    int64_t prev_ts = ts[0];
-    while (run < most && ts[run] >= prev_ts && (uint64_t)ts[run] - (uint64_t)prev_ts == delta &&
-           memcmp(&values[run], &bits, sizeof bits) == 0) {
-        prev_ts = ts[run];
-        run++;
+    tschunk_bit_writer w = enc->ts_out;
+    int64_t prev_ts = enc->prev_ts;
+    uint64_t prev_delta = enc->prev_delta;
+    size_t i = 0;
+    while (i < limit && ts[i] >= prev_ts) {
+        uint64_t delta = (uint64_t)ts[i] - (uint64_t)prev_ts;
+        if (delta == prev_delta) {
+            /* Equal steps modulo 2^64 can still go back (past INT64_MAX): the order is checked too. */
+            size_t run = 1, most = limit - i < TSC_BITS_MAX_FIELD ? limit - i : TSC_BITS_MAX_FIELD;
+            while (run < most && ts[i + run] >= ts[i + run - 1] &&
+                   (uint64_t)ts[i + run] - (uint64_t)ts[i + run - 1] == delta)
+                run++;
+            tsc_bw_put(&w, 0, (unsigned)run);
+            i += run;
+            prev_ts = ts[i - 1];
+            continue;
+        }
+        write_dod(&w, (int64_t)(delta - prev_delta));
+        prev_delta = delta;
+        prev_ts = ts[i++];
     }
-    return run;
+    enc->ts_out = w;
+    enc->prev_ts = prev_ts;
+    enc->prev_delta = prev_delta;
+    return i;
+}
+
+/* The XOR fields of values [0, m) into the value stream; a run of repeats is one write of zero bits. */
+static void append_xors(tschunk_encoder *restrict enc, const double *restrict values, size_t m)
+{
+    tschunk_bit_writer w = enc->val_out;
+    uint64_t prev_bits = enc->prev_bits;
+    uint8_t window_lead = enc->window_lead, window_trail = enc->window_trail;
+    for (size_t i = 0; i < m;) {
+        uint64_t bits;
+        memcpy(&bits, &values[i], sizeof bits);
+        if (bits == prev_bits) {
+            size_t run = 1, most = m - i < TSC_BITS_MAX_FIELD ? m - i : TSC_BITS_MAX_FIELD;
+            while (run < most && memcmp(&values[i + run], &bits, sizeof bits) == 0) run++;
+            tsc_bw_put(&w, 0, (unsigned)run);
+            i += run;
+            continue;
+        }
+        tsc_xor_put(&w, bits ^ prev_bits, &window_lead, &window_trail);
+        prev_bits = bits;
+        i++;
+    }
+    enc->val_out = w;
+    enc->prev_bits = prev_bits;
+    enc->window_lead = window_lead;
+    enc->window_trail = window_trail;
 }
 
 /*
- * Up to `limit` samples (limit <= safe_left, codec 1, no summary) with both
- * writers, the previous sample and the window in locals: no per-sample
- * reload or store of the state. Stops before a timestamp that goes back.
- * @return the samples written.
+ * Up to `limit` samples (limit <= safe_left, codec 1), stopping before a
+ * timestamp that goes back. The two streams are independent, so each is
+ * written by its own loop: half the state live in each (no spills), and a
+ * stream's runs (steady steps, repeated values) found whatever the other
+ * stream does. @return the samples written.
  */
 static size_t append_run(tschunk_encoder *restrict enc, const int64_t *restrict ts, const double *restrict values,
                          size_t limit)
 {
-    tschunk_bit_writer ts_w = enc->ts_out, val_w = enc->val_out;
-    int64_t prev_ts = enc->prev_ts;
-    uint64_t prev_delta = enc->prev_delta, prev_bits = enc->prev_bits;
-    uint8_t window_lead = enc->window_lead, window_trail = enc->window_trail;
-    size_t i = 0;
-    for (;;) {
-        uint64_t bits = 0;
-        for (; i < limit && ts[i] >= prev_ts; i++) {
-            memcpy(&bits, &values[i], sizeof bits);
-            uint64_t delta = (uint64_t)ts[i] - (uint64_t)prev_ts;
-            if (delta == prev_delta && bits == prev_bits) break;
-            write_dod(&ts_w, (int64_t)(delta - prev_delta));
-            tsc_xor_put(&val_w, bits ^ prev_bits, &window_lead, &window_trail);
-            prev_delta = delta;
-            prev_ts = ts[i];
-            prev_bits = bits;
-        }
-        if (i == limit || ts[i] < prev_ts) break;
-        /* Same step, same value: a `0` in each stream. Take the whole run with one write per stream. */
-        size_t run = run_of_repeats(ts + i, values + i, limit - i, prev_delta, bits);
-        tsc_bw_put(&ts_w, 0, (unsigned)run);
-        tsc_bw_put(&val_w, 0, (unsigned)run);
-        i += run;
-        prev_ts = ts[i - 1];
-    }
-    enc->ts_out = ts_w;
-    enc->val_out = val_w;
-    enc->prev_ts = prev_ts;
-    enc->prev_delta = prev_delta;
-    enc->prev_bits = prev_bits;
-    enc->window_lead = window_lead;
-    enc->window_trail = window_trail;
-    enc->count += (uint32_t)i;
-    enc->safe_left -= (uint32_t)i;
-    return i;
+    size_t m = append_dods(enc, ts, limit);
+    append_xors(enc, values, m);
+    enc->count += (uint32_t)m;
+    enc->safe_left -= (uint32_t)m;
+    return m;
 }
 
 /*
