@@ -124,8 +124,9 @@ int encode_chunks(int format, uint32_t codec, const int64_t *ts, const uint64_t 
         else tschunk_encoder_restart(&enc.native, buf, cap);
         if (summary) tschunk_encoder_set_summary(&enc.native, summary);
         size_t start = i;
-        size_t run_end = start + 1; /* time going back starts a new chunk, in both formats */
-        while (run_end < n && ts[run_end] >= ts[run_end - 1]) run_end++;
+        /* Time going back starts a new chunk, in both formats; no chunk takes more than per_chunk. */
+        size_t run_end = start + 1, chunk_end = n - start < per_chunk ? n : start + per_chunk;
+        while (run_end < chunk_end && ts[run_end] >= ts[run_end - 1]) run_end++;
         i += any_append_many(&enc, ts + start, bits + start, run_end - start);
         size_t size = any_finish(&enc), ssize = 0;
         if (summary) {
