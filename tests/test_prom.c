@@ -307,6 +307,23 @@ Test(prom, transcode_both_ways_bit_exact)
         free(back);
         free_prom_vector(&v);
     }
+    /* Chunks of several transcoding batches (256 samples), both codecs' kinds of data. */
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
+        wl_series s;
+        wl_synthetic(&s, kind, 1000, 61 + (uint64_t)kind);
+        size_t pcap = TSCHUNK_PROM_BOUND(s.n), ncap = TSCHUNK_BOUND(s.n);
+        unsigned char *prom = malloc(pcap), *native = malloc(ncap), *back = malloc(pcap);
+        size_t psize = tschunk_prom_encode(prom, pcap, s.ts, (const double *)(const void *)s.bits, s.n, NULL);
+        size_t nsize = tschunk_prom_to_native(prom, psize, native, ncap);
+        cr_assert(!tschunk_is_error(nsize), "%s: %s", s.name, tschunk_error_name(nsize));
+        check_chunk(native, nsize, &s, 0, s.n);
+        cr_assert_eq(tschunk_native_to_prom(native, nsize, back, pcap), psize, "%s", s.name);
+        cr_assert(memcmp(back, prom, psize) == 0, "%s: round trip changed the Prometheus bytes", s.name);
+        free(prom);
+        free(native);
+        free(back);
+        wl_free(&s);
+    }
     /* Time going backwards cannot become a native chunk: said, not hidden. */
     int64_t ts[3] = {10, 5, 20};
     double vals[3] = {1, 2, 3};

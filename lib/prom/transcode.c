@@ -1,5 +1,8 @@
-/* Prometheus XOR chunk <-> native chunk, sample by sample, bit-exact, no allocation. */
+/* Prometheus XOR chunk <-> native chunk, bit-exact, no allocation: batches of samples on the stack, read
+ * by the batch decoders and written by the bulk appends. */
 #include "../common/common.h"
+
+#define BATCH 256
 
 size_t tschunk_prom_to_native(const void *prom, size_t prom_size, void *dst, size_t capacity)
 {
@@ -9,11 +12,11 @@ size_t tschunk_prom_to_native(const void *prom, size_t prom_size, void *dst, siz
     tschunk_encoder enc;
     r = tschunk_encoder_init(&enc, dst, capacity, NULL);
     if (tschunk_is_error(r)) return r;
-    int64_t ts;
-    uint64_t bits;
-    while ((r = tschunk_prom_iter_next_bits(&it, &ts, &bits)) == 1) {
-        r = tschunk_append_bits(&enc, ts, bits);
-        if (tschunk_is_error(r)) return r; /* OUT_OF_ORDER: time goes backwards in the Prometheus chunk */
+    int64_t ts[BATCH];
+    double values[BATCH];
+    while ((r = tschunk_prom_iter_read(&it, ts, values, BATCH)) != 0 && !tschunk_is_error(r)) {
+        size_t err = tschunk_append_many(&enc, ts, values, r, NULL);
+        if (err) return err; /* OUT_OF_ORDER: time goes backwards in the Prometheus chunk */
     }
     if (tschunk_is_error(r)) return r;
     return tschunk_encoder_finish(&enc);
@@ -27,11 +30,11 @@ size_t tschunk_native_to_prom(const void *chunk, size_t size, void *dst, size_t 
     tschunk_prom_encoder enc;
     r = tschunk_prom_encoder_init(&enc, dst, capacity, NULL);
     if (tschunk_is_error(r)) return r;
-    int64_t ts;
-    uint64_t bits;
-    while ((r = tschunk_iter_next_bits(&it, &ts, &bits)) == 1) {
-        r = tschunk_prom_append_bits(&enc, ts, bits);
-        if (tschunk_is_error(r)) return r;
+    int64_t ts[BATCH];
+    double values[BATCH];
+    while ((r = tschunk_iter_read(&it, ts, values, BATCH)) != 0 && !tschunk_is_error(r)) {
+        size_t err = tschunk_prom_append_many(&enc, ts, values, r, NULL);
+        if (err) return err;
     }
     if (tschunk_is_error(r)) return r;
     return tschunk_prom_encoder_finish(&enc);
