@@ -3,7 +3,8 @@
  * batch decode's loops (checked only, unchecked scalar, BMI2 twin) give the
  * same result as each other and as the iterator, sample for sample; the
  * input cut into up to four chunks decodes with tschunk_prom_decode_chunks
- * (two chunks side by side) as chunk by chunk.
+ * (two chunks side by side) as chunk by chunk; 0.8: what transcodes to a
+ * native chunk holds the same samples, and transcodes back to them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,31 @@ static void batch_matches_iterator(const uint8_t *data, size_t size, size_t coun
     free(v);
 }
 
+/* Transcoding hostile bytes: an error, or a native chunk with the samples the Prometheus decoder reads,
+ * which transcodes back to a chunk that decodes to them too. */
+static void transcode_matches_decode(const uint8_t *data, size_t size, size_t count)
+{
+    size_t ncap = TSCHUNK_BOUND(count), pcap = TSCHUNK_PROM_BOUND(count);
+    unsigned char *native = malloc(ncap), *back = malloc(pcap);
+    int64_t *ts = malloc((count + 1) * 2 * sizeof *ts);
+    double *v = malloc((count + 1) * 2 * sizeof *v);
+    if (!native || !back || !ts || !v) __builtin_trap();
+    size_t nsize = tschunk_prom_to_native(data, size, native, ncap);
+    if (!tschunk_is_error(nsize)) {
+        size_t n = tschunk_prom_decode(data, size, ts, v, count);
+        if (n != count || tschunk_decode(native, nsize, ts + count + 1, v + count + 1, count) != count) __builtin_trap();
+        if (memcmp(ts, ts + count + 1, count * 8) || memcmp(v, v + count + 1, count * 8)) __builtin_trap();
+        size_t psize = tschunk_native_to_prom(native, nsize, back, pcap);
+        if (tschunk_is_error(psize) || tschunk_prom_decode(back, psize, ts + count + 1, v + count + 1, count) != count)
+            __builtin_trap();
+        if (memcmp(ts, ts + count + 1, count * 8) || memcmp(v, v + count + 1, count * 8)) __builtin_trap();
+    }
+    free(native);
+    free(back);
+    free(ts);
+    free(v);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     chunks_match_one_by_one(data, size, tsc_prom_decode_chunks_with, tschunk_prom_decode, tschunk_prom_count);
@@ -45,6 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (++n > count) __builtin_trap();
     if (!tschunk_is_error(r) && n != count) __builtin_trap();
     batch_matches_iterator(data, size, count);
+    transcode_matches_decode(data, size, count);
     if (tschunk_prom_iter_init(&it, data, size) == 0) {
         r = tschunk_prom_iter_seek(&it, (int64_t)((uint64_t)size * 7919u));
         int64_t tsa[40];
