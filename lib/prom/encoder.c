@@ -94,7 +94,9 @@ TSC_INLINE void write_value(tschunk_prom_encoder *enc, const value_field *f)
     enc->window_trail = (uint8_t)f->trail;
 }
 
-/* Both fields of a sample; the commonest (a dod of at most 14 bits, an XOR field of at most 41) in one write. */
+/* Both fields of a sample; the commonest (a dod of at most 14 bits, an XOR field of at most 41) in one write.
+ * Its own formula rather than put_sample_code's: sharing that cost the bulk loop ~1% more instructions, and
+ * the plain two-write form 2-3.5% (measured in 0.8.0). */
 TSC_INLINE void write_sample(tschunk_prom_encoder *enc, int64_t dod, unsigned payload, const value_field *f)
 {
     unsigned value_bits = f->head_len + f->payload_len;
