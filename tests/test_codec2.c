@@ -649,7 +649,6 @@ Test(codec2, restart_starts_the_next_chunk_of_a_series)
     wl_free(&s);
 }
 
-/* Running sums and grids (timestamps, decimal deltas): SIMD against scalar twin, scalar against the formula. */
 /* The fused unpack + running sum + conversion of DELTA decimals against its twin, on exact-size buffers. */
 Test(codec2, simd_unpack_decimal_sums_match_scalar)
 {
@@ -676,6 +675,44 @@ Test(codec2, simd_unpack_decimal_sums_match_scalar)
         free(exact);
     }
     cr_log_info("%d fused decimal blocks compared", compared);
+}
+
+/*
+ * The fused unpack + grid or running sum of timestamp blocks against its twin, on exact-size buffers:
+ * every width the shuffle takes, every length of a group, time going back in some blocks (also in the
+ * last lanes, where the SIMD version masks the lanes past n) and not in others.
+ */
+Test(codec2, simd_unpack_timestamps_match_scalar)
+{
+    uint64_t rng = 31, fields[128], want[128], got[128];
+    unsigned char packed[128 * 4 + 8];
+    int compared = 0, went_back = 0;
+    for (int round_no = 0; round_no < 6000; round_no++) {
+        unsigned width = 1 + (unsigned)(wl_rng(&rng) % 30);
+        size_t n = 1 + wl_rng(&rng) % 128;
+        int grid = (int)(wl_rng(&rng) & 1);
+        for (size_t i = 0; i < n; i++) fields[i] = wl_rng(&rng) & ((UINT64_C(1) << width) - 1);
+        size_t bytes = tsc_codec2_packed_bytes(n, width);
+        tsc_codec2_pack(packed, fields, n, width);
+        unsigned char *exact = malloc(bytes); /* ASan sees a read past the fields */
+        memcpy(exact, packed, bytes);
+        /* A step below the fields' spread goes back now and then; near INT64_MAX a sum wraps. */
+        uint64_t spread = UINT64_C(1) << width;
+        uint64_t add = round_no % 3 ? wl_rng(&rng) % (2 * spread) : (uint64_t)0 - wl_rng(&rng) % 4;
+        uint64_t start = round_no % 5 ? wl_rng(&rng) >> 2 : (uint64_t)INT64_MAX - wl_rng(&rng) % (64 * spread);
+        uint64_t prev0 = start - wl_rng(&rng) % spread;
+        int back_want = tsc_codec2_unpack_timestamps_scalar(exact, bytes, n, width, grid, prev0, start, add, want);
+        int back_got = -1;
+        if (tsc_codec2_unpack_timestamps_simd(exact, bytes, n, width, grid, prev0, start, add, got, &back_got)) {
+            compared++;
+            went_back += back_want;
+            cr_assert(memcmp(want, got, n * 8) == 0, "width %u n %zu grid %d round %d", width, n, grid, round_no);
+            cr_assert_eq(back_got, back_want, "width %u n %zu grid %d round %d", width, n, grid, round_no);
+        }
+        free(exact);
+    }
+    cr_log_info("%d fused timestamp blocks compared, %d going back", compared, went_back);
+    if (compared) cr_assert(went_back > compared / 10 && went_back < compared - compared / 10, "%d of %d", went_back, compared);
 }
 
 /* The repeat count that picks MASKED, against its scalar twin, on runs of every length. */

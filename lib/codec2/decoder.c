@@ -205,13 +205,21 @@ static size_t decode_timestamps(const tsc_codec2_group *g, size_t n, const uint8
     unsigned bad = !first && t < prev_ts;
     ts[0] = t;
     if (n < 2) return bad ? TSC_ERROR(CORRUPT) : 0;
-    uint64_t deltas[TSC2_GROUP];
-    tsc_codec2_unpack(g->ts_packed, (size_t)(end - g->ts_packed), deltas, n - 1, g->ts_width);
-    if (g->ts_patches && apply_patches(g, n - 1, deltas)) return TSC_ERROR(CORRUPT);
     /* A wrap past INT64_MAX is time going backwards too. */
     uint64_t *rest = (uint64_t *)(void *)(ts + 1);
-    if (g->ts_grid) bad |= (unsigned)tsc_codec2_grid((uint64_t)t, (uint64_t)t + g->min_delta, g->grid_step, deltas, n - 1, rest);
-    else bad |= (unsigned)tsc_codec2_running_sum((uint64_t)t, g->min_delta, deltas, n - 1, rest);
+    size_t avail = (size_t)(end - g->ts_packed);
+    int back;
+    /* grid: out[i] = t + min_offset + (i + 1) * step + field; delta: out[i] = out[i - 1] + min_delta + field */
+    uint64_t start = (uint64_t)t + (g->ts_grid ? g->min_delta : 0), add = g->ts_grid ? g->grid_step : g->min_delta;
+    if (!g->ts_patches &&
+        tsc_codec2_unpack_timestamps_simd(g->ts_packed, avail, n - 1, g->ts_width, g->ts_grid, (uint64_t)t, start,
+                                          add, rest, &back))
+        return bad | (unsigned)back ? TSC_ERROR(CORRUPT) : 0;
+    uint64_t deltas[TSC2_GROUP];
+    tsc_codec2_unpack(g->ts_packed, avail, deltas, n - 1, g->ts_width);
+    if (g->ts_patches && apply_patches(g, n - 1, deltas)) return TSC_ERROR(CORRUPT);
+    if (g->ts_grid) bad |= (unsigned)tsc_codec2_grid((uint64_t)t, start, add, deltas, n - 1, rest);
+    else bad |= (unsigned)tsc_codec2_running_sum(start, add, deltas, n - 1, rest);
     return bad ? TSC_ERROR(CORRUPT) : 0;
 }
 

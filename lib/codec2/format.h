@@ -251,6 +251,15 @@ int tsc_codec2_unpack_decimal_sums_simd(const uint8_t *src, size_t avail, size_t
                                         uint64_t step, unsigned e, int as_float, uint64_t *bits);
 void tsc_codec2_unpack_decimal_sums_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t start,
                                            uint64_t step, unsigned e, int as_float, uint64_t *bits);
+/*
+ * unpack_timestamps: the n (<= TSC2_GROUP) fields tsc_codec2_unpack gives from src[0, avail) through
+ * tsc_codec2_grid (grid != 0: prev0, start, add) or tsc_codec2_running_sum (start, add; prev0 unused), with
+ * their result; the SIMD version (widths 1..30 only: it returns 0 otherwise) gives it in *back
+ */
+int tsc_codec2_unpack_timestamps_simd(const uint8_t *src, size_t avail, size_t n, unsigned width, int grid,
+                                      uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out, int *back);
+int tsc_codec2_unpack_timestamps_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, int grid,
+                                        uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out);
 /* repeats: how many bits[i] equal the value before them (bits[-1] = prev) */
 size_t tsc_codec2_repeats(const uint64_t *bits, size_t n, uint64_t prev);
 size_t tsc_codec2_repeats_scalar(const uint64_t *bits, size_t n, uint64_t prev);

@@ -595,20 +595,54 @@ __attribute__((target("avx2"))) static void block_lanes(unsigned start, unsigned
     *shift = _mm256_and_si256(bit, _mm256_set1_epi64x(7));
 }
 
+/* Eight fields by byte shuffle: where each lane's bytes start and how far to shift them. */
+typedef struct {
+    __m256i pick_a, shift_a, pick_b, shift_b, mask;
+    size_t second; /* the byte where fields 4..7 start */
+} shuffle_plan;
+
+__attribute__((target("avx2"))) static inline shuffle_plan shuffle_plan_of(unsigned width)
+{
+    shuffle_plan p;
+    block_lanes(0, width, &p.pick_a, &p.shift_a);
+    block_lanes(4 * width, width, &p.pick_b, &p.shift_b);
+    p.mask = _mm256_set1_epi64x((INT64_C(1) << width) - 1);
+    p.second = 4 * width / 8;
+    return p;
+}
+
+__attribute__((target("avx2"))) static inline void unpack_eight(const shuffle_plan *p, const uint8_t *block,
+                                                                 __m256i *a, __m256i *b)
+{
+    __m256i x = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)block));
+    __m256i y = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(block + p->second)));
+    *a = _mm256_and_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(x, p->pick_a), p->shift_a), p->mask);
+    *b = _mm256_and_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(y, p->pick_b), p->shift_b), p->mask);
+}
+
+/*
+ * The eight fields at src + at when the block's two 16-byte loads stay inside
+ * avail, else a zero-padded copy of what is left (the loads reach at most
+ * second + 16 <= 31 bytes): the fields inside avail unpack as tsc_codec2_unpack
+ * gives them, the lanes past the caller's n are not used.
+ */
+static inline const uint8_t *block_at(const uint8_t *src, size_t avail, size_t at, size_t second, uint8_t pad[32])
+{
+    if (at + second + 16 <= avail) return src + at;
+    size_t left = at < avail ? avail - at : 0;
+    memset(pad, 0, 32);
+    if (left) memcpy(pad, src + at, left < 32 ? left : 32);
+    return pad;
+}
+
 __attribute__((target("avx2"))) static size_t unpack_shuffle_avx2(const uint8_t *src, size_t avail, uint64_t *fields,
                                                                    size_t n, unsigned width)
 {
-    const __m256i mask = _mm256_set1_epi64x((INT64_C(1) << width) - 1);
-    __m256i pick_a, shift_a, pick_b, shift_b;
-    block_lanes(0, width, &pick_a, &shift_a);
-    block_lanes(4 * width, width, &pick_b, &shift_b);
-    const size_t second = 4 * width / 8;
+    const shuffle_plan p = shuffle_plan_of(width);
     size_t i = 0, at = 0; /* eight fields start at byte i * width / 8 */
-    for (; i + 8 <= n && at + second + 16 <= avail; i += 8, at += width) {
-        __m256i a = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(src + at)));
-        __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(src + at + second)));
-        a = _mm256_and_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(a, pick_a), shift_a), mask);
-        b = _mm256_and_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(b, pick_b), shift_b), mask);
+    for (; i + 8 <= n && at + p.second + 16 <= avail; i += 8, at += width) {
+        __m256i a, b;
+        unpack_eight(&p, src + at, &a, &b);
         memcpy(fields + i, &a, sizeof a);
         memcpy(fields + i + 4, &b, sizeof b);
     }
@@ -641,25 +675,20 @@ __attribute__((target("avx2"))) static void unpack_run_avx2(const uint8_t *src, 
 /*
  * A DELTA decimal block from its packed fields to values' bits in one pass:
  * each four fields unpacked by byte shuffle go through the running sum and the
- * conversion without being stored. The fields past the last 16-byte-safe block
- * take the two-step path. Needs width <= 30 and every |k| < 2^51.
+ * conversion without being stored. The last block (127 fields a full group)
+ * goes the same way through block_at. Needs width <= 30 and every |k| < 2^51.
  */
 __attribute__((target("avx2,fma"))) static void unpack_decimal_sums_avx2(const uint8_t *src, size_t avail, size_t n,
                                                                           unsigned width, uint64_t start, uint64_t step,
                                                                           unsigned e, int as_float, uint64_t *bits)
 {
     const decimal_consts c = decimal_consts_of(e, as_float);
-    const __m256i mask = _mm256_set1_epi64x((INT64_C(1) << width) - 1), steps = _mm256_set1_epi64x((int64_t)step);
-    __m256i pick_a, shift_a, pick_b, shift_b, last = _mm256_set1_epi64x((int64_t)start);
-    block_lanes(0, width, &pick_a, &shift_a);
-    block_lanes(4 * width, width, &pick_b, &shift_b);
-    const size_t second = 4 * width / 8;
+    const shuffle_plan p = shuffle_plan_of(width);
+    const __m256i steps = _mm256_set1_epi64x((int64_t)step);
+    __m256i last = _mm256_set1_epi64x((int64_t)start), a, b;
     size_t i = 0, at = 0;
-    for (; i + 8 <= n && at + second + 16 <= avail; i += 8, at += width) {
-        __m256i a = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(src + at)));
-        __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(src + at + second)));
-        a = _mm256_and_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(a, pick_a), shift_a), mask);
-        b = _mm256_and_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(b, pick_b), shift_b), mask);
+    for (; i + 8 <= n && at + p.second + 16 <= avail; i += 8, at += width) {
+        unpack_eight(&p, src + at, &a, &b);
         last = sum_lanes(a, steps, last);
         __m256d v = decimal_lanes(last, &c);
         memcpy(bits + i, &v, sizeof v);
@@ -667,11 +696,18 @@ __attribute__((target("avx2,fma"))) static void unpack_decimal_sums_avx2(const u
         v = decimal_lanes(last, &c);
         memcpy(bits + i + 4, &v, sizeof v);
     }
-    uint64_t k[4], fields[TSC2_GROUP];
-    memcpy(k, &last, sizeof k);
-    size_t rest = n - i < TSC2_GROUP ? n - i : TSC2_GROUP;
-    tsc_codec2_unpack(src + at, avail - at, fields, rest, width);
-    decimal_sums_avx2(k[3], step, fields, rest, e, as_float, bits + i);
+    uint8_t pad[32];
+    uint64_t tail[8];
+    for (; i < n; i += 8, at += width) {
+        unpack_eight(&p, block_at(src, avail, at, p.second, pad), &a, &b);
+        last = sum_lanes(a, steps, last);
+        __m256d v = decimal_lanes(last, &c);
+        memcpy(tail, &v, sizeof v);
+        last = sum_lanes(b, steps, last);
+        v = decimal_lanes(last, &c);
+        memcpy(tail + 4, &v, sizeof v);
+        memcpy(bits + i, tail, (n - i < 8 ? n - i : 8) * sizeof *bits);
+    }
 }
 #endif
 
@@ -686,6 +722,103 @@ int tsc_codec2_unpack_decimal_sums_simd(const uint8_t *src, size_t avail, size_t
 #endif
     (void)src, (void)avail, (void)n, (void)width, (void)start, (void)step, (void)e, (void)as_float, (void)bits;
     return 0;
+}
+
+#ifdef TSC_HAVE_AVX2
+/* Four timestamps: on the grid (a constant the compiler folds) or the running sum after last. */
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+timestamp_lanes(__m256i fields, const int grid, __m256i *base, __m256i step4, __m256i adds, __m256i last)
+{
+    if (!grid) return sum_lanes(fields, adds, last);
+    __m256i now = _mm256_add_epi64(*base, fields);
+    *base = _mm256_add_epi64(*base, step4);
+    return now;
+}
+
+/*
+ * A timestamp block from its packed fields to timestamps in one pass, as
+ * unpack_decimal_sums does for values, the order check included (only on the
+ * lanes below n in the last block). Widths 1..30.
+ */
+__attribute__((target("avx2"), always_inline)) static inline int
+unpack_timestamps_lanes(const uint8_t *src, size_t avail, size_t n, unsigned width, const int grid, uint64_t prev0,
+                        uint64_t start, uint64_t add, uint64_t *out)
+{
+    const shuffle_plan p = shuffle_plan_of(width);
+    const __m256i adds = _mm256_set1_epi64x((int64_t)add), step4 = _mm256_set1_epi64x((int64_t)(4 * add));
+    __m256i base = _mm256_set_epi64x((int64_t)(start + 4 * add), (int64_t)(start + 3 * add),
+                                     (int64_t)(start + 2 * add), (int64_t)(start + add));
+    __m256i back = _mm256_setzero_si256(), last = _mm256_set1_epi64x((int64_t)(grid ? prev0 : start)), a, b, now;
+    size_t i = 0, at = 0;
+    for (; i + 8 <= n && at + p.second + 16 <= avail; i += 8, at += width) {
+        unpack_eight(&p, src + at, &a, &b);
+        now = timestamp_lanes(a, grid, &base, step4, adds, last);
+        back = _mm256_or_si256(back, _mm256_cmpgt_epi64(lanes_before(now, last), now));
+        memcpy(out + i, &now, sizeof now);
+        last = now;
+        now = timestamp_lanes(b, grid, &base, step4, adds, last);
+        back = _mm256_or_si256(back, _mm256_cmpgt_epi64(lanes_before(now, last), now));
+        memcpy(out + i + 4, &now, sizeof now);
+        last = now;
+    }
+    const __m256i lane = _mm256_set_epi64x(3, 2, 1, 0), four = _mm256_set1_epi64x(4);
+    uint8_t pad[32];
+    uint64_t tail[8];
+    for (; i < n; i += 8, at += width) {
+        __m256i left = _mm256_set1_epi64x((int64_t)(n - i));
+        unpack_eight(&p, block_at(src, avail, at, p.second, pad), &a, &b);
+        now = timestamp_lanes(a, grid, &base, step4, adds, last);
+        __m256i went_back = _mm256_cmpgt_epi64(lanes_before(now, last), now);
+        back = _mm256_or_si256(back, _mm256_and_si256(went_back, _mm256_cmpgt_epi64(left, lane)));
+        memcpy(tail, &now, sizeof now);
+        last = now;
+        now = timestamp_lanes(b, grid, &base, step4, adds, last);
+        went_back = _mm256_cmpgt_epi64(lanes_before(now, last), now);
+        back = _mm256_or_si256(back, _mm256_and_si256(went_back, _mm256_cmpgt_epi64(left, _mm256_add_epi64(lane, four))));
+        memcpy(tail + 4, &now, sizeof now);
+        last = now;
+        memcpy(out + i, tail, (n - i < 8 ? n - i : 8) * sizeof *out);
+    }
+    return !_mm256_testz_si256(back, back);
+}
+
+__attribute__((target("avx2"))) static int unpack_grid_avx2(const uint8_t *src, size_t avail, size_t n,
+                                                             unsigned width, uint64_t prev0, uint64_t start,
+                                                             uint64_t add, uint64_t *out)
+{
+    return unpack_timestamps_lanes(src, avail, n, width, 1, prev0, start, add, out);
+}
+
+__attribute__((target("avx2"))) static int unpack_sums_avx2(const uint8_t *src, size_t avail, size_t n,
+                                                             unsigned width, uint64_t start, uint64_t add,
+                                                             uint64_t *out)
+{
+    return unpack_timestamps_lanes(src, avail, n, width, 0, start, start, add, out);
+}
+#endif
+
+int tsc_codec2_unpack_timestamps_simd(const uint8_t *src, size_t avail, size_t n, unsigned width, int grid,
+                                      uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out, int *back)
+{
+#ifdef TSC_HAVE_AVX2
+    if (width >= 1 && width <= SHUFFLE_MAX_WIDTH && n <= TSC2_GROUP && avx2_here()) {
+        *back = grid ? unpack_grid_avx2(src, avail, n, width, prev0, start, add, out)
+                     : unpack_sums_avx2(src, avail, n, width, start, add, out);
+        return 1;
+    }
+#endif
+    (void)src, (void)avail, (void)n, (void)width, (void)grid, (void)prev0, (void)start, (void)add, (void)out;
+    (void)back;
+    return 0;
+}
+
+int tsc_codec2_unpack_timestamps_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, int grid,
+                                        uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out)
+{
+    uint64_t fields[TSC2_GROUP];
+    tsc_codec2_unpack(src, avail, fields, n, width);
+    return grid ? tsc_codec2_grid_scalar(prev0, start, add, fields, n, out)
+                : tsc_codec2_running_sum_scalar(start, add, fields, n, out);
 }
 
 void tsc_codec2_unpack_decimal_sums_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t start,
