@@ -696,9 +696,11 @@ Test(codec2, simd_unpack_timestamps_match_scalar)
         tsc_codec2_pack(packed, fields, n, width);
         unsigned char *exact = malloc(bytes); /* ASan sees a read past the fields */
         memcpy(exact, packed, bytes);
-        /* A step below the fields' spread goes back now and then; near INT64_MAX a sum wraps. */
+        /* A step below the fields' spread goes back now and then; near INT64_MAX a sum wraps, and with
+         * steps of 2^53 and more a block can wrap more than once. */
         uint64_t spread = UINT64_C(1) << width;
         uint64_t add = round_no % 3 ? wl_rng(&rng) % (2 * spread) : (uint64_t)0 - wl_rng(&rng) % 4;
+        if (round_no % 7 == 0) add = wl_rng(&rng) >> (1 + wl_rng(&rng) % 10);
         uint64_t start = round_no % 5 ? wl_rng(&rng) >> 2 : (uint64_t)INT64_MAX - wl_rng(&rng) % (64 * spread);
         uint64_t prev0 = start - wl_rng(&rng) % spread;
         int back_want = tsc_codec2_unpack_timestamps_scalar(exact, bytes, n, width, grid, prev0, start, add, want);

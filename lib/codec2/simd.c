@@ -268,6 +268,14 @@ __attribute__((target("avx2,fma"))) static inline decimal_consts decimal_consts_
     return c;
 }
 
+/* Four k + MAGIC_BITS, |k| < 2^51, to their values' bits: the bits of MAGIC + k, so minus MAGIC is k exactly. */
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256d
+biased_decimal_lanes(__m256i biased, const decimal_consts *c, const int as_float)
+{
+    __m256d v = div_pow10(_mm256_sub_pd(_mm256_castsi256_pd(biased), c->magic), c->scale, c->inverse);
+    return as_float ? _mm256_cvtps_pd(_mm256_cvtpd_ps(v)) : v;
+}
+
 /* Four k with |k| < 2^51 (the caller's bound) to their values' bits: k converts exactly through MAGIC. */
 __attribute__((target("avx2,fma"))) static inline __m256d decimal_lanes(__m256i k, const decimal_consts *c)
 {
@@ -678,22 +686,23 @@ __attribute__((target("avx2"))) static void unpack_run_avx2(const uint8_t *src, 
  * conversion without being stored. The last block (127 fields a full group)
  * goes the same way through block_at. Needs width <= 30 and every |k| < 2^51.
  */
-__attribute__((target("avx2,fma"))) static void unpack_decimal_sums_avx2(const uint8_t *src, size_t avail, size_t n,
-                                                                          unsigned width, uint64_t start, uint64_t step,
-                                                                          unsigned e, int as_float, uint64_t *bits)
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+unpack_decimal_sums_lanes(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t start, uint64_t step,
+                          unsigned e, const int as_float, uint64_t *bits)
 {
     const decimal_consts c = decimal_consts_of(e, as_float);
     const shuffle_plan p = shuffle_plan_of(width);
     const __m256i steps = _mm256_set1_epi64x((int64_t)step);
-    __m256i last = _mm256_set1_epi64x((int64_t)start), a, b;
+    /* The running sum carries k + MAGIC_BITS (mod 2^64): the conversion's bias comes for free. */
+    __m256i last = _mm256_set1_epi64x((int64_t)(start + (uint64_t)MAGIC_BITS)), a, b;
     size_t i = 0, at = 0;
     for (; i + 8 <= n && at + p.second + 16 <= avail; i += 8, at += width) {
         unpack_eight(&p, src + at, &a, &b);
         last = sum_lanes(a, steps, last);
-        __m256d v = decimal_lanes(last, &c);
+        __m256d v = biased_decimal_lanes(last, &c, as_float);
         memcpy(bits + i, &v, sizeof v);
         last = sum_lanes(b, steps, last);
-        v = decimal_lanes(last, &c);
+        v = biased_decimal_lanes(last, &c, as_float);
         memcpy(bits + i + 4, &v, sizeof v);
     }
     uint8_t pad[32];
@@ -701,13 +710,21 @@ __attribute__((target("avx2,fma"))) static void unpack_decimal_sums_avx2(const u
     for (; i < n; i += 8, at += width) {
         unpack_eight(&p, block_at(src, avail, at, p.second, pad), &a, &b);
         last = sum_lanes(a, steps, last);
-        __m256d v = decimal_lanes(last, &c);
+        __m256d v = biased_decimal_lanes(last, &c, as_float);
         memcpy(tail, &v, sizeof v);
         last = sum_lanes(b, steps, last);
-        v = decimal_lanes(last, &c);
+        v = biased_decimal_lanes(last, &c, as_float);
         memcpy(tail + 4, &v, sizeof v);
         memcpy(bits + i, tail, (n - i < 8 ? n - i : 8) * sizeof *bits);
     }
+}
+
+__attribute__((target("avx2,fma"))) static void unpack_decimal_sums_avx2(const uint8_t *src, size_t avail, size_t n,
+                                                                          unsigned width, uint64_t start, uint64_t step,
+                                                                          unsigned e, int as_float, uint64_t *bits)
+{
+    if (as_float) unpack_decimal_sums_lanes(src, avail, n, width, start, step, e, 1, bits);
+    else unpack_decimal_sums_lanes(src, avail, n, width, start, step, e, 0, bits);
 }
 #endif
 
@@ -738,11 +755,11 @@ timestamp_lanes(__m256i fields, const int grid, __m256i *base, __m256i step4, __
 /*
  * A timestamp block from its packed fields to timestamps in one pass, as
  * unpack_decimal_sums does for values, the order check included (only on the
- * lanes below n in the last block). Widths 1..30.
+ * lanes below n in the last block) unless check is 0. Widths 1..30.
  */
 __attribute__((target("avx2"), always_inline)) static inline int
-unpack_timestamps_lanes(const uint8_t *src, size_t avail, size_t n, unsigned width, const int grid, uint64_t prev0,
-                        uint64_t start, uint64_t add, uint64_t *out)
+unpack_timestamps_lanes(const uint8_t *src, size_t avail, size_t n, unsigned width, const int grid, const int check,
+                        uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out)
 {
     const shuffle_plan p = shuffle_plan_of(width);
     const __m256i adds = _mm256_set1_epi64x((int64_t)add), step4 = _mm256_set1_epi64x((int64_t)(4 * add));
@@ -753,11 +770,11 @@ unpack_timestamps_lanes(const uint8_t *src, size_t avail, size_t n, unsigned wid
     for (; i + 8 <= n && at + p.second + 16 <= avail; i += 8, at += width) {
         unpack_eight(&p, src + at, &a, &b);
         now = timestamp_lanes(a, grid, &base, step4, adds, last);
-        back = _mm256_or_si256(back, _mm256_cmpgt_epi64(lanes_before(now, last), now));
+        if (check) back = _mm256_or_si256(back, _mm256_cmpgt_epi64(lanes_before(now, last), now));
         memcpy(out + i, &now, sizeof now);
         last = now;
         now = timestamp_lanes(b, grid, &base, step4, adds, last);
-        back = _mm256_or_si256(back, _mm256_cmpgt_epi64(lanes_before(now, last), now));
+        if (check) back = _mm256_or_si256(back, _mm256_cmpgt_epi64(lanes_before(now, last), now));
         memcpy(out + i + 4, &now, sizeof now);
         last = now;
     }
@@ -769,12 +786,13 @@ unpack_timestamps_lanes(const uint8_t *src, size_t avail, size_t n, unsigned wid
         unpack_eight(&p, block_at(src, avail, at, p.second, pad), &a, &b);
         now = timestamp_lanes(a, grid, &base, step4, adds, last);
         __m256i went_back = _mm256_cmpgt_epi64(lanes_before(now, last), now);
-        back = _mm256_or_si256(back, _mm256_and_si256(went_back, _mm256_cmpgt_epi64(left, lane)));
+        if (check) back = _mm256_or_si256(back, _mm256_and_si256(went_back, _mm256_cmpgt_epi64(left, lane)));
         memcpy(tail, &now, sizeof now);
         last = now;
         now = timestamp_lanes(b, grid, &base, step4, adds, last);
         went_back = _mm256_cmpgt_epi64(lanes_before(now, last), now);
-        back = _mm256_or_si256(back, _mm256_and_si256(went_back, _mm256_cmpgt_epi64(left, _mm256_add_epi64(lane, four))));
+        if (check)
+            back = _mm256_or_si256(back, _mm256_and_si256(went_back, _mm256_cmpgt_epi64(left, _mm256_add_epi64(lane, four))));
         memcpy(tail + 4, &now, sizeof now);
         last = now;
         memcpy(out + i, tail, (n - i < 8 ? n - i : 8) * sizeof *out);
@@ -784,16 +802,32 @@ unpack_timestamps_lanes(const uint8_t *src, size_t avail, size_t n, unsigned wid
 
 __attribute__((target("avx2"))) static int unpack_grid_avx2(const uint8_t *src, size_t avail, size_t n,
                                                              unsigned width, uint64_t prev0, uint64_t start,
-                                                             uint64_t add, uint64_t *out)
+                                                             uint64_t add, int check, uint64_t *out)
 {
-    return unpack_timestamps_lanes(src, avail, n, width, 1, prev0, start, add, out);
+    return check ? unpack_timestamps_lanes(src, avail, n, width, 1, 1, prev0, start, add, out)
+                 : unpack_timestamps_lanes(src, avail, n, width, 1, 0, prev0, start, add, out);
 }
 
 __attribute__((target("avx2"))) static int unpack_sums_avx2(const uint8_t *src, size_t avail, size_t n,
                                                              unsigned width, uint64_t start, uint64_t add,
-                                                             uint64_t *out)
+                                                             int check, uint64_t *out)
 {
-    return unpack_timestamps_lanes(src, avail, n, width, 0, start, start, add, out);
+    return check ? unpack_timestamps_lanes(src, avail, n, width, 0, 1, start, start, add, out)
+                 : unpack_timestamps_lanes(src, avail, n, width, 0, 0, start, start, add, out);
+}
+#endif
+
+#ifdef TSC_HAVE_AVX2
+/*
+ * Whether a block's timestamps cannot go back but where they cross INT64_MAX:
+ * every step of the sum is add + field >= 0; every step of the grid after the
+ * first is add + field - previous field > 0 when add >= 2^width. The 128 steps
+ * at most, each under 2^54 + 2^30, add up to less than 2^62, so they cross
+ * INT64_MAX at most once, and the ends show it: no lane needs its order check.
+ */
+static int rises_by_construction(unsigned width, int grid, uint64_t add)
+{
+    return add < (UINT64_C(1) << 54) && (!grid || add >= (UINT64_C(1) << width));
 }
 #endif
 
@@ -802,8 +836,11 @@ int tsc_codec2_unpack_timestamps_simd(const uint8_t *src, size_t avail, size_t n
 {
 #ifdef TSC_HAVE_AVX2
     if (width >= 1 && width <= SHUFFLE_MAX_WIDTH && n <= TSC2_GROUP && avx2_here()) {
-        *back = grid ? unpack_grid_avx2(src, avail, n, width, prev0, start, add, out)
-                     : unpack_sums_avx2(src, avail, n, width, start, add, out);
+        int check = !rises_by_construction(width, grid, add);
+        *back = grid ? unpack_grid_avx2(src, avail, n, width, prev0, start, add, check, out)
+                     : unpack_sums_avx2(src, avail, n, width, start, add, check, out);
+        if (!check && n)
+            *back = (int64_t)out[0] < (int64_t)(grid ? prev0 : start) || (int64_t)out[n - 1] < (int64_t)out[0];
         return 1;
     }
 #endif
