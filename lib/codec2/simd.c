@@ -643,6 +643,15 @@ static inline const uint8_t *block_at(const uint8_t *src, size_t avail, size_t a
     return pad;
 }
 
+/* The lanes of a block of eight that hold one of the `left` fields still to write: the masked stores' masks. */
+__attribute__((target("avx2"))) static inline void tail_masks(size_t left, __m256i *a, __m256i *b)
+{
+    const __m256i lane = _mm256_set_epi64x(3, 2, 1, 0);
+    __m256i count = _mm256_set1_epi64x((int64_t)(left < 8 ? left : 8));
+    *a = _mm256_cmpgt_epi64(count, lane);
+    *b = _mm256_cmpgt_epi64(count, _mm256_add_epi64(lane, _mm256_set1_epi64x(4)));
+}
+
 __attribute__((target("avx2"))) static size_t unpack_shuffle_avx2(const uint8_t *src, size_t avail, uint64_t *fields,
                                                                    size_t n, unsigned width)
 {
@@ -706,16 +715,14 @@ unpack_decimal_sums_lanes(const uint8_t *src, size_t avail, size_t n, unsigned w
         memcpy(bits + i + 4, &v, sizeof v);
     }
     uint8_t pad[32];
-    uint64_t tail[8];
     for (; i < n; i += 8, at += width) {
+        __m256i store_a, store_b;
+        tail_masks(n - i, &store_a, &store_b);
         unpack_eight(&p, block_at(src, avail, at, p.second, pad), &a, &b);
         last = sum_lanes(a, steps, last);
-        __m256d v = biased_decimal_lanes(last, &c, as_float);
-        memcpy(tail, &v, sizeof v);
+        _mm256_maskstore_pd((double *)(void *)(bits + i), store_a, biased_decimal_lanes(last, &c, as_float));
         last = sum_lanes(b, steps, last);
-        v = biased_decimal_lanes(last, &c, as_float);
-        memcpy(tail + 4, &v, sizeof v);
-        memcpy(bits + i, tail, (n - i < 8 ? n - i : 8) * sizeof *bits);
+        _mm256_maskstore_pd((double *)(void *)(bits + i + 4), store_b, biased_decimal_lanes(last, &c, as_float));
     }
 }
 
@@ -778,24 +785,21 @@ unpack_timestamps_lanes(const uint8_t *src, size_t avail, size_t n, unsigned wid
         memcpy(out + i + 4, &now, sizeof now);
         last = now;
     }
-    const __m256i lane = _mm256_set_epi64x(3, 2, 1, 0), four = _mm256_set1_epi64x(4);
     uint8_t pad[32];
-    uint64_t tail[8];
     for (; i < n; i += 8, at += width) {
-        __m256i left = _mm256_set1_epi64x((int64_t)(n - i));
+        __m256i store_a, store_b;
+        tail_masks(n - i, &store_a, &store_b);
         unpack_eight(&p, block_at(src, avail, at, p.second, pad), &a, &b);
         now = timestamp_lanes(a, grid, &base, step4, adds, last);
         __m256i went_back = _mm256_cmpgt_epi64(lanes_before(now, last), now);
-        if (check) back = _mm256_or_si256(back, _mm256_and_si256(went_back, _mm256_cmpgt_epi64(left, lane)));
-        memcpy(tail, &now, sizeof now);
+        if (check) back = _mm256_or_si256(back, _mm256_and_si256(went_back, store_a));
+        _mm256_maskstore_epi64((long long *)(void *)(out + i), store_a, now);
         last = now;
         now = timestamp_lanes(b, grid, &base, step4, adds, last);
         went_back = _mm256_cmpgt_epi64(lanes_before(now, last), now);
-        if (check)
-            back = _mm256_or_si256(back, _mm256_and_si256(went_back, _mm256_cmpgt_epi64(left, _mm256_add_epi64(lane, four))));
-        memcpy(tail + 4, &now, sizeof now);
+        if (check) back = _mm256_or_si256(back, _mm256_and_si256(went_back, store_b));
+        _mm256_maskstore_epi64((long long *)(void *)(out + i + 4), store_b, now);
         last = now;
-        memcpy(out + i, tail, (n - i < 8 ? n - i : 8) * sizeof *out);
     }
     return !_mm256_testz_si256(back, back);
 }
