@@ -331,7 +331,7 @@ size_t tsc_codec2_decode_group(const tsc_codec2_group *g, const tsc_codec2_frame
         if (err) return err;
     }
     if (f->flags & TSCHUNK_FLAG_VAL_CONST) {
-        for (size_t i = 0; i < n; i++) bits[i] = f->value;
+        tsc_codec2_steps(f->value, 0, n, bits);
         return 0;
     }
     switch (g->mode & 3) {
@@ -341,8 +341,7 @@ size_t tsc_codec2_decode_group(const tsc_codec2_group *g, const tsc_codec2_frame
             return 0;
         }
         if (g->mode == TSC2_SPLIT) return decode_split(g, n, end, bits);
-        uint64_t v = g->mode & TSC2_CONST_REPEAT ? prev_bits : tsc_load64_le(g->payload);
-        for (size_t i = 0; i < n; i++) bits[i] = v;
+        tsc_codec2_steps(g->mode & TSC2_CONST_REPEAT ? prev_bits : tsc_load64_le(g->payload), 0, n, bits);
         return 0;
     }
     case TSC2_MASKED: {
