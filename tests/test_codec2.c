@@ -677,6 +677,35 @@ Test(codec2, simd_unpack_decimal_sums_match_scalar)
     cr_log_info("%d fused decimal blocks compared", compared);
 }
 
+/* The fused unpack + conversion of frame-of-reference decimals against its twin, on exact-size buffers. */
+Test(codec2, simd_unpack_decimals_match_scalar)
+{
+    uint64_t rng = 19, fields[128], want[128], got[128];
+    unsigned char packed[128 * 4 + 8];
+    int compared = 0;
+    for (int round_no = 0; round_no < 4000; round_no++) {
+        unsigned width = 1 + (unsigned)(wl_rng(&rng) % 30), e = (unsigned)(wl_rng(&rng) % 16);
+        size_t n = 1 + wl_rng(&rng) % 128;
+        int as_float = (int)(wl_rng(&rng) & 1);
+        for (size_t i = 0; i < n; i++) fields[i] = wl_rng(&rng) & ((UINT64_C(1) << width) - 1);
+        size_t bytes = tsc_codec2_packed_bytes(n, width);
+        tsc_codec2_pack(packed, fields, n, width);
+        unsigned char *exact = malloc(bytes); /* ASan sees a read past the fields */
+        memcpy(exact, packed, bytes);
+        /* |k| stays under 2^51: |base| < 2^50, fields under 2^30. */
+        uint64_t base = (uint64_t)((int64_t)(wl_rng(&rng) % (UINT64_C(1) << 51)) - (INT64_C(1) << 50));
+        tsc_codec2_unpack_decimals_scalar(exact, bytes, n, width, base, e, as_float, want);
+        for (size_t i = 0; i < n; i++) /* the twin against the format's formula */
+            cr_assert_eq(want[i], tsc_codec2_decimal_bits((int64_t)(base + fields[i]), e, as_float));
+        if (tsc_codec2_unpack_decimals_simd(exact, bytes, n, width, base, e, as_float, got)) {
+            compared++;
+            cr_assert(memcmp(want, got, n * 8) == 0, "width %u n %zu round %d", width, n, round_no);
+        }
+        free(exact);
+    }
+    cr_log_info("%d fused frame-of-reference decimal blocks compared", compared);
+}
+
 /*
  * The fused unpack + grid or running sum of timestamp blocks against its twin, on exact-size buffers:
  * every width the shuffle takes, every length of a group, time going back in some blocks (also in the

@@ -255,10 +255,14 @@ static size_t decode_decimal(const tsc_codec2_group *g, size_t n, const uint8_t 
             tsc_codec2_unpack_decimal_sums_scalar(g->payload, avail, n - 1, g->dec_width, base, step, exponent,
                                                   as_float, bits + 1);
     } else {
-        uint64_t fields[TSC2_GROUP];
-        tsc_codec2_unpack(g->payload, (size_t)(end - g->payload), fields, n, g->dec_width);
-        if (small) tsc_codec2_decimals_to_bits(base, fields, n, exponent, as_float, bits);
-        else tsc_codec2_decimals_to_bits_scalar(base, fields, n, exponent, as_float, bits);
+        size_t avail = (size_t)(end - g->payload);
+        if (!small || !tsc_codec2_unpack_decimals_simd(g->payload, avail, n, g->dec_width, base, exponent, as_float,
+                                                       bits)) {
+            uint64_t fields[TSC2_GROUP];
+            tsc_codec2_unpack(g->payload, avail, fields, n, g->dec_width);
+            if (small) tsc_codec2_decimals_to_bits(base, fields, n, exponent, as_float, bits);
+            else tsc_codec2_decimals_to_bits_scalar(base, fields, n, exponent, as_float, bits);
+        }
     }
     /* The entries were walked by the parse: their lengths are known good. */
     const uint8_t *x = g->exception_at;

@@ -251,6 +251,11 @@ int tsc_codec2_unpack_decimal_sums_simd(const uint8_t *src, size_t avail, size_t
                                         uint64_t step, unsigned e, int as_float, uint64_t *bits);
 void tsc_codec2_unpack_decimal_sums_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t start,
                                            uint64_t step, unsigned e, int as_float, uint64_t *bits);
+/* unpack_decimals: decimals_to_bits of the n (<= TSC2_GROUP) fields tsc_codec2_unpack gives, the same way */
+int tsc_codec2_unpack_decimals_simd(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t base,
+                                    unsigned e, int as_float, uint64_t *bits);
+void tsc_codec2_unpack_decimals_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t base,
+                                       unsigned e, int as_float, uint64_t *bits);
 /*
  * unpack_timestamps: the n (<= TSC2_GROUP) fields tsc_codec2_unpack gives from src[0, avail) through
  * tsc_codec2_grid (grid != 0: prev0, start, add) or tsc_codec2_running_sum (start, add; prev0 unused), with

@@ -695,22 +695,37 @@ __attribute__((target("avx2"))) static void unpack_run_avx2(const uint8_t *src, 
  * conversion without being stored. The last block (127 fields a full group)
  * goes the same way through block_at. Needs width <= 30 and every |k| < 2^51.
  */
+/* Four k + MAGIC_BITS: the running sum after last (delta, a constant the compiler folds), or base + field. */
+__attribute__((target("avx2"), always_inline)) static inline __m256i biased_k_lanes(__m256i fields, const int delta,
+                                                                                    __m256i add, __m256i last)
+{
+    return delta ? sum_lanes(fields, add, last) : _mm256_add_epi64(fields, add);
+}
+
+/*
+ * A decimal block from its packed fields to values' bits in one pass: each four
+ * fields unpacked by byte shuffle go through the running sum (delta: k[i] =
+ * k[i-1] + add + field, k[-1] = start) or onto the base (k = add + field) and the
+ * conversion without being stored. The last block (127 fields a full DELTA
+ * group) goes the same way through block_at. Needs width <= 30 and every
+ * |k| < 2^51.
+ */
 __attribute__((target("avx2,fma"), always_inline)) static inline void
-unpack_decimal_sums_lanes(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t start, uint64_t step,
-                          unsigned e, const int as_float, uint64_t *bits)
+unpack_decimals_lanes(const uint8_t *src, size_t avail, size_t n, unsigned width, const int delta, uint64_t start,
+                      uint64_t add, unsigned e, const int as_float, uint64_t *bits)
 {
     const decimal_consts c = decimal_consts_of(e, as_float);
     const shuffle_plan p = shuffle_plan_of(width);
-    const __m256i steps = _mm256_set1_epi64x((int64_t)step);
-    /* The running sum carries k + MAGIC_BITS (mod 2^64): the conversion's bias comes for free. */
+    /* k is carried as k + MAGIC_BITS (mod 2^64): the conversion's bias comes for free. */
+    const __m256i adds = _mm256_set1_epi64x((int64_t)(add + (delta ? 0 : (uint64_t)MAGIC_BITS)));
     __m256i last = _mm256_set1_epi64x((int64_t)(start + (uint64_t)MAGIC_BITS)), a, b;
     size_t i = 0, at = 0;
     for (; i + 8 <= n && at + p.second + 16 <= avail; i += 8, at += width) {
         unpack_eight(&p, src + at, &a, &b);
-        last = sum_lanes(a, steps, last);
+        last = biased_k_lanes(a, delta, adds, last);
         __m256d v = biased_decimal_lanes(last, &c, as_float);
         memcpy(bits + i, &v, sizeof v);
-        last = sum_lanes(b, steps, last);
+        last = biased_k_lanes(b, delta, adds, last);
         v = biased_decimal_lanes(last, &c, as_float);
         memcpy(bits + i + 4, &v, sizeof v);
     }
@@ -719,9 +734,9 @@ unpack_decimal_sums_lanes(const uint8_t *src, size_t avail, size_t n, unsigned w
         __m256i store_a, store_b;
         tail_masks(n - i, &store_a, &store_b);
         unpack_eight(&p, block_at(src, avail, at, p.second, pad), &a, &b);
-        last = sum_lanes(a, steps, last);
+        last = biased_k_lanes(a, delta, adds, last);
         _mm256_maskstore_pd((double *)(void *)(bits + i), store_a, biased_decimal_lanes(last, &c, as_float));
-        last = sum_lanes(b, steps, last);
+        last = biased_k_lanes(b, delta, adds, last);
         _mm256_maskstore_pd((double *)(void *)(bits + i + 4), store_b, biased_decimal_lanes(last, &c, as_float));
     }
 }
@@ -730,8 +745,16 @@ __attribute__((target("avx2,fma"))) static void unpack_decimal_sums_avx2(const u
                                                                           unsigned width, uint64_t start, uint64_t step,
                                                                           unsigned e, int as_float, uint64_t *bits)
 {
-    if (as_float) unpack_decimal_sums_lanes(src, avail, n, width, start, step, e, 1, bits);
-    else unpack_decimal_sums_lanes(src, avail, n, width, start, step, e, 0, bits);
+    if (as_float) unpack_decimals_lanes(src, avail, n, width, 1, start, step, e, 1, bits);
+    else unpack_decimals_lanes(src, avail, n, width, 1, start, step, e, 0, bits);
+}
+
+__attribute__((target("avx2,fma"))) static void unpack_decimals_avx2(const uint8_t *src, size_t avail, size_t n,
+                                                                      unsigned width, uint64_t base, unsigned e,
+                                                                      int as_float, uint64_t *bits)
+{
+    if (as_float) unpack_decimals_lanes(src, avail, n, width, 0, base, base, e, 1, bits);
+    else unpack_decimals_lanes(src, avail, n, width, 0, base, base, e, 0, bits);
 }
 #endif
 
@@ -860,6 +883,27 @@ int tsc_codec2_unpack_timestamps_scalar(const uint8_t *src, size_t avail, size_t
     tsc_codec2_unpack(src, avail, fields, n, width);
     return grid ? tsc_codec2_grid_scalar(prev0, start, add, fields, n, out)
                 : tsc_codec2_running_sum_scalar(start, add, fields, n, out);
+}
+
+int tsc_codec2_unpack_decimals_simd(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t base,
+                                    unsigned e, int as_float, uint64_t *bits)
+{
+#ifdef TSC_HAVE_AVX2
+    if (width >= 1 && width <= SHUFFLE_MAX_WIDTH && avx2_fma_here()) {
+        unpack_decimals_avx2(src, avail, n, width, base, e, as_float, bits);
+        return 1;
+    }
+#endif
+    (void)src, (void)avail, (void)n, (void)width, (void)base, (void)e, (void)as_float, (void)bits;
+    return 0;
+}
+
+void tsc_codec2_unpack_decimals_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t base,
+                                       unsigned e, int as_float, uint64_t *bits)
+{
+    uint64_t fields[TSC2_GROUP];
+    tsc_codec2_unpack(src, avail, fields, n, width);
+    tsc_codec2_decimals_to_bits_scalar(base, fields, n, e, as_float, bits);
 }
 
 void tsc_codec2_unpack_decimal_sums_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t start,
