@@ -5,6 +5,7 @@
 
 #include "test_util.h"
 #include "codec2/format.h"
+#include "chunk/format.h"
 
 #define TSC2 TSCHUNK_CODEC_TSC2
 
@@ -675,6 +676,40 @@ Test(codec2, simd_unpack_decimal_sums_match_scalar)
         free(exact);
     }
     cr_log_info("%d fused decimal blocks compared", compared);
+}
+
+/*
+ * MASKED groups of every length (the last group of chunks of 129..256 samples), repeats at random: each
+ * decodes to its samples, through the eight-at-a-time table and the tail alike.
+ */
+Test(codec2, masked_groups_of_every_length_round_trip)
+{
+    uint64_t rng = 23;
+    int masked_last = 0;
+    for (size_t n = 129; n <= 256; n++) {
+        wl_series s;
+        wl_alloc(&s, n, "masked");
+        double value = 12.34;
+        for (size_t i = 0; i < n; i++) {
+            if (wl_rng(&rng) & 1) value = (double)(int64_t)(wl_rng(&rng) % 5000) / 100.0;
+            s.ts[i] = (int64_t)i * 1000;
+            s.bits[i] = wl_bits(value);
+        }
+        unsigned char *chunk;
+        size_t size = encode_range_codec(&s, 0, n, TSC2, &chunk);
+        check_chunk(chunk, size, &s, 0, n);
+        /* the second (last) group's value mode */
+        tsc_chunk_header h;
+        tsc_codec2_group g;
+        cr_assert_eq(tsc_chunk_parse(chunk, size, &h, 0), 0);
+        cr_assert_eq(tsc_codec2_parse_group(chunk + h.ts_offset, size - h.ts_offset, 128, h.info.flags, &g), 0);
+        size_t second = h.ts_offset + g.size;
+        cr_assert_eq(tsc_codec2_parse_group(chunk + second, size - second, n - 128, h.info.flags, &g), 0);
+        masked_last += (g.mode & 3) == TSC2_MASKED;
+        free(chunk);
+        wl_free(&s);
+    }
+    cr_assert_geq(masked_last, 100, "%d of 128 last groups MASKED", masked_last);
 }
 
 /* The fused unpack + conversion of frame-of-reference decimals against its twin, on exact-size buffers. */
