@@ -46,6 +46,51 @@ Test(codec2, decimal_groups_keep_their_exceptions_exact)
     wl_free(&s);
 }
 
+/*
+ * Exception entries decode whatever their corrections' lengths (1 and 2 bytes, the last one at the
+ * chunk's end) and kinds (RAW among them); a position out of order, repeated or past the group is
+ * CORRUPT.
+ */
+Test(codec2, exception_positions_must_increase_within_the_group)
+{
+    enum { N = 40 };
+    wl_series s;
+    wl_alloc(&s, N, "exceptions");
+    for (size_t i = 0; i < N; i++) {
+        s.ts[i] = (int64_t)i * 1000;
+        s.bits[i] = wl_bits((double)(int64_t)(i * 37 % 1000) / 100.0);
+    }
+    s.bits[5] += 3;           /* NEAR: a 1-byte correction */
+    s.bits[11] -= 1000;       /* NEAR: 2 bytes */
+    s.bits[20] = wl_bits(1e300); /* RAW */
+    s.bits[33] += 4000;       /* NEAR: 2 bytes */
+    s.bits[39] -= 2;          /* NEAR, the chunk's last bytes */
+    unsigned char *chunk;
+    size_t size = encode_range_codec(&s, 0, N, TSC2, &chunk);
+    check_chunk(chunk, size, &s, 0, N);
+    tsc_chunk_header h;
+    tsc_codec2_group g;
+    cr_assert_eq(tsc_chunk_parse(chunk, size, &h, 0), 0);
+    cr_assert_eq(tsc_codec2_parse_group(chunk + h.ts_offset, size - h.ts_offset, N, h.info.flags, &g), 0);
+    cr_assert_eq(g.exceptions, 5, "%zu exceptions", g.exceptions);
+    size_t first = (size_t)(g.exception_at - chunk);
+    cr_assert_eq(chunk[first], 5);
+    cr_assert_eq(chunk[first + 2], 11); /* after the first entry's 1-byte correction */
+    int64_t ts[N];
+    double v[N];
+    unsigned char positions[][2] = {{5, N}, {5, 5}, {5, 2}, {N + 3, 11}, {0x7f, 11}};
+    for (size_t c = 0; c < sizeof positions / sizeof positions[0]; c++) {
+        unsigned char *bad = malloc(size);
+        memcpy(bad, chunk, size);
+        bad[first] = positions[c][0];
+        bad[first + 2] = positions[c][1];
+        cr_assert_eq(tschunk_get_error_code(tschunk_decode(bad, size, ts, v, N)), TSCHUNK_ERROR_CORRUPT, "case %zu", c);
+        free(bad);
+    }
+    free(chunk);
+    wl_free(&s);
+}
+
 /* float32 readings widened to double (as ETT's are) round-trip through the FLOAT32 decimal form. */
 Test(codec2, widened_float32_decimals_round_trip)
 {
