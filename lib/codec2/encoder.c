@@ -422,6 +422,23 @@ typedef struct {
     size_t bytes; /* the whole value block, mode byte included; SIZE_MAX when not planned */
 } split_plan;
 
+/*
+ * Byte counters (256 of them, summing to at most 255) to the position of each
+ * one's first value: eight counters a word, whose prefix sums a multiplication
+ * by 0x0101...01 gives (no byte carries into the next while sums stay below
+ * 256), plus the words before.
+ */
+static void first_positions(uint8_t counts[256])
+{
+    const uint64_t ones = UINT64_C(0x0101010101010101);
+    uint64_t before = 0;
+    for (unsigned w = 0; w < 256; w += 8) {
+        uint64_t word = tsc_load64_le(counts + w), inclusive = word * ones;
+        tsc_store64_le(counts + w, inclusive - word + before * ones);
+        before += inclusive >> 56;
+    }
+}
+
 /* The top 16 bits of every value, sorted: two 8-bit counting passes whose
  * histograms are taken in one read of the values, counts and positions in
  * bytes (a group has at most 128 values). */
@@ -435,14 +452,12 @@ static void sorted_tops(const uint64_t *bits, size_t n, uint16_t *out)
         low_at[tops[i] & 0xff]++;
         high_at[tops[i] >> 8]++;
     }
-    unsigned low_sum = 0, high_sum = 0;
-    for (unsigned c = 0; c < 256; c++) {
-        unsigned low = low_at[c], high = high_at[c];
-        low_at[c] = (uint8_t)low_sum;
-        high_at[c] = (uint8_t)high_sum;
-        low_sum += low;
-        high_sum += high;
+    first_positions(low_at);
+    if (n && high_at[tops[0] >> 8] == n) { /* one high byte (one sign and exponent range): one pass sorts */
+        for (size_t i = 0; i < n; i++) out[low_at[tops[i] & 0xff]++] = tops[i];
+        return;
     }
+    first_positions(high_at);
     for (size_t i = 0; i < n; i++) by_low[low_at[tops[i] & 0xff]++] = tops[i];
     for (size_t i = 0; i < n; i++) out[high_at[by_low[i] >> 8]++] = by_low[i];
 }
@@ -494,6 +509,9 @@ static void plan_split(split_plan *r, const uint64_t *bits, size_t n)
     }
     r->bytes = SIZE_MAX;
     for (unsigned left = TSC2_SPLIT_MAX_LEFT; left >= 4; left -= 2) {
+        /* The rights alone grow as left shrinks: once they (and the 5 bytes every plan has: mode, L, D, a
+         * dictionary entry, the exception count) cost more than the best, no narrower width can win. */
+        if (r->bytes != SIZE_MAX && 5 + tsc_codec2_packed_bytes(n, 64 - left) > r->bytes) break;
         if (left < TSC2_SPLIT_MAX_LEFT) { /* merge the previous width's runs two bits narrower */
             size_t merged = 0;
             for (size_t t = 0; t < runs; t++) {
