@@ -108,6 +108,7 @@ static size_t parse_split(const uint8_t *src, size_t avail, size_t n, tsc_codec2
     if (avail - *pos < 2) return TSC_ERROR(TRUNCATED);
     g->left_bits = src[(*pos)++];
     g->dict_size = src[(*pos)++];
+    memset(g->dict, 0, sizeof g->dict); /* codes past dict_size read an entry before they are refused */
     if (g->left_bits < 1 || g->left_bits > TSC2_SPLIT_MAX_LEFT || g->dict_size < 1 || g->dict_size > TSC2_SPLIT_DICT)
         return TSC_ERROR(CORRUPT);
     size_t err;
@@ -180,7 +181,7 @@ static size_t parse_values(const uint8_t *src, size_t avail, size_t n, tsc_codec
 
 size_t tsc_codec2_parse_group(const uint8_t *src, size_t avail, size_t n, unsigned flags, tsc_codec2_group *g)
 {
-    memset(g, 0, sizeof *g);
+    memset(g, 0, offsetof(tsc_codec2_group, dict));
     size_t pos = 0, err;
     if (!(flags & TSCHUNK_FLAG_TS_CONST) && (err = parse_timestamps(src, avail, n, g, &pos))) return err;
     g->ts_bytes = pos;

@@ -187,12 +187,12 @@ typedef struct {
     const uint8_t *mask;      /* MASKED: the repeat mask */
     unsigned left_bits;       /* SPLIT */
     unsigned dict_size;
-    uint64_t dict[TSC2_SPLIT_DICT];
     const uint8_t *codes;
     const uint8_t *rights;
     size_t kept;              /* DECIMAL: n; MASKED: the values not masked */
     size_t ts_bytes;          /* the timestamp block */
     size_t size;              /* the whole group */
+    uint64_t dict[TSC2_SPLIT_DICT]; /* SPLIT only (last: the parse clears the fields above it) */
 } tsc_codec2_group;
 
 /* pack.c: bit packing. */
