@@ -652,6 +652,13 @@ __attribute__((target("avx2"))) static inline void tail_masks(size_t left, __m25
     *b = _mm256_cmpgt_epi64(count, _mm256_add_epi64(lane, _mm256_set1_epi64x(4)));
 }
 
+/* How many blocks of eight from src's start are whole (below n) and load inside avail: the fast loops' count. */
+static inline size_t safe_blocks(size_t n, size_t avail, unsigned width, size_t second)
+{
+    size_t blocks = n / 8, inside = avail >= second + 16 ? (avail - second - 16) / width + 1 : 0;
+    return blocks < inside ? blocks : inside;
+}
+
 __attribute__((target("avx2"))) static size_t unpack_shuffle_avx2(const uint8_t *src, size_t avail, uint64_t *fields,
                                                                    size_t n, unsigned width)
 {
@@ -719,15 +726,16 @@ unpack_decimals_lanes(const uint8_t *src, size_t avail, size_t n, unsigned width
     /* k is carried as k + MAGIC_BITS (mod 2^64): the conversion's bias comes for free. */
     const __m256i adds = _mm256_set1_epi64x((int64_t)(add + (delta ? 0 : (uint64_t)MAGIC_BITS)));
     __m256i last = _mm256_set1_epi64x((int64_t)(start + (uint64_t)MAGIC_BITS)), a, b;
-    size_t i = 0, at = 0;
-    for (; i + 8 <= n && at + p.second + 16 <= avail; i += 8, at += width) {
-        unpack_eight(&p, src + at, &a, &b);
+    size_t blocks = safe_blocks(n, avail, width, p.second), i = 8 * blocks, at = width * blocks;
+    const uint8_t *in = src;
+    for (uint64_t *o = bits; blocks; blocks--, in += width, o += 8) { /* one counter: a short loop's control costs */
+        unpack_eight(&p, in, &a, &b);
         last = biased_k_lanes(a, delta, adds, last);
         __m256d v = biased_decimal_lanes(last, &c, as_float);
-        memcpy(bits + i, &v, sizeof v);
+        memcpy(o, &v, sizeof v);
         last = biased_k_lanes(b, delta, adds, last);
         v = biased_decimal_lanes(last, &c, as_float);
-        memcpy(bits + i + 4, &v, sizeof v);
+        memcpy(o + 4, &v, sizeof v);
     }
     uint8_t pad[32];
     for (; i < n; i += 8, at += width) {
@@ -796,16 +804,17 @@ unpack_timestamps_lanes(const uint8_t *src, size_t avail, size_t n, unsigned wid
     __m256i base = _mm256_set_epi64x((int64_t)(start + 4 * add), (int64_t)(start + 3 * add),
                                      (int64_t)(start + 2 * add), (int64_t)(start + add));
     __m256i back = _mm256_setzero_si256(), last = _mm256_set1_epi64x((int64_t)(grid ? prev0 : start)), a, b, now;
-    size_t i = 0, at = 0;
-    for (; i + 8 <= n && at + p.second + 16 <= avail; i += 8, at += width) {
-        unpack_eight(&p, src + at, &a, &b);
+    size_t blocks = safe_blocks(n, avail, width, p.second), i = 8 * blocks, at = width * blocks;
+    const uint8_t *in = src;
+    for (uint64_t *o = out; blocks; blocks--, in += width, o += 8) {
+        unpack_eight(&p, in, &a, &b);
         now = timestamp_lanes(a, grid, &base, step4, adds, last);
         if (check) back = _mm256_or_si256(back, _mm256_cmpgt_epi64(lanes_before(now, last), now));
-        memcpy(out + i, &now, sizeof now);
+        memcpy(o, &now, sizeof now);
         last = now;
         now = timestamp_lanes(b, grid, &base, step4, adds, last);
         if (check) back = _mm256_or_si256(back, _mm256_cmpgt_epi64(lanes_before(now, last), now));
-        memcpy(out + i + 4, &now, sizeof now);
+        memcpy(o + 4, &now, sizeof now);
         last = now;
     }
     uint8_t pad[32];
