@@ -375,10 +375,10 @@ typedef struct {
 
 /**
  * Prepare to read `chunk`: the header is checked as by tschunk_chunk_info_get,
- * except that for codec 2 only the first group is parsed here and every later
- * group when the iterator reaches it (damage found then is an error of the
- * call that reaches it, sticky), so that starting to read costs no walk
- * through the chunk. tschunk_validate walks every group's lengths up front.
+ * except that for codec 2 no group is parsed here: each one is parsed when the
+ * iterator reaches it (damage found then is an error of the call that reaches
+ * it, sticky), so that starting to read costs no walk through the chunk and no
+ * group is parsed twice. tschunk_validate walks every group's lengths up front.
  * @return 0 or an error.
  */
 TSCHUNK_API size_t tschunk_iter_init(tschunk_iter *it, const void *chunk, size_t size);

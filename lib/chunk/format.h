@@ -47,10 +47,13 @@ typedef struct {
 } tsc_chunk_header;
 
 /*
- * Parse and check a chunk's header. With `walk` 0, codec 2's groups after the
- * first are left to the iterator, which checks each one as it reaches it (and
- * that the last one ends the chunk); stream sizes are then not filled in.
+ * Parse and check a chunk's header. With `walk` TSC_PARSE_FIRST, codec 2's
+ * groups after the first are left to the iterator, which checks each one as it
+ * reaches it (and that the last one ends the chunk), and stream sizes are not
+ * filled in; with TSC_PARSE_HEADER the first group is left to it too (codec
+ * 2's first_ts is then filled in only when TS_CONST carries it).
  */
+enum { TSC_PARSE_HEADER = -1, TSC_PARSE_FIRST = 0, TSC_PARSE_ALL = 1 };
 size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h, int walk);
 
 /* tschunk_decode with codec 1's loops chosen (TSC_LOOPS_*, lib/common/common.h); the tests compare them. */

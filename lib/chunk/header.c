@@ -104,7 +104,7 @@ size_t tschunk_chunk_info_get(const void *chunk, size_t size, tschunk_chunk_info
 {
     if (!chunk || !info) return TSC_ERROR(BAD_PARAMETER);
     tsc_chunk_header h;
-    size_t err = tsc_chunk_parse((const uint8_t *)chunk, size, &h, 1);
+    size_t err = tsc_chunk_parse((const uint8_t *)chunk, size, &h, TSC_PARSE_ALL);
     if (err) return err;
     *info = h.info;
     return info->codec == TSCHUNK_CODEC_TSC2 && info->count ? first_samples(chunk, size, info) : 0;

@@ -404,7 +404,7 @@ size_t tschunk_iter_init(tschunk_iter *it, const void *chunk, size_t size)
 {
     if (!it || !chunk) return TSC_ERROR(BAD_PARAMETER);
     tsc_chunk_header h;
-    size_t err = tsc_chunk_parse((const uint8_t *)chunk, size, &h, 0);
+    size_t err = tsc_chunk_parse((const uint8_t *)chunk, size, &h, TSC_PARSE_HEADER);
     if (err) return err;
     const uint8_t *src = (const uint8_t *)chunk;
     /* Not the 2 KiB group buffer: group_at == group_len == 0 marks it empty. */
@@ -593,7 +593,7 @@ static size_t header_count(const void *chunk, size_t size)
 {
     if (!chunk) return TSC_ERROR(BAD_PARAMETER);
     tsc_chunk_header h;
-    size_t err = tsc_chunk_parse((const uint8_t *)chunk, size, &h, 0);
+    size_t err = tsc_chunk_parse((const uint8_t *)chunk, size, &h, TSC_PARSE_HEADER);
     return err ? err : h.info.count;
 }
 

@@ -432,6 +432,7 @@ size_t tsc_codec2_parse_chunk(const uint8_t *src, size_t size, size_t *pos, tsch
     size_t err = parse_frame(src, size, pos, info);
     if (err) return err;
     info->header_bytes = *pos;
+    if (walk < 0) return 0;
     size_t at = *pos;
     for (uint32_t done = 0; done < info->count;) {
         size_t n = info->count - done < TSC2_GROUP ? info->count - done : TSC2_GROUP;
