@@ -91,58 +91,6 @@ Test(codec2, exception_positions_must_increase_within_the_group)
     wl_free(&s);
 }
 
-/* The exponent search as it was before it skipped exponents without a division: every e read. */
-static int smallest_exponent_reference(uint64_t bits, int as_float)
-{
-    int64_t k, diff;
-    int near = -1;
-    double magnitude = wl_double(bits & ~(UINT64_C(1) << 63));
-    for (unsigned e = 0; e <= TSC2_MAX_EXPONENT; e++) {
-        if (e && magnitude * tsc_codec2_pow10[e] >= 0x1p51) break;
-        int reading = tsc_codec2_read(bits, e, as_float, &k, &diff);
-        if (reading == TSC2_EXACT) return (int)e;
-        if (reading == TSC2_NEAR && near < 0 && diff >= -16 && diff <= 16) near = (int)e;
-    }
-    return near;
-}
-
-/*
- * The exponent search's shortcut (an exponent skipped when x * 10^e is too far from an integer) never
- * changes its answer: decimals of every exponent, values a few ulps off them (NEAR), float32 decimals,
- * random bit patterns, subnormals, zeros, infinities and NaN, read as doubles and as float32.
- */
-Test(codec2, exponent_search_shortcut_changes_no_answer)
-{
-    uint64_t rng = 41;
-    int found = 0, near_found = 0;
-    for (int round_no = 0; round_no < 200000; round_no++) {
-        unsigned e = (unsigned)(wl_rng(&rng) % 16);
-        int64_t k = (int64_t)(wl_rng(&rng) % (UINT64_C(1) << (1 + wl_rng(&rng) % 50))) * (wl_rng(&rng) & 1 ? -1 : 1);
-        uint64_t bits;
-        switch (round_no % 6) {
-        case 0: bits = wl_bits((double)k / tsc_codec2_pow10[e]); break;
-        case 1: bits = wl_bits((double)k / tsc_codec2_pow10[e]) + wl_rng(&rng) % 41 - 20; break;
-        case 2: bits = wl_bits((double)(float)((double)k / tsc_codec2_pow10[e])); break;
-        case 3: bits = wl_rng(&rng); break;
-        case 4: bits = wl_rng(&rng) >> (12 + wl_rng(&rng) % 52); break; /* subnormals and small exponents */
-        default: {
-            static const uint64_t special[] = {0, UINT64_C(0x8000000000000000), UINT64_C(0x7ff0000000000000),
-                                               UINT64_C(0xfff0000000000000), UINT64_C(0x7ff8000000000001),
-                                               UINT64_C(0x0000000000000001), UINT64_C(0x7fefffffffffffff)};
-            bits = special[wl_rng(&rng) % 7];
-        }
-        }
-        for (int as_float = 0; as_float <= 1; as_float++) {
-            int want = smallest_exponent_reference(bits, as_float), got = tsc_codec2_smallest_exponent(bits, as_float);
-            cr_assert_eq(got, want, "bits %016" PRIx64 " as_float %d: %d, not %d", bits, as_float, got, want);
-            found += want >= 0;
-            near_found += round_no % 6 == 1 && want >= 0;
-        }
-    }
-    cr_assert_gt(near_found, 1000, "%d NEAR readings", near_found);
-    cr_log_info("%d readings found", found);
-}
-
 /* float32 readings widened to double (as ETT's are) round-trip through the FLOAT32 decimal form. */
 Test(codec2, widened_float32_decimals_round_trip)
 {

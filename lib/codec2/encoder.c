@@ -169,31 +169,13 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
 #define SEARCH_MAX_K 0x1p51
 #define SEARCH_NEAR_ULPS 16
 
-/*
- * ulp(x) times the slack within which x * 10^e lies of an integer k whose
- * k / 10^e the read accepts (EXACT, or NEAR within SEARCH_NEAR_ULPS): 16 ulps
- * (32 across a binade), the rounding of k / 10^e (1; float32's, 2^29 more) and
- * of the product (1), so 34 or 2^29 + 34, taken as 36. 0 (no filter) for zero,
- * subnormals, Inf and NaN.
- */
-static double scaled_slack(uint64_t bits, int as_float)
-{
-    uint64_t exponent = bits & UINT64_C(0x7ff0000000000000);
-    if (exponent == 0 || exponent == UINT64_C(0x7ff0000000000000)) return 0;
-    return tsc_double_of(exponent) * 0x1p-52 * (as_float ? 0x1p29 + 36 : 36);
-}
-
 int tsc_codec2_smallest_exponent(uint64_t bits, int as_float)
 {
     int64_t k, diff;
     int near = -1;
-    double magnitude = tsc_double_of(bits & ~(UINT64_C(1) << 63)), slack = scaled_slack(bits, as_float);
+    double magnitude = tsc_double_of(bits & ~(UINT64_C(1) << 63));
     for (unsigned e = 0; e <= TSC2_MAX_EXPONENT; e++) {
-        double scaled = magnitude * tsc_codec2_pow10[e];
-        if (e && scaled >= SEARCH_MAX_K) break;
-        /* Too far from an integer for any k to read it: skip the read's division (most exponents of a real double). */
-        double apart = scaled - ((scaled + 0x1.8p52) - 0x1.8p52);
-        if (slack > 0 && (apart > slack * tsc_codec2_pow10[e] || -apart > slack * tsc_codec2_pow10[e])) continue;
+        if (e && magnitude * tsc_codec2_pow10[e] >= SEARCH_MAX_K) break;
         int reading = tsc_codec2_read(bits, e, as_float, &k, &diff);
         if (reading == TSC2_EXACT) return (int)e;
         if (reading == TSC2_NEAR && near < 0 && diff >= -SEARCH_NEAR_ULPS && diff <= SEARCH_NEAR_ULPS) near = (int)e;
