@@ -46,6 +46,18 @@ Test(codec2, decimal_groups_keep_their_exceptions_exact)
     wl_free(&s);
 }
 
+/* The whole series as one codec-2 chunk, checked to decode exactly, and its header and first group parsed. */
+static size_t encode_and_parse_first_group(const wl_series *s, unsigned char **chunk, tsc_chunk_header *h,
+                                           tsc_codec2_group *g)
+{
+    size_t size = encode_range_codec(s, 0, s->n, TSC2, chunk);
+    check_chunk(*chunk, size, s, 0, s->n);
+    cr_assert_eq(tsc_chunk_parse(*chunk, size, h, 0), 0);
+    size_t first = s->n < TSC2_GROUP ? s->n : TSC2_GROUP;
+    cr_assert_eq(tsc_codec2_parse_group(*chunk + h->ts_offset, size - h->ts_offset, first, h->info.flags, g), 0);
+    return size;
+}
+
 /*
  * Exception entries decode whatever their corrections' lengths (1 and 2 bytes, the last one at the
  * chunk's end) and kinds (RAW among them); a position out of order, repeated or past the group is
@@ -66,12 +78,9 @@ Test(codec2, exception_positions_must_increase_within_the_group)
     s.bits[33] += 4000;       /* NEAR: 2 bytes */
     s.bits[39] -= 2;          /* NEAR, the chunk's last bytes */
     unsigned char *chunk;
-    size_t size = encode_range_codec(&s, 0, N, TSC2, &chunk);
-    check_chunk(chunk, size, &s, 0, N);
     tsc_chunk_header h;
     tsc_codec2_group g;
-    cr_assert_eq(tsc_chunk_parse(chunk, size, &h, 0), 0);
-    cr_assert_eq(tsc_codec2_parse_group(chunk + h.ts_offset, size - h.ts_offset, N, h.info.flags, &g), 0);
+    size_t size = encode_and_parse_first_group(&s, &chunk, &h, &g);
     cr_assert_eq(g.exceptions, 5, "%zu exceptions", g.exceptions);
     size_t first = (size_t)(g.exception_at - chunk);
     cr_assert_eq(chunk[first], 5);
@@ -695,28 +704,50 @@ Test(codec2, restart_starts_the_next_chunk_of_a_series)
     wl_free(&s);
 }
 
-/* The fused unpack + running sum + conversion of DELTA decimals against its twin, on exact-size buffers. */
-Test(codec2, simd_unpack_decimal_sums_match_scalar)
+/* n random fields of `width` bits (n <= 128, width <= 30), packed into an exact-size heap copy: ASan sees
+ * any read past the fields. */
+static unsigned char *random_packed(uint64_t *rng, uint64_t *fields, size_t n, unsigned width, size_t *bytes)
+{
+    unsigned char packed[128 * 4 + 8];
+    for (size_t i = 0; i < n; i++) fields[i] = wl_rng(rng) & ((UINT64_C(1) << width) - 1);
+    *bytes = tsc_codec2_packed_bytes(n, width);
+    tsc_codec2_pack(packed, fields, n, width);
+    unsigned char *exact = malloc(*bytes);
+    cr_assert_not_null(exact);
+    memcpy(exact, packed, *bytes);
+    return exact;
+}
+
+/*
+ * The fused unpack + conversion of decimal blocks against their twins, on exact-size buffers: DELTA
+ * (running sum) and frame of reference, every width the shuffle takes, every group length.
+ */
+Test(codec2, simd_unpack_decimals_match_scalar)
 {
     uint64_t rng = 13, fields[128], want[128], got[128];
-    unsigned char packed[128 * 4 + 8];
     int compared = 0;
     for (int round_no = 0; round_no < 4000; round_no++) {
         unsigned width = 1 + (unsigned)(wl_rng(&rng) % 30), e = (unsigned)(wl_rng(&rng) % 16);
         size_t n = 1 + wl_rng(&rng) % 128;
         int as_float = (int)(wl_rng(&rng) & 1);
-        for (size_t i = 0; i < n; i++) fields[i] = wl_rng(&rng) & ((UINT64_C(1) << width) - 1);
-        size_t bytes = tsc_codec2_packed_bytes(n, width);
-        tsc_codec2_pack(packed, fields, n, width);
-        unsigned char *exact = malloc(bytes); /* ASan sees a read past the fields */
-        memcpy(exact, packed, bytes);
-        /* |k| stays under 2^51: |start| < 2^40, steps within 2^31 of zero. */
+        size_t bytes;
+        unsigned char *exact = random_packed(&rng, fields, n, width, &bytes);
+        /* DELTA: |k| stays under 2^51 with |start| < 2^40 and steps within 2^31 of zero. */
         uint64_t start = (uint64_t)((int64_t)(wl_rng(&rng) % (UINT64_C(1) << 41)) - (INT64_C(1) << 40));
         uint64_t step = (uint64_t)(-(int64_t)(wl_rng(&rng) % (UINT64_C(1) << 31)));
         tsc_codec2_unpack_decimal_sums_scalar(exact, bytes, n, width, start, step, e, as_float, want);
         if (tsc_codec2_unpack_decimal_sums_simd(exact, bytes, n, width, start, step, e, as_float, got)) {
             compared++;
-            cr_assert(memcmp(want, got, n * 8) == 0, "width %u n %zu round %d", width, n, round_no);
+            cr_assert(memcmp(want, got, n * 8) == 0, "DELTA width %u n %zu round %d", width, n, round_no);
+        }
+        /* frame of reference: |base| < 2^50, fields under 2^30 */
+        uint64_t base = (uint64_t)((int64_t)(wl_rng(&rng) % (UINT64_C(1) << 51)) - (INT64_C(1) << 50));
+        tsc_codec2_unpack_decimals_scalar(exact, bytes, n, width, base, e, as_float, want);
+        for (size_t i = 0; i < n; i++) /* the twin against the format's formula */
+            cr_assert_eq(want[i], tsc_codec2_decimal_bits((int64_t)(base + fields[i]), e, as_float));
+        if (tsc_codec2_unpack_decimals_simd(exact, bytes, n, width, base, e, as_float, got)) {
+            compared++;
+            cr_assert(memcmp(want, got, n * 8) == 0, "frame of reference width %u n %zu round %d", width, n, round_no);
         }
         free(exact);
     }
@@ -741,13 +772,10 @@ Test(codec2, masked_groups_of_every_length_round_trip)
             s.bits[i] = wl_bits(value);
         }
         unsigned char *chunk;
-        size_t size = encode_range_codec(&s, 0, n, TSC2, &chunk);
-        check_chunk(chunk, size, &s, 0, n);
-        /* the second (last) group's value mode */
         tsc_chunk_header h;
         tsc_codec2_group g;
-        cr_assert_eq(tsc_chunk_parse(chunk, size, &h, 0), 0);
-        cr_assert_eq(tsc_codec2_parse_group(chunk + h.ts_offset, size - h.ts_offset, 128, h.info.flags, &g), 0);
+        size_t size = encode_and_parse_first_group(&s, &chunk, &h, &g);
+        /* the second (last) group's value mode */
         size_t second = h.ts_offset + g.size;
         cr_assert_eq(tsc_codec2_parse_group(chunk + second, size - second, n - 128, h.info.flags, &g), 0);
         masked_last += (g.mode & 3) == TSC2_MASKED;
@@ -757,34 +785,6 @@ Test(codec2, masked_groups_of_every_length_round_trip)
     cr_assert_geq(masked_last, 100, "%d of 128 last groups MASKED", masked_last);
 }
 
-/* The fused unpack + conversion of frame-of-reference decimals against its twin, on exact-size buffers. */
-Test(codec2, simd_unpack_decimals_match_scalar)
-{
-    uint64_t rng = 19, fields[128], want[128], got[128];
-    unsigned char packed[128 * 4 + 8];
-    int compared = 0;
-    for (int round_no = 0; round_no < 4000; round_no++) {
-        unsigned width = 1 + (unsigned)(wl_rng(&rng) % 30), e = (unsigned)(wl_rng(&rng) % 16);
-        size_t n = 1 + wl_rng(&rng) % 128;
-        int as_float = (int)(wl_rng(&rng) & 1);
-        for (size_t i = 0; i < n; i++) fields[i] = wl_rng(&rng) & ((UINT64_C(1) << width) - 1);
-        size_t bytes = tsc_codec2_packed_bytes(n, width);
-        tsc_codec2_pack(packed, fields, n, width);
-        unsigned char *exact = malloc(bytes); /* ASan sees a read past the fields */
-        memcpy(exact, packed, bytes);
-        /* |k| stays under 2^51: |base| < 2^50, fields under 2^30. */
-        uint64_t base = (uint64_t)((int64_t)(wl_rng(&rng) % (UINT64_C(1) << 51)) - (INT64_C(1) << 50));
-        tsc_codec2_unpack_decimals_scalar(exact, bytes, n, width, base, e, as_float, want);
-        for (size_t i = 0; i < n; i++) /* the twin against the format's formula */
-            cr_assert_eq(want[i], tsc_codec2_decimal_bits((int64_t)(base + fields[i]), e, as_float));
-        if (tsc_codec2_unpack_decimals_simd(exact, bytes, n, width, base, e, as_float, got)) {
-            compared++;
-            cr_assert(memcmp(want, got, n * 8) == 0, "width %u n %zu round %d", width, n, round_no);
-        }
-        free(exact);
-    }
-    cr_log_info("%d fused frame-of-reference decimal blocks compared", compared);
-}
 
 /*
  * The fused unpack + grid or running sum of timestamp blocks against its twin, on exact-size buffers:
@@ -794,17 +794,13 @@ Test(codec2, simd_unpack_decimals_match_scalar)
 Test(codec2, simd_unpack_timestamps_match_scalar)
 {
     uint64_t rng = 31, fields[128], want[128], got[128];
-    unsigned char packed[128 * 4 + 8];
     int compared = 0, went_back = 0;
     for (int round_no = 0; round_no < 6000; round_no++) {
         unsigned width = 1 + (unsigned)(wl_rng(&rng) % 30);
         size_t n = 1 + wl_rng(&rng) % 128;
         int grid = (int)(wl_rng(&rng) & 1);
-        for (size_t i = 0; i < n; i++) fields[i] = wl_rng(&rng) & ((UINT64_C(1) << width) - 1);
-        size_t bytes = tsc_codec2_packed_bytes(n, width);
-        tsc_codec2_pack(packed, fields, n, width);
-        unsigned char *exact = malloc(bytes); /* ASan sees a read past the fields */
-        memcpy(exact, packed, bytes);
+        size_t bytes;
+        unsigned char *exact = random_packed(&rng, fields, n, width, &bytes);
         /* A step below the fields' spread goes back now and then; near INT64_MAX a sum wraps, and with
          * steps of 2^53 and more a block can wrap more than once. */
         uint64_t spread = UINT64_C(1) << width;
