@@ -52,7 +52,7 @@ static size_t encode_and_parse_first_group(const wl_series *s, unsigned char **c
 {
     size_t size = encode_range_codec(s, 0, s->n, TSC2, chunk);
     check_chunk(*chunk, size, s, 0, s->n);
-    cr_assert_eq(tsc_chunk_parse(*chunk, size, h, 0), 0);
+    cr_assert_eq(tsc_chunk_parse(*chunk, size, h, TSC_PARSE_HEADER), 0);
     size_t first = s->n < TSC2_GROUP ? s->n : TSC2_GROUP;
     cr_assert_eq(tsc_codec2_parse_group(*chunk + h->ts_offset, size - h->ts_offset, first, h->info.flags, g), 0);
     return size;

@@ -47,13 +47,12 @@ typedef struct {
 } tsc_chunk_header;
 
 /*
- * Parse and check a chunk's header. With `walk` TSC_PARSE_FIRST, codec 2's
- * groups after the first are left to the iterator, which checks each one as it
- * reaches it (and that the last one ends the chunk), and stream sizes are not
- * filled in; with TSC_PARSE_HEADER the first group is left to it too (codec
- * 2's first_ts is then filled in only when TS_CONST carries it).
+ * Parse and check a chunk's header. With `walk` TSC_PARSE_HEADER, codec 2's
+ * groups are left to the iterator, which checks each one as it reaches it (and
+ * that the last one ends the chunk): stream sizes are not filled in, nor
+ * first_ts unless TS_CONST carries it. TSC_PARSE_ALL walks every group.
  */
-enum { TSC_PARSE_HEADER = -1, TSC_PARSE_FIRST = 0, TSC_PARSE_ALL = 1 };
+enum { TSC_PARSE_HEADER = 0, TSC_PARSE_ALL = 1 };
 size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h, int walk);
 
 /* tschunk_decode with codec 1's loops chosen (TSC_LOOPS_*, lib/common/common.h); the tests compare them. */

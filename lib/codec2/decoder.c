@@ -432,14 +432,13 @@ size_t tsc_codec2_parse_chunk(const uint8_t *src, size_t size, size_t *pos, tsch
     size_t err = parse_frame(src, size, pos, info);
     if (err) return err;
     info->header_bytes = *pos;
-    if (walk < 0) return 0;
+    if (!walk) return 0;
     size_t at = *pos;
     for (uint32_t done = 0; done < info->count;) {
         size_t n = info->count - done < TSC2_GROUP ? info->count - done : TSC2_GROUP;
         tsc_codec2_group g;
         if ((err = tsc_codec2_parse_group(src + at, size - at, n, info->flags, &g))) return err;
         if (done == 0 && !(info->flags & TSCHUNK_FLAG_TS_CONST)) info->first_ts = first_ts_of(&g, n, 0);
-        if (!walk) return 0;
         info->ts_bytes += g.ts_bytes;
         info->value_bytes += g.size - g.ts_bytes;
         at += g.size;

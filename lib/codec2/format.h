@@ -334,7 +334,7 @@ size_t tsc_codec2_decode_group(const tsc_codec2_group *g, const tsc_codec2_frame
                                uint64_t *restrict bits);
 /*
  * The header fields after the count at *pos (flags from info), then every
- * group (only the first when `walk` is 0, none when it is negative): fills info's first_ts, first_delta,
+ * group (none when `walk` is 0): fills info's first_ts, first_delta,
  * first_bits (as the flags give them), header_bytes and, when walking, the
  * stream sizes; *pos ends at the first group.
  */
