@@ -4,9 +4,10 @@
  * tests compare it with. Encoder: the min/max range check that picks packed
  * widths, timestamp deltas with their range, the reading of a group as
  * decimals, the repeat count. Decoder: unpacking of fields (byte shuffles up
- * to 30 bits, gathers above), running sums and grids of timestamps,
- * constant-step fills, and the conversion of decimals back to doubles (alone,
- * after a running sum, or fused with the unpacking). The AVX2 versions give
+ * to 30 bits, gathers above), running sums and grids of timestamps (alone,
+ * or fused with the unpacking and the order check), constant-step fills, and
+ * the conversion of decimals back to doubles (alone, after a running sum, or
+ * fused with the unpacking, with or without the running sum). The AVX2 versions give
  * the scalar C's bits exactly: where they compute k / 10^e without a division
  * (div_pow10, which needs FMA), the comment there proves the result equal.
  */
