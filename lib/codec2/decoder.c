@@ -258,12 +258,8 @@ static size_t decode_decimal(const tsc_codec2_group *g, size_t n, const uint8_t 
     } else {
         size_t avail = (size_t)(end - g->payload);
         if (!small || !tsc_codec2_unpack_decimals_simd(g->payload, avail, n, g->dec_width, base, exponent, as_float,
-                                                       bits)) {
-            uint64_t fields[TSC2_GROUP];
-            tsc_codec2_unpack(g->payload, avail, fields, n, g->dec_width);
-            if (small) tsc_codec2_decimals_to_bits(base, fields, n, exponent, as_float, bits);
-            else tsc_codec2_decimals_to_bits_scalar(base, fields, n, exponent, as_float, bits);
-        }
+                                                       bits))
+            tsc_codec2_unpack_decimals_scalar(g->payload, avail, n, g->dec_width, base, exponent, as_float, bits);
     }
     /* The entries were walked by the parse: their lengths are known good. */
     const uint8_t *x = g->exception_at;

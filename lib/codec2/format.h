@@ -205,9 +205,12 @@ void tsc_codec2_unpack(const uint8_t *restrict src, size_t avail, uint64_t *rest
  *   range_i64        min and max of v[0..n)
  *   deltas           ts[i] - ts[i-1] (ts[-1] = prev) as uint64, and their unsigned min and max (n >= 1)
  *   read_block       k[i] and diff[i] as tsc_codec2_read gives them, diff INT64_MIN when out of range
- *   decimals_to_bits      bits[i] = tsc_codec2_decimal_bits(base + fields[i])
+ *   decimals_to_bits      bits[i] = tsc_codec2_decimal_bits(base + fields[i]); its SIMD version (every
+ *                         |k| < 2^51) is the tests' handle on the division-free conversion the fused
+ *                         kernels below use
  *   decimal_sums_to_bits  bits[i] = tsc_codec2_decimal_bits(k[i]), k[i] = k[i-1] + step + fields[i], k[-1] = start
- *   (the two decimal kernels' SIMD versions need every |k| < 2^51; arithmetic mod 2^64)
+ *                         (scalar only: the fallback of unpack_decimal_sums)
+ *   (arithmetic mod 2^64)
  */
 void tsc_codec2_range_i64(const int64_t *v, size_t n, int64_t *min, int64_t *max);
 void tsc_codec2_range_i64_scalar(const int64_t *v, size_t n, int64_t *min, int64_t *max);
@@ -220,16 +223,12 @@ void tsc_codec2_read_block(const uint64_t *bits, size_t n, unsigned e, int as_fl
 void tsc_codec2_read_block_scalar(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k,
                                   int64_t *diff);
 int tsc_codec2_read_block_simd(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k, int64_t *diff);
-void tsc_codec2_decimals_to_bits(uint64_t base, const uint64_t *fields, size_t n, unsigned e, int as_float,
-                                 uint64_t *bits);
 void tsc_codec2_decimals_to_bits_scalar(uint64_t base, const uint64_t *fields, size_t n, unsigned e, int as_float,
                                         uint64_t *bits);
 int tsc_codec2_decimals_to_bits_simd(uint64_t base, const uint64_t *fields, size_t n, unsigned e, int as_float,
                                      uint64_t *bits);
 void tsc_codec2_decimal_sums_to_bits_scalar(uint64_t start, uint64_t step, const uint64_t *fields, size_t n,
                                             unsigned e, int as_float, uint64_t *bits);
-int tsc_codec2_decimal_sums_to_bits_simd(uint64_t start, uint64_t step, const uint64_t *fields, size_t n, unsigned e,
-                                         int as_float, uint64_t *bits);
 /*
  * running_sum: out[i] = out[i-1] + add + in[i], out[-1] = start (mod 2^64);
  * grid: out[i] = start + (i + 1) * add + in[i] (mod 2^64), out[-1] = prev0.

@@ -310,25 +310,6 @@ __attribute__((target("avx2"))) static inline __m256i sum_lanes(__m256i fields, 
     return _mm256_add_epi64(x, _mm256_permute4x64_epi64(last, _MM_SHUFFLE(3, 3, 3, 3)));
 }
 
-/* The running sum of running_sum_avx2 (without its order check: decimals may go down), converted in register. */
-__attribute__((target("avx2,fma"))) static void decimal_sums_avx2(uint64_t start, uint64_t step, const uint64_t *fields,
-                                                                   size_t n, unsigned e, int as_float, uint64_t *bits)
-{
-    const decimal_consts c = decimal_consts_of(e, as_float);
-    const __m256i steps = _mm256_set1_epi64x((int64_t)step);
-    __m256i last = _mm256_set1_epi64x((int64_t)start);
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        __m256i x;
-        memcpy(&x, fields + i, sizeof x);
-        last = sum_lanes(x, steps, last);
-        __m256d v = decimal_lanes(last, &c);
-        memcpy(bits + i, &v, sizeof v);
-    }
-    uint64_t k[4];
-    memcpy(k, &last, sizeof k);
-    tsc_codec2_decimal_sums_to_bits_scalar(k[3], step, fields + i, n - i, e, as_float, bits + i);
-}
 #endif
 
 int tsc_codec2_decimals_to_bits_simd(uint64_t base, const uint64_t *fields, size_t n, unsigned e, int as_float,
@@ -344,25 +325,6 @@ int tsc_codec2_decimals_to_bits_simd(uint64_t base, const uint64_t *fields, size
     return 0;
 }
 
-void tsc_codec2_decimals_to_bits(uint64_t base, const uint64_t *fields, size_t n, unsigned e, int as_float,
-                                 uint64_t *bits)
-{
-    if (!tsc_codec2_decimals_to_bits_simd(base, fields, n, e, as_float, bits))
-        tsc_codec2_decimals_to_bits_scalar(base, fields, n, e, as_float, bits);
-}
-
-int tsc_codec2_decimal_sums_to_bits_simd(uint64_t start, uint64_t step, const uint64_t *fields, size_t n, unsigned e,
-                                         int as_float, uint64_t *bits)
-{
-#ifdef TSC_HAVE_AVX2
-    if (avx2_fma_here()) {
-        decimal_sums_avx2(start, step, fields, n, e, as_float, bits);
-        return 1;
-    }
-#endif
-    (void)start, (void)step, (void)fields, (void)n, (void)e, (void)as_float, (void)bits;
-    return 0;
-}
 
 /* ------------------------------------------------------------------ running sums (timestamps, decimal deltas) */
 
