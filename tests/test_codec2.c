@@ -734,19 +734,23 @@ Test(codec2, simd_unpack_decimals_match_scalar)
         uint64_t start = (uint64_t)((int64_t)(wl_rng(&rng) % (UINT64_C(1) << 41)) - (INT64_C(1) << 40));
         uint64_t step = (uint64_t)(-(int64_t)(wl_rng(&rng) % (UINT64_C(1) << 31)));
         tsc_codec2_unpack_decimal_sums_scalar(exact, bytes, n, width, start, step, e, as_float, want);
-        if (tsc_codec2_unpack_decimal_sums_simd(exact, bytes, n, width, start, step, e, as_float, got)) {
-            compared++;
-            cr_assert(memcmp(want, got, n * 8) == 0, "DELTA width %u n %zu round %d", width, n, round_no);
-        }
+        for (unsigned isa = TSC_SIMD_AVX2; isa <= TSC_SIMD_AVX512; isa++)
+            if (tsc_codec2_unpack_decimal_sums_simd(isa, exact, bytes, n, width, start, step, e, as_float, got)) {
+                compared++;
+                cr_assert(memcmp(want, got, n * 8) == 0, "DELTA isa %u width %u n %zu round %d", isa, width, n,
+                          round_no);
+            }
         /* frame of reference: |base| < 2^50, fields under 2^30 */
         uint64_t base = (uint64_t)((int64_t)(wl_rng(&rng) % (UINT64_C(1) << 51)) - (INT64_C(1) << 50));
         tsc_codec2_unpack_decimals_scalar(exact, bytes, n, width, base, e, as_float, want);
         for (size_t i = 0; i < n; i++) /* the twin against the format's formula */
             cr_assert_eq(want[i], tsc_codec2_decimal_bits((int64_t)(base + fields[i]), e, as_float));
-        if (tsc_codec2_unpack_decimals_simd(exact, bytes, n, width, base, e, as_float, got)) {
-            compared++;
-            cr_assert(memcmp(want, got, n * 8) == 0, "frame of reference width %u n %zu round %d", width, n, round_no);
-        }
+        for (unsigned isa = TSC_SIMD_AVX2; isa <= TSC_SIMD_AVX512; isa++)
+            if (tsc_codec2_unpack_decimals_simd(isa, exact, bytes, n, width, base, e, as_float, got)) {
+                compared++;
+                cr_assert(memcmp(want, got, n * 8) == 0, "frame of reference isa %u width %u n %zu round %d", isa,
+                          width, n, round_no);
+            }
         free(exact);
     }
     cr_log_info("%d fused decimal blocks compared", compared);
@@ -807,12 +811,16 @@ Test(codec2, simd_unpack_timestamps_match_scalar)
         uint64_t start = round_no % 5 ? wl_rng(&rng) >> 2 : (uint64_t)INT64_MAX - wl_rng(&rng) % (64 * spread);
         uint64_t prev0 = start - wl_rng(&rng) % spread;
         int back_want = tsc_codec2_unpack_timestamps_scalar(exact, bytes, n, width, grid, prev0, start, add, want);
-        int back_got = -1;
-        if (tsc_codec2_unpack_timestamps_simd(exact, bytes, n, width, grid, prev0, start, add, got, &back_got)) {
+        for (unsigned isa = TSC_SIMD_AVX2; isa <= TSC_SIMD_AVX512; isa++) {
+            int back_got = -1;
+            if (!tsc_codec2_unpack_timestamps_simd(isa, exact, bytes, n, width, grid, prev0, start, add, got,
+                                                   &back_got))
+                continue;
             compared++;
             went_back += back_want;
-            cr_assert(memcmp(want, got, n * 8) == 0, "width %u n %zu grid %d round %d", width, n, grid, round_no);
-            cr_assert_eq(back_got, back_want, "width %u n %zu grid %d round %d", width, n, grid, round_no);
+            cr_assert(memcmp(want, got, n * 8) == 0, "isa %u width %u n %zu grid %d round %d", isa, width, n, grid,
+                      round_no);
+            cr_assert_eq(back_got, back_want, "isa %u width %u n %zu grid %d round %d", isa, width, n, grid, round_no);
         }
         free(exact);
     }

@@ -213,7 +213,7 @@ static size_t decode_timestamps(const tsc_codec2_group *g, size_t n, const uint8
     /* grid: out[i] = t + min_offset + (i + 1) * step + field; delta: out[i] = out[i - 1] + min_delta + field */
     uint64_t start = (uint64_t)t + (g->ts_grid ? g->min_delta : 0), add = g->ts_grid ? g->grid_step : g->min_delta;
     if (!g->ts_patches &&
-        tsc_codec2_unpack_timestamps_simd(g->ts_packed, avail, n - 1, g->ts_width, g->ts_grid, (uint64_t)t, start,
+        tsc_codec2_unpack_timestamps_simd(TSC_SIMD_BEST, g->ts_packed, avail, n - 1, g->ts_width, g->ts_grid, (uint64_t)t, start,
                                           add, rest, &back))
         return bad | (unsigned)back ? TSC_ERROR(CORRUPT) : 0;
     uint64_t deltas[TSC2_GROUP];
@@ -251,13 +251,13 @@ static size_t decode_decimal(const tsc_codec2_group *g, size_t n, const uint8_t 
         uint64_t step = (uint64_t)tsc_unzigzag(g->dec_min_step);
         size_t avail = (size_t)(end - g->payload);
         bits[0] = tsc_codec2_decimal_bits((int64_t)base, exponent, as_float);
-        if (!small || !tsc_codec2_unpack_decimal_sums_simd(g->payload, avail, n - 1, g->dec_width, base, step,
+        if (!small || !tsc_codec2_unpack_decimal_sums_simd(TSC_SIMD_BEST, g->payload, avail, n - 1, g->dec_width, base, step,
                                                            exponent, as_float, bits + 1))
             tsc_codec2_unpack_decimal_sums_scalar(g->payload, avail, n - 1, g->dec_width, base, step, exponent,
                                                   as_float, bits + 1);
     } else {
         size_t avail = (size_t)(end - g->payload);
-        if (!small || !tsc_codec2_unpack_decimals_simd(g->payload, avail, n, g->dec_width, base, exponent, as_float,
+        if (!small || !tsc_codec2_unpack_decimals_simd(TSC_SIMD_BEST, g->payload, avail, n, g->dec_width, base, exponent, as_float,
                                                        bits))
             tsc_codec2_unpack_decimals_scalar(g->payload, avail, n, g->dec_width, base, exponent, as_float, bits);
     }

@@ -109,6 +109,9 @@ TSC_INLINE unsigned tsc_codec2_width(uint64_t range) { return range ? 64u - (uns
 
 static const double tsc_codec2_pow10[TSC2_MAX_EXPONENT + 1] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                                                 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+/* 10^-e rounded to nearest (a decimal literal is correctly rounded): the SIMD kernels' division-free k / 10^e. */
+static const double tsc_codec2_pow10_inverse[TSC2_MAX_EXPONENT + 1] = {
+    1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15};
 
 /* The decimal reading of a value: k / 10^exponent, rounded to float32 when as_float. */
 typedef struct {
@@ -246,13 +249,13 @@ int tsc_codec2_grid_simd(uint64_t prev0, uint64_t start, uint64_t add, const uin
  * unpack_decimal_sums: decimal_sums_to_bits of the n (<= TSC2_GROUP) fields tsc_codec2_unpack gives from
  * src[0, avail); the SIMD version (widths 1..30 only: it returns 0 otherwise) needs every |k| < 2^51
  */
-int tsc_codec2_unpack_decimal_sums_simd(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t start,
-                                        uint64_t step, unsigned e, int as_float, uint64_t *bits);
+int tsc_codec2_unpack_decimal_sums_simd(unsigned isa, const uint8_t *src, size_t avail, size_t n, unsigned width,
+                                        uint64_t start, uint64_t step, unsigned e, int as_float, uint64_t *bits);
 void tsc_codec2_unpack_decimal_sums_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t start,
                                            uint64_t step, unsigned e, int as_float, uint64_t *bits);
 /* unpack_decimals: decimals_to_bits of the n (<= TSC2_GROUP) fields tsc_codec2_unpack gives, the same way */
-int tsc_codec2_unpack_decimals_simd(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t base,
-                                    unsigned e, int as_float, uint64_t *bits);
+int tsc_codec2_unpack_decimals_simd(unsigned isa, const uint8_t *src, size_t avail, size_t n, unsigned width,
+                                    uint64_t base, unsigned e, int as_float, uint64_t *bits);
 void tsc_codec2_unpack_decimals_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t base,
                                        unsigned e, int as_float, uint64_t *bits);
 /*
@@ -260,10 +263,22 @@ void tsc_codec2_unpack_decimals_scalar(const uint8_t *src, size_t avail, size_t 
  * tsc_codec2_grid (grid != 0: prev0, start, add) or tsc_codec2_running_sum (start, add; prev0 unused), with
  * their result; the SIMD version (widths 1..30 only: it returns 0 otherwise) gives it in *back
  */
-int tsc_codec2_unpack_timestamps_simd(const uint8_t *src, size_t avail, size_t n, unsigned width, int grid,
-                                      uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out, int *back);
+int tsc_codec2_unpack_timestamps_simd(unsigned isa, const uint8_t *src, size_t avail, size_t n, unsigned width,
+                                      int grid, uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out, int *back);
 int tsc_codec2_unpack_timestamps_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, int grid,
                                         uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out);
+/*
+ * simd512.c: the same fused kernels with AVX-512 (F, BW, VBMI), eight lanes a step; they return 0 when the
+ * CPU lacks it. The unpack_* dispatchers above take an isa: TSC_SIMD_BEST (AVX-512, else AVX2), or one of
+ * the two alone, which the tests compare in turn with the scalar twins. Widths 1..30, n <= TSC2_GROUP.
+ *   timestamps_avx512  unpack_timestamps' grid or running sum; with check 0, *back is not computed
+ *   decimals_avx512    unpack_decimal_sums (delta: start, add = step) or unpack_decimals (start = add = base)
+ */
+enum { TSC_SIMD_BEST, TSC_SIMD_AVX2, TSC_SIMD_AVX512 };
+int tsc_codec2_timestamps_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int grid, int check,
+                                 uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out, int *back);
+int tsc_codec2_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta, uint64_t start,
+                               uint64_t add, unsigned e, int as_float, uint64_t *bits);
 /* repeats: how many bits[i] equal the value before them (bits[-1] = prev) */
 size_t tsc_codec2_repeats(const uint64_t *bits, size_t n, uint64_t prev);
 size_t tsc_codec2_repeats_scalar(const uint64_t *bits, size_t n, uint64_t prev);

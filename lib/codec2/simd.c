@@ -32,10 +32,6 @@ TSC_INLINE int avx2_fma_here(void)
 }
 
 #ifdef TSC_HAVE_AVX2
-/* 10^-e rounded to nearest (a decimal literal is correctly rounded). */
-static const double pow10_inverse[TSC2_MAX_EXPONENT + 1] = {1e0,  1e-1, 1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,
-                                                             1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15};
-
 /*
  * k / b rounded to nearest, for integers |k| <= 2^51 and b = 10^e, e <= 15,
  * in three FMA-unit operations instead of a division (~4x the throughput).
@@ -193,7 +189,7 @@ __attribute__((target("avx2,fma"))) static void read_block_avx2(const uint64_t *
                                                                  int as_float, int64_t *k, int64_t *diff)
 {
     const __m256d scale = _mm256_set1_pd(tsc_codec2_pow10[e]), magic = _mm256_set1_pd(MAGIC);
-    const __m256d inverse = _mm256_set1_pd(pow10_inverse[e]);
+    const __m256d inverse = _mm256_set1_pd(tsc_codec2_pow10_inverse[e]);
     const __m256d lo = _mm256_set1_pd(-0x1p51), hi = _mm256_set1_pd(0x1p51);
     const __m256i magic_bits = _mm256_set1_epi64x(MAGIC_BITS), far = _mm256_set1_epi64x(INT64_MIN);
     size_t i = 0;
@@ -264,7 +260,7 @@ typedef struct {
 
 __attribute__((target("avx2,fma"))) static inline decimal_consts decimal_consts_of(unsigned e, int as_float)
 {
-    decimal_consts c = {_mm256_set1_pd(tsc_codec2_pow10[e]), _mm256_set1_pd(pow10_inverse[e]), _mm256_set1_pd(MAGIC),
+    decimal_consts c = {_mm256_set1_pd(tsc_codec2_pow10[e]), _mm256_set1_pd(tsc_codec2_pow10_inverse[e]), _mm256_set1_pd(MAGIC),
                         _mm256_set1_epi64x(MAGIC_BITS), as_float};
     return c;
 }
@@ -729,16 +725,20 @@ __attribute__((target("avx2,fma"))) static void unpack_decimals_avx2(const uint8
 }
 #endif
 
-int tsc_codec2_unpack_decimal_sums_simd(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t start,
-                                        uint64_t step, unsigned e, int as_float, uint64_t *bits)
+int tsc_codec2_unpack_decimal_sums_simd(unsigned isa, const uint8_t *src, size_t avail, size_t n, unsigned width,
+                                        uint64_t start, uint64_t step, unsigned e, int as_float, uint64_t *bits)
 {
 #ifdef TSC_HAVE_AVX2
-    if (width >= 1 && width <= SHUFFLE_MAX_WIDTH && n <= TSC2_GROUP && avx2_fma_here()) {
+    if (width < 1 || width > SHUFFLE_MAX_WIDTH || n > TSC2_GROUP) return 0;
+    if (isa != TSC_SIMD_AVX2 && tsc_codec2_decimals_avx512(src, avail, n, width, 1, start, step, e, as_float, bits))
+        return 1;
+    if (isa != TSC_SIMD_AVX512 && avx2_fma_here()) {
         unpack_decimal_sums_avx2(src, avail, n, width, start, step, e, as_float, bits);
         return 1;
     }
 #endif
-    (void)src, (void)avail, (void)n, (void)width, (void)start, (void)step, (void)e, (void)as_float, (void)bits;
+    (void)isa, (void)src, (void)avail, (void)n, (void)width, (void)start, (void)step, (void)e, (void)as_float;
+    (void)bits;
     return 0;
 }
 
@@ -830,22 +830,25 @@ static int rises_by_construction(unsigned width, int grid, uint64_t add)
 }
 #endif
 
-int tsc_codec2_unpack_timestamps_simd(const uint8_t *src, size_t avail, size_t n, unsigned width, int grid,
-                                      uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out, int *back)
+int tsc_codec2_unpack_timestamps_simd(unsigned isa, const uint8_t *src, size_t avail, size_t n, unsigned width,
+                                      int grid, uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out, int *back)
 {
 #ifdef TSC_HAVE_AVX2
-    if (width >= 1 && width <= SHUFFLE_MAX_WIDTH && n <= TSC2_GROUP && avx2_here()) {
-        int check = !rises_by_construction(width, grid, add);
+    if (width < 1 || width > SHUFFLE_MAX_WIDTH || n > TSC2_GROUP) return 0;
+    int check = !rises_by_construction(width, grid, add);
+    if (isa == TSC_SIMD_AVX2 ||
+        !tsc_codec2_timestamps_avx512(src, avail, n, width, grid, check, prev0, start, add, out, back)) {
+        if (isa == TSC_SIMD_AVX512 || !avx2_here()) return 0;
         *back = grid ? unpack_grid_avx2(src, avail, n, width, prev0, start, add, check, out)
                      : unpack_sums_avx2(src, avail, n, width, start, add, check, out);
-        if (!check && n)
-            *back = (int64_t)out[0] < (int64_t)(grid ? prev0 : start) || (int64_t)out[n - 1] < (int64_t)out[0];
-        return 1;
     }
-#endif
-    (void)src, (void)avail, (void)n, (void)width, (void)grid, (void)prev0, (void)start, (void)add, (void)out;
-    (void)back;
+    if (!check && n) *back = (int64_t)out[0] < (int64_t)(grid ? prev0 : start) || (int64_t)out[n - 1] < (int64_t)out[0];
+    return 1;
+#else
+    (void)isa, (void)src, (void)avail, (void)n, (void)width, (void)grid, (void)prev0, (void)start, (void)add;
+    (void)out, (void)back;
     return 0;
+#endif
 }
 
 int tsc_codec2_unpack_timestamps_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, int grid,
@@ -857,16 +860,19 @@ int tsc_codec2_unpack_timestamps_scalar(const uint8_t *src, size_t avail, size_t
                 : tsc_codec2_running_sum_scalar(start, add, fields, n, out);
 }
 
-int tsc_codec2_unpack_decimals_simd(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t base,
-                                    unsigned e, int as_float, uint64_t *bits)
+int tsc_codec2_unpack_decimals_simd(unsigned isa, const uint8_t *src, size_t avail, size_t n, unsigned width,
+                                    uint64_t base, unsigned e, int as_float, uint64_t *bits)
 {
 #ifdef TSC_HAVE_AVX2
-    if (width >= 1 && width <= SHUFFLE_MAX_WIDTH && avx2_fma_here()) {
+    if (width < 1 || width > SHUFFLE_MAX_WIDTH || n > TSC2_GROUP) return 0;
+    if (isa != TSC_SIMD_AVX2 && tsc_codec2_decimals_avx512(src, avail, n, width, 0, base, base, e, as_float, bits))
+        return 1;
+    if (isa != TSC_SIMD_AVX512 && avx2_fma_here()) {
         unpack_decimals_avx2(src, avail, n, width, base, e, as_float, bits);
         return 1;
     }
 #endif
-    (void)src, (void)avail, (void)n, (void)width, (void)base, (void)e, (void)as_float, (void)bits;
+    (void)isa, (void)src, (void)avail, (void)n, (void)width, (void)base, (void)e, (void)as_float, (void)bits;
     return 0;
 }
 

@@ -1,0 +1,233 @@
+/*
+ * Codec 2's fused decode kernels with AVX-512 (F, BW, VBMI: Ice Lake and
+ * Sapphire Rapids, Zen 4 and 5), behind runtime dispatch like simd.c's AVX2
+ * ones, which they mirror eight lanes at a time: a block of eight packed
+ * fields is one 32-byte load and one cross-lane byte permute (vpermb) where
+ * AVX2 needs two loads and two in-lane shuffles; the running sum over eight
+ * lanes is three shifted adds; the last block loads and stores through masks
+ * instead of a zero-padded copy. The bits are the scalar twins' (the tests
+ * compare both ISAs with them); div_pow10's proof in simd.c covers the same
+ * three operations here.
+ */
+#include "format.h"
+
+#ifdef TSC_HAVE_AVX2
+#  include <immintrin.h>
+#  define AVX512 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx2,fma")))
+#  define AVX512_INLINE __attribute__((target("avx512f,avx512bw,avx512vbmi,avx2,fma"), always_inline)) static inline
+
+#  define MAGIC 0x1.8p52
+#  define MAGIC_BITS INT64_C(0x4338000000000000)
+
+static int avx512_here(void)
+{
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vbmi");
+}
+
+/* Where lane k's eight bytes start (field k's first byte) and how far its field sits above bit 0 of them. */
+typedef struct {
+    __m512i pick, shift, mask;
+} wide_plan;
+
+AVX512_INLINE wide_plan wide_plan_of(unsigned width)
+{
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    __m512i bit = _mm512_mul_epu32(lane, _mm512_set1_epi64(width));
+    /* each qword's byte 0 (its first byte index, <= 26) copied to its eight bytes, plus 0..7 */
+    const __m512i spread_bytes = _mm512_set4_epi64(0x0808080808080808, 0, 0x0808080808080808, 0);
+    __m512i first = _mm512_shuffle_epi8(_mm512_srli_epi64(bit, 3), spread_bytes);
+    wide_plan p = {_mm512_add_epi8(first, _mm512_set1_epi64(0x0706050403020100)),
+                   _mm512_and_si512(bit, _mm512_set1_epi64(7)), _mm512_set1_epi64((INT64_C(1) << width) - 1)};
+    return p;
+}
+
+/*
+ * Eight fields of width <= 30 from the `width` bytes at block: field 7 ends by
+ * byte 7 * 30 / 8 + 5 = 31, so 32 bytes hold them all (the permute's indexes
+ * reach 33, into the zeroed upper half, for bits the mask drops).
+ */
+AVX512_INLINE __m512i unpack_wide(const wide_plan *p, __m256i block)
+{
+    __m512i bytes = _mm512_permutexvar_epi8(p->pick, _mm512_zextsi256_si512(block));
+    return _mm512_and_si512(_mm512_srlv_epi64(bytes, p->shift), p->mask);
+}
+
+AVX512_INLINE __m256i load_block(const uint8_t *at) { return _mm256_loadu_si256((const __m256i *)(const void *)at); }
+
+/* The last block: only the bytes below avail are read (masked-off bytes never fault). */
+AVX512_INLINE __m256i load_block_tail(const uint8_t *src, size_t avail, size_t at)
+{
+    size_t left = at < avail ? avail - at : 0;
+    __mmask64 inside = left >= 32 ? (__mmask64)UINT32_MAX : ((__mmask64)1 << left) - 1;
+    return _mm512_castsi512_si256(_mm512_maskz_loadu_epi8(inside, src + (at < avail ? at : 0)));
+}
+
+/* The lanes of the last block that hold one of the `left` fields still to write. */
+static inline __mmask8 tail_lanes(size_t left) { return left >= 8 ? (__mmask8)0xff : (__mmask8)((1u << left) - 1u); }
+
+/* Whole blocks of eight below n whose 32-byte loads stay inside avail. */
+static inline size_t wide_blocks(size_t n, size_t avail, unsigned width)
+{
+    size_t blocks = n / 8, inside = avail >= 32 ? (avail - 32) / width + 1 : 0;
+    return blocks < inside ? blocks : inside;
+}
+
+/* x[i] = last[7] + sum of fields[0..i] + (i + 1) * add: three shifted adds and the carry-in. */
+AVX512_INLINE __m512i sum_wide(__m512i fields, __m512i adds, __m512i last)
+{
+    const __m512i zero = _mm512_setzero_si512(), top = _mm512_set1_epi64(7);
+    __m512i x = _mm512_add_epi64(fields, adds);
+    x = _mm512_add_epi64(x, _mm512_alignr_epi64(x, zero, 7));
+    x = _mm512_add_epi64(x, _mm512_alignr_epi64(x, zero, 6));
+    x = _mm512_add_epi64(x, _mm512_alignr_epi64(x, zero, 4));
+    return _mm512_add_epi64(x, _mm512_permutexvar_epi64(top, last));
+}
+
+/* Lanes that went back: now[i] < now[i - 1] as int64, now[-1] = last[7]. */
+AVX512_INLINE __mmask8 went_back(__m512i now, __m512i last)
+{
+    return _mm512_cmpgt_epi64_mask(_mm512_alignr_epi64(now, last, 7), now);
+}
+
+/* ------------------------------------------------------------------ timestamps */
+
+AVX512_INLINE __m512i timestamp_wide(__m512i fields, const int grid, __m512i *base, __m512i step8, __m512i adds,
+                                     __m512i last)
+{
+    if (!grid) return sum_wide(fields, adds, last);
+    __m512i now = _mm512_add_epi64(*base, fields);
+    *base = _mm512_add_epi64(*base, step8);
+    return now;
+}
+
+AVX512_INLINE int timestamps_wide(const uint8_t *src, size_t avail, size_t n, unsigned width, const int grid,
+                                  const int check, uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out)
+{
+    const wide_plan p = wide_plan_of(width);
+    const __m512i adds = _mm512_set1_epi64((int64_t)add), step8 = _mm512_set1_epi64((int64_t)(8 * add));
+    __m512i base = _mm512_set_epi64((int64_t)(start + 8 * add), (int64_t)(start + 7 * add), (int64_t)(start + 6 * add),
+                                    (int64_t)(start + 5 * add), (int64_t)(start + 4 * add), (int64_t)(start + 3 * add),
+                                    (int64_t)(start + 2 * add), (int64_t)(start + add));
+    __m512i last = _mm512_set1_epi64((int64_t)(grid ? prev0 : start)), now;
+    __mmask8 back = 0;
+    size_t blocks = wide_blocks(n, avail, width), i = 8 * blocks, at = width * blocks;
+    const uint8_t *in = src;
+    for (uint64_t *o = out; blocks; blocks--, in += width, o += 8) {
+        now = timestamp_wide(unpack_wide(&p, load_block(in)), grid, &base, step8, adds, last);
+        if (check) back |= went_back(now, last);
+        _mm512_storeu_si512(o, now);
+        last = now;
+    }
+    for (; i < n; i += 8, at += width) {
+        __mmask8 store = tail_lanes(n - i);
+        now = timestamp_wide(unpack_wide(&p, load_block_tail(src, avail, at)), grid, &base, step8, adds, last);
+        if (check) back |= went_back(now, last) & store;
+        _mm512_mask_storeu_epi64(out + i, store, now);
+        last = now;
+    }
+    return back != 0;
+}
+
+AVX512 static int grid_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int check, uint64_t prev0,
+                              uint64_t start, uint64_t add, uint64_t *out)
+{
+    return check ? timestamps_wide(src, avail, n, width, 1, 1, prev0, start, add, out)
+                 : timestamps_wide(src, avail, n, width, 1, 0, prev0, start, add, out);
+}
+
+AVX512 static int sums_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int check, uint64_t start,
+                              uint64_t add, uint64_t *out)
+{
+    return check ? timestamps_wide(src, avail, n, width, 0, 1, start, start, add, out)
+                 : timestamps_wide(src, avail, n, width, 0, 0, start, start, add, out);
+}
+
+int tsc_codec2_timestamps_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int grid, int check,
+                                 uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out, int *back)
+{
+    if (!avx512_here()) return 0;
+    *back = grid ? grid_avx512(src, avail, n, width, check, prev0, start, add, out)
+                 : sums_avx512(src, avail, n, width, check, start, add, out);
+    return 1;
+}
+
+/* ------------------------------------------------------------------ decimals */
+
+typedef struct {
+    __m512d scale, inverse, magic;
+} wide_decimal;
+
+/* Eight k + MAGIC_BITS, |k| < 2^51, to their values' bits (simd.c's div_pow10, eight lanes). */
+AVX512_INLINE __m512d decimal_wide(__m512i biased, const wide_decimal *c, const int as_float)
+{
+    __m512d k = _mm512_sub_pd(_mm512_castsi512_pd(biased), c->magic);
+    __m512d q = _mm512_mul_pd(k, c->inverse);
+    __m512d r = _mm512_fnmadd_pd(q, c->scale, k);
+    __m512d v = _mm512_fmadd_pd(r, c->inverse, q);
+    return as_float ? _mm512_cvtps_pd(_mm512_cvtpd_ps(v)) : v;
+}
+
+/* delta: k[i] = k[i-1] + add + field, k[-1] = start; else k = add + field. k is carried biased by MAGIC_BITS. */
+AVX512_INLINE void decimals_wide(const uint8_t *src, size_t avail, size_t n, unsigned width, const int delta,
+                                 uint64_t start, uint64_t add, unsigned e, const int as_float, uint64_t *bits)
+{
+    const wide_decimal c = {_mm512_set1_pd(tsc_codec2_pow10[e]), _mm512_set1_pd(tsc_codec2_pow10_inverse[e]),
+                            _mm512_set1_pd(MAGIC)};
+    const wide_plan p = wide_plan_of(width);
+    const __m512i adds = _mm512_set1_epi64((int64_t)(add + (delta ? 0 : (uint64_t)MAGIC_BITS)));
+    __m512i last = _mm512_set1_epi64((int64_t)(start + (uint64_t)MAGIC_BITS)), fields;
+    size_t blocks = wide_blocks(n, avail, width), i = 8 * blocks, at = width * blocks;
+    const uint8_t *in = src;
+    for (uint64_t *o = bits; blocks; blocks--, in += width, o += 8) {
+        fields = unpack_wide(&p, load_block(in));
+        last = delta ? sum_wide(fields, adds, last) : _mm512_add_epi64(fields, adds);
+        _mm512_storeu_pd(o, decimal_wide(last, &c, as_float));
+    }
+    for (; i < n; i += 8, at += width) {
+        fields = unpack_wide(&p, load_block_tail(src, avail, at));
+        last = delta ? sum_wide(fields, adds, last) : _mm512_add_epi64(fields, adds);
+        _mm512_mask_storeu_pd(bits + i, tail_lanes(n - i), decimal_wide(last, &c, as_float));
+    }
+}
+
+AVX512 static void decimal_sums_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t start,
+                                       uint64_t step, unsigned e, int as_float, uint64_t *bits)
+{
+    if (as_float) decimals_wide(src, avail, n, width, 1, start, step, e, 1, bits);
+    else decimals_wide(src, avail, n, width, 1, start, step, e, 0, bits);
+}
+
+AVX512 static void decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t base,
+                                   unsigned e, int as_float, uint64_t *bits)
+{
+    if (as_float) decimals_wide(src, avail, n, width, 0, base, base, e, 1, bits);
+    else decimals_wide(src, avail, n, width, 0, base, base, e, 0, bits);
+}
+
+int tsc_codec2_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta, uint64_t start,
+                               uint64_t add, unsigned e, int as_float, uint64_t *bits)
+{
+    if (!avx512_here()) return 0;
+    if (delta) decimal_sums_avx512(src, avail, n, width, start, add, e, as_float, bits);
+    else decimals_avx512(src, avail, n, width, start, e, as_float, bits);
+    return 1;
+}
+
+#else
+int tsc_codec2_timestamps_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int grid, int check,
+                                 uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out, int *back)
+{
+    (void)src, (void)avail, (void)n, (void)width, (void)grid, (void)check, (void)prev0, (void)start, (void)add;
+    (void)out, (void)back;
+    return 0;
+}
+
+int tsc_codec2_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta, uint64_t start,
+                               uint64_t add, unsigned e, int as_float, uint64_t *bits)
+{
+    (void)src, (void)avail, (void)n, (void)width, (void)delta, (void)start, (void)add, (void)e, (void)as_float;
+    (void)bits;
+    return 0;
+}
+#endif
