@@ -268,17 +268,18 @@ int tsc_codec2_unpack_timestamps_simd(unsigned isa, const uint8_t *src, size_t a
 int tsc_codec2_unpack_timestamps_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, int grid,
                                         uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out);
 /*
- * simd512.c: the same fused kernels with AVX-512 (F, BW, VBMI), eight lanes a step; they return 0 when the
- * CPU lacks it. The unpack_* dispatchers above take an isa: TSC_SIMD_BEST (AVX-512, else AVX2), or one of
- * the two alone, which the tests compare in turn with the scalar twins. Widths 1..30, n <= TSC2_GROUP.
- *   timestamps_avx512  unpack_timestamps' grid or running sum; with check 0, *back is not computed
+ * simd512.c (x86-64 only; call where tsc_avx512_here()): the same fused kernels with AVX-512 (F, BW, VBMI),
+ * eight lanes a step. The unpack_* dispatchers above take an isa: TSC_SIMD_BEST (AVX-512, else AVX2), or
+ * one of the two alone, which the tests compare in turn with the scalar twins. Widths 1..30, n <= TSC2_GROUP.
+ *   timestamps_avx512  unpack_timestamps' grid or running sum, returning whether time went back (0 when
+ *                      check is 0: the lanes are not compared)
  *   decimals_avx512    unpack_decimal_sums (delta: start, add = step) or unpack_decimals (start = add = base)
  */
 enum { TSC_SIMD_BEST, TSC_SIMD_AVX2, TSC_SIMD_AVX512 };
 int tsc_codec2_timestamps_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int grid, int check,
-                                 uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out, int *back);
-int tsc_codec2_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta, uint64_t start,
-                               uint64_t add, unsigned e, int as_float, uint64_t *bits);
+                                 uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out);
+void tsc_codec2_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta, uint64_t start,
+                                uint64_t add, unsigned e, int as_float, uint64_t *bits);
 /* repeats: how many bits[i] equal the value before them (bits[-1] = prev) */
 size_t tsc_codec2_repeats(const uint64_t *bits, size_t n, uint64_t prev);
 size_t tsc_codec2_repeats_scalar(const uint64_t *bits, size_t n, uint64_t prev);

@@ -730,8 +730,10 @@ int tsc_codec2_unpack_decimal_sums_simd(unsigned isa, const uint8_t *src, size_t
 {
 #ifdef TSC_HAVE_AVX2
     if (width < 1 || width > SHUFFLE_MAX_WIDTH || n > TSC2_GROUP) return 0;
-    if (isa != TSC_SIMD_AVX2 && tsc_codec2_decimals_avx512(src, avail, n, width, 1, start, step, e, as_float, bits))
+    if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) {
+        tsc_codec2_decimals_avx512(src, avail, n, width, 1, start, step, e, as_float, bits);
         return 1;
+    }
     if (isa != TSC_SIMD_AVX512 && avx2_fma_here()) {
         unpack_decimal_sums_avx2(src, avail, n, width, start, step, e, as_float, bits);
         return 1;
@@ -836,12 +838,13 @@ int tsc_codec2_unpack_timestamps_simd(unsigned isa, const uint8_t *src, size_t a
 #ifdef TSC_HAVE_AVX2
     if (width < 1 || width > SHUFFLE_MAX_WIDTH || n > TSC2_GROUP) return 0;
     int check = !rises_by_construction(width, grid, add);
-    if (isa == TSC_SIMD_AVX2 ||
-        !tsc_codec2_timestamps_avx512(src, avail, n, width, grid, check, prev0, start, add, out, back)) {
-        if (isa == TSC_SIMD_AVX512 || !avx2_here()) return 0;
+    if (isa != TSC_SIMD_AVX2 && tsc_avx512_here())
+        *back = tsc_codec2_timestamps_avx512(src, avail, n, width, grid, check, prev0, start, add, out);
+    else if (isa != TSC_SIMD_AVX512 && avx2_here())
         *back = grid ? unpack_grid_avx2(src, avail, n, width, prev0, start, add, check, out)
                      : unpack_sums_avx2(src, avail, n, width, start, add, check, out);
-    }
+    else
+        return 0;
     if (!check && n) *back = (int64_t)out[0] < (int64_t)(grid ? prev0 : start) || (int64_t)out[n - 1] < (int64_t)out[0];
     return 1;
 #else
@@ -865,8 +868,10 @@ int tsc_codec2_unpack_decimals_simd(unsigned isa, const uint8_t *src, size_t ava
 {
 #ifdef TSC_HAVE_AVX2
     if (width < 1 || width > SHUFFLE_MAX_WIDTH || n > TSC2_GROUP) return 0;
-    if (isa != TSC_SIMD_AVX2 && tsc_codec2_decimals_avx512(src, avail, n, width, 0, base, base, e, as_float, bits))
+    if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) {
+        tsc_codec2_decimals_avx512(src, avail, n, width, 0, base, base, e, as_float, bits);
         return 1;
+    }
     if (isa != TSC_SIMD_AVX512 && avx2_fma_here()) {
         unpack_decimals_avx2(src, avail, n, width, base, e, as_float, bits);
         return 1;

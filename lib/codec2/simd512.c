@@ -19,12 +19,6 @@
 #  define MAGIC 0x1.8p52
 #  define MAGIC_BITS INT64_C(0x4338000000000000)
 
-static int avx512_here(void)
-{
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vbmi");
-}
-
 /* Where lane k's eight bytes start (field k's first byte) and how far its field sits above bit 0 of them. */
 typedef struct {
     __m512i pick, shift, mask;
@@ -144,12 +138,10 @@ AVX512 static int sums_avx512(const uint8_t *src, size_t avail, size_t n, unsign
 }
 
 int tsc_codec2_timestamps_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int grid, int check,
-                                 uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out, int *back)
+                                 uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out)
 {
-    if (!avx512_here()) return 0;
-    *back = grid ? grid_avx512(src, avail, n, width, check, prev0, start, add, out)
-                 : sums_avx512(src, avail, n, width, check, start, add, out);
-    return 1;
+    return grid ? grid_avx512(src, avail, n, width, check, prev0, start, add, out)
+                : sums_avx512(src, avail, n, width, check, start, add, out);
 }
 
 /* ------------------------------------------------------------------ decimals */
@@ -205,29 +197,13 @@ AVX512 static void decimals_avx512(const uint8_t *src, size_t avail, size_t n, u
     else decimals_wide(src, avail, n, width, 0, base, base, e, 0, bits);
 }
 
-int tsc_codec2_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta, uint64_t start,
-                               uint64_t add, unsigned e, int as_float, uint64_t *bits)
+void tsc_codec2_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta, uint64_t start,
+                                uint64_t add, unsigned e, int as_float, uint64_t *bits)
 {
-    if (!avx512_here()) return 0;
     if (delta) decimal_sums_avx512(src, avail, n, width, start, add, e, as_float, bits);
     else decimals_avx512(src, avail, n, width, start, e, as_float, bits);
-    return 1;
 }
 
 #else
-int tsc_codec2_timestamps_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int grid, int check,
-                                 uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out, int *back)
-{
-    (void)src, (void)avail, (void)n, (void)width, (void)grid, (void)check, (void)prev0, (void)start, (void)add;
-    (void)out, (void)back;
-    return 0;
-}
-
-int tsc_codec2_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta, uint64_t start,
-                               uint64_t add, unsigned e, int as_float, uint64_t *bits)
-{
-    (void)src, (void)avail, (void)n, (void)width, (void)delta, (void)start, (void)add, (void)e, (void)as_float;
-    (void)bits;
-    return 0;
-}
+typedef int tsc_codec2_no_avx512; /* ISO C wants a declaration in every translation unit */
 #endif

@@ -39,6 +39,17 @@ TSC_INLINE int tsc_avx2_here(void)
 #endif
 }
 
+/* AVX-512 with the byte permute (F, BW, VBMI): Ice Lake and later, Zen 4 and later. */
+TSC_INLINE int tsc_avx512_here(void)
+{
+#ifdef TSC_HAVE_AVX2
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vbmi");
+#else
+    return 0;
+#endif
+}
+
 /* Which loops a batch decode may use; the tests run each on the same chunks and compare. */
 enum {
     TSC_LOOPS_AUTO,    /* unchecked where the stream has room (BMI2 twin when the CPU has it), checked after */
