@@ -56,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static int64_t batch_ts[TSCHUNK_MAX_SAMPLES];
     static double batch_v[TSCHUNK_MAX_SAMPLES];
     size_t got = tschunk_decode(chunk, len, batch_ts, batch_v, TSCHUNK_MAX_SAMPLES);
-    if (clean != !tschunk_is_error(got)) __builtin_trap();
+    if (clean != !tschunk_is_error(got) || (!clean && got != r)) __builtin_trap(); /* the same error too */
     if (clean && (got != n || memcmp(batch_ts, all_ts, n * 8) || memcmp(batch_v, all_v, n * 8))) __builtin_trap();
     if (tschunk_iter_init(&it, chunk, len) == 0) {
         r = tschunk_iter_seek(&it, n ? all_ts[n / 2] : 0);

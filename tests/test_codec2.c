@@ -363,6 +363,32 @@ Test(codec2, simd_range_matches_scalar_and_packing_round_trips)
 }
 
 /* Truncations and bit flips of codec-2 chunks: an error or samples, never a crash (ASan in make asan). */
+/* A whole chunk through the iterator, as tschunk_decode must give it: the count, or the first error met. */
+static size_t iterate_all(const unsigned char *chunk, size_t size, int64_t *ts, double *v, size_t capacity)
+{
+    tschunk_iter it;
+    size_t r = tschunk_iter_init(&it, chunk, size), n = 0;
+    if (r) return r;
+    while ((r = tschunk_iter_read(&it, ts + n, v + n, capacity - n)) > 0 && !tschunk_is_error(r)) n += r;
+    return tschunk_is_error(r) ? r : n;
+}
+
+/* tschunk_decode, which decodes codec-2 chunks group after group without an iterator, against the iterator. */
+static void expect_batch_is_iterator(const unsigned char *chunk, size_t size, int kind, size_t where)
+{
+    static int64_t ts[1024], it_ts[1024]; /* a flipped count may say more than 300 */
+    static double v[1024], it_v[1024];
+    size_t got = tschunk_decode(chunk, size, ts, v, 1024), want = iterate_all(chunk, size, it_ts, it_v, 1024);
+    if (got == TSC_ERROR(DST_TOO_SMALL)) { /* a constant chunk whose count grew: the iterator fills the arrays */
+        cr_assert(want == 1024 || tschunk_is_error(want), "kind %d at %zu: %zu", kind, where, want);
+        return;
+    }
+    cr_assert_eq(got, want, "kind %d at %zu: batch %s, iterator %s", kind, where, tschunk_error_name(got),
+                 tschunk_error_name(want));
+    if (!tschunk_is_error(got))
+        cr_assert(memcmp(ts, it_ts, got * 8) == 0 && memcmp(v, it_v, got * 8) == 0, "kind %d at %zu", kind, where);
+}
+
 Test(codec2, truncations_and_bit_flips_are_safe, .timeout = 120)
 {
     for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
@@ -379,6 +405,7 @@ Test(codec2, truncations_and_bit_flips_are_safe, .timeout = 120)
             double cut_v[300];
             size_t got = tschunk_decode(copy, len, cut_ts, cut_v, 300);
             cr_assert(tschunk_is_error(got), "kind %d: truncated at %zu decoded %zu samples cleanly", kind, len, got);
+            expect_batch_is_iterator(copy, len, kind, len);
             free(copy);
         }
         unsigned char *copy = malloc(size + 1);
@@ -394,6 +421,7 @@ Test(codec2, truncations_and_bit_flips_are_safe, .timeout = 120)
             size_t r = tschunk_decode(copy, size, ts, v, 300);
             if (!tschunk_is_error(r))
                 for (size_t i = 1; i < r; i++) cr_assert_geq(ts[i], ts[i - 1]);
+            expect_batch_is_iterator(copy, size, kind, bit);
         }
         free(copy);
         free(chunk);

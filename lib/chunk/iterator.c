@@ -400,26 +400,31 @@ static size_t decode_run(tschunk_iter *restrict it, int64_t *restrict ts_out, ui
     return save_state(it, &st, n);
 }
 
+/* The iterator at the chunk's first sample, from its parsed header. */
+static void iter_start(tschunk_iter *it, const uint8_t *src, size_t size, const tsc_chunk_header *h)
+{
+    /* Not the 2 KiB group buffer: group_at == group_len == 0 marks it empty. */
+    memset(it, 0, offsetof(tschunk_iter, group_ts));
+    it->chunk = src;
+    it->size = size;
+    it->count = h->info.count;
+    it->flags = (uint8_t)h->info.flags;
+    it->first_ts = h->info.first_ts;
+    it->first_bits = h->info.first_bits;
+    it->first_delta = h->info.first_delta;
+    it->codec = h->info.codec;
+    it->group_next = h->ts_offset;
+    tsc_br_init(&it->val_in, src + h->value_offset, h->info.value_bytes);
+    tsc_br_init(&it->ts_in, src + h->ts_offset, h->info.ts_bytes);
+}
+
 size_t tschunk_iter_init(tschunk_iter *it, const void *chunk, size_t size)
 {
     if (!it || !chunk) return TSC_ERROR(BAD_PARAMETER);
     tsc_chunk_header h;
     size_t err = tsc_chunk_parse((const uint8_t *)chunk, size, &h, TSC_PARSE_HEADER);
     if (err) return err;
-    const uint8_t *src = (const uint8_t *)chunk;
-    /* Not the 2 KiB group buffer: group_at == group_len == 0 marks it empty. */
-    memset(it, 0, offsetof(tschunk_iter, group_ts));
-    it->chunk = src;
-    it->size = size;
-    it->count = h.info.count;
-    it->flags = (uint8_t)h.info.flags;
-    it->first_ts = h.info.first_ts;
-    it->first_bits = h.info.first_bits;
-    it->first_delta = h.info.first_delta;
-    it->codec = h.info.codec;
-    it->group_next = h.ts_offset;
-    tsc_br_init(&it->val_in, src + h.value_offset, h.info.value_bytes);
-    tsc_br_init(&it->ts_in, src + h.ts_offset, h.info.ts_bytes);
+    iter_start(it, (const uint8_t *)chunk, size, &h);
     return 0;
 }
 
@@ -546,41 +551,61 @@ size_t tschunk_iter_read(tschunk_iter *restrict it, int64_t *restrict ts, double
     return read_samples(it, ts, values, capacity, TSC_LOOPS_AUTO);
 }
 
+/* A chunk whose header h was parsed, into ts/values of capacity entries (at least its count). */
+static size_t decode_parsed(const uint8_t *src, size_t size, const tsc_chunk_header *h, int64_t *ts, double *values,
+                            size_t capacity, int loops)
+{
+    /* Codec 2 into both arrays: group after group, without an iterator's state and group buffer. */
+    if (h->info.codec == TSCHUNK_CODEC_TSC2 && ts && values)
+        return tsc_codec2_decode_chunk(src, size, &h->info, h->ts_offset, ts, (uint64_t *)(void *)values);
+    tschunk_iter it;
+    iter_start(&it, src, size, h);
+    return read_samples(&it, ts, values, capacity, loops);
+}
+
 size_t tsc_chunk_decode_with(const void *chunk, size_t size, int64_t *ts, double *values, size_t capacity, int loops)
 {
-    tschunk_iter it;
-    size_t err = tschunk_iter_init(&it, chunk, size);
+    if (!chunk) return TSC_ERROR(BAD_PARAMETER);
+    tsc_chunk_header h;
+    size_t err = tsc_chunk_parse((const uint8_t *)chunk, size, &h, TSC_PARSE_HEADER);
     if (err) return err;
-    if (it.count > capacity) return TSC_ERROR(DST_TOO_SMALL);
-    return read_samples(&it, ts, values, capacity, loops);
+    if (h.info.count > capacity) return TSC_ERROR(DST_TOO_SMALL);
+    return decode_parsed((const uint8_t *)chunk, size, &h, ts, values, capacity, loops);
 }
 
 /* Chunks i and i + 1 (when there is one) into ts/values. @return samples written or an error. */
 static size_t decode_two(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks, int64_t *ts,
                          double *values, int loops)
 {
-    tschunk_iter it[2];
+    tsc_chunk_header h[2];
     size_t lanes = i + 1 < n_chunks ? 2 : 1, at[2] = {0, 0}, r;
     for (size_t l = 0; l < lanes; l++) {
-        r = tschunk_iter_init(&it[l], chunks[i + l], sizes[i + l]);
-        if (r) return r;
-        at[l] = l ? it[0].count : 0;
+        if ((r = tsc_chunk_parse((const uint8_t *)chunks[i + l], sizes[i + l], &h[l], TSC_PARSE_HEADER))) return r;
+        at[l] = l ? h[0].info.count : 0;
     }
-    int pair = lanes == 2 && it[0].codec == TSCHUNK_CODEC_GORILLA && it[1].codec == TSCHUNK_CODEC_GORILLA;
-    for (size_t l = 0; pair && l < 2; l++) {
+    int pair = lanes == 2 && h[0].info.codec == TSCHUNK_CODEC_GORILLA && h[1].info.codec == TSCHUNK_CODEC_GORILLA;
+    if (!pair) { /* one by one: codec 2 without iterators */
+        for (size_t l = 0; l < lanes; l++) {
+            r = decode_parsed((const uint8_t *)chunks[i + l], sizes[i + l], &h[l], ts + at[l], values + at[l],
+                              h[l].info.count, loops);
+            if (tschunk_is_error(r)) return r;
+        }
+        return at[lanes - 1] + h[lanes - 1].info.count;
+    }
+    tschunk_iter it[2];
+    for (size_t l = 0; l < 2; l++) iter_start(&it[l], (const uint8_t *)chunks[i + l], sizes[i + l], &h[l]);
+    for (size_t l = 0; l < 2; l++) {
         /* The first two samples come from the header. */
         r = read_samples(&it[l], ts + at[l], values + at[l], it[l].count < 2 ? it[l].count : 2, loops);
         if (tschunk_is_error(r)) return r;
         at[l] += r;
     }
-    if (pair) {
-        r = decode_pair(&it[0], ts + at[0], values + at[0], &it[1], ts + at[1], values + at[1], loops);
-        if (tschunk_is_error(r)) return r;
-        at[0] += r;
-        at[1] += r;
-    }
+    r = decode_pair(&it[0], ts + at[0], values + at[0], &it[1], ts + at[1], values + at[1], loops);
+    if (tschunk_is_error(r)) return r;
+    at[0] += r;
+    at[1] += r;
     size_t total = 0;
-    for (size_t l = 0; l < lanes; l++) {
+    for (size_t l = 0; l < 2; l++) {
         r = read_samples(&it[l], ts + at[l], values + at[l], it[l].count - it[l].index, loops);
         if (tschunk_is_error(r)) return r;
         total += it[l].count;

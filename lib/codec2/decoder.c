@@ -399,6 +399,29 @@ size_t tsc_codec2_decode_group(const tsc_codec2_group *g, const tsc_codec2_frame
     }
 }
 
+size_t tsc_codec2_decode_chunk(const uint8_t *src, size_t size, const tschunk_chunk_info *info, size_t at,
+                               int64_t *restrict ts, uint64_t *restrict bits)
+{
+    const tsc_codec2_frame f = {info->flags, info->first_ts, info->first_delta, info->first_bits};
+    int64_t prev_ts = 0;
+    uint64_t prev_bits = 0;
+    for (uint32_t done = 0; done < info->count;) {
+        size_t n = info->count - done < TSC2_GROUP ? info->count - done : TSC2_GROUP;
+        tsc_codec2_group g;
+        size_t err = tsc_codec2_parse_group(src + at, size - at, n, info->flags, &g);
+        if (err) return err;
+        /* The header parse left the groups unwalked: the last one must end the chunk. */
+        if (done + n == info->count && at + g.size != size) return TSC_ERROR(CORRUPT);
+        err = tsc_codec2_decode_group(&g, &f, n, src + size, done == 0, prev_ts, prev_bits, ts + done, bits + done);
+        if (err) return err;
+        at += g.size;
+        done += (uint32_t)n;
+        prev_ts = ts[done - 1];
+        prev_bits = bits[done - 1];
+    }
+    return info->count;
+}
+
 /* The TS_CONST and VAL_CONST fields of the header. */
 static size_t parse_frame(const uint8_t *src, size_t size, size_t *pos, tschunk_chunk_info *info)
 {

@@ -348,6 +348,13 @@ size_t tsc_codec2_decode_group(const tsc_codec2_group *g, const tsc_codec2_frame
                                int first, int64_t prev_ts, uint64_t prev_bits, int64_t *restrict ts,
                                uint64_t *restrict bits);
 /*
+ * A whole chunk whose header parse (TSC_PARSE_HEADER) gave info, its groups
+ * starting at byte `at`, into ts/bits (info->count entries): what an iterator
+ * reading it to the end gives, the same error included. @return the count or an error.
+ */
+size_t tsc_codec2_decode_chunk(const uint8_t *src, size_t size, const tschunk_chunk_info *info, size_t at,
+                               int64_t *restrict ts, uint64_t *restrict bits);
+/*
  * The header fields after the count at *pos (flags from info), then every
  * group (none when `walk` is 0): fills info's first_ts, first_delta,
  * first_bits (as the flags give them), header_bytes and, when walking, the

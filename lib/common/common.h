@@ -39,10 +39,11 @@ TSC_INLINE int tsc_avx2_here(void)
 #endif
 }
 
-/* AVX-512 with the byte permute (F, BW, VBMI): Ice Lake and later, Zen 4 and later. */
+/* AVX-512 with the byte permute (F, BW, VBMI): Ice Lake and later, Zen 4 and later. A build with
+ * -DTSC_NO_AVX512 keeps to AVX2 (to measure what a CPU without it gets). */
 TSC_INLINE int tsc_avx512_here(void)
 {
-#ifdef TSC_HAVE_AVX2
+#if defined(TSC_HAVE_AVX2) && !defined(TSC_NO_AVX512)
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vbmi");
 #else
