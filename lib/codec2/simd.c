@@ -611,10 +611,13 @@ __attribute__((target("avx2"))) static inline void tail_masks(size_t left, __m25
     *b = _mm256_cmpgt_epi64(count, _mm256_add_epi64(lane, _mm256_set1_epi64x(4)));
 }
 
+/* Width 0: every field is 0 and takes no byte of the stream; the kernels unpack them from here instead. */
+static const uint8_t zero_fields[32];
+
 /* How many blocks of eight from src's start are whole (below n) and load inside avail: the fast loops' count. */
 static inline size_t safe_blocks(size_t n, size_t avail, unsigned width, size_t second)
 {
-    size_t blocks = n / 8, inside = avail >= second + 16 ? (avail - second - 16) / width + 1 : 0;
+    size_t blocks = n / 8, inside = avail < second + 16 ? 0 : width ? (avail - second - 16) / width + 1 : blocks;
     return blocks < inside ? blocks : inside;
 }
 
@@ -729,7 +732,11 @@ int tsc_codec2_unpack_decimal_sums_simd(unsigned isa, const uint8_t *src, size_t
                                         uint64_t start, uint64_t step, unsigned e, int as_float, uint64_t *bits)
 {
 #ifdef TSC_HAVE_AVX2
-    if (width < 1 || width > SHUFFLE_MAX_WIDTH || n > TSC2_GROUP) return 0;
+    if (width > SHUFFLE_MAX_WIDTH || n > TSC2_GROUP) return 0;
+    if (width == 0) {
+        src = zero_fields;
+        avail = sizeof zero_fields;
+    }
     if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) {
         tsc_codec2_decimals_avx512(src, avail, n, width, 1, start, step, e, as_float, bits);
         return 1;
@@ -836,7 +843,11 @@ int tsc_codec2_unpack_timestamps_simd(unsigned isa, const uint8_t *src, size_t a
                                       int grid, uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out, int *back)
 {
 #ifdef TSC_HAVE_AVX2
-    if (width < 1 || width > SHUFFLE_MAX_WIDTH || n > TSC2_GROUP) return 0;
+    if (width > SHUFFLE_MAX_WIDTH || n > TSC2_GROUP) return 0;
+    if (width == 0) {
+        src = zero_fields;
+        avail = sizeof zero_fields;
+    }
     int check = !rises_by_construction(width, grid, add);
     if (isa != TSC_SIMD_AVX2 && tsc_avx512_here())
         *back = tsc_codec2_timestamps_avx512(src, avail, n, width, grid, check, prev0, start, add, out);
@@ -867,7 +878,11 @@ int tsc_codec2_unpack_decimals_simd(unsigned isa, const uint8_t *src, size_t ava
                                     uint64_t base, unsigned e, int as_float, uint64_t *bits)
 {
 #ifdef TSC_HAVE_AVX2
-    if (width < 1 || width > SHUFFLE_MAX_WIDTH || n > TSC2_GROUP) return 0;
+    if (width > SHUFFLE_MAX_WIDTH || n > TSC2_GROUP) return 0;
+    if (width == 0) {
+        src = zero_fields;
+        avail = sizeof zero_fields;
+    }
     if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) {
         tsc_codec2_decimals_avx512(src, avail, n, width, 0, base, base, e, as_float, bits);
         return 1;

@@ -63,7 +63,7 @@ static inline __mmask8 tail_lanes(size_t left) { return left >= 8 ? (__mmask8)0x
 /* Whole blocks of eight below n whose 32-byte loads stay inside avail. */
 static inline size_t wide_blocks(size_t n, size_t avail, unsigned width)
 {
-    size_t blocks = n / 8, inside = avail >= 32 ? (avail - 32) / width + 1 : 0;
+    size_t blocks = n / 8, inside = avail < 32 ? 0 : width ? (avail - 32) / width + 1 : blocks;
     return blocks < inside ? blocks : inside;
 }
 
