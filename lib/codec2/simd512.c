@@ -58,7 +58,7 @@ AVX512_INLINE __m256i load_block_tail(const uint8_t *src, size_t avail, size_t a
 }
 
 /* The lanes of the last block that hold one of the `left` fields still to write. */
-static inline __mmask8 tail_lanes(size_t left) { return left >= 8 ? (__mmask8)0xff : (__mmask8)((1u << left) - 1u); }
+static inline __mmask8 tail_lanes(size_t left) { return (__mmask8)(left >= 8 ? 0xffu : (1u << left) - 1u); }
 
 /* Whole blocks of eight below n whose 32-byte loads stay inside avail. */
 static inline size_t wide_blocks(size_t n, size_t avail, unsigned width)
