@@ -214,30 +214,45 @@ void tsc_sketch_add_bits_scalar(tschunk_sketch *s, const uint64_t *bits, size_t 
 }
 
 #ifdef TSC_HAVE_AVX2
-/* A store's counts indexed by bin index, and the bin indices of its clean slots. */
+/* A store's counts indexed by bin index, and the bin indices of its clean slots as four int32 lanes
+ * each (the part of them an int32 holds; first > last when there is none). */
 typedef struct {
     double *counts; /* counts - offset: indexed by bin index */
-    int64_t clean_first;
-    uint64_t clean_len;
+    __m128i first, last;
 } clean_view;
 
-TSC_INLINE clean_view view_of(const tsc_store *st)
+__attribute__((target("avx2"))) static inline clean_view view_of(const tsc_store *st)
 {
-    clean_view c = {st->counts - st->offset, st->offset + st->clean_lo, st->clean_len};
+    int64_t first = st->offset + st->clean_lo, last = first + (int64_t)st->clean_len - 1;
+    first = first < INT32_MIN ? INT32_MIN : first;
+    last = last > INT32_MAX ? INT32_MAX : last;
+    clean_view c = {st->counts - st->offset, _mm_set1_epi32(first > last ? INT32_MAX : (int32_t)first),
+                    _mm_set1_epi32(first > last ? INT32_MIN : (int32_t)last)};
     return c;
 }
 
-/* The fast quads' bins since the last flush into their store's [min_index, max_index]. */
+/* The fast quads' bins since the last flush, lane by lane, into their store's [min_index, max_index]. */
 typedef struct {
-    int32_t least, greatest;
+    __m128i least, greatest;
 } bin_span;
 
-static void flush_span(tsc_store *st, bin_span *span)
+__attribute__((target("avx2"))) static inline bin_span empty_span(void)
 {
-    if (span->least > span->greatest) return;
-    if (span->least < st->min_index) st->min_index = span->least;
-    if (span->greatest > st->max_index) st->max_index = span->greatest;
-    span->least = INT32_MAX, span->greatest = INT32_MIN;
+    bin_span span = {_mm_set1_epi32(INT32_MAX), _mm_set1_epi32(INT32_MIN)};
+    return span;
+}
+
+__attribute__((target("avx2"))) static void flush_span(tsc_store *st, bin_span *span)
+{
+    int32_t least[4], greatest[4];
+    _mm_storeu_si128((__m128i *)(void *)least, span->least);
+    _mm_storeu_si128((__m128i *)(void *)greatest, span->greatest);
+    for (int k = 0; k < 4; k++) {
+        if (least[k] > greatest[k]) continue; /* every lane is empty or none is */
+        if (least[k] < st->min_index) st->min_index = least[k];
+        if (greatest[k] > st->max_index) st->max_index = greatest[k];
+    }
+    *span = empty_span();
 }
 
 /*
@@ -264,7 +279,7 @@ __attribute__((target("avx2"))) static size_t add_cubic_avx2(tschunk_sketch *s, 
     const __m256d a = _mm256_set1_pd(6.0 / 35.0), b = _mm256_set1_pd(-3.0 / 5.0), c = _mm256_set1_pd(10.0 / 7.0);
     tsc_store *stores[2] = {&s->pos, &s->neg};
     clean_view views[2] = {view_of(&s->pos), view_of(&s->neg)};
-    bin_span spans[2] = {{INT32_MAX, INT32_MIN}, {INT32_MAX, INT32_MIN}};
+    bin_span spans[2] = {empty_span(), empty_span()};
     run_stats r = stats_load(s);
     size_t i = 0;
     for (; i + 4 <= n; i += 4) {
@@ -279,19 +294,20 @@ __attribute__((target("avx2"))) static size_t add_cubic_avx2(tschunk_sketch *s, 
         x = _mm256_add_pd(_mm256_mul_pd(x, multiplier), norm_offset);
         /* (int)x, less 1 below zero: the all-ones compare lanes narrowed to 32 bits are that -1 */
         __m256i below = _mm256_permutevar8x32_epi32(_mm256_castpd_si256(_mm256_cmp_pd(x, zero, _CMP_LT_OQ)), even_lanes);
-        int32_t lane[4];
-        _mm_storeu_si128((__m128i *)(void *)lane, _mm_add_epi32(_mm256_cvttpd_epi32(x), _mm256_castsi256_si128(below)));
+        __m128i bins = _mm_add_epi32(_mm256_cvttpd_epi32(x), _mm256_castsi256_si128(below));
         int negative = _mm256_movemask_pd(_mm256_castsi256_pd(raw)), side = negative == 0xf;
-        int fits = _mm256_movemask_pd(indexable) == 0xf && (negative == 0 || side);
         const clean_view *view = &views[side];
-        for (int k = 0; k < 4; k++) fits &= (uint64_t)(lane[k] - view->clean_first) < view->clean_len;
+        __m128i outside = _mm_or_si128(_mm_cmpgt_epi32(view->first, bins), _mm_cmpgt_epi32(bins, view->last));
+        int fits = (_mm256_movemask_pd(indexable) == 0xf) & (negative == 0 || side) & _mm_testz_si128(outside, outside);
         if (TSC_LIKELY(fits)) {
             bin_span *span = &spans[side];
+            span->least = _mm_min_epi32(span->least, bins);
+            span->greatest = _mm_max_epi32(span->greatest, bins);
+            int32_t lane[4];
+            _mm_storeu_si128((__m128i *)(void *)lane, bins);
             for (int k = 0; k < 4; k++) {
                 view->counts[lane[k]] += 1;
                 stats_accept(&r, tsc_double_of(bits[i + k]));
-                span->least = lane[k] < span->least ? lane[k] : span->least;
-                span->greatest = lane[k] > span->greatest ? lane[k] : span->greatest;
             }
             continue;
         }
