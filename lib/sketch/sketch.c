@@ -314,6 +314,7 @@ __attribute__((target("avx2"))) static size_t add_cubic_avx2(tschunk_sketch *s, 
         flush_span(stores[0], &spans[0]);
         flush_span(stores[1], &spans[1]);
         stats_store(s, &r);
+        _mm256_zeroupper(); /* gcc stopped inserting these here: SSE code after dirty upper halves runs slow */
         tsc_sketch_add_bits_scalar(s, bits + i, 4, nan_count, refused);
         r = stats_load(s);
         views[0] = view_of(stores[0]), views[1] = view_of(stores[1]); /* windows may have moved, clean ranges grown */
@@ -321,6 +322,7 @@ __attribute__((target("avx2"))) static size_t add_cubic_avx2(tschunk_sketch *s, 
     flush_span(stores[0], &spans[0]);
     flush_span(stores[1], &spans[1]);
     stats_store(s, &r);
+    _mm256_zeroupper();
     return i;
 }
 #endif
