@@ -728,8 +728,9 @@ __attribute__((target("avx2,fma"))) static void unpack_decimals_avx2(const uint8
 }
 #endif
 
-int tsc_codec2_unpack_decimal_sums_simd(unsigned isa, const uint8_t *src, size_t avail, size_t n, unsigned width,
-                                        uint64_t start, uint64_t step, unsigned e, int as_float, uint64_t *bits)
+/* Both decimal dispatchers: delta and start/add as tsc_codec2_decimals_avx512 takes them. */
+static int decimals_simd(unsigned isa, const uint8_t *src, size_t avail, size_t n, unsigned width, int delta,
+                         uint64_t start, uint64_t add, unsigned e, int as_float, uint64_t *bits)
 {
 #ifdef TSC_HAVE_AVX2
     if (width > SHUFFLE_MAX_WIDTH || n > TSC2_GROUP) return 0;
@@ -738,17 +739,24 @@ int tsc_codec2_unpack_decimal_sums_simd(unsigned isa, const uint8_t *src, size_t
         avail = sizeof zero_fields;
     }
     if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) {
-        tsc_codec2_decimals_avx512(src, avail, n, width, 1, start, step, e, as_float, bits);
+        tsc_codec2_decimals_avx512(src, avail, n, width, delta, start, add, e, as_float, bits);
         return 1;
     }
     if (isa != TSC_SIMD_AVX512 && avx2_fma_here()) {
-        unpack_decimal_sums_avx2(src, avail, n, width, start, step, e, as_float, bits);
+        if (delta) unpack_decimal_sums_avx2(src, avail, n, width, start, add, e, as_float, bits);
+        else unpack_decimals_avx2(src, avail, n, width, start, e, as_float, bits);
         return 1;
     }
 #endif
-    (void)isa, (void)src, (void)avail, (void)n, (void)width, (void)start, (void)step, (void)e, (void)as_float;
-    (void)bits;
+    (void)isa, (void)src, (void)avail, (void)n, (void)width, (void)delta, (void)start, (void)add, (void)e;
+    (void)as_float, (void)bits;
     return 0;
+}
+
+int tsc_codec2_unpack_decimal_sums_simd(unsigned isa, const uint8_t *src, size_t avail, size_t n, unsigned width,
+                                        uint64_t start, uint64_t step, unsigned e, int as_float, uint64_t *bits)
+{
+    return decimals_simd(isa, src, avail, n, width, 1, start, step, e, as_float, bits);
 }
 
 #ifdef TSC_HAVE_AVX2
@@ -877,23 +885,7 @@ int tsc_codec2_unpack_timestamps_scalar(const uint8_t *src, size_t avail, size_t
 int tsc_codec2_unpack_decimals_simd(unsigned isa, const uint8_t *src, size_t avail, size_t n, unsigned width,
                                     uint64_t base, unsigned e, int as_float, uint64_t *bits)
 {
-#ifdef TSC_HAVE_AVX2
-    if (width > SHUFFLE_MAX_WIDTH || n > TSC2_GROUP) return 0;
-    if (width == 0) {
-        src = zero_fields;
-        avail = sizeof zero_fields;
-    }
-    if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) {
-        tsc_codec2_decimals_avx512(src, avail, n, width, 0, base, base, e, as_float, bits);
-        return 1;
-    }
-    if (isa != TSC_SIMD_AVX512 && avx2_fma_here()) {
-        unpack_decimals_avx2(src, avail, n, width, base, e, as_float, bits);
-        return 1;
-    }
-#endif
-    (void)isa, (void)src, (void)avail, (void)n, (void)width, (void)base, (void)e, (void)as_float, (void)bits;
-    return 0;
+    return decimals_simd(isa, src, avail, n, width, 0, base, base, e, as_float, bits);
 }
 
 void tsc_codec2_unpack_decimals_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t base,
