@@ -37,9 +37,10 @@ AVX512_INLINE wide_plan wide_plan_of(unsigned width)
 }
 
 /*
- * Eight fields of width <= 30 from the `width` bytes at block: field 7 ends by
- * byte 7 * 30 / 8 + 5 = 31, so 32 bytes hold them all (the permute's indexes
- * reach 33, into the zeroed upper half, for bits the mask drops).
+ * Eight fields of width <= 30 from the `width` bytes at block: they fill
+ * exactly `width` bytes, so 32 bytes hold them all. Lane 7's eight bytes start
+ * at byte 7 * width / 8 <= 26, so its picks reach byte 33, in the zeroed upper
+ * half, only for bits the mask drops.
  */
 AVX512_INLINE __m512i unpack_wide(const wide_plan *p, __m256i block)
 {
