@@ -88,15 +88,11 @@ static size_t step(tschunk_iter *restrict it)
 /* Codec 2: decode the next group into `ts`/`bits` (the iterator's buffer or the caller's arrays). */
 static size_t next_group(tschunk_iter *it, int64_t *ts, uint64_t *bits, uint32_t n)
 {
-    tsc_codec2_group g;
-    const uint8_t *end = it->chunk + it->size;
-    tsc_codec2_frame f = {it->flags, it->first_ts, it->first_delta, it->first_bits};
-    size_t err = tsc_codec2_parse_group(it->chunk + it->group_next, it->size - it->group_next, n, it->flags, &g);
-    /* init left the groups unwalked: the last one must end the chunk. */
-    if (!err && it->index + n == it->count && it->group_next + g.size != it->size) err = TSC_ERROR(CORRUPT);
-    if (!err) err = tsc_codec2_decode_group(&g, &f, n, end, it->index == 0, it->ts, it->bits, ts, bits);
-    if (err) return fail(it, tschunk_get_error_code(err));
-    it->group_next += g.size;
+    const tsc_codec2_frame f = {it->flags, it->first_ts, it->first_delta, it->first_bits};
+    size_t r = tsc_codec2_read_group(it->chunk, it->size, it->group_next, n, &f, it->index == 0,
+                                     it->index + n == it->count, it->ts, it->bits, ts, bits);
+    if (tschunk_is_error(r)) return fail(it, tschunk_get_error_code(r));
+    it->group_next += r;
     it->ts = ts[n - 1];
     it->bits = bits[n - 1];
     return 0;

@@ -360,9 +360,10 @@ static void expand_masked(const uint8_t *mask, const uint64_t *kept, size_t n, u
     }
 }
 
-size_t tsc_codec2_decode_group(const tsc_codec2_group *g, const tsc_codec2_frame *f, size_t n, const uint8_t *end,
-                               int first, int64_t prev_ts, uint64_t prev_bits, int64_t *restrict ts,
-                               uint64_t *restrict bits)
+/* A parsed group's samples (first: the chunk's first group, whose lead is not checked against prev_ts). */
+static size_t decode_group(const tsc_codec2_group *g, const tsc_codec2_frame *f, size_t n, const uint8_t *end,
+                           int first, int64_t prev_ts, uint64_t prev_bits, int64_t *restrict ts,
+                           uint64_t *restrict bits)
 {
     if (f->flags & TSCHUNK_FLAG_TS_CONST) {
         /* The header check kept ts[0] + (count - 1) * delta within int64. */
@@ -399,6 +400,25 @@ size_t tsc_codec2_decode_group(const tsc_codec2_group *g, const tsc_codec2_frame
     }
 }
 
+/* tsc_codec2_read_group, inline in the whole-chunk loop below. */
+TSC_INLINE size_t read_group(const uint8_t *src, size_t size, size_t at, size_t n, const tsc_codec2_frame *f, int first,
+                             int last, int64_t prev_ts, uint64_t prev_bits, int64_t *restrict ts, uint64_t *restrict bits)
+{
+    tsc_codec2_group g;
+    size_t err = tsc_codec2_parse_group(src + at, size - at, n, f->flags, &g);
+    if (err) return err;
+    /* The header parse left the groups unwalked: the last one must end the chunk. */
+    if (last && at + g.size != size) return TSC_ERROR(CORRUPT);
+    err = decode_group(&g, f, n, src + size, first, prev_ts, prev_bits, ts, bits);
+    return err ? err : g.size;
+}
+
+size_t tsc_codec2_read_group(const uint8_t *src, size_t size, size_t at, size_t n, const tsc_codec2_frame *f, int first,
+                             int last, int64_t prev_ts, uint64_t prev_bits, int64_t *restrict ts, uint64_t *restrict bits)
+{
+    return read_group(src, size, at, n, f, first, last, prev_ts, prev_bits, ts, bits);
+}
+
 size_t tsc_codec2_decode_chunk(const uint8_t *src, size_t size, const tschunk_chunk_info *info, size_t at,
                                int64_t *restrict ts, uint64_t *restrict bits)
 {
@@ -407,14 +427,10 @@ size_t tsc_codec2_decode_chunk(const uint8_t *src, size_t size, const tschunk_ch
     uint64_t prev_bits = 0;
     for (uint32_t done = 0; done < info->count;) {
         size_t n = info->count - done < TSC2_GROUP ? info->count - done : TSC2_GROUP;
-        tsc_codec2_group g;
-        size_t err = tsc_codec2_parse_group(src + at, size - at, n, info->flags, &g);
-        if (err) return err;
-        /* The header parse left the groups unwalked: the last one must end the chunk. */
-        if (done + n == info->count && at + g.size != size) return TSC_ERROR(CORRUPT);
-        err = tsc_codec2_decode_group(&g, &f, n, src + size, done == 0, prev_ts, prev_bits, ts + done, bits + done);
-        if (err) return err;
-        at += g.size;
+        size_t r = read_group(src, size, at, n, &f, done == 0, done + n == info->count, prev_ts, prev_bits, ts + done,
+                              bits + done);
+        if (tschunk_is_error(r)) return r;
+        at += r;
         done += (uint32_t)n;
         prev_ts = ts[done - 1];
         prev_bits = bits[done - 1];

@@ -344,9 +344,13 @@ int tsc_codec2_smallest_exponent(uint64_t bits, int as_float);
 
 /* decoder.c: a group's blocks (those the frame's flags leave in), then its samples. */
 size_t tsc_codec2_parse_group(const uint8_t *src, size_t avail, size_t n, unsigned flags, tsc_codec2_group *g);
-size_t tsc_codec2_decode_group(const tsc_codec2_group *g, const tsc_codec2_frame *f, size_t n, const uint8_t *end,
-                               int first, int64_t prev_ts, uint64_t prev_bits, int64_t *restrict ts,
-                               uint64_t *restrict bits);
+/*
+ * The group of n samples at src + at in the chunk src[0, size) (its last group when `last`, which must then
+ * end it): parsed and decoded into ts/bits after prev_ts/prev_bits (first: the chunk's first group, whose
+ * previous sample is not checked). @return the group's size in bytes, or an error.
+ */
+size_t tsc_codec2_read_group(const uint8_t *src, size_t size, size_t at, size_t n, const tsc_codec2_frame *f, int first,
+                             int last, int64_t prev_ts, uint64_t prev_bits, int64_t *restrict ts, uint64_t *restrict bits);
 /*
  * A whole chunk whose header parse (TSC_PARSE_HEADER) gave info, its groups
  * starting at byte `at`, into ts/bits (info->count entries): what an iterator

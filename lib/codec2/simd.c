@@ -614,6 +614,13 @@ __attribute__((target("avx2"))) static inline void tail_masks(size_t left, __m25
 /* Width 0: every field is 0 and takes no byte of the stream; the kernels unpack them from here instead. */
 static const uint8_t zero_fields[32];
 
+static inline const uint8_t *fields_at(const uint8_t *src, size_t *avail, unsigned width)
+{
+    if (width) return src;
+    *avail = sizeof zero_fields;
+    return zero_fields;
+}
+
 /* How many blocks of eight from src's start are whole (below n) and load inside avail: the fast loops' count. */
 static inline size_t safe_blocks(size_t n, size_t avail, unsigned width, size_t second)
 {
@@ -658,12 +665,6 @@ __attribute__((target("avx2"))) static void unpack_run_avx2(const uint8_t *src, 
 #endif
 
 #ifdef TSC_HAVE_AVX2
-/*
- * A DELTA decimal block from its packed fields to values' bits in one pass:
- * each four fields unpacked by byte shuffle go through the running sum and the
- * conversion without being stored. The last block (127 fields a full group)
- * goes the same way through block_at. Needs width <= 30 and every |k| < 2^51.
- */
 /* Four k + MAGIC_BITS: the running sum after last (delta, a constant the compiler folds), or base + field. */
 __attribute__((target("avx2"), always_inline)) static inline __m256i biased_k_lanes(__m256i fields, const int delta,
                                                                                     __m256i add, __m256i last)
@@ -676,8 +677,8 @@ __attribute__((target("avx2"), always_inline)) static inline __m256i biased_k_la
  * fields unpacked by byte shuffle go through the running sum (delta: k[i] =
  * k[i-1] + add + field, k[-1] = start) or onto the base (k = add + field) and the
  * conversion without being stored. The last block (127 fields a full DELTA
- * group) goes the same way through block_at. Needs width <= 30 and every
- * |k| < 2^51.
+ * group) goes the same way through block_at. Needs width <= 30 (0: no bytes)
+ * and every |k| < 2^51.
  */
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 unpack_decimals_lanes(const uint8_t *src, size_t avail, size_t n, unsigned width, const int delta, uint64_t start,
@@ -734,10 +735,7 @@ static int decimals_simd(unsigned isa, const uint8_t *src, size_t avail, size_t 
 {
 #ifdef TSC_HAVE_AVX2
     if (width > SHUFFLE_MAX_WIDTH || n > TSC2_GROUP) return 0;
-    if (width == 0) {
-        src = zero_fields;
-        avail = sizeof zero_fields;
-    }
+    src = fields_at(src, &avail, width);
     if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) {
         tsc_codec2_decimals_avx512(src, avail, n, width, delta, start, add, e, as_float, bits);
         return 1;
@@ -852,10 +850,7 @@ int tsc_codec2_unpack_timestamps_simd(unsigned isa, const uint8_t *src, size_t a
 {
 #ifdef TSC_HAVE_AVX2
     if (width > SHUFFLE_MAX_WIDTH || n > TSC2_GROUP) return 0;
-    if (width == 0) {
-        src = zero_fields;
-        avail = sizeof zero_fields;
-    }
+    src = fields_at(src, &avail, width);
     int check = !rises_by_construction(width, grid, add);
     if (isa != TSC_SIMD_AVX2 && tsc_avx512_here())
         *back = tsc_codec2_timestamps_avx512(src, avail, n, width, grid, check, prev0, start, add, out);
