@@ -848,7 +848,8 @@ Test(codec2, simd_unpack_timestamps_match_scalar)
             went_back += back_want;
             cr_assert(memcmp(want, got, n * 8) == 0, "isa %u width %u n %zu grid %d round %d", isa, width, n, grid,
                       round_no);
-            cr_assert_eq(back_got, back_want, "isa %u width %u n %zu grid %d round %d", isa, width, n, grid, round_no);
+            cr_assert_eq(back_got, back_want, "isa %u width %u n %zu grid %d round %d", isa, width, n, grid,
+                         round_no);
         }
         free(exact);
     }

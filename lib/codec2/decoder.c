@@ -213,8 +213,8 @@ static size_t decode_timestamps(const tsc_codec2_group *g, size_t n, const uint8
     /* grid: out[i] = t + min_offset + (i + 1) * step + field; delta: out[i] = out[i - 1] + min_delta + field */
     uint64_t start = (uint64_t)t + (g->ts_grid ? g->min_delta : 0), add = g->ts_grid ? g->grid_step : g->min_delta;
     if (!g->ts_patches &&
-        tsc_codec2_unpack_timestamps_simd(TSC_SIMD_BEST, g->ts_packed, avail, n - 1, g->ts_width, g->ts_grid, (uint64_t)t, start,
-                                          add, rest, &back))
+        tsc_codec2_unpack_timestamps_simd(TSC_SIMD_BEST, g->ts_packed, avail, n - 1, g->ts_width, g->ts_grid,
+                                          (uint64_t)t, start, add, rest, &back))
         return bad | (unsigned)back ? TSC_ERROR(CORRUPT) : 0;
     uint64_t deltas[TSC2_GROUP];
     tsc_codec2_unpack(g->ts_packed, avail, deltas, n - 1, g->ts_width);
@@ -251,14 +251,14 @@ static size_t decode_decimal(const tsc_codec2_group *g, size_t n, const uint8_t 
         uint64_t step = (uint64_t)tsc_unzigzag(g->dec_min_step);
         size_t avail = (size_t)(end - g->payload);
         bits[0] = tsc_codec2_decimal_bits((int64_t)base, exponent, as_float);
-        if (!small || !tsc_codec2_unpack_decimal_sums_simd(TSC_SIMD_BEST, g->payload, avail, n - 1, g->dec_width, base, step,
-                                                           exponent, as_float, bits + 1))
+        if (!small || !tsc_codec2_unpack_decimal_sums_simd(TSC_SIMD_BEST, g->payload, avail, n - 1, g->dec_width,
+                                                           base, step, exponent, as_float, bits + 1))
             tsc_codec2_unpack_decimal_sums_scalar(g->payload, avail, n - 1, g->dec_width, base, step, exponent,
                                                   as_float, bits + 1);
     } else {
         size_t avail = (size_t)(end - g->payload);
-        if (!small || !tsc_codec2_unpack_decimals_simd(TSC_SIMD_BEST, g->payload, avail, n, g->dec_width, base, exponent, as_float,
-                                                       bits))
+        if (!small || !tsc_codec2_unpack_decimals_simd(TSC_SIMD_BEST, g->payload, avail, n, g->dec_width, base,
+                                                       exponent, as_float, bits))
             tsc_codec2_unpack_decimals_scalar(g->payload, avail, n, g->dec_width, base, exponent, as_float, bits);
     }
     /* The entries were walked by the parse: their lengths are known good. */
@@ -402,7 +402,8 @@ static size_t decode_group(const tsc_codec2_group *g, const tsc_codec2_frame *f,
 
 /* tsc_codec2_read_group, inline in the whole-chunk loop below. */
 TSC_INLINE size_t read_group(const uint8_t *src, size_t size, size_t at, size_t n, const tsc_codec2_frame *f, int first,
-                             int last, int64_t prev_ts, uint64_t prev_bits, int64_t *restrict ts, uint64_t *restrict bits)
+                             int last, int64_t prev_ts, uint64_t prev_bits, int64_t *restrict ts,
+                             uint64_t *restrict bits)
 {
     tsc_codec2_group g;
     size_t err = tsc_codec2_parse_group(src + at, size - at, n, f->flags, &g);
@@ -414,7 +415,8 @@ TSC_INLINE size_t read_group(const uint8_t *src, size_t size, size_t at, size_t 
 }
 
 size_t tsc_codec2_read_group(const uint8_t *src, size_t size, size_t at, size_t n, const tsc_codec2_frame *f, int first,
-                             int last, int64_t prev_ts, uint64_t prev_bits, int64_t *restrict ts, uint64_t *restrict bits)
+                             int last, int64_t prev_ts, uint64_t prev_bits, int64_t *restrict ts,
+                             uint64_t *restrict bits)
 {
     return read_group(src, size, at, n, f, first, last, prev_ts, prev_bits, ts, bits);
 }

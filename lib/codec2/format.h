@@ -109,6 +109,9 @@ TSC_INLINE unsigned tsc_codec2_width(uint64_t range) { return range ? 64u - (uns
 
 static const double tsc_codec2_pow10[TSC2_MAX_EXPONENT + 1] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                                                 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+/* Adding TSC2_MAGIC rounds |x| < 2^51 to an integer in the low mantissa; its bits, for k carried biased by them. */
+#define TSC2_MAGIC 0x1.8p52
+#define TSC2_MAGIC_BITS INT64_C(0x4338000000000000)
 /* 10^-e rounded to nearest (a decimal literal is correctly rounded): the SIMD kernels' division-free k / 10^e. */
 static const double tsc_codec2_pow10_inverse[TSC2_MAX_EXPONENT + 1] = {
     1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15};
@@ -350,7 +353,8 @@ size_t tsc_codec2_parse_group(const uint8_t *src, size_t avail, size_t n, unsign
  * previous sample is not checked). @return the group's size in bytes, or an error.
  */
 size_t tsc_codec2_read_group(const uint8_t *src, size_t size, size_t at, size_t n, const tsc_codec2_frame *f, int first,
-                             int last, int64_t prev_ts, uint64_t prev_bits, int64_t *restrict ts, uint64_t *restrict bits);
+                             int last, int64_t prev_ts, uint64_t prev_bits, int64_t *restrict ts,
+                             uint64_t *restrict bits);
 /*
  * A whole chunk whose header parse (TSC_PARSE_HEADER) gave info, its groups
  * starting at byte `at`, into ts/bits (info->count entries): what an iterator

@@ -17,9 +17,6 @@
 #  include <immintrin.h>
 #endif
 
-#define MAGIC 0x1.8p52                  /* adding it rounds |x| < 2^51 to an integer in the low mantissa */
-#define MAGIC_BITS INT64_C(0x4338000000000000)
-
 TSC_INLINE int avx2_here(void) { return tsc_avx2_here(); }
 
 TSC_INLINE int avx2_fma_here(void)
@@ -188,10 +185,10 @@ void tsc_codec2_read_block_scalar(const uint64_t *bits, size_t n, unsigned e, in
 __attribute__((target("avx2,fma"))) static void read_block_avx2(const uint64_t *bits, size_t n, unsigned e,
                                                                  int as_float, int64_t *k, int64_t *diff)
 {
-    const __m256d scale = _mm256_set1_pd(tsc_codec2_pow10[e]), magic = _mm256_set1_pd(MAGIC);
+    const __m256d scale = _mm256_set1_pd(tsc_codec2_pow10[e]), magic = _mm256_set1_pd(TSC2_MAGIC);
     const __m256d inverse = _mm256_set1_pd(tsc_codec2_pow10_inverse[e]);
     const __m256d lo = _mm256_set1_pd(-0x1p51), hi = _mm256_set1_pd(0x1p51);
-    const __m256i magic_bits = _mm256_set1_epi64x(MAGIC_BITS), far = _mm256_set1_epi64x(INT64_MIN);
+    const __m256i magic_bits = _mm256_set1_epi64x(TSC2_MAGIC_BITS), far = _mm256_set1_epi64x(INT64_MIN);
     size_t i = 0;
     for (; i + 4 <= n; i += 4) {
         __m256i b;
@@ -260,12 +257,14 @@ typedef struct {
 
 __attribute__((target("avx2,fma"))) static inline decimal_consts decimal_consts_of(unsigned e, int as_float)
 {
-    decimal_consts c = {_mm256_set1_pd(tsc_codec2_pow10[e]), _mm256_set1_pd(tsc_codec2_pow10_inverse[e]), _mm256_set1_pd(MAGIC),
-                        _mm256_set1_epi64x(MAGIC_BITS), as_float};
+    decimal_consts c = {_mm256_set1_pd(tsc_codec2_pow10[e]), _mm256_set1_pd(tsc_codec2_pow10_inverse[e]),
+                        _mm256_set1_pd(TSC2_MAGIC),
+                        _mm256_set1_epi64x(TSC2_MAGIC_BITS), as_float};
     return c;
 }
 
-/* Four k + MAGIC_BITS, |k| < 2^51, to their values' bits: the bits of MAGIC + k, so minus MAGIC is k exactly. */
+/* Four k + TSC2_MAGIC_BITS, |k| < 2^51, to their values' bits: the bits of TSC2_MAGIC + k, so minus TSC2_MAGIC
+ * is k exactly. */
 __attribute__((target("avx2,fma"), always_inline)) static inline __m256d
 biased_decimal_lanes(__m256i biased, const decimal_consts *c, const int as_float)
 {
@@ -273,7 +272,7 @@ biased_decimal_lanes(__m256i biased, const decimal_consts *c, const int as_float
     return as_float ? _mm256_cvtps_pd(_mm256_cvtpd_ps(v)) : v;
 }
 
-/* Four k with |k| < 2^51 (the caller's bound) to their values' bits: k converts exactly through MAGIC. */
+/* Four k with |k| < 2^51 (the caller's bound) to their values' bits: k converts exactly through TSC2_MAGIC. */
 __attribute__((target("avx2,fma"))) static inline __m256d decimal_lanes(__m256i k, const decimal_consts *c)
 {
     __m256d kd = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(k, c->magic_bits)), c->magic);
@@ -665,7 +664,7 @@ __attribute__((target("avx2"))) static void unpack_run_avx2(const uint8_t *src, 
 #endif
 
 #ifdef TSC_HAVE_AVX2
-/* Four k + MAGIC_BITS: the running sum after last (delta, a constant the compiler folds), or base + field. */
+/* Four k + TSC2_MAGIC_BITS: the running sum after last (delta, a constant the compiler folds), or base + field. */
 __attribute__((target("avx2"), always_inline)) static inline __m256i biased_k_lanes(__m256i fields, const int delta,
                                                                                     __m256i add, __m256i last)
 {
@@ -686,9 +685,9 @@ unpack_decimals_lanes(const uint8_t *src, size_t avail, size_t n, unsigned width
 {
     const decimal_consts c = decimal_consts_of(e, as_float);
     const shuffle_plan p = shuffle_plan_of(width);
-    /* k is carried as k + MAGIC_BITS (mod 2^64): the conversion's bias comes for free. */
-    const __m256i adds = _mm256_set1_epi64x((int64_t)(add + (delta ? 0 : (uint64_t)MAGIC_BITS)));
-    __m256i last = _mm256_set1_epi64x((int64_t)(start + (uint64_t)MAGIC_BITS)), a, b;
+    /* k is carried as k + TSC2_MAGIC_BITS (mod 2^64): the conversion's bias comes for free. */
+    const __m256i adds = _mm256_set1_epi64x((int64_t)(add + (delta ? 0 : (uint64_t)TSC2_MAGIC_BITS)));
+    __m256i last = _mm256_set1_epi64x((int64_t)(start + (uint64_t)TSC2_MAGIC_BITS)), a, b;
     size_t blocks = safe_blocks(n, avail, width, p.second), i = 8 * blocks, at = width * blocks;
     const uint8_t *in = src;
     for (uint64_t *o = bits; blocks; blocks--, in += width, o += 8) { /* one counter: a short loop's control costs */

@@ -16,8 +16,6 @@
 #  define AVX512 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx2,fma")))
 #  define AVX512_INLINE __attribute__((target("avx512f,avx512bw,avx512vbmi,avx2,fma"), always_inline)) static inline
 
-#  define MAGIC 0x1.8p52
-#  define MAGIC_BITS INT64_C(0x4338000000000000)
 
 /* Where lane k's eight bytes start (field k's first byte) and how far its field sits above bit 0 of them. */
 typedef struct {
@@ -151,7 +149,7 @@ typedef struct {
     __m512d scale, inverse, magic;
 } wide_decimal;
 
-/* Eight k + MAGIC_BITS, |k| < 2^51, to their values' bits (simd.c's div_pow10, eight lanes). */
+/* Eight k + TSC2_MAGIC_BITS, |k| < 2^51, to their values' bits (simd.c's div_pow10, eight lanes). */
 AVX512_INLINE __m512d decimal_wide(__m512i biased, const wide_decimal *c, const int as_float)
 {
     __m512d k = _mm512_sub_pd(_mm512_castsi512_pd(biased), c->magic);
@@ -161,15 +159,15 @@ AVX512_INLINE __m512d decimal_wide(__m512i biased, const wide_decimal *c, const 
     return as_float ? _mm512_cvtps_pd(_mm512_cvtpd_ps(v)) : v;
 }
 
-/* delta: k[i] = k[i-1] + add + field, k[-1] = start; else k = add + field. k is carried biased by MAGIC_BITS. */
+/* delta: k[i] = k[i-1] + add + field, k[-1] = start; else k = add + field. k is carried biased by TSC2_MAGIC_BITS. */
 AVX512_INLINE void decimals_wide(const uint8_t *src, size_t avail, size_t n, unsigned width, const int delta,
                                  uint64_t start, uint64_t add, unsigned e, const int as_float, uint64_t *bits)
 {
     const wide_decimal c = {_mm512_set1_pd(tsc_codec2_pow10[e]), _mm512_set1_pd(tsc_codec2_pow10_inverse[e]),
-                            _mm512_set1_pd(MAGIC)};
+                            _mm512_set1_pd(TSC2_MAGIC)};
     const wide_plan p = wide_plan_of(width);
-    const __m512i adds = _mm512_set1_epi64((int64_t)(add + (delta ? 0 : (uint64_t)MAGIC_BITS)));
-    __m512i last = _mm512_set1_epi64((int64_t)(start + (uint64_t)MAGIC_BITS)), fields;
+    const __m512i adds = _mm512_set1_epi64((int64_t)(add + (delta ? 0 : (uint64_t)TSC2_MAGIC_BITS)));
+    __m512i last = _mm512_set1_epi64((int64_t)(start + (uint64_t)TSC2_MAGIC_BITS)), fields;
     size_t blocks = wide_blocks(n, avail, width), i = 8 * blocks, at = width * blocks;
     const uint8_t *in = src;
     for (uint64_t *o = bits; blocks; blocks--, in += width, o += 8) {

@@ -298,7 +298,8 @@ __attribute__((target("avx2"))) static size_t add_cubic_avx2(tschunk_sketch *s, 
         int negative = _mm256_movemask_pd(_mm256_castsi256_pd(raw)), side = negative == 0xf;
         const clean_view *view = &views[side];
         __m128i outside = _mm_or_si128(_mm_cmpgt_epi32(view->first, bins), _mm_cmpgt_epi32(bins, view->last));
-        int fits = (_mm256_movemask_pd(indexable) == 0xf) & (negative == 0 || side) & _mm_testz_si128(outside, outside);
+        int fits = (_mm256_movemask_pd(indexable) == 0xf) & (negative == 0 || side) &
+                   _mm_testz_si128(outside, outside);
         if (TSC_LIKELY(fits)) {
             bin_span *span = &spans[side];
             span->least = _mm_min_epi32(span->least, bins);
