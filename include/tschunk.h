@@ -644,7 +644,9 @@ TSCHUNK_API size_t tschunk_sketch_encode_bound(const tschunk_sketch *sketch);
  * Compact encoding, byte-identical to sketches-java's encode(out, omitMapping)
  * for its dense (UnboundedSizeDenseStore) and sparse stores: mapping, zero
  * count, positive store, negative store; each dense store as contiguous counts
- * or index deltas and counts, whichever Java's size rule picks.
+ * or index deltas and counts, whichever Java's size rule picks. Bytes of dst
+ * past the returned size, up to capacity, may be overwritten (the bins are
+ * written in whole words).
  * @return the size, or DST_TOO_SMALL.
  */
 TSCHUNK_API size_t tschunk_sketch_encode(const tschunk_sketch *sketch, void *dst, size_t capacity, unsigned flags);

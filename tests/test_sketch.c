@@ -213,6 +213,62 @@ Test(sketch, occupied_mask_matches_scalar)
     }
 }
 
+/*
+ * The AVX-512 bin writers against the scalar twins, byte for byte, on sketches that take every branch:
+ * dense and sparse stores, both signs, counts of 1 to 9 bytes (integer and fractional weights, tiny and
+ * huge), index deltas of one byte and more, runs of every length, and buffers from too small to roomy.
+ */
+static tschunk_sketch *random_sketch(uint64_t *rng, int round)
+{
+    tschunk_sketch_options o = {round & 1 ? TSCHUNK_MAPPING_CUBIC : TSCHUNK_MAPPING_LOGARITHMIC, 0.01,
+                                round & 2 ? 128u : 0u, 0, {0, 0, 0}};
+    tschunk_sketch *s;
+    cr_assert_eq(tschunk_sketch_create(&s, &o), 0);
+    int n = (int)(wl_rng(rng) % 400), spread = (int)(wl_rng(rng) % 4), weights = (int)(wl_rng(rng) % 4);
+    for (int i = 0; i < n; i++) {
+        uint64_t r = wl_rng(rng);
+        double u = wl_uniform(rng);
+        double v = spread == 0 ? 1 + (double)(r % 20)               /* near bins: contiguous */
+                 : spread == 1 ? exp(u * 20) - 0.5                  /* far apart: deltas of 2 bytes */
+                 : spread == 2 ? (r & 1 ? -1 : 1) * exp(u * 8)      /* both signs */
+                 : 1 + u * 3;
+        double w = weights == 0 ? 1 : weights == 1 ? 0.1 + u : weights == 2 ? (double)(1 + r % 100000)
+                 : r % 3 == 0 ? 1e-300 : r % 3 == 1 ? 1e15 : 1;
+        cr_assert(!tschunk_is_error(tschunk_sketch_add_weighted(s, v, w)));
+    }
+    return s;
+}
+
+Test(sketch, bin_kernels_match_scalar)
+{
+    if (!tsc_sketch_simd_here()) cr_log_info("no AVX-512 VBMI2 here: the scalar twins compared with themselves");
+    uint64_t rng = 29;
+    static unsigned char want[1 << 15], got[1 << 15];
+    int compared = 0;
+    for (int round = 0; round < 3000; round++) {
+        tschunk_sketch *s = random_sketch(&rng, round);
+        unsigned flags = (round & 4 ? TSCHUNK_SKETCH_SPARSE : 0) | (round & 8 ? TSCHUNK_SKETCH_EXACT_STATS : 0);
+        size_t full = tsc_sketch_encode_isa(s, want, sizeof want, flags, 0);
+        cr_assert(!tschunk_is_error(full));
+        /* capacities: exact (the kernels' 64 bytes of slack absent), a little more, and roomy */
+        size_t caps[] = {full, full + 40, full + 200, sizeof got};
+        for (int c = 0; c < 4; c++) {
+            size_t cap = caps[c] < sizeof got ? caps[c] : sizeof got;
+            size_t a = tsc_sketch_encode_isa(s, want, cap, flags, 0);
+            size_t b = tsc_sketch_encode_isa(s, got, cap, flags, tsc_sketch_simd_here());
+            cr_assert_eq(a, full, "round %d cap %zu", round, cap);
+            cr_assert(a == b && !memcmp(want, got, a), "round %d cap %zu: bytes differ", round, cap);
+            compared++;
+        }
+        if (full > 0) { /* one byte short: both refuse */
+            size_t b = tsc_sketch_encode_isa(s, got, full - 1, flags, tsc_sketch_simd_here());
+            cr_assert_eq(tschunk_get_error_code(b), TSCHUNK_ERROR_DST_TOO_SMALL, "round %d", round);
+        }
+        tschunk_sketch_free(s);
+    }
+    cr_log_info("%d encodings compared", compared);
+}
+
 Test(sketch, mappings_match_sketches_java)
 {
     cr_assert_eq(for_each_vector(mapping_matches), 240);

@@ -192,25 +192,85 @@ TSC_INLINE int walk_next(occupied_walk *w, int64_t *index)
     return 1;
 }
 
+/* Room for `bytes` more, so that a loop may write through a pointer of its own. Through o, each byte
+ * store could alias o->pos (a char store aliases anything), which would be reloaded after each one. */
+static int has_room(const out_buf *o, uint64_t bytes) { return o->pos <= o->cap && o->cap - o->pos >= bytes; }
+
+/* A count's varfloat64 at out, with room for 9 bytes: the end of it. */
+TSC_INLINE uint8_t *put_varfloat_at(uint8_t *out, double v)
+{
+    uint64_t x = varfloat_x(v);
+    unsigned size = varfloat_x_size(x);
+    tsc_store64_be(out, varfloat_word(x, size));
+    if (TSC_UNLIKELY(size > 8)) out[8] = (uint8_t)x;
+    return out + size;
+}
+
+/* A bin's index delta (from prev) and count at out, with room for 18 bytes. */
+TSC_INLINE uint8_t *put_sparse_bin_at(uint8_t *out, int64_t index, int64_t prev, double count)
+{
+    uint64_t delta = tsc_zigzag(index - prev);
+    for (int b = 0; b < 8 && delta >= 0x80; b++, delta >>= 7) *out++ = (uint8_t)(delta | 0x80);
+    *out++ = (uint8_t)delta;
+    return put_varfloat_at(out, count);
+}
+
+/* The kernels write 64 bytes a step, of which they keep at most 64. */
+#define KERNEL_SLACK 64
+
 /* Contiguous counts over [min, max]: an empty bin is one zero byte. Chosen when few bins are empty, so
  * it writes every bin rather than walking the occupied ones. */
-static void put_dense_bins(out_buf *o, const tsc_store *st)
+static void put_dense_bins(out_buf *o, const tsc_store *st, int simd)
 {
     const double *counts = st->counts + (st->min_index - st->offset);
-    uint64_t window = (uint64_t)(st->max_index - st->min_index + 1);
-    for (uint64_t k = 0; k < window; k++) put_varfloat(o, counts[k]);
+    uint64_t window = (uint64_t)(st->max_index - st->min_index + 1), k = 0;
+    if (!has_room(o, KERNEL_SLACK) || (o->cap - o->pos - KERNEL_SLACK) / 9 < window) {
+        for (; k < window; k++) put_varfloat(o, counts[k]);
+        return;
+    }
+    uint8_t *out = o->dst + o->pos, *start = out;
+    while (k < window) {
+        uint64_t end = window;
+        if (simd) { /* the kernel, then the block it stopped at */
+            k += tsc_put_contiguous_avx512(&out, counts + k, window - k);
+            end = k + 8 < window ? k + 8 : window;
+        }
+        for (; k < end; k++) out = put_varfloat_at(out, counts[k]);
+    }
+    o->pos += (size_t)(out - start);
 }
 
 /* Index deltas and counts over the non-empty bins. */
-static void put_sparse_bins(out_buf *o, const tsc_store *st, const kept_masks *kept)
+static void put_sparse_bins(out_buf *o, const tsc_store *st, const kept_masks *kept, uint64_t nonempty, int simd)
 {
     int64_t prev = 0, i;
-    for (occupied_walk w = walk_start(st, kept); walk_next(&w, &i); prev = i) {
-        uint64_t delta = tsc_zigzag(i - prev);
-        if (TSC_LIKELY(delta < 0x80)) put_byte(o, (uint8_t)delta);
-        else put_uvarint(o, delta);
-        put_varfloat(o, st->counts[i - st->offset]);
+    if (!has_room(o, KERNEL_SLACK) || (o->cap - o->pos - KERNEL_SLACK) / 18 < nonempty) {
+        for (occupied_walk w = walk_start(st, kept); walk_next(&w, &i); prev = i) {
+            uint64_t delta = tsc_zigzag(i - prev);
+            if (TSC_LIKELY(delta < 0x80)) put_byte(o, (uint8_t)delta);
+            else put_uvarint(o, delta);
+            put_varfloat(o, st->counts[i - st->offset]);
+        }
+        return;
     }
+    uint8_t *out = o->dst + o->pos, *start = out;
+    if (!simd) {
+        for (occupied_walk w = walk_start(st, kept); walk_next(&w, &i); prev = i)
+            out = put_sparse_bin_at(out, i, prev, st->counts[i - st->offset]);
+    } else {
+        const double *counts = st->counts + (st->min_index - st->offset);
+        uint64_t window = (uint64_t)(st->max_index - st->min_index + 1);
+        for (uint64_t k = 0; k < window; k += 8) {
+            k += tsc_put_sparse_avx512(&out, counts + k, window - k, st->min_index + (int64_t)k, &prev);
+            if (k >= window) break;
+            unsigned len = window - k < 8 ? (unsigned)(window - k) : 8; /* the block it stopped at */
+            for (uint64_t mask = tsc_occupied_mask(counts + k, len); mask; mask &= mask - 1, prev = i) {
+                i = st->min_index + (int64_t)(k + tsc_ctz64(mask));
+                out = put_sparse_bin_at(out, i, prev, st->counts[i - st->offset]);
+            }
+        }
+    }
+    o->pos += (size_t)(out - start);
 }
 
 static uint64_t occupied_bins(const tsc_store *st, kept_masks *kept)
@@ -253,7 +313,7 @@ static int contiguous_wins(const tsc_store *st, uint64_t window, uint64_t nonemp
 
 /* One store, as sketches-java's dense stores write it: contiguous counts over [min, max] or index deltas
  * and counts over the non-empty bins. */
-static void put_store(out_buf *o, const tsc_store *st, uint8_t type, int sparse_only)
+static void put_store(out_buf *o, const tsc_store *st, uint8_t type, int sparse_only, int simd)
 {
     if (st->min_index > st->max_index) return;
     kept_masks kept;
@@ -263,12 +323,12 @@ static void put_store(out_buf *o, const tsc_store *st, uint8_t type, int sparse_
         put_uvarint(o, window);
         put_varint(o, st->min_index);
         put_varint(o, 1);
-        put_dense_bins(o, st);
+        put_dense_bins(o, st, simd);
         return;
     }
     put_byte(o, (uint8_t)(type | BINS_INDEX_DELTAS_AND_COUNTS << 2));
     put_uvarint(o, nonempty);
-    put_sparse_bins(o, st, &kept);
+    put_sparse_bins(o, st, &kept, nonempty, simd);
 }
 
 size_t tschunk_sketch_encode_bound(const tschunk_sketch *s)
@@ -280,7 +340,7 @@ size_t tschunk_sketch_encode_bound(const tschunk_sketch *s)
     return 30 + 17 + 10 + 2 * 28 + bins * 18;
 }
 
-size_t tschunk_sketch_encode(const tschunk_sketch *s, void *dst, size_t capacity, unsigned flags)
+size_t tsc_sketch_encode_isa(const tschunk_sketch *s, void *dst, size_t capacity, unsigned flags, int simd)
 {
     if (!s || (!dst && capacity)) return TSC_ERROR(BAD_PARAMETER);
     out_buf o = {(uint8_t *)dst, capacity, 0, 0};
@@ -309,9 +369,14 @@ size_t tschunk_sketch_encode(const tschunk_sketch *s, void *dst, size_t capacity
         put_varfloat(&o, s->zero_count);
     }
     int sparse = (flags & TSCHUNK_SKETCH_SPARSE) != 0;
-    put_store(&o, &s->pos, TYPE_POSITIVE, sparse);
-    put_store(&o, &s->neg, TYPE_NEGATIVE, sparse);
+    put_store(&o, &s->pos, TYPE_POSITIVE, sparse, simd);
+    put_store(&o, &s->neg, TYPE_NEGATIVE, sparse, simd);
     return o.overflow ? TSC_ERROR(DST_TOO_SMALL) : o.pos;
+}
+
+size_t tschunk_sketch_encode(const tschunk_sketch *s, void *dst, size_t capacity, unsigned flags)
+{
+    return tsc_sketch_encode_isa(s, dst, capacity, flags, tsc_sketch_simd_here());
 }
 
 /* ---- decoding ----------------------------------------------------------- */

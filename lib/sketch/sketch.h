@@ -65,6 +65,28 @@ TSC_INLINE void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, d
 uint64_t tsc_occupied_mask(const double *counts, unsigned n);
 uint64_t tsc_occupied_mask_scalar(const double *counts, unsigned n);
 
+/*
+ * The AVX-512 bin writers (bins512.c): from counts[0, n), into *out (room for each bin at its longest
+ * plus 64 bytes), as many blocks of eight bins as they can; the bins written are returned and *out
+ * advanced. The contiguous form writes every count; the sparse form, bin k at index first + k, writes
+ * the non-empty ones as index deltas from *prev (updated) and counts.
+ */
+size_t tsc_put_contiguous_avx512(uint8_t **out, const double *counts, size_t n);
+size_t tsc_put_sparse_avx512(uint8_t **out, const double *counts, size_t n, int64_t first, int64_t *prev);
+
+/* AVX-512 with byte compress (VBMI2) as well: Ice Lake and later, Zen 4 and later. */
+TSC_INLINE int tsc_sketch_simd_here(void)
+{
+#if defined(TSC_HAVE_AVX2) && !defined(TSC_NO_AVX512)
+    return tsc_avx512_here() && __builtin_cpu_supports("avx512vbmi2");
+#else
+    return 0;
+#endif
+}
+
+/* tschunk_sketch_encode with the kernels (simd, when the CPU has them) or without (the scalar twins). */
+size_t tsc_sketch_encode_isa(const tschunk_sketch *s, void *dst, size_t capacity, unsigned flags, int simd);
+
 /* One step of the Kahan-compensated sum both reference libraries keep (the same bits as theirs). */
 TSC_INLINE void tsc_kahan_add(double *sum, double *compensation, double x)
 {
