@@ -64,9 +64,11 @@ VECTOR_FLAG := $(shell $(CC) -Werror -fvect-cost-model=dynamic -x c -c /dev/null
 $(BUILD)/lib/codec2/%.o: VECTOR_CFLAGS := $(VECTOR_FLAG)
 # The sketch's batch add keeps its running statistics (Kahan sum, count, min, max) in scalar registers:
 # gcc's straight-line vectorizer packed them into one vector, adding shuffles to the Kahan chain at every
-# quad of values (tschunk_sketch_add_many 3.6 -> 3.1 ns a value without it, Zen 5).
+# quad of values (tschunk_sketch_add_many 3.6 -> 3.1 ns a value without it, Zen 5). The decoder's
+# tsc_store_add_many likewise: it had the store's lowest and highest index in one vector, moved to and
+# from the integer registers at every bin.
 NO_SLP_FLAG := $(shell $(CC) -Werror -fno-tree-slp-vectorize -x c -c /dev/null -o /dev/null 2>/dev/null && echo -fno-tree-slp-vectorize)
-$(BUILD)/lib/sketch/sketch.o: VECTOR_CFLAGS := $(NO_SLP_FLAG)
+$(BUILD)/lib/sketch/sketch.o $(BUILD)/lib/sketch/codec.o: VECTOR_CFLAGS := $(NO_SLP_FLAG)
 
 $(STATIC): $(LIB_OBJ)
 	@rm -f $@

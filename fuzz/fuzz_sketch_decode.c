@@ -1,9 +1,29 @@
-/* DDSketch compact decoding of arbitrary bytes: standalone, into an existing sketch, then use it; the same
+/* DDSketch compact decoding of arbitrary bytes: standalone, into an existing sketch, then use it; with the
+ * AVX-512 bin reader and the scalar one (the same sketch or the same error at the same offset); the same
  * bytes as a chunk summary blob and as a block summary blob (which a range query never trusts blindly). */
 #include <string.h>
 
 #include "harness.h"
+#include "sketch/sketch.h"
 #include "tschunk.h"
+
+static void readers_agree(const uint8_t *data, size_t size, const tschunk_sketch_options *o)
+{
+    static unsigned char a[1 << 16], b[1 << 16];
+    tschunk_sketch *x, *y;
+    if (tschunk_sketch_create(&x, o) != 0 || tschunk_sketch_create(&y, o) != 0) __builtin_trap();
+    size_t at_x = 0, at_y = 0;
+    size_t rx = tsc_sketch_decode_merge_isa(x, data, size, &at_x, 0);
+    size_t ry = tsc_sketch_decode_merge_isa(y, data, size, &at_y, tsc_sketch_simd_here());
+    if (rx != ry || at_x != at_y) __builtin_trap();
+    if (!tschunk_is_error(rx)) {
+        size_t nx = tschunk_sketch_encode(x, a, sizeof a, TSCHUNK_SKETCH_EXACT_STATS);
+        size_t ny = tschunk_sketch_encode(y, b, sizeof b, TSCHUNK_SKETCH_EXACT_STATS);
+        if (nx != ny || (!tschunk_is_error(nx) && memcmp(a, b, nx) != 0)) __builtin_trap();
+    }
+    tschunk_sketch_free(x);
+    tschunk_sketch_free(y);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -21,6 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (s != NULL || at > size) {
         __builtin_trap();
     }
+    readers_agree(data, size, &o);
     tschunk_sketch *t;
     if (tschunk_sketch_create(&t, &o) != 0) __builtin_trap();
     tschunk_sketch_add(t, 42.0);

@@ -269,6 +269,123 @@ Test(sketch, bin_kernels_match_scalar)
     cr_log_info("%d encodings compared", compared);
 }
 
+/* Decodes bytes into a sketch like s (merged into a copy of base when given) with the AVX-512 reader or
+ * the scalar one; the result's encoding (or the error) into out. */
+static size_t decode_with(const tschunk_sketch *like, const unsigned char *bytes, size_t n, int simd,
+                          const unsigned char *base, size_t base_n, unsigned char *out, size_t cap, size_t *err_at)
+{
+    tschunk_sketch *t;
+    const tsc_mapping *m = &like->mapping;
+    cr_assert_eq(tschunk_sketch_create_mapping(&t, m->kind, m->gamma, m->index_offset, NULL), 0);
+    if (base) cr_assert_eq(tschunk_sketch_decode_merge(t, base, base_n, NULL), 0);
+    *err_at = 0;
+    size_t r = tsc_sketch_decode_merge_isa(t, bytes, n, err_at, simd);
+    if (!tschunk_is_error(r)) r = tschunk_sketch_encode(t, out, cap, TSCHUNK_SKETCH_EXACT_STATS);
+    tschunk_sketch_free(t);
+    return r;
+}
+
+/*
+ * The AVX-512 bin reader against the scalar one: the same sketch from every encoding random_sketch makes
+ * (and merged into a sketch that is not empty), the same error at the same offset from every truncation
+ * and from bit flips.
+ */
+Test(sketch, bin_reader_matches_scalar, .timeout = 60)
+{
+    int simd = tsc_sketch_simd_here();
+    if (!simd) cr_log_info("no AVX-512 VBMI2 here: the scalar reader compared with itself");
+    uint64_t rng = 31;
+    static unsigned char enc[1 << 15], base[1 << 15], want[1 << 15], got[1 << 15];
+    size_t compared = 0, errors = 0;
+    for (int round = 0; round < 600; round++) {
+        tschunk_sketch *s = random_sketch(&rng, round);
+        unsigned flags = round & 4 ? TSCHUNK_SKETCH_SPARSE : 0;
+        size_t n = tschunk_sketch_encode(s, enc, sizeof enc, flags);
+        cr_assert(!tschunk_is_error(n));
+        size_t base_n = 0;
+        if (round & 8) { /* merge into another sketch's bins */
+            tschunk_sketch *b = random_sketch(&rng, round);
+            base_n = tschunk_sketch_encode(b, base, sizeof base, 0);
+            tschunk_sketch_free(b);
+        }
+        for (int trial = 0; trial < 40; trial++) {
+            size_t len = n;
+            unsigned char saved = 0;
+            size_t flip = 0;
+            if (trial > 0 && trial % 2 == 0) len = wl_rng(&rng) % (n + 1); /* a truncation */
+            if (trial % 2 == 1) {                                          /* a bit flip */
+                flip = wl_rng(&rng) % n;
+                saved = enc[flip];
+                enc[flip] ^= (unsigned char)(1u << (wl_rng(&rng) % 8));
+            }
+            size_t at_a, at_b;
+            size_t a = decode_with(s, enc, len, 0, base_n ? base : NULL, base_n, want, sizeof want, &at_a);
+            size_t b = decode_with(s, enc, len, simd, base_n ? base : NULL, base_n, got, sizeof got, &at_b);
+            if (trial % 2 == 1) enc[flip] = saved;
+            cr_assert_eq(tschunk_get_error_code(a), tschunk_get_error_code(b), "round %d trial %d", round, trial);
+            if (tschunk_is_error(a)) {
+                errors++;
+                cr_assert_eq(at_a, at_b, "round %d trial %d: error offsets", round, trial);
+            } else {
+                cr_assert(a == b && !memcmp(want, got, a), "round %d trial %d: sketches differ", round, trial);
+            }
+            compared++;
+        }
+        tschunk_sketch_free(s);
+    }
+    cr_log_info("%zu decodes compared, %zu of them errors", compared, errors);
+}
+
+static size_t put_test_uvarint(unsigned char *p, uint64_t v)
+{
+    size_t n = 0;
+    for (; v >= 0x80; v >>= 7) p[n++] = (unsigned char)(v | 0x80);
+    p[n++] = (unsigned char)v;
+    return n;
+}
+
+/* Index deltas and indices at and past the limits read_bin_run sets (|delta| <= 2 * 2^31, int32
+ * indices), at every lane of a block: both readers take or refuse the same bins, at the same offset. */
+Test(sketch, bin_reader_limits_match_scalar)
+{
+    int simd = tsc_sketch_simd_here();
+    const int64_t firsts[] = {INT32_MAX - 12, INT32_MIN + 12, INT32_MAX, INT32_MIN, 0, INT32_MAX * INT64_C(2),
+                              INT32_MIN * INT64_C(2), INT32_MIN * INT64_C(2) - 1, INT32_MAX * INT64_C(2) + 1};
+    const int64_t steps[] = {1, -1, 3, -3, INT32_MAX * INT64_C(2), INT32_MIN * INT64_C(2), INT32_MAX * INT64_C(2) + 1};
+    unsigned char want[4096], got[4096];
+    int errors = 0, cases = 0;
+    tschunk_sketch *like;
+    cr_assert_eq(tschunk_sketch_create(&like, NULL), 0);
+    for (size_t f = 0; f < sizeof firsts / sizeof *firsts; f++)
+        for (size_t st = 0; st < sizeof steps / sizeof *steps; st++)
+            for (int big_at = -1; big_at < 12; big_at++) { /* one long delta among the small ones */
+                unsigned char bytes[512];
+                size_t n = 0;
+                bytes[n++] = 0x05; /* positive store, index deltas and counts */
+                n += put_test_uvarint(bytes + n, 20);
+                for (int k = 0; k < 20; k++) {
+                    int64_t d = k == 0 ? firsts[f] : k == big_at ? steps[st] : (steps[st] > 0 ? 1 : -1);
+                    n += put_test_uvarint(bytes + n, (uint64_t)d << 1 ^ (uint64_t)(d >> 63));
+                    bytes[n++] = (unsigned char)(k & 0x7f); /* a count of k's varfloat: byte k */
+                }
+                size_t at_a, at_b;
+                size_t a = decode_with(like, bytes, n, 0, NULL, 0, want, sizeof want, &at_a);
+                size_t b = decode_with(like, bytes, n, simd, NULL, 0, got, sizeof got, &at_b);
+                cr_assert_eq(tschunk_get_error_code(a), tschunk_get_error_code(b), "first %zu step %zu big %d", f, st,
+                             big_at);
+                if (tschunk_is_error(a)) {
+                    errors++;
+                    cr_assert_eq(at_a, at_b, "first %zu step %zu big %d", f, st, big_at);
+                } else {
+                    cr_assert(a == b && !memcmp(want, got, a), "first %zu step %zu big %d", f, st, big_at);
+                }
+                cases++;
+            }
+    tschunk_sketch_free(like);
+    cr_log_info("%d streams compared, %d refused", cases, errors);
+    cr_assert(errors > 0 && errors < cases);
+}
+
 Test(sketch, mappings_match_sketches_java)
 {
     cr_assert_eq(for_each_vector(mapping_matches), 240);

@@ -14,9 +14,9 @@
 
 #ifdef TSC_HAVE_AVX2
 #  include <immintrin.h>
-#  define AVX512 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,popcnt")))
+#  define AVX512 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,popcnt,bmi,bmi2")))
 #  define AVX512_INLINE \
-      __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,popcnt"), always_inline)) static inline
+      __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,popcnt,bmi,bmi2"), always_inline)) static inline
 
 #  define BYTES(b) (UINT64_C(0x0101010101010101) * (b))
 
@@ -103,6 +103,122 @@ AVX512 size_t tsc_put_sparse_avx512(uint8_t **out_p, const double *counts, size_
     *out_p = out;
     *prev = before;
     return k < n ? k : n;
+}
+
+/* Each qword's byte 0 copied to its eight bytes. */
+AVX512_INLINE __m512i spread_byte0(__m512i v)
+{
+    return _mm512_shuffle_epi8(v, _mm512_set4_epi64(0x0808080808080808, 0, 0x0808080808080808, 0));
+}
+
+/* Lane k: the eight bytes of window from byte start_k on (indices wrap at 64), those from length_k on
+ * zeroed, continuation bits cleared. */
+AVX512_INLINE __m512i varint_bytes(__m512i window, __m512i start, __m512i length)
+{
+    const __m512i byte_of_lane = _mm512_set1_epi64(0x0706050403020100);
+    __m512i picked = _mm512_permutexvar_epi8(_mm512_add_epi8(spread_byte0(start), byte_of_lane), window);
+    __mmask64 kept = _mm512_cmplt_epu8_mask(byte_of_lane, spread_byte0(length));
+    return _mm512_maskz_mov_epi8(kept, _mm512_and_si512(picked, _mm512_set1_epi8(0x7f)));
+}
+
+/* Up to eight 7-bit groups a lane, first byte the least significant (uvarint): the value. */
+AVX512_INLINE __m512i groups_little(__m512i b)
+{
+    __m512i pairs = _mm512_maddubs_epi16(_mm512_set1_epi16(-32767), b); /* bytes 0x01 0x80: b0 + 128 b1 */
+    __m512i quads = _mm512_madd_epi16(pairs, _mm512_set1_epi32(0x40000001));       /* + 2^14 (b2 + 128 b3) */
+    return _mm512_or_si512(_mm512_and_si512(quads, _mm512_set1_epi64(0xffffffff)),
+                           _mm512_slli_epi64(_mm512_srli_epi64(quads, 32), 28));
+}
+
+/* Up to eight 7-bit groups a lane, first byte the most significant (varfloat64): x, whose top 56 bits
+ * they are. */
+AVX512_INLINE __m512i groups_big(__m512i b)
+{
+    __m512i pairs = _mm512_maddubs_epi16(_mm512_set1_epi16(0x0180), b);            /* 128 b0 + b1 */
+    __m512i quads = _mm512_madd_epi16(pairs, _mm512_set1_epi32(0x00014000));       /* 2^14 pair0 + pair1 */
+    return _mm512_or_si512(_mm512_slli_epi64(quads, 36), _mm512_slli_epi64(_mm512_srli_epi64(quads, 32), 8));
+}
+
+/*
+ * Up to `want` (1-8) records of index deltas and counts from the first `left` bytes at src, each a uvarint
+ * zigzag delta and a varfloat64 count, both of at most 8 bytes and ending inside the 64: with every
+ * varint ending at a byte without continuation bit, record k ends at the window's terminator 2k + 1.
+ * A record the kernel cannot take (longer, past the window, a delta or an index outside what
+ * read_bin_run allows) ends the block before it. Writes eight lanes of indices (from *index, updated)
+ * and counts; returns the records taken and the bytes they took (*used).
+ */
+AVX512_INLINE unsigned sparse_block(const uint8_t *src, size_t left, unsigned want, size_t *used, int64_t *index,
+                                    int64_t *indices, double *counts)
+{
+    const __m512i iota = _mm512_set_epi64(0x3f3e3d3c3b3a3938, 0x3736353433323130, 0x2f2e2d2c2b2a2928,
+                                          0x2726252423222120, 0x1f1e1d1c1b1a1918, 0x1716151413121110,
+                                          0x0f0e0d0c0b0a0908, 0x0706050403020100);
+    const __m512i lane_x2 = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+    uint64_t readable = left >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << left) - 1;
+    __m512i window = _mm512_maskz_loadu_epi8(readable, src);
+    uint64_t terminators = ~(uint64_t)_mm512_movepi8_mask(window) & readable;
+    unsigned complete = (unsigned)_mm_popcnt_u64(terminators) / 2, take = complete < want ? complete : want;
+    if (!take) return 0;
+    /* The next position from the mask alone, so that the next block need not wait for the lanes; redone
+     * in the rare case that a lane turns out not to fit. */
+    size_t bytes = _tzcnt_u64(_pdep_u64(UINT64_C(1) << (2 * take - 1), terminators)) + 1;
+
+    __m512i end_at = _mm512_maskz_compress_epi8(terminators, iota); /* byte t: where terminator t is */
+    __m512i delta_end = _mm512_maskz_permutexvar_epi8(BYTES(0x01), lane_x2, end_at);
+    __m512i count_end = _mm512_maskz_permutexvar_epi8(BYTES(0x01), _mm512_or_si512(lane_x2, _mm512_set1_epi64(1)),
+                                                      end_at);
+    __m512i one = _mm512_set1_epi64(1), eight = _mm512_set1_epi64(8), zero = _mm512_setzero_si512();
+    __m512i start = _mm512_alignr_epi64(_mm512_add_epi64(count_end, one), zero, 7);
+    __m512i delta_length = _mm512_sub_epi64(_mm512_add_epi64(delta_end, one), start);
+    __m512i count_length = _mm512_sub_epi64(count_end, delta_end);
+    __mmask8 bad = _mm512_cmpgt_epu64_mask(delta_length, eight) | _mm512_cmpgt_epu64_mask(count_length, eight);
+
+    __m512i zigzag = groups_little(varint_bytes(window, start, delta_length));
+    __m512i delta = _mm512_xor_si512(_mm512_srli_epi64(zigzag, 1),
+                                     _mm512_sub_epi64(zero, _mm512_and_si512(zigzag, one)));
+    /* read_bin_run refuses deltas beyond -2^32 and 2^32 - 2. Below, the index leaves int32 anyway; above,
+     * not always: 2^32 - 1 takes INT32_MIN to INT32_MAX. */
+    bad |= _mm512_cmpgt_epi64_mask(delta, _mm512_set1_epi64(INT32_MAX * INT64_C(2)));
+    __m512i sum = delta; /* running sum of the deltas: independent of *index */
+    sum = _mm512_add_epi64(sum, _mm512_alignr_epi64(sum, zero, 7));
+    sum = _mm512_add_epi64(sum, _mm512_alignr_epi64(sum, zero, 6));
+    sum = _mm512_add_epi64(sum, _mm512_alignr_epi64(sum, zero, 4));
+    int64_t before = *index;
+    __m512i at = _mm512_add_epi64(sum, _mm512_set1_epi64(before));
+    bad |= _mm512_cmplt_epi64_mask(at, _mm512_set1_epi64(INT32_MIN)) |
+           _mm512_cmpgt_epi64_mask(at, _mm512_set1_epi64(INT32_MAX));
+    unsigned fit = (unsigned)__builtin_ctz(bad | 0x100u);
+    if (TSC_UNLIKELY(fit < take)) {
+        take = fit;
+        if (!take) return 0;
+        bytes = _tzcnt_u64(_pdep_u64(UINT64_C(1) << (2 * take - 1), terminators)) + 1;
+    }
+
+    __m512i x = groups_big(varint_bytes(window, _mm512_add_epi64(delta_end, one), count_length));
+    __m512i count_bits = _mm512_add_epi64(_mm512_ror_epi64(x, 6), _mm512_set1_epi64(INT64_C(0x3ff0000000000000)));
+    __m512d count = _mm512_sub_pd(_mm512_castsi512_pd(count_bits), _mm512_set1_pd(1.0));
+    _mm512_storeu_si512(indices, at);
+    _mm512_storeu_pd(counts, count);
+    __m128i total = _mm512_castsi512_si128(_mm512_permutexvar_epi64(_mm512_set1_epi64(take - 1), sum));
+    *index = before + _mm_cvtsi128_si64(total);
+    *used = bytes;
+    return take;
+}
+
+AVX512 size_t tsc_get_sparse_avx512(const uint8_t *src, size_t avail, size_t n, size_t *used, int64_t *index,
+                                    int64_t *indices, double *counts)
+{
+    size_t pos = 0, taken = 0;
+    while (taken < n) {
+        size_t bytes;
+        unsigned want = n - taken < 8 ? (unsigned)(n - taken) : 8;
+        unsigned take = sparse_block(src + pos, avail - pos, want, &bytes, index, indices + taken, counts + taken);
+        if (!take) break;
+        pos += bytes;
+        taken += take;
+    }
+    *used = pos;
+    return taken;
 }
 
 #else

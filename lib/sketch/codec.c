@@ -384,6 +384,7 @@ typedef struct {
     const uint8_t *src;
     size_t size, pos;
     size_t err_at;
+    int simd; /* the AVX-512 bin reader may run */
 } in_buf;
 
 static size_t fail_at(in_buf *in, size_t at, size_t err)
@@ -497,13 +498,14 @@ static size_t get_f64(in_buf *in, double *out)
     return 0;
 }
 
-/* The bins the checking pass read, kept so that committing a small stream parses nothing again. */
+/* The bins the checking pass read, kept so that committing a small stream parses nothing again. A bins
+ * block is of one sign, so the log is runs of one sign. */
 #define LOGGED_BINS 256
 typedef struct {
-    int32_t index;
-    uint32_t negative;
-    double count;
-} logged_bin;
+    int64_t index[LOGGED_BINS + 8]; /* + 8: the AVX-512 reader writes eight lanes at a time */
+    double count[LOGGED_BINS + 8];
+    uint8_t negative[LOGGED_BINS];
+} bin_log;
 
 /* What a stream says besides its bins, gathered while it is read. */
 typedef struct {
@@ -511,7 +513,7 @@ typedef struct {
     tsc_mapping mapping;
     double count, sum, min, max, zero_count;
     double bins_total; /* summed by the committing pass */
-    logged_bin *log;
+    bin_log *log;
     size_t logged; /* non-empty bins logged; LOGGED_BINS + 1: more came, the commit parses again */
 } stream_info;
 
@@ -543,12 +545,54 @@ TSC_INLINE size_t skip_count(in_buf *in)
  * the committing pass adds the counts. The form and the pass are constants at every call, so the
  * compiler writes one loop for each.
  */
+/* A bin the checking pass read: logged while the log has room (the count in a local: through info it
+ * would be a store and a load a bin). */
+TSC_INLINE void log_bin(bin_log *log, size_t *logged, int64_t index, double count, int negative)
+{
+    if (*logged >= LOGGED_BINS) {
+        *logged = LOGGED_BINS + 1;
+        return;
+    }
+    if (tsc_is_zero(count)) return;
+    log->index[*logged] = index;
+    log->count[*logged] = count;
+    log->negative[*logged] = (uint8_t)negative;
+    ++*logged;
+}
+
 TSC_INLINE size_t read_bin_run(tschunk_sketch *s, in_buf *in, uint64_t n, int64_t index, int64_t step, int negative,
                                stream_info *info, int has_deltas, int has_counts, int commit)
 {
     tsc_store *st = s ? (negative ? &s->neg : &s->pos) : NULL;
+    size_t logged = info->logged; /* written back at the end: after an error info is dropped */
     for (uint64_t k = 0; k < n; k++) {
         size_t bin_at = in->pos, err;
+        if (has_deltas && has_counts && in->simd) {
+            size_t used, got;
+            if (!commit && logged < LOGGED_BINS) { /* straight into the log */
+                size_t room = LOGGED_BINS - logged, want = n - k < room ? (size_t)(n - k) : room;
+                got = tsc_get_sparse_avx512(in->src + in->pos, in->size - in->pos, want, &used, &index,
+                                            info->log->index + logged, info->log->count + logged);
+                memset(info->log->negative + logged, negative, got);
+                logged += got; /* zero counts too: the commit skips them */
+            } else {
+                int64_t indices[64 + 8];
+                double counts[64 + 8];
+                got = tsc_get_sparse_avx512(in->src + in->pos, in->size - in->pos, n - k < 64 ? n - k : 64, &used,
+                                            &index, indices, counts);
+                if (commit) {
+                    for (size_t j = 0; j < got; j++) info->bins_total += counts[j];
+                    tsc_store_add_many(s, st, indices, counts, got);
+                } else if (got) {
+                    logged = LOGGED_BINS + 1;
+                }
+            }
+            if (got) {
+                in->pos += used;
+                k += got - 1;
+                continue;
+            }
+        }
         if (has_deltas) {
             int64_t d;
             if ((err = get_varint(in, &d))) return err;
@@ -558,21 +602,21 @@ TSC_INLINE size_t read_bin_run(tschunk_sketch *s, in_buf *in, uint64_t n, int64_
             index += step;
         }
         if (index < INT32_MIN || index > INT32_MAX) return fail_at(in, bin_at, TSC_ERROR(CORRUPT));
-        if (!commit && info->logged >= LOGGED_BINS) {
+        if (!commit && logged >= LOGGED_BINS) {
             if (has_counts && (err = skip_count(in))) return err;
-            info->logged = LOGGED_BINS + 1;
+            logged = LOGGED_BINS + 1;
             continue;
         }
         double count = 1;
         if (has_counts && (err = get_count(in, &count))) return err;
-        if (tsc_is_zero(count)) continue;
         if (!commit) {
-            info->log[info->logged++] = (logged_bin){(int32_t)index, (uint32_t)negative, count};
-            continue;
+            log_bin(info->log, &logged, index, count, negative);
+        } else if (!tsc_is_zero(count)) {
+            info->bins_total += count;
+            tsc_store_add(s, st, index, count);
         }
-        info->bins_total += count;
-        tsc_store_add(s, st, index, count);
     }
+    info->logged = logged;
     return 0;
 }
 
@@ -656,7 +700,7 @@ static size_t read_mapping(tschunk_sketch *s, in_buf *in, uint8_t flag, stream_i
 }
 
 /* One pass over the blocks; with commit, bins go into s. */
-static size_t read_stream(tschunk_sketch *s, in_buf *in, stream_info *info, int commit, logged_bin *log)
+static size_t read_stream(tschunk_sketch *s, in_buf *in, stream_info *info, int commit, bin_log *log)
 {
     memset(info, 0, sizeof *info);
     info->log = log;
@@ -699,12 +743,13 @@ static void merge_stats(tschunk_sketch *s, const stream_info *info)
 
 /* Put a checked stream's bins and statistics into s: from the log when it holds every bin, else by a
  * second pass, which cannot fail. */
-static void commit_stream(tschunk_sketch *s, in_buf *in, stream_info *info, const logged_bin *log)
+static void commit_stream(tschunk_sketch *s, in_buf *in, stream_info *info, const bin_log *log)
 {
     if (info->logged <= LOGGED_BINS) {
-        for (size_t i = 0; i < info->logged; i++) {
-            info->bins_total += log[i].count;
-            tsc_store_add(s, log[i].negative ? &s->neg : &s->pos, log[i].index, log[i].count);
+        for (size_t i = 0; i < info->logged; i++) info->bins_total += log->count[i];
+        for (size_t i = 0, end; i < info->logged; i = end) { /* a run of one sign */
+            for (end = i + 1; end < info->logged && log->negative[end] == log->negative[i]; end++) continue;
+            tsc_store_add_many(s, log->negative[i] ? &s->neg : &s->pos, log->index + i, log->count + i, end - i);
         }
     } else {
         stream_info again;
@@ -716,16 +761,21 @@ static void commit_stream(tschunk_sketch *s, in_buf *in, stream_info *info, cons
 
 size_t tschunk_sketch_decode_merge(tschunk_sketch *s, const void *src, size_t size, size_t *error_offset)
 {
+    return tsc_sketch_decode_merge_isa(s, src, size, error_offset, tsc_sketch_simd_here());
+}
+
+size_t tsc_sketch_decode_merge_isa(tschunk_sketch *s, const void *src, size_t size, size_t *error_offset, int simd)
+{
     if (!s || (!src && size)) return TSC_ERROR(BAD_PARAMETER);
-    in_buf in = {(const uint8_t *)src, size, 0, 0};
+    in_buf in = {(const uint8_t *)src, size, 0, 0, simd};
     stream_info info;
-    logged_bin log[LOGGED_BINS];
-    size_t err = read_stream(s, &in, &info, 0, log); /* check everything first: nothing changes on error */
+    bin_log log;
+    size_t err = read_stream(s, &in, &info, 0, &log); /* check everything first: nothing changes on error */
     if (err) {
         if (error_offset) *error_offset = in.err_at;
         return err;
     }
-    commit_stream(s, &in, &info, log);
+    commit_stream(s, &in, &info, &log);
     return 0;
 }
 
@@ -734,17 +784,17 @@ size_t tschunk_sketch_decode_new(tschunk_sketch **out, const void *src, size_t s
 {
     if (!out || (!src && size)) return TSC_ERROR(BAD_PARAMETER);
     *out = NULL;
-    in_buf in = {(const uint8_t *)src, size, 0, 0};
+    in_buf in = {(const uint8_t *)src, size, 0, 0, tsc_sketch_simd_here()};
     stream_info info;
-    logged_bin log[LOGGED_BINS];
-    size_t err = read_stream(NULL, &in, &info, 0, log);
+    bin_log log;
+    size_t err = read_stream(NULL, &in, &info, 0, &log);
     if (!err && !info.has_mapping) err = fail_at(&in, 0, TSC_ERROR(CORRUPT)); /* the mapping is missing */
     if (err) {
         if (error_offset) *error_offset = in.err_at;
         return err;
     }
-    err = tschunk_sketch_create_mapping(out, info.mapping.kind, info.mapping.gamma, info.mapping.index_offset, opts);
+    err = tsc_sketch_create_with(out, &info.mapping, opts); /* the mapping the checking pass built */
     if (err) return err;
-    commit_stream(*out, &in, &info, log); /* checked above, against the mapping the new sketch now has */
+    commit_stream(*out, &in, &info, &log); /* checked above, against the mapping the new sketch now has */
     return 0;
 }

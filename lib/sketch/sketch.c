@@ -168,8 +168,14 @@ size_t tschunk_sketch_create_mapping(tschunk_sketch **out, tschunk_mapping_kind 
     tsc_mapping m;
     size_t err = tsc_mapping_from_gamma(&m, kind, gamma, index_offset);
     if (err) return err;
-    if ((err = sketch_alloc(out, opts))) return err;
-    (*out)->mapping = m;
+    return tsc_sketch_create_with(out, &m, opts);
+}
+
+size_t tsc_sketch_create_with(tschunk_sketch **out, const tsc_mapping *mapping, const tschunk_sketch_options *opts)
+{
+    size_t err = sketch_alloc(out, opts);
+    if (err) return err;
+    (*out)->mapping = *mapping;
     return 0;
 }
 

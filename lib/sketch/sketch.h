@@ -45,6 +45,9 @@ struct tschunk_sketch {
     tschunk_allocator allocator;
 };
 
+/* A sketch with a mapping built already (by tsc_mapping_from_gamma): its log and pow are not redone. */
+size_t tsc_sketch_create_with(tschunk_sketch **out, const tsc_mapping *mapping, const tschunk_sketch_options *opts);
+
 void tsc_store_add_slow(tschunk_sketch *s, tsc_store *st, int64_t index, double count);
 
 /* Add count to a bin. Inline fast path: inside the window (which never spans more than max_bins),
@@ -61,6 +64,30 @@ TSC_INLINE void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, d
     tsc_store_add_slow(s, st, index, count);
 }
 
+/* tsc_store_add over n bins, zero counts skipped, the store's range kept in registers in between. */
+TSC_INLINE void tsc_store_add_many(tschunk_sketch *s, tsc_store *st, const int64_t *index, const double *count,
+                                   size_t n)
+{
+    int64_t lo = st->min_index, hi = st->max_index;
+    for (size_t k = 0; k < n; k++) {
+        if (tsc_is_zero(count[k])) continue;
+        uint64_t slot = (uint64_t)(index[k] - st->offset);
+        if (TSC_LIKELY(slot - st->clean_lo < st->clean_len && lo <= hi)) {
+            st->counts[slot] += count[k];
+            lo = index[k] < lo ? index[k] : lo;
+            hi = index[k] > hi ? index[k] : hi;
+            continue;
+        }
+        st->min_index = lo;
+        st->max_index = hi;
+        tsc_store_add_slow(s, st, index[k], count[k]);
+        lo = st->min_index;
+        hi = st->max_index;
+    }
+    st->min_index = lo;
+    st->max_index = hi;
+}
+
 /* Bit k set: counts[k] is not +-0, for k < n <= 64 (SSE2 on x86-64, and its scalar twin). */
 uint64_t tsc_occupied_mask(const double *counts, unsigned n);
 uint64_t tsc_occupied_mask_scalar(const double *counts, unsigned n);
@@ -74,6 +101,13 @@ uint64_t tsc_occupied_mask_scalar(const double *counts, unsigned n);
 size_t tsc_put_contiguous_avx512(uint8_t **out, const double *counts, size_t n);
 size_t tsc_put_sparse_avx512(uint8_t **out, const double *counts, size_t n, int64_t first, int64_t *prev);
 
+/* The AVX-512 reader of index deltas and counts (bins512.c): up to n bins from src[0, avail), as many as
+ * read_bin_run would take before the first it must read itself (a long varint, a bad index, the input's
+ * end). Writes their indices (from *index, updated) and counts, with room for n + 8 of each; returns
+ * how many it took, and the bytes they took in *used. */
+size_t tsc_get_sparse_avx512(const uint8_t *src, size_t avail, size_t n, size_t *used, int64_t *index,
+                             int64_t *indices, double *counts);
+
 /* AVX-512 with byte compress (VBMI2) as well: Ice Lake and later, Zen 4 and later. */
 TSC_INLINE int tsc_sketch_simd_here(void)
 {
@@ -86,6 +120,9 @@ TSC_INLINE int tsc_sketch_simd_here(void)
 
 /* tschunk_sketch_encode with the kernels (simd, when the CPU has them) or without (the scalar twins). */
 size_t tsc_sketch_encode_isa(const tschunk_sketch *s, void *dst, size_t capacity, unsigned flags, int simd);
+
+/* tschunk_sketch_decode_merge with the AVX-512 bin reader (simd, when the CPU has it) or without. */
+size_t tsc_sketch_decode_merge_isa(tschunk_sketch *s, const void *src, size_t size, size_t *error_offset, int simd);
 
 /* One step of the Kahan-compensated sum both reference libraries keep (the same bits as theirs). */
 TSC_INLINE void tsc_kahan_add(double *sum, double *compensation, double x)
