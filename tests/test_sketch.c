@@ -345,7 +345,8 @@ static size_t put_test_uvarint(unsigned char *p, uint64_t v)
 }
 
 /* Index deltas and indices at and past the limits read_bin_run sets (|delta| <= 2 * 2^31, int32
- * indices), at every lane of a block: both readers take or refuse the same bins, at the same offset. */
+ * indices), at every lane of a block, in both forms: both readers take or refuse the same bins, at the
+ * same offset. */
 Test(sketch, bin_reader_limits_match_scalar)
 {
     int simd = tsc_sketch_simd_here();
@@ -381,9 +382,117 @@ Test(sketch, bin_reader_limits_match_scalar)
                 }
                 cases++;
             }
+    /* contiguous counts from a first index, a step apart: the last bins cross the limits */
+    const int64_t starts[] = {INT32_MAX - 12, INT32_MIN + 12, INT32_MAX, INT32_MIN, 0, -5};
+    const int64_t strides[] = {1, -1, 2, -2, 0, INT32_MAX, INT32_MIN};
+    for (size_t f = 0; f < sizeof starts / sizeof *starts; f++)
+        for (size_t st = 0; st < sizeof strides / sizeof *strides; st++)
+            for (int nbins = 1; nbins <= 20; nbins += 3) {
+                unsigned char bytes[512];
+                size_t n = 0;
+                bytes[n++] = 0x0d; /* positive store, contiguous counts */
+                n += put_test_uvarint(bytes + n, (uint64_t)nbins);
+                n += put_test_uvarint(bytes + n, (uint64_t)starts[f] << 1 ^ (uint64_t)(starts[f] >> 63));
+                n += put_test_uvarint(bytes + n, (uint64_t)strides[st] << 1 ^ (uint64_t)(strides[st] >> 63));
+                for (int k = 0; k < nbins; k++) bytes[n++] = (unsigned char)(k % 3 ? k : 0); /* empty bins too */
+                size_t at_a, at_b;
+                size_t a = decode_with(like, bytes, n, 0, NULL, 0, want, sizeof want, &at_a);
+                size_t b = decode_with(like, bytes, n, simd, NULL, 0, got, sizeof got, &at_b);
+                cr_assert_eq(tschunk_get_error_code(a), tschunk_get_error_code(b), "start %zu step %zu n %d", f, st,
+                             nbins);
+                if (tschunk_is_error(a)) {
+                    errors++;
+                    cr_assert_eq(at_a, at_b, "start %zu step %zu n %d", f, st, nbins);
+                } else {
+                    cr_assert(a == b && !memcmp(want, got, a), "start %zu step %zu n %d", f, st, nbins);
+                }
+                cases++;
+            }
     tschunk_sketch_free(like);
     cr_log_info("%d streams compared, %d refused", cases, errors);
     cr_assert(errors > 0 && errors < cases);
+}
+
+typedef struct {
+    int64_t index[4096];
+    double count[4096];
+    size_t n;
+} visited_bins;
+
+static void collect_bin(void *ctx, int32_t index, double count)
+{
+    visited_bins *v = ctx;
+    cr_assert_lt(v->n, 4096);
+    v->index[v->n] = index;
+    v->count[v->n++] = count;
+}
+
+static size_t get_test_uvarint(const unsigned char *p, size_t *at)
+{
+    size_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+        unsigned char b = p[(*at)++];
+        v |= (size_t)(b & 0x7f) << shift;
+        if (b < 0x80) return v;
+    }
+}
+
+/*
+ * The AVX-512 reader takes every bin of a canonical stream (counts and deltas of at most 8 bytes), in
+ * both forms, many blocks to a 64-byte window: the bins the sketch holds, exactly. (The scalar reader
+ * reads what it leaves, so the comparisons above cannot see it leaving too much.)
+ */
+Test(sketch, bin_reader_takes_every_canonical_bin)
+{
+    if (!tsc_sketch_simd_here()) {
+        cr_log_info("no AVX-512 VBMI2 here: nothing to check");
+        return;
+    }
+    uint64_t rng = 37;
+    static unsigned char enc[1 << 15];
+    static int64_t indices[4096 + 8];
+    static double counts[4096 + 8];
+    static visited_bins want;
+    int forms[2] = {0, 0};
+    for (int round = 0; round < 400; round++) {
+        tschunk_sketch *s;
+        cr_assert_eq(tschunk_sketch_create(&s, NULL), 0);
+        int dense = round & 1, n = 1 + (int)(wl_rng(&rng) % (dense ? 3000 : 300));
+        for (int i = 0; i < n; i++) {
+            double u = wl_uniform(&rng);
+            double v = dense ? 1 + u * 5 : exp(u * 40), w = (double)(1 + wl_rng(&rng) % 1000);
+            cr_assert(!tschunk_is_error(tschunk_sketch_add_weighted(s, v, w)));
+        }
+        size_t bytes = tschunk_sketch_encode(s, enc, sizeof enc, TSCHUNK_SKETCH_OMIT_MAPPING);
+        want.n = 0;
+        tschunk_sketch_bins(s, 0, collect_bin, &want);
+        size_t at = 1, got_n, used;
+        unsigned form = enc[0] >> 2;
+        cr_assert(enc[0] == 0x05 || enc[0] == 0x0d, "round %d: flag %02x", round, enc[0]);
+        size_t bins = get_test_uvarint(enc, &at);
+        int64_t index = 0, step = 1;
+        if (form == 3) {
+            size_t z = get_test_uvarint(enc, &at);
+            index = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+            cr_assert_eq(get_test_uvarint(enc, &at), 2); /* step 1, zigzag */
+        }
+        got_n = tsc_get_bins_avx512(enc + at, bytes - at, bins, form == 1, step, &used, &index, indices, counts);
+        cr_assert_eq(got_n, bins, "round %d: %zu of %zu bins taken (form %u)", round, got_n, bins, form);
+        cr_assert_eq(at + used, bytes, "round %d", round);
+        size_t j = 0;
+        for (size_t k = 0; k < got_n; k++) {
+            if (form == 3) cr_assert_eq(indices[k], want.index[0] + (int64_t)k, "round %d bin %zu", round, k);
+            if (counts[k] == 0) continue;
+            cr_assert(j < want.n && indices[k] == want.index[j] && counts[k] == want.count[j], "round %d bin %zu",
+                      round, k);
+            j++;
+        }
+        cr_assert_eq(j, want.n, "round %d", round);
+        forms[form == 3]++;
+        tschunk_sketch_free(s);
+    }
+    cr_log_info("%d streams of index deltas, %d of contiguous counts", forms[0], forms[1]);
+    cr_assert(forms[0] > 50 && forms[1] > 50);
 }
 
 Test(sketch, mappings_match_sketches_java)

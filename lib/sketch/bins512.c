@@ -139,86 +139,153 @@ AVX512_INLINE __m512i groups_big(__m512i b)
     return _mm512_or_si512(_mm512_slli_epi64(quads, 36), _mm512_slli_epi64(_mm512_srli_epi64(quads, 32), 8));
 }
 
+/* Where a block's records end and how they stand: see bins_block. */
+typedef struct {
+    unsigned take;       /* records taken */
+    size_t bytes;        /* the bytes they take */
+    __m512i count_start; /* per lane */
+    __m512i count_length;
+    __mmask8 bad; /* lanes that do not fit a lane's eight bytes */
+} block_plan;
+
 /*
- * Up to `want` (1-8) records of index deltas and counts from the first `left` bytes at src, each a uvarint
- * zigzag delta and a varfloat64 count, both of at most 8 bytes and ending inside the 64: with every
- * varint ending at a byte without continuation bit, record k ends at the window's terminator 2k + 1.
- * A record the kernel cannot take (longer, past the window, a delta or an index outside what
- * read_bin_run allows) ends the block before it. Writes eight lanes of indices (from *index, updated)
- * and counts; returns the records taken and the bytes they took (*used).
+ * The first `want` (1-8) records from byte `offset` of window, `terminators` its bytes without
+ * continuation bit from there on (bit 0: byte offset), records of `varints` (1 or 2) varints each: with
+ * every varint of at most 8 bytes, each ends at a terminator, so record k ends at terminator
+ * varints * (k + 1) - 1. Their length comes from the mask alone, so that the next block need not wait
+ * for the lanes; a lane that turns out not to fit (a longer varint) is in bad, and the caller takes fewer.
  */
-AVX512_INLINE unsigned sparse_block(const uint8_t *src, size_t left, unsigned want, size_t *used, int64_t *index,
-                                    int64_t *indices, double *counts)
+AVX512_INLINE block_plan plan_block(uint64_t terminators, unsigned offset, unsigned want, unsigned varints,
+                                    __m512i *delta_start, __m512i *delta_length)
 {
     const __m512i iota = _mm512_set_epi64(0x3f3e3d3c3b3a3938, 0x3736353433323130, 0x2f2e2d2c2b2a2928,
                                           0x2726252423222120, 0x1f1e1d1c1b1a1918, 0x1716151413121110,
                                           0x0f0e0d0c0b0a0908, 0x0706050403020100);
-    const __m512i lane_x2 = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
-    uint64_t readable = left >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << left) - 1;
-    __m512i window = _mm512_maskz_loadu_epi8(readable, src);
-    uint64_t terminators = ~(uint64_t)_mm512_movepi8_mask(window) & readable;
-    unsigned complete = (unsigned)_mm_popcnt_u64(terminators) / 2, take = complete < want ? complete : want;
-    if (!take) return 0;
-    /* The next position from the mask alone, so that the next block need not wait for the lanes; redone
-     * in the rare case that a lane turns out not to fit. */
-    size_t bytes = _tzcnt_u64(_pdep_u64(UINT64_C(1) << (2 * take - 1), terminators)) + 1;
-
-    __m512i end_at = _mm512_maskz_compress_epi8(terminators, iota); /* byte t: where terminator t is */
-    __m512i delta_end = _mm512_maskz_permutexvar_epi8(BYTES(0x01), lane_x2, end_at);
-    __m512i count_end = _mm512_maskz_permutexvar_epi8(BYTES(0x01), _mm512_or_si512(lane_x2, _mm512_set1_epi64(1)),
-                                                      end_at);
-    __m512i one = _mm512_set1_epi64(1), eight = _mm512_set1_epi64(8), zero = _mm512_setzero_si512();
-    __m512i start = _mm512_alignr_epi64(_mm512_add_epi64(count_end, one), zero, 7);
-    __m512i delta_length = _mm512_sub_epi64(_mm512_add_epi64(delta_end, one), start);
-    __m512i count_length = _mm512_sub_epi64(count_end, delta_end);
-    __mmask8 bad = _mm512_cmpgt_epu64_mask(delta_length, eight) | _mm512_cmpgt_epu64_mask(count_length, eight);
-
-    __m512i zigzag = groups_little(varint_bytes(window, start, delta_length));
-    __m512i delta = _mm512_xor_si512(_mm512_srli_epi64(zigzag, 1),
-                                     _mm512_sub_epi64(zero, _mm512_and_si512(zigzag, one)));
-    /* read_bin_run refuses deltas beyond -2^32 and 2^32 - 2. Below, the index leaves int32 anyway; above,
-     * not always: 2^32 - 1 takes INT32_MIN to INT32_MAX. */
-    bad |= _mm512_cmpgt_epi64_mask(delta, _mm512_set1_epi64(INT32_MAX * INT64_C(2)));
-    __m512i sum = delta; /* running sum of the deltas: independent of *index */
-    sum = _mm512_add_epi64(sum, _mm512_alignr_epi64(sum, zero, 7));
-    sum = _mm512_add_epi64(sum, _mm512_alignr_epi64(sum, zero, 6));
-    sum = _mm512_add_epi64(sum, _mm512_alignr_epi64(sum, zero, 4));
-    int64_t before = *index;
-    __m512i at = _mm512_add_epi64(sum, _mm512_set1_epi64(before));
-    bad |= _mm512_cmplt_epi64_mask(at, _mm512_set1_epi64(INT32_MIN)) |
-           _mm512_cmpgt_epi64_mask(at, _mm512_set1_epi64(INT32_MAX));
-    unsigned fit = (unsigned)__builtin_ctz(bad | 0x100u);
-    if (TSC_UNLIKELY(fit < take)) {
-        take = fit;
-        if (!take) return 0;
-        bytes = _tzcnt_u64(_pdep_u64(UINT64_C(1) << (2 * take - 1), terminators)) + 1;
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i one = _mm512_set1_epi64(1), eight = _mm512_set1_epi64(8);
+    block_plan p;
+    unsigned complete = (unsigned)_mm_popcnt_u64(terminators) / varints;
+    p.take = complete < want ? complete : want;
+    p.bytes = p.take ? _tzcnt_u64(_pdep_u64(UINT64_C(1) << (varints * p.take - 1), terminators)) + 1 : 0;
+    /* Keep it here, ahead of the lanes: gcc sinks it past the check of the lanes otherwise, and the
+     * reader got a third slower. */
+    __asm__("" : "+r"(p.bytes));
+    /* byte t: where terminator t is, from the window's start */
+    __m512i end_at = _mm512_maskz_compress_epi8(terminators, _mm512_add_epi8(iota, _mm512_set1_epi8((char)offset)));
+    __m512i last = varints == 2 ? _mm512_or_si512(_mm512_add_epi64(lane, lane), one) : lane;
+    __m512i count_end = _mm512_maskz_permutexvar_epi8(BYTES(0x01), last, end_at);
+    __m512i start = _mm512_alignr_epi64(_mm512_add_epi64(count_end, one), _mm512_set1_epi64(offset), 7);
+    p.count_start = start;
+    if (varints == 2) {
+        __m512i delta_end = _mm512_maskz_permutexvar_epi8(BYTES(0x01), _mm512_add_epi64(lane, lane), end_at);
+        *delta_start = start;
+        *delta_length = _mm512_sub_epi64(_mm512_add_epi64(delta_end, one), start);
+        p.count_start = _mm512_add_epi64(delta_end, one);
     }
-
-    __m512i x = groups_big(varint_bytes(window, _mm512_add_epi64(delta_end, one), count_length));
-    __m512i count_bits = _mm512_add_epi64(_mm512_ror_epi64(x, 6), _mm512_set1_epi64(INT64_C(0x3ff0000000000000)));
-    __m512d count = _mm512_sub_pd(_mm512_castsi512_pd(count_bits), _mm512_set1_pd(1.0));
-    _mm512_storeu_si512(indices, at);
-    _mm512_storeu_pd(counts, count);
-    __m128i total = _mm512_castsi512_si128(_mm512_permutexvar_epi64(_mm512_set1_epi64(take - 1), sum));
-    *index = before + _mm_cvtsi128_si64(total);
-    *used = bytes;
-    return take;
+    p.count_length = _mm512_sub_epi64(_mm512_add_epi64(count_end, one), p.count_start);
+    p.bad = _mm512_cmpgt_epu64_mask(p.count_length, eight);
+    if (varints == 2) p.bad |= _mm512_cmpgt_epu64_mask(*delta_length, eight);
+    return p;
 }
 
-AVX512 size_t tsc_get_sparse_avx512(const uint8_t *src, size_t avail, size_t n, size_t *used, int64_t *index,
-                                    int64_t *indices, double *counts)
+/* Lanes' counts: varfloat64 x (at most 8 bytes, so finite and >= 0) decoded. */
+AVX512_INLINE __m512d counts_of(__m512i window, const block_plan *p)
 {
+    __m512i x = groups_big(varint_bytes(window, p->count_start, p->count_length));
+    __m512i bits = _mm512_add_epi64(_mm512_ror_epi64(x, 6), _mm512_set1_epi64(INT64_C(0x3ff0000000000000)));
+    return _mm512_sub_pd(_mm512_castsi512_pd(bits), _mm512_set1_pd(1.0));
+}
+
+/*
+ * One block of up to `want` (1-8) records from byte `offset` of window (terminators as for plan_block):
+ * index deltas and counts (has_deltas; *index the bin before) or counts alone (*index the first's bin,
+ * step apart). It stops before a record it cannot take: a varint longer than 8 bytes or past the
+ * window, a delta or an index outside what read_bin_run allows. The bins taken are written (eight lanes
+ * of room); *index is updated, the bytes taken returned in *used; returns the records taken.
+ */
+AVX512_INLINE unsigned bins_block(__m512i window, uint64_t terminators, unsigned offset, unsigned want, int has_deltas,
+                                  __m512i steps, int64_t step, size_t *used, int64_t *index, int64_t *indices,
+                                  double *counts)
+{
+    const __m512i one = _mm512_set1_epi64(1), zero = _mm512_setzero_si512();
+    unsigned varints = has_deltas ? 2 : 1;
+    __m512i delta_start = zero, delta_length = zero;
+    block_plan p = plan_block(terminators, offset, want, varints, &delta_start, &delta_length);
+    if (!p.take) return 0;
+    int64_t before = *index;
+    __m512i at, sum = steps;
+    if (has_deltas) {
+        __m512i zigzag = groups_little(varint_bytes(window, delta_start, delta_length));
+        __m512i delta = _mm512_xor_si512(_mm512_srli_epi64(zigzag, 1),
+                                         _mm512_sub_epi64(zero, _mm512_and_si512(zigzag, one)));
+        /* read_bin_run refuses deltas beyond -2^32 and 2^32 - 2. Below, the index leaves int32 anyway;
+         * above, not always: 2^32 - 1 takes INT32_MIN to INT32_MAX. */
+        p.bad |= _mm512_cmpgt_epi64_mask(delta, _mm512_set1_epi64(INT32_MAX * INT64_C(2)));
+        sum = delta; /* running sum of the deltas: independent of *index */
+        sum = _mm512_add_epi64(sum, _mm512_alignr_epi64(sum, zero, 7));
+        sum = _mm512_add_epi64(sum, _mm512_alignr_epi64(sum, zero, 6));
+        sum = _mm512_add_epi64(sum, _mm512_alignr_epi64(sum, zero, 4));
+    }
+    at = _mm512_add_epi64(sum, _mm512_set1_epi64(before));
+    p.bad |= _mm512_cmplt_epi64_mask(at, _mm512_set1_epi64(INT32_MIN)) |
+             _mm512_cmpgt_epi64_mask(at, _mm512_set1_epi64(INT32_MAX));
+    unsigned fit = (unsigned)__builtin_ctz(p.bad | 0x100u);
+    if (TSC_UNLIKELY(fit < p.take)) {
+        if (!fit) return 0;
+        p.take = fit;
+        p.bytes = _tzcnt_u64(_pdep_u64(UINT64_C(1) << (varints * fit - 1), terminators)) + 1;
+    }
+    /* Empty bins too: compressing them out put the lanes' counts on the next block's path (a third
+     * slower), and the commit skips them. */
+    _mm512_storeu_si512(indices, at);
+    _mm512_storeu_pd(counts, counts_of(window, &p));
+    if (has_deltas) *index = before + _mm_cvtsi128_si64(_mm512_castsi512_si128(
+                                  _mm512_permutexvar_epi64(_mm512_set1_epi64(p.take - 1), sum)));
+    else *index = before + (int64_t)p.take * step;
+    *used = p.bytes;
+    return p.take;
+}
+
+/*
+ * The blocks of one form, from src[0, avail): see tsc_get_bins_avx512. A window of 64 bytes serves as
+ * many blocks as it holds whole (2-5 on the usual sketches), so that only one load and one mask a
+ * window wait for the position before them.
+ */
+AVX512_INLINE size_t bins_run(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
+                              int64_t *index, int64_t *indices, double *counts)
+{
+    __m512i steps = _mm512_set_epi64(7 * step, 6 * step, 5 * step, 4 * step, 3 * step, 2 * step, step, 0);
     size_t pos = 0, taken = 0;
+    int64_t at = *index; /* in a register: through index, every store of a bin would reload it */
     while (taken < n) {
-        size_t bytes;
-        unsigned want = n - taken < 8 ? (unsigned)(n - taken) : 8;
-        unsigned take = sparse_block(src + pos, avail - pos, want, &bytes, index, indices + taken, counts + taken);
-        if (!take) break;
-        pos += bytes;
-        taken += take;
+        size_t left = avail - pos;
+        uint64_t readable = left >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << left) - 1;
+        __m512i window = _mm512_maskz_loadu_epi8(readable, src + pos);
+        uint64_t terminators = ~(uint64_t)_mm512_movepi8_mask(window) & readable;
+        unsigned offset = 0;
+        for (;;) {
+            size_t bytes;
+            unsigned want = n - taken < 8 ? (unsigned)(n - taken) : 8;
+            unsigned take = bins_block(window, terminators >> offset, offset, want, has_deltas, steps, step, &bytes,
+                                       &at, indices + taken, counts + taken);
+            offset += (unsigned)bytes & (take ? ~0u : 0); /* bytes is 0 when take is */
+            taken += take;
+            if (take < want || taken == n || offset >= 64) break;
+        }
+        if (!offset) break; /* not one record: the scalar reader's turn */
+        pos += offset;
     }
     *used = pos;
+    *index = at;
     return taken;
+}
+
+/* One loop for each form (a test of the form inside the one loop made it a fifth slower). */
+AVX512 size_t tsc_get_bins_avx512(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step,
+                                  size_t *used, int64_t *index, int64_t *indices, double *counts)
+{
+    return has_deltas ? bins_run(src, avail, n, 1, step, used, index, indices, counts)
+                      : bins_run(src, avail, n, 0, step, used, index, indices, counts);
 }
 
 #else

@@ -514,7 +514,8 @@ typedef struct {
     double count, sum, min, max, zero_count;
     double bins_total; /* summed by the committing pass */
     bin_log *log;
-    size_t logged; /* non-empty bins logged; LOGGED_BINS + 1: more came, the commit parses again */
+    size_t logged; /* bins logged (empty ones only by the AVX-512 reader); LOGGED_BINS + 1: more came, the
+                    * commit parses again */
 } stream_info;
 
 /*
@@ -567,19 +568,21 @@ TSC_INLINE size_t read_bin_run(tschunk_sketch *s, in_buf *in, uint64_t n, int64_
     size_t logged = info->logged; /* written back at the end: after an error info is dropped */
     for (uint64_t k = 0; k < n; k++) {
         size_t bin_at = in->pos, err;
-        if (has_deltas && has_counts && in->simd) {
+        if (has_counts && in->simd) {
+            /* the kernel's index: the bin before (deltas) or its first bin's (contiguous) */
+            int64_t at = has_deltas || k == 0 ? index : index + step;
             size_t used, got;
             if (!commit && logged < LOGGED_BINS) { /* straight into the log */
                 size_t room = LOGGED_BINS - logged, want = n - k < room ? (size_t)(n - k) : room;
-                got = tsc_get_sparse_avx512(in->src + in->pos, in->size - in->pos, want, &used, &index,
-                                            info->log->index + logged, info->log->count + logged);
+                got = tsc_get_bins_avx512(in->src + in->pos, in->size - in->pos, want, has_deltas, step, &used, &at,
+                                          info->log->index + logged, info->log->count + logged);
                 memset(info->log->negative + logged, negative, got);
-                logged += got; /* zero counts too: the commit skips them */
+                logged += got; /* empty bins too: the commit skips them */
             } else {
                 int64_t indices[64 + 8];
                 double counts[64 + 8];
-                got = tsc_get_sparse_avx512(in->src + in->pos, in->size - in->pos, n - k < 64 ? n - k : 64, &used,
-                                            &index, indices, counts);
+                got = tsc_get_bins_avx512(in->src + in->pos, in->size - in->pos, n - k < 64 ? n - k : 64, has_deltas,
+                                          step, &used, &at, indices, counts);
                 if (commit) {
                     for (size_t j = 0; j < got; j++) info->bins_total += counts[j];
                     tsc_store_add_many(s, st, indices, counts, got);
@@ -588,6 +591,7 @@ TSC_INLINE size_t read_bin_run(tschunk_sketch *s, in_buf *in, uint64_t n, int64_
                 }
             }
             if (got) {
+                index = has_deltas ? at : at - step;
                 in->pos += used;
                 k += got - 1;
                 continue;

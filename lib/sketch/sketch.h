@@ -101,12 +101,15 @@ uint64_t tsc_occupied_mask_scalar(const double *counts, unsigned n);
 size_t tsc_put_contiguous_avx512(uint8_t **out, const double *counts, size_t n);
 size_t tsc_put_sparse_avx512(uint8_t **out, const double *counts, size_t n, int64_t first, int64_t *prev);
 
-/* The AVX-512 reader of index deltas and counts (bins512.c): up to n bins from src[0, avail), as many as
- * read_bin_run would take before the first it must read itself (a long varint, a bad index, the input's
- * end). Writes their indices (from *index, updated) and counts, with room for n + 8 of each; returns
- * how many it took, and the bytes they took in *used. */
-size_t tsc_get_sparse_avx512(const uint8_t *src, size_t avail, size_t n, size_t *used, int64_t *index,
-                             int64_t *indices, double *counts);
+/*
+ * The AVX-512 bin reader (bins512.c): up to n bins from src[0, avail), index deltas and counts
+ * (has_deltas; *index the bin before) or contiguous counts (*index the first's bin, step apart), as many
+ * as read_bin_run would take before the first it must read itself (a long varint, a bad index, the
+ * input's end). Writes their indices and counts, empty bins included (room for n + 8 of each); updates
+ * *index; returns the bins taken, and the bytes they took in *used.
+ */
+size_t tsc_get_bins_avx512(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
+                           int64_t *index, int64_t *indices, double *counts);
 
 /* AVX-512 with byte compress (VBMI2) as well: Ice Lake and later, Zen 4 and later. */
 TSC_INLINE int tsc_sketch_simd_here(void)
