@@ -363,8 +363,8 @@ Test(sketch, bin_reader_limits_match_scalar)
                 unsigned char bytes[512];
                 size_t n = 0;
                 bytes[n++] = 0x05; /* positive store, index deltas and counts */
-                n += put_test_uvarint(bytes + n, 20);
-                for (int k = 0; k < 20; k++) {
+                n += put_test_uvarint(bytes + n, 40); /* runs of 32 bins and more go to the kernel */
+                for (int k = 0; k < 40; k++) {
                     int64_t d = k == 0 ? firsts[f] : k == big_at ? steps[st] : (steps[st] > 0 ? 1 : -1);
                     n += put_test_uvarint(bytes + n, (uint64_t)d << 1 ^ (uint64_t)(d >> 63));
                     bytes[n++] = (unsigned char)(k & 0x7f); /* a count of k's varfloat: byte k */
@@ -383,18 +383,18 @@ Test(sketch, bin_reader_limits_match_scalar)
                 cases++;
             }
     /* contiguous counts from a first index, a step apart: the last bins cross the limits */
-    const int64_t starts[] = {INT32_MAX - 12, INT32_MIN + 12, INT32_MAX, INT32_MIN, 0, -5};
+    const int64_t starts[] = {INT32_MAX - 12, INT32_MIN + 12, INT32_MAX - 50, INT32_MIN + 50, INT32_MAX, INT32_MIN, 0, -5};
     const int64_t strides[] = {1, -1, 2, -2, 0, INT32_MAX, INT32_MIN};
     for (size_t f = 0; f < sizeof starts / sizeof *starts; f++)
         for (size_t st = 0; st < sizeof strides / sizeof *strides; st++)
-            for (int nbins = 1; nbins <= 20; nbins += 3) {
+            for (int nbins = 1; nbins <= 60; nbins += 3) {
                 unsigned char bytes[512];
                 size_t n = 0;
                 bytes[n++] = 0x0d; /* positive store, contiguous counts */
                 n += put_test_uvarint(bytes + n, (uint64_t)nbins);
                 n += put_test_uvarint(bytes + n, (uint64_t)starts[f] << 1 ^ (uint64_t)(starts[f] >> 63));
                 n += put_test_uvarint(bytes + n, (uint64_t)strides[st] << 1 ^ (uint64_t)(strides[st] >> 63));
-                for (int k = 0; k < nbins; k++) bytes[n++] = (unsigned char)(k % 3 ? k : 0); /* empty bins too */
+                for (int k = 0; k < nbins; k++) bytes[n++] = (unsigned char)(k % 3 ? k % 100 : 0); /* empties too */
                 size_t at_a, at_b;
                 size_t a = decode_with(like, bytes, n, 0, NULL, 0, want, sizeof want, &at_a);
                 size_t b = decode_with(like, bytes, n, simd, NULL, 0, got, sizeof got, &at_b);
