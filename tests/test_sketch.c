@@ -347,13 +347,28 @@ static size_t put_test_uvarint(unsigned char *p, uint64_t v)
 /* Index deltas and indices at and past the limits read_bin_run sets (|delta| <= 2 * 2^31, int32
  * indices), at every lane of a block, in both forms: both readers take or refuse the same bins, at the
  * same offset. */
+/* Both readers on bytes: the same error at the same offset (returns 1), or the same sketch (returns 0). */
+static int readers_agree_on(const tschunk_sketch *like, const unsigned char *bytes, size_t n, const char *label)
+{
+    static unsigned char want[4096], got[4096];
+    size_t at_a, at_b;
+    size_t a = decode_with(like, bytes, n, 0, NULL, 0, want, sizeof want, &at_a);
+    size_t b = decode_with(like, bytes, n, tsc_sketch_simd_here(), NULL, 0, got, sizeof got, &at_b);
+    cr_assert_eq(tschunk_get_error_code(a), tschunk_get_error_code(b), "%s", label);
+    if (!tschunk_is_error(a)) {
+        cr_assert(a == b && !memcmp(want, got, a), "%s: sketches differ", label);
+        return 0;
+    }
+    cr_assert_eq(at_a, at_b, "%s: error offsets", label);
+    return 1;
+}
+
 Test(sketch, bin_reader_limits_match_scalar)
 {
-    int simd = tsc_sketch_simd_here();
     const int64_t firsts[] = {INT32_MAX - 12, INT32_MIN + 12, INT32_MAX, INT32_MIN, 0, INT32_MAX * INT64_C(2),
                               INT32_MIN * INT64_C(2), INT32_MIN * INT64_C(2) - 1, INT32_MAX * INT64_C(2) + 1};
     const int64_t steps[] = {1, -1, 3, -3, INT32_MAX * INT64_C(2), INT32_MIN * INT64_C(2), INT32_MAX * INT64_C(2) + 1};
-    unsigned char want[4096], got[4096];
+    char label[64];
     int errors = 0, cases = 0;
     tschunk_sketch *like;
     cr_assert_eq(tschunk_sketch_create(&like, NULL), 0);
@@ -369,21 +384,13 @@ Test(sketch, bin_reader_limits_match_scalar)
                     n += put_test_uvarint(bytes + n, (uint64_t)d << 1 ^ (uint64_t)(d >> 63));
                     bytes[n++] = (unsigned char)(k & 0x7f); /* a count of k's varfloat: byte k */
                 }
-                size_t at_a, at_b;
-                size_t a = decode_with(like, bytes, n, 0, NULL, 0, want, sizeof want, &at_a);
-                size_t b = decode_with(like, bytes, n, simd, NULL, 0, got, sizeof got, &at_b);
-                cr_assert_eq(tschunk_get_error_code(a), tschunk_get_error_code(b), "first %zu step %zu big %d", f, st,
-                             big_at);
-                if (tschunk_is_error(a)) {
-                    errors++;
-                    cr_assert_eq(at_a, at_b, "first %zu step %zu big %d", f, st, big_at);
-                } else {
-                    cr_assert(a == b && !memcmp(want, got, a), "first %zu step %zu big %d", f, st, big_at);
-                }
+                snprintf(label, sizeof label, "first %zu step %zu big %d", f, st, big_at);
+                errors += readers_agree_on(like, bytes, n, label);
                 cases++;
             }
     /* contiguous counts from a first index, a step apart: the last bins cross the limits */
-    const int64_t starts[] = {INT32_MAX - 12, INT32_MIN + 12, INT32_MAX - 50, INT32_MIN + 50, INT32_MAX, INT32_MIN, 0, -5};
+    const int64_t starts[] = {INT32_MAX - 12, INT32_MIN + 12, INT32_MAX - 50, INT32_MIN + 50, INT32_MAX, INT32_MIN,
+                              0, -5};
     const int64_t strides[] = {1, -1, 2, -2, 0, INT32_MAX, INT32_MIN};
     for (size_t f = 0; f < sizeof starts / sizeof *starts; f++)
         for (size_t st = 0; st < sizeof strides / sizeof *strides; st++)
@@ -395,17 +402,8 @@ Test(sketch, bin_reader_limits_match_scalar)
                 n += put_test_uvarint(bytes + n, (uint64_t)starts[f] << 1 ^ (uint64_t)(starts[f] >> 63));
                 n += put_test_uvarint(bytes + n, (uint64_t)strides[st] << 1 ^ (uint64_t)(strides[st] >> 63));
                 for (int k = 0; k < nbins; k++) bytes[n++] = (unsigned char)(k % 3 ? k % 100 : 0); /* empties too */
-                size_t at_a, at_b;
-                size_t a = decode_with(like, bytes, n, 0, NULL, 0, want, sizeof want, &at_a);
-                size_t b = decode_with(like, bytes, n, simd, NULL, 0, got, sizeof got, &at_b);
-                cr_assert_eq(tschunk_get_error_code(a), tschunk_get_error_code(b), "start %zu step %zu n %d", f, st,
-                             nbins);
-                if (tschunk_is_error(a)) {
-                    errors++;
-                    cr_assert_eq(at_a, at_b, "start %zu step %zu n %d", f, st, nbins);
-                } else {
-                    cr_assert(a == b && !memcmp(want, got, a), "start %zu step %zu n %d", f, st, nbins);
-                }
+                snprintf(label, sizeof label, "start %zu step %zu n %d", f, st, nbins);
+                errors += readers_agree_on(like, bytes, n, label);
                 cases++;
             }
     tschunk_sketch_free(like);

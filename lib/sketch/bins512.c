@@ -88,7 +88,8 @@ AVX512 size_t tsc_put_sparse_avx512(uint8_t **out_p, const double *counts, size_
         if (!occupied) continue;
         unsigned taken = (unsigned)_mm_popcnt_u32(occupied);
         __mmask8 used = lanes_below(taken);
-        __m512i index = _mm512_maskz_compress_epi64(occupied, _mm512_add_epi64(_mm512_set1_epi64(first + (int64_t)k), lane));
+        __m512i block_index = _mm512_add_epi64(_mm512_set1_epi64(first + (int64_t)k), lane);
+        __m512i index = _mm512_maskz_compress_epi64(occupied, block_index);
         __m512i delta = _mm512_sub_epi64(index, _mm512_alignr_epi64(index, _mm512_set1_epi64(before), 7));
         __m512i zigzag = _mm512_xor_si512(_mm512_slli_epi64(delta, 1), _mm512_srai_epi64(delta, 63));
         __m512i x = varfloat_x8(_mm512_maskz_compress_pd(occupied, block));

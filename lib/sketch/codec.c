@@ -539,13 +539,6 @@ TSC_INLINE size_t skip_count(in_buf *in)
     return get_count(in, &v);
 }
 
-/*
- * n bins from index (contiguous: step apart; else index deltas). A bin index must stay within int32 as
- * both libraries' stores hold it. The checking pass (commit 0) logs the first LOGGED_BINS non-empty bins
- * and past them reads only lengths and indices, since the committing pass will parse the stream again;
- * the committing pass adds the counts. The form and the pass are constants at every call, so the
- * compiler writes one loop for each.
- */
 /* A bin the checking pass read: logged while the log has room (the count in a local: through info it
  * would be a store and a load a bin). */
 TSC_INLINE void log_bin(bin_log *log, size_t *logged, int64_t index, double count, int negative)
@@ -561,6 +554,50 @@ TSC_INLINE void log_bin(bin_log *log, size_t *logged, int64_t index, double coun
     ++*logged;
 }
 
+/*
+ * Up to `left` bins through the AVX-512 reader, logged or added as read_bin_run does; *index is
+ * read_bin_run's (the bin before; `first`: none read yet). Returns the bins taken, 0 when the next one
+ * is the scalar reader's.
+ */
+TSC_INLINE size_t read_bins_simd(tschunk_sketch *s, tsc_store *st, in_buf *in, uint64_t left, int64_t *index,
+                                 int first, int64_t step, int negative, stream_info *info, size_t *logged,
+                                 int has_deltas, int commit)
+{
+    int64_t at = has_deltas || first ? *index : *index + step; /* the kernel's: contiguous, the next bin's */
+    size_t used, got;
+    if (!commit && *logged < LOGGED_BINS) { /* straight into the log */
+        size_t room = LOGGED_BINS - *logged, want = left < room ? (size_t)left : room;
+        got = tsc_get_bins_avx512(in->src + in->pos, in->size - in->pos, want, has_deltas, step, &used, &at,
+                                  info->log->index + *logged, info->log->count + *logged);
+        memset(info->log->negative + *logged, negative, got);
+        *logged += got; /* empty bins too: the commit skips them */
+    } else {
+        int64_t indices[64 + 8];
+        double counts[64 + 8];
+        got = tsc_get_bins_avx512(in->src + in->pos, in->size - in->pos, left < 64 ? left : 64, has_deltas, step,
+                                  &used, &at, indices, counts);
+        if (commit) {
+            for (size_t j = 0; j < got; j++) info->bins_total += counts[j];
+            tsc_store_add_many(s, st, indices, counts, got);
+        } else if (got) {
+            *logged = LOGGED_BINS + 1;
+        }
+    }
+    if (got) {
+        *index = has_deltas ? at : at - step;
+        in->pos += used;
+    }
+    return got;
+}
+
+/*
+ * n bins from index (contiguous: step apart; else index deltas). A bin index must stay within int32 as
+ * both libraries' stores hold it. The checking pass (commit 0) logs the first LOGGED_BINS non-empty bins
+ * and past them reads only lengths and indices, since the committing pass will parse the stream again;
+ * the committing pass adds the counts. Long runs with counts go through the AVX-512 reader where the
+ * CPU has it (read_bins_simd). The form and the pass are constants at every call, so the compiler
+ * writes one loop for each.
+ */
 TSC_INLINE size_t read_bin_run(tschunk_sketch *s, in_buf *in, uint64_t n, int64_t index, int64_t step, int negative,
                                stream_info *info, int has_deltas, int has_counts, int commit)
 {
@@ -571,30 +608,9 @@ TSC_INLINE size_t read_bin_run(tschunk_sketch *s, in_buf *in, uint64_t n, int64_
         /* Runs of a few bins (a chunk summary's) stay scalar: the kernel measured slower on 10,000
          * summaries of 9-30 bins each (4 KB apart), though faster on any one of them repeated. */
         if (has_counts && in->simd && n - k >= 32) {
-            /* the kernel's index: the bin before (deltas) or its first bin's (contiguous) */
-            int64_t at = has_deltas || k == 0 ? index : index + step;
-            size_t used, got;
-            if (!commit && logged < LOGGED_BINS) { /* straight into the log */
-                size_t room = LOGGED_BINS - logged, want = n - k < room ? (size_t)(n - k) : room;
-                got = tsc_get_bins_avx512(in->src + in->pos, in->size - in->pos, want, has_deltas, step, &used, &at,
-                                          info->log->index + logged, info->log->count + logged);
-                memset(info->log->negative + logged, negative, got);
-                logged += got; /* empty bins too: the commit skips them */
-            } else {
-                int64_t indices[64 + 8];
-                double counts[64 + 8];
-                got = tsc_get_bins_avx512(in->src + in->pos, in->size - in->pos, n - k < 64 ? n - k : 64, has_deltas,
-                                          step, &used, &at, indices, counts);
-                if (commit) {
-                    for (size_t j = 0; j < got; j++) info->bins_total += counts[j];
-                    tsc_store_add_many(s, st, indices, counts, got);
-                } else if (got) {
-                    logged = LOGGED_BINS + 1;
-                }
-            }
+            size_t got = read_bins_simd(s, st, in, n - k, &index, k == 0, step, negative, info, &logged, has_deltas,
+                                        commit);
             if (got) {
-                index = has_deltas ? at : at - step;
-                in->pos += used;
                 k += got - 1;
                 continue;
             }
