@@ -25,8 +25,9 @@ tschunk_allocator tsc_allocator_or_default(const tschunk_allocator *a);
 #define TSC_ERROR(name) ((size_t) - (ptrdiff_t)TSCHUNK_ERROR_##name)
 #define TSC_ERROR_CODE(code) ((size_t) - (ptrdiff_t)(code))
 
-/* x86-64 with GCC or clang: AVX2 kernels are compiled in, used where the CPU has them (no state kept). */
-#if defined(__x86_64__) && defined(__GNUC__)
+/* x86-64 with GCC or clang: AVX2 kernels are compiled in, used where the CPU has them (no state kept).
+ * -DTSC_NO_X86_KERNELS leaves them out, as any other CPU or compiler gets it (CI builds and tests that). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(TSC_NO_X86_KERNELS)
 #  define TSC_HAVE_AVX2 1
 #endif
 

@@ -251,6 +251,8 @@ static size_t run_unchecked_any(const uint8_t *restrict base, uint64_t fast_end,
 #ifdef TSC_HAVE_AVX2
     if (loops != TSC_LOOPS_SCALAR && __builtin_cpu_supports("bmi2"))
         return run_unchecked_bmi2(base, fast_end, io, ts_out, val_out, n);
+#else
+    (void)loops; /* one loop only */
 #endif
     return run_unchecked(base, fast_end, io, ts_out, val_out, n);
 }

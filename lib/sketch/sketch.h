@@ -98,8 +98,21 @@ uint64_t tsc_occupied_mask_scalar(const double *counts, unsigned n);
  * advanced. The contiguous form writes every count; the sparse form, bin k at index first + k, writes
  * the non-empty ones as index deltas from *prev (updated) and counts.
  */
+#ifdef TSC_HAVE_AVX2
 size_t tsc_put_contiguous_avx512(uint8_t **out, const double *counts, size_t n);
 size_t tsc_put_sparse_avx512(uint8_t **out, const double *counts, size_t n, int64_t first, int64_t *prev);
+#else /* no kernels built (not x86-64 with GCC or clang): they take nothing, the scalar loops do it all */
+TSC_INLINE size_t tsc_put_contiguous_avx512(uint8_t **out, const double *counts, size_t n)
+{
+    (void)out, (void)counts, (void)n;
+    return 0;
+}
+TSC_INLINE size_t tsc_put_sparse_avx512(uint8_t **out, const double *counts, size_t n, int64_t first, int64_t *prev)
+{
+    (void)out, (void)counts, (void)n, (void)first, (void)prev;
+    return 0;
+}
+#endif
 
 /*
  * The AVX-512 bin reader (bins512.c): up to n bins from src[0, avail), index deltas and counts
@@ -108,8 +121,18 @@ size_t tsc_put_sparse_avx512(uint8_t **out, const double *counts, size_t n, int6
  * input's end). Writes their indices and counts, empty bins included (room for n + 8 of each); updates
  * *index; returns the bins taken, and the bytes they took in *used.
  */
+#ifdef TSC_HAVE_AVX2
 size_t tsc_get_bins_avx512(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
                            int64_t *index, int64_t *indices, double *counts);
+#else
+TSC_INLINE size_t tsc_get_bins_avx512(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step,
+                                      size_t *used, int64_t *index, int64_t *indices, double *counts)
+{
+    (void)src, (void)avail, (void)n, (void)has_deltas, (void)step, (void)index, (void)indices, (void)counts;
+    *used = 0;
+    return 0;
+}
+#endif
 
 /* AVX-512 with byte compress (VBMI2) as well: Ice Lake and later, Zen 4 and later. */
 TSC_INLINE int tsc_sketch_simd_here(void)
