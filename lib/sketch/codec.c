@@ -577,8 +577,7 @@ TSC_INLINE size_t read_bins_simd(tschunk_sketch *s, tsc_store *st, in_buf *in, u
         got = tsc_get_bins_avx512(in->src + in->pos, in->size - in->pos, left < 64 ? left : 64, has_deltas, step,
                                   &used, &at, indices, counts);
         if (commit) {
-            for (size_t j = 0; j < got; j++) info->bins_total += counts[j];
-            tsc_store_add_many(s, st, indices, counts, got);
+            tsc_store_add_many(s, st, indices, counts, got, &info->bins_total);
         } else if (got) {
             *logged = LOGGED_BINS + 1;
         }
@@ -768,10 +767,10 @@ static void merge_stats(tschunk_sketch *s, const stream_info *info)
 static void commit_stream(tschunk_sketch *s, in_buf *in, stream_info *info, const bin_log *log)
 {
     if (info->logged <= LOGGED_BINS) {
-        for (size_t i = 0; i < info->logged; i++) info->bins_total += log->count[i];
         for (size_t i = 0, end; i < info->logged; i = end) { /* a run of one sign */
             for (end = i + 1; end < info->logged && log->negative[end] == log->negative[i]; end++) continue;
-            tsc_store_add_many(s, log->negative[i] ? &s->neg : &s->pos, log->index + i, log->count + i, end - i);
+            tsc_store_add_many(s, log->negative[i] ? &s->neg : &s->pos, log->index + i, log->count + i, end - i,
+                               &info->bins_total);
         }
     } else {
         stream_info again;

@@ -64,12 +64,16 @@ TSC_INLINE void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, d
     tsc_store_add_slow(s, st, index, count);
 }
 
-/* tsc_store_add over n bins, zero counts skipped, the store's range kept in registers in between. */
+/* tsc_store_add over n bins, zero counts skipped, the store's range kept in registers in between; the
+ * counts are also added to *total, in order (in the same loop, the chain of those adds overlaps the
+ * rest). */
 TSC_INLINE void tsc_store_add_many(tschunk_sketch *s, tsc_store *st, const int64_t *index, const double *count,
-                                   size_t n)
+                                   size_t n, double *total)
 {
     int64_t lo = st->min_index, hi = st->max_index;
+    double sum = *total;
     for (size_t k = 0; k < n; k++) {
+        sum += count[k]; /* an empty bin adds +0: no change */
         if (tsc_is_zero(count[k])) continue;
         uint64_t slot = (uint64_t)(index[k] - st->offset);
         if (TSC_LIKELY(slot - st->clean_lo < st->clean_len && lo <= hi)) {
@@ -86,6 +90,7 @@ TSC_INLINE void tsc_store_add_many(tschunk_sketch *s, tsc_store *st, const int64
     }
     st->min_index = lo;
     st->max_index = hi;
+    *total = sum;
 }
 
 /* Bit k set: counts[k] is not +-0, for k < n <= 64 (SSE2 on x86-64, and its scalar twin). */
