@@ -767,8 +767,9 @@ static void merge_stats(tschunk_sketch *s, const stream_info *info)
 static void commit_stream(tschunk_sketch *s, in_buf *in, stream_info *info, const bin_log *log)
 {
     if (info->logged <= LOGGED_BINS) {
-        for (size_t i = 0, end; i < info->logged; i = end) { /* a run of one sign */
-            for (end = i + 1; end < info->logged && log->negative[end] == log->negative[i]; end++) continue;
+        for (size_t i = 0, end; i < info->logged; i = end) { /* a run of one sign: up to the other sign */
+            const uint8_t *other = memchr(log->negative + i, !log->negative[i], info->logged - i);
+            end = other ? (size_t)(other - log->negative) : info->logged;
             tsc_store_add_many(s, log->negative[i] ? &s->neg : &s->pos, log->index + i, log->count + i, end - i,
                                &info->bins_total);
         }
