@@ -493,6 +493,17 @@ Test(sketch, bin_reader_takes_every_canonical_bin)
     cr_assert(forms[0] > 50 && forms[1] > 50);
 }
 
+/* The mapping's index limits skip pow past +-1100 (lib/sketch/mapping.c, pow_limit): there pow itself
+ * gives 0 and infinity for both bases, and, being monotonic, beyond. */
+Test(sketch, index_limits_skip_only_what_pow_rounds_away)
+{
+    const double bases[] = {2.718281828459045 /* Java's Math.E */, 2.0};
+    for (int b = 0; b < 2; b++) {
+        for (double x = -1100; x > -1e300; x *= 7) cr_assert(tsc_bits_of(pow(bases[b], x)) == 0, "b %d x %g", b, x);
+        for (double x = 1100; x < 1e300; x *= 7) cr_assert(isinf(pow(bases[b], x)) && pow(bases[b], x) > 0);
+    }
+}
+
 Test(sketch, mappings_match_sketches_java)
 {
     cr_assert_eq(for_each_vector(mapping_matches), 240);

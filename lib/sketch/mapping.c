@@ -111,6 +111,18 @@ static double approx_log_inverse(tschunk_mapping_kind kind, double x)
     }
 }
 
+/*
+ * pow(b, x) for b = e or 2. Far past the double range the answer is 0 or infinity whatever pow's
+ * rounding (b^-1100 is below half the least subnormal, b^1100 above the largest double), and that is
+ * where the index limits' exponents usually are: two pow calls fewer a sketch created or decoded.
+ */
+static double pow_limit(double b, double x)
+{
+    if (x < -1100) return 0;
+    if (x > 1100) return INFINITY;
+    return pow(b, x);
+}
+
 size_t tsc_mapping_from_gamma(tsc_mapping *m, tschunk_mapping_kind kind, double gamma, double index_offset)
 {
     if ((unsigned)kind > TSCHUNK_MAPPING_QUARTIC || !(gamma > 1) || !isfinite(gamma) || !isfinite(index_offset))
@@ -126,9 +138,9 @@ size_t tsc_mapping_from_gamma(tsc_mapping *m, tschunk_mapping_kind kind, double 
     m->relative_accuracy = (g - 1) / (g + 1);
     double ra = m->relative_accuracy, b = kind == TSCHUNK_MAPPING_LOGARITHMIC ? JAVA_MATH_E : 2.0;
     double l1 = approx_log(kind, 1.0);
-    m->min_indexable = fmax(pow(b, ((double)INT32_MIN - m->norm_offset) / m->multiplier - l1 + 1),
+    m->min_indexable = fmax(pow_limit(b, ((double)INT32_MIN - m->norm_offset) / m->multiplier - l1 + 1),
                             DBL_MIN * (1 + ra) / (1 - ra));
-    m->max_indexable = fmin(pow(b, ((double)INT32_MAX - m->norm_offset) / m->multiplier - l1 - 1),
+    m->max_indexable = fmin(pow_limit(b, ((double)INT32_MAX - m->norm_offset) / m->multiplier - l1 - 1),
                             DBL_MAX / (1 + ra));
     return 0;
 }
