@@ -504,6 +504,54 @@ Test(sketch, index_limits_skip_only_what_pow_rounds_away)
     }
 }
 
+/*
+ * decode_new gives the sketch decode_merge gives into a new sketch of the stream's mapping, wherever the
+ * mapping block stands, and a second mapping that differs is CORRUPT at its offset. (Reading a stream
+ * whose mapping comes first straight into the new sketch, in one pass with no log, was tried in 0.11.0:
+ * 12% slower; likeliest, not confirmed, the adds reading the kernel's lanes right after its stores.)
+ */
+Test(sketch, decode_new_equals_decode_merge_into_a_new_sketch)
+{
+    uint64_t rng = 41;
+    static unsigned char enc[1 << 15], moved[1 << 15], want[1 << 15], got[1 << 15];
+    for (int round = 0; round < 300; round++) {
+        tschunk_sketch *s = random_sketch(&rng, round), *x, *y;
+        unsigned flags = (round & 4 ? TSCHUNK_SKETCH_SPARSE : 0) | (round & 8 ? TSCHUNK_SKETCH_EXACT_STATS : 0);
+        size_t n = tschunk_sketch_encode(s, enc, sizeof enc, flags);
+        size_t bare = tschunk_sketch_encode(s, moved, sizeof moved, flags | TSCHUNK_SKETCH_OMIT_MAPPING);
+        /* the same stream with its mapping block last: the block starts where the two encodings part
+         * (its flag's type differs from any other block's) */
+        size_t mapping_at = 0;
+        while (mapping_at < bare && enc[mapping_at] == moved[mapping_at]) mapping_at++;
+        cr_assert_eq(enc[mapping_at] & 3, 2);
+        memcpy(moved + bare, enc + mapping_at, 17);
+        const unsigned char *streams[2] = {enc, moved};
+        size_t sizes[2] = {n, bare + 17};
+        for (int k = 0; k < 2; k++) {
+            const tsc_mapping *m = &s->mapping;
+            cr_assert_eq(tschunk_sketch_decode_new(&x, streams[k], sizes[k], NULL, NULL), 0, "round %d form %d", round,
+                         k);
+            cr_assert_eq(tschunk_sketch_create_mapping(&y, m->kind, m->gamma, m->index_offset, NULL), 0);
+            cr_assert_eq(tschunk_sketch_decode_merge(y, streams[k], sizes[k], NULL), 0);
+            size_t a = tschunk_sketch_encode(y, want, sizeof want, TSCHUNK_SKETCH_EXACT_STATS);
+            size_t b = tschunk_sketch_encode(x, got, sizeof got, TSCHUNK_SKETCH_EXACT_STATS);
+            cr_assert(a == b && !memcmp(want, got, a), "round %d form %d: sketches differ", round, k);
+            tschunk_sketch_free(x);
+            tschunk_sketch_free(y);
+        }
+        /* a second mapping block, one bit of gamma off, after the stream */
+        memcpy(moved, enc, n);
+        memcpy(moved + n, enc + mapping_at, 17);
+        moved[n + 1] ^= 1;
+        size_t at = 0;
+        x = NULL;
+        cr_assert_eq(tschunk_get_error_code(tschunk_sketch_decode_new(&x, moved, n + 17, NULL, &at)),
+                     TSCHUNK_ERROR_CORRUPT, "round %d", round);
+        cr_assert(x == NULL && at == n, "round %d: offset %zu", round, at);
+        tschunk_sketch_free(s);
+    }
+}
+
 Test(sketch, mappings_match_sketches_java)
 {
     cr_assert_eq(for_each_vector(mapping_matches), 240);

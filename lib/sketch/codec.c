@@ -606,7 +606,7 @@ TSC_INLINE size_t read_bin_run(tschunk_sketch *s, in_buf *in, uint64_t n, int64_
         size_t bin_at = in->pos, err;
         /* Runs of a few bins (a chunk summary's) stay scalar: the kernel measured slower on 10,000
          * summaries of 9-30 bins each (4 KB apart), though faster on any one of them repeated. */
-        if (has_counts && in->simd && n - k >= 32) {
+        if (has_counts && in->simd && n >= 32) {
             size_t got = read_bins_simd(s, st, in, n - k, &index, k == 0, step, negative, info, &logged, has_deltas,
                                         commit);
             if (got) {
