@@ -8,7 +8,11 @@
  * one byte compress packs the lanes' bytes into the output. Counts too long
  * for a lane (9 bytes contiguous, 8 after a delta byte) and index deltas of two
  * bytes or more stop the kernel before their block, which the caller writes
- * the scalar way.
+ * the scalar way. Reading goes the other way: in 64 bytes the bytes without
+ * continuation bit end the varints, one byte compress lists where, byte
+ * permutes pick each lane's bytes and two multiply-adds gather the groups; a
+ * record that does not fit ends the run, for the scalar reader to read or
+ * refuse (bins_block).
  */
 #include "sketch.h"
 
