@@ -220,7 +220,10 @@ AVX512_INLINE unsigned bins_block(__m512i window, uint64_t terminators, unsigned
     int64_t before = *index;
     __m512i at, sum = steps;
     if (has_deltas) {
-        __m512i zigzag = groups_little(varint_bytes(window, delta_start, delta_length));
+        /* Deltas of one byte each (bins close together: the usual case) are the bytes at the starts. */
+        __m512i zigzag = (_mm512_cmpneq_epi64_mask(delta_length, one) & lanes_below(p.take)) == 0
+                             ? _mm512_maskz_permutexvar_epi8(BYTES(0x01), delta_start, window)
+                             : groups_little(varint_bytes(window, delta_start, delta_length));
         __m512i delta = _mm512_xor_si512(_mm512_srli_epi64(zigzag, 1),
                                          _mm512_sub_epi64(zero, _mm512_and_si512(zigzag, one)));
         /* read_bin_run refuses deltas beyond -2^32 and 2^32 - 2. Below, the index leaves int32 anyway;
