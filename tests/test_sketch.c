@@ -285,6 +285,24 @@ static size_t decode_with(const tschunk_sketch *like, const unsigned char *bytes
     return r;
 }
 
+/* Both readers on bytes, merged into a new sketch like `like` (holding base's bins first, when given): the
+ * same error at the same offset (returns 1), or the same sketch (returns 0). */
+static int readers_agree_on(const tschunk_sketch *like, const unsigned char *bytes, size_t n,
+                            const unsigned char *base, size_t base_n, const char *label)
+{
+    static unsigned char want[1 << 15], got[1 << 15];
+    size_t at_a, at_b;
+    size_t a = decode_with(like, bytes, n, 0, base, base_n, want, sizeof want, &at_a);
+    size_t b = decode_with(like, bytes, n, tsc_sketch_simd_here(), base, base_n, got, sizeof got, &at_b);
+    cr_assert_eq(tschunk_get_error_code(a), tschunk_get_error_code(b), "%s", label);
+    if (!tschunk_is_error(a)) {
+        cr_assert(a == b && !memcmp(want, got, a), "%s: sketches differ", label);
+        return 0;
+    }
+    cr_assert_eq(at_a, at_b, "%s: error offsets", label);
+    return 1;
+}
+
 /*
  * The AVX-512 bin reader against the scalar one: the same sketch from every encoding random_sketch makes
  * (and merged into a sketch that is not empty), the same error at the same offset from every truncation
@@ -292,10 +310,9 @@ static size_t decode_with(const tschunk_sketch *like, const unsigned char *bytes
  */
 Test(sketch, bin_reader_matches_scalar, .timeout = 60)
 {
-    int simd = tsc_sketch_simd_here();
-    if (!simd) cr_log_info("no AVX-512 VBMI2 here: the scalar reader compared with itself");
+    if (!tsc_sketch_simd_here()) cr_log_info("no AVX-512 VBMI2 here: the scalar reader compared with itself");
     uint64_t rng = 31;
-    static unsigned char enc[1 << 15], base[1 << 15], want[1 << 15], got[1 << 15];
+    static unsigned char enc[1 << 15], base[1 << 15];
     size_t compared = 0, errors = 0;
     for (int round = 0; round < 600; round++) {
         tschunk_sketch *s = random_sketch(&rng, round);
@@ -318,17 +335,10 @@ Test(sketch, bin_reader_matches_scalar, .timeout = 60)
                 saved = enc[flip];
                 enc[flip] ^= (unsigned char)(1u << (wl_rng(&rng) % 8));
             }
-            size_t at_a, at_b;
-            size_t a = decode_with(s, enc, len, 0, base_n ? base : NULL, base_n, want, sizeof want, &at_a);
-            size_t b = decode_with(s, enc, len, simd, base_n ? base : NULL, base_n, got, sizeof got, &at_b);
+            char label[48];
+            snprintf(label, sizeof label, "round %d trial %d", round, trial);
+            errors += (size_t)readers_agree_on(s, enc, len, base_n ? base : NULL, base_n, label);
             if (trial % 2 == 1) enc[flip] = saved;
-            cr_assert_eq(tschunk_get_error_code(a), tschunk_get_error_code(b), "round %d trial %d", round, trial);
-            if (tschunk_is_error(a)) {
-                errors++;
-                cr_assert_eq(at_a, at_b, "round %d trial %d: error offsets", round, trial);
-            } else {
-                cr_assert(a == b && !memcmp(want, got, a), "round %d trial %d: sketches differ", round, trial);
-            }
             compared++;
         }
         tschunk_sketch_free(s);
@@ -347,22 +357,6 @@ static size_t put_test_uvarint(unsigned char *p, uint64_t v)
 /* Index deltas and indices at and past the limits read_bin_run sets (|delta| <= 2 * 2^31, int32
  * indices), at every lane of a block, in both forms: both readers take or refuse the same bins, at the
  * same offset. */
-/* Both readers on bytes: the same error at the same offset (returns 1), or the same sketch (returns 0). */
-static int readers_agree_on(const tschunk_sketch *like, const unsigned char *bytes, size_t n, const char *label)
-{
-    static unsigned char want[4096], got[4096];
-    size_t at_a, at_b;
-    size_t a = decode_with(like, bytes, n, 0, NULL, 0, want, sizeof want, &at_a);
-    size_t b = decode_with(like, bytes, n, tsc_sketch_simd_here(), NULL, 0, got, sizeof got, &at_b);
-    cr_assert_eq(tschunk_get_error_code(a), tschunk_get_error_code(b), "%s", label);
-    if (!tschunk_is_error(a)) {
-        cr_assert(a == b && !memcmp(want, got, a), "%s: sketches differ", label);
-        return 0;
-    }
-    cr_assert_eq(at_a, at_b, "%s: error offsets", label);
-    return 1;
-}
-
 Test(sketch, bin_reader_limits_match_scalar)
 {
     const int64_t firsts[] = {INT32_MAX - 12, INT32_MIN + 12, INT32_MAX, INT32_MIN, 0, INT32_MAX * INT64_C(2),
@@ -385,7 +379,7 @@ Test(sketch, bin_reader_limits_match_scalar)
                     bytes[n++] = (unsigned char)(k & 0x7f); /* a count of k's varfloat: byte k */
                 }
                 snprintf(label, sizeof label, "first %zu step %zu big %d", f, st, big_at);
-                errors += readers_agree_on(like, bytes, n, label);
+                errors += readers_agree_on(like, bytes, n, NULL, 0, label);
                 cases++;
             }
     /* contiguous counts from a first index, a step apart: the last bins cross the limits */
@@ -403,7 +397,7 @@ Test(sketch, bin_reader_limits_match_scalar)
                 n += put_test_uvarint(bytes + n, (uint64_t)strides[st] << 1 ^ (uint64_t)(strides[st] >> 63));
                 for (int k = 0; k < nbins; k++) bytes[n++] = (unsigned char)(k % 3 ? k % 100 : 0); /* empties too */
                 snprintf(label, sizeof label, "start %zu step %zu n %d", f, st, nbins);
-                errors += readers_agree_on(like, bytes, n, label);
+                errors += readers_agree_on(like, bytes, n, NULL, 0, label);
                 cases++;
             }
     tschunk_sketch_free(like);

@@ -153,6 +153,12 @@ typedef struct {
     __mmask8 bad; /* lanes that do not fit a lane's eight bytes */
 } block_plan;
 
+/* The bytes of the first `records` (>= 1) records of `varints` varints each, from the terminator mask. */
+AVX512_INLINE size_t records_bytes(uint64_t terminators, unsigned varints, unsigned records)
+{
+    return _tzcnt_u64(_pdep_u64(UINT64_C(1) << (varints * records - 1), terminators)) + 1;
+}
+
 /*
  * The first `want` (1-8) records from byte `offset` of window, `terminators` its bytes without
  * continuation bit from there on (bit 0: byte offset), records of `varints` (1 or 2) varints each: with
@@ -171,7 +177,7 @@ AVX512_INLINE block_plan plan_block(uint64_t terminators, unsigned offset, unsig
     block_plan p;
     unsigned complete = (unsigned)_mm_popcnt_u64(terminators) / varints;
     p.take = complete < want ? complete : want;
-    p.bytes = p.take ? _tzcnt_u64(_pdep_u64(UINT64_C(1) << (varints * p.take - 1), terminators)) + 1 : 0;
+    p.bytes = p.take ? records_bytes(terminators, varints, p.take) : 0;
     /* Keep it here, ahead of the lanes: gcc sinks it past the check of the lanes otherwise, and the
      * reader got a third slower. */
     __asm__("" : "+r"(p.bytes));
@@ -241,7 +247,7 @@ AVX512_INLINE unsigned bins_block(__m512i window, uint64_t terminators, unsigned
     if (TSC_UNLIKELY(fit < p.take)) {
         if (!fit) return 0;
         p.take = fit;
-        p.bytes = _tzcnt_u64(_pdep_u64(UINT64_C(1) << (varints * fit - 1), terminators)) + 1;
+        p.bytes = records_bytes(terminators, varints, fit);
     }
     /* Empty bins too: compressing them out put the lanes' counts on the next block's path (a third
      * slower), and the commit skips them. */
