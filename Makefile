@@ -43,7 +43,7 @@ BENCH_BIN := $(BUILD)/bench/bench
 SKETCH_BENCH_BIN := $(BUILD)/bench/sketch_bench
 SEGMENT_BENCH_BIN := $(BUILD)/bench/segment_bench
 
-.PHONY: all lib cli deps test test-run asan bench bench-ab bench-instr tune codec2-probe vectors fuzz fuzz-run fuzz-replay install uninstall version \
+.PHONY: all lib cli deps test test-run asan bench bench-ab bench-instr tune codec2-probe vectors mapping-memo fuzz fuzz-run fuzz-replay install uninstall version \
         check-install check-symbols demo readme-example clean
 
 all: lib cli
@@ -211,6 +211,11 @@ vectors: lib
 	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(CFLAGS) -Iinclude scripts/make-vectors.c $(STATIC) -lm \
 	  -o $(BUILD)/make-vectors
 	$(BUILD)/make-vectors tests/vectors/chunk
+
+# Rewrite the memo of usual DDSketch mappings (only when the mapping formulas change).
+mapping-memo: lib
+	$(CC) -std=c11 $(CFLAGS) -Iinclude scripts/mapping-memo.c $(STATIC) -lm -o $(BUILD)/mapping-memo
+	$(BUILD)/mapping-memo > lib/sketch/mapping_memo.h.tmp && mv lib/sketch/mapping_memo.h.tmp lib/sketch/mapping_memo.h
 
 check-install:
 	sh scripts/check-install.sh

@@ -194,6 +194,47 @@ static void mapping_matches(const vec *v)
                  (unsigned long long)wl_bits(m.relative_accuracy));
 }
 
+static int same_mapping(const tsc_mapping *a, const tsc_mapping *b)
+{
+    return a->kind == b->kind && wl_bits(a->gamma) == wl_bits(b->gamma) &&
+           wl_bits(a->index_offset) == wl_bits(b->index_offset) && wl_bits(a->multiplier) == wl_bits(b->multiplier) &&
+           wl_bits(a->norm_offset) == wl_bits(b->norm_offset) &&
+           wl_bits(a->relative_accuracy) == wl_bits(b->relative_accuracy) &&
+           wl_bits(a->min_indexable) == wl_bits(b->min_indexable) &&
+           wl_bits(a->max_indexable) == wl_bits(b->max_indexable);
+}
+
+/* Every memo entry is bit for bit what the formulas compute for its accuracy, both lookups find it, and
+ * a gamma one ulp away (not in the memo) is computed. */
+Test(sketch, mapping_memo_equals_computed)
+{
+    int hits = 0;
+    for (int kind = TSCHUNK_MAPPING_LOGARITHMIC; kind <= TSCHUNK_MAPPING_QUARTIC; kind++) {
+        for (size_t k = 0; k < TSC_MEMO_ACCURACIES; k++) {
+            double ra, gamma, offset;
+            const tsc_mapping *memo = tsc_mapping_memo((tschunk_mapping_kind)kind, k, &ra);
+            tsc_mapping computed, found;
+            tsc_mapping_gamma_for((tschunk_mapping_kind)kind, ra, &gamma, &offset);
+            cr_assert_eq(tsc_mapping_compute(&computed, (tschunk_mapping_kind)kind, gamma, offset), 0);
+            cr_assert(same_mapping(memo, &computed), "kind %d, accuracy %g: memo differs from the formulas", kind, ra);
+            cr_assert_eq(tsc_mapping_from_accuracy(&found, (tschunk_mapping_kind)kind, ra), 0);
+            cr_assert(same_mapping(&found, memo));
+            cr_assert_eq(tsc_mapping_from_gamma(&found, (tschunk_mapping_kind)kind, gamma, offset), 0);
+            cr_assert(same_mapping(&found, memo));
+            double near = nextafter(gamma, 2);
+            cr_assert_eq(tsc_mapping_from_gamma(&found, (tschunk_mapping_kind)kind, near, offset), 0);
+            cr_assert_eq(tsc_mapping_compute(&computed, (tschunk_mapping_kind)kind, near, offset), 0);
+            cr_assert(same_mapping(&found, &computed));
+            cr_assert_neq(wl_bits(found.multiplier), wl_bits(memo->multiplier));
+            hits++;
+        }
+    }
+    cr_assert_eq(hits, 5 * TSC_MEMO_ACCURACIES);
+    tsc_mapping m;
+    cr_assert_neq(tsc_mapping_from_gamma(&m, (tschunk_mapping_kind)5, 1.02, 0), 0); /* no sixth kind */
+    cr_assert_neq(tsc_mapping_from_accuracy(&m, (tschunk_mapping_kind)5, 0.01), 0);
+}
+
 /* The SSE2 occupied-bin mask against its scalar twin: every length, +-0 empty, anything else occupied. */
 Test(sketch, occupied_mask_matches_scalar)
 {

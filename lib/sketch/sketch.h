@@ -19,8 +19,15 @@ typedef struct {
     double min_indexable, max_indexable;
 } tsc_mapping;
 
+/* From the memo of usual mappings when it holds the one asked for, else computed. */
 size_t tsc_mapping_from_accuracy(tsc_mapping *m, tschunk_mapping_kind kind, double relative_accuracy);
 size_t tsc_mapping_from_gamma(tsc_mapping *m, tschunk_mapping_kind kind, double gamma, double index_offset);
+/* Always computed (log1p, pow); and the gamma and index offset that a relative accuracy gives. */
+size_t tsc_mapping_compute(tsc_mapping *m, tschunk_mapping_kind kind, double gamma, double index_offset);
+void tsc_mapping_gamma_for(tschunk_mapping_kind kind, double relative_accuracy, double *gamma, double *index_offset);
+/* The memo's entry k < TSC_MEMO_ACCURACIES of a kind, and the relative accuracy it was built for. */
+#define TSC_MEMO_ACCURACIES 5
+const tsc_mapping *tsc_mapping_memo(tschunk_mapping_kind kind, size_t k, double *relative_accuracy);
 int32_t tsc_mapping_index(const tsc_mapping *m, double value);
 double tsc_mapping_value(const tsc_mapping *m, int32_t index);
 int tsc_mapping_equal(const tsc_mapping *a, const tsc_mapping *b);
@@ -64,20 +71,25 @@ TSC_INLINE void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, d
     tsc_store_add_slow(s, st, index, count);
 }
 
-/* tsc_store_add over n bins, zero counts skipped, the store's range kept in registers in between; the
- * counts are also added to *total, in order (in the same loop, the chain of those adds overlaps the
- * rest). */
+/* tsc_store_add over n bins, zero counts skipped, the store's range and clean window kept in registers in
+ * between (the window as the bin index of its first slot and a pointer to that slot: one subtraction and
+ * one compare a bin; an empty store gets no window, so that its first bin sets its range in the slow
+ * path); the counts are also added to *total, in order (in the same loop, the chain of those adds
+ * overlaps the rest). */
 TSC_INLINE void tsc_store_add_many(tschunk_sketch *s, tsc_store *st, const int64_t *index, const double *count,
                                    size_t n, double *total)
 {
     int64_t lo = st->min_index, hi = st->max_index;
+    int64_t first = st->offset + st->clean_lo;
+    uint64_t len = lo <= hi ? st->clean_len : 0;
+    double *window = st->counts + st->clean_lo;
     double sum = *total;
     for (size_t k = 0; k < n; k++) {
         sum += count[k]; /* an empty bin adds +0: no change */
         if (tsc_is_zero(count[k])) continue;
-        uint64_t slot = (uint64_t)(index[k] - st->offset);
-        if (TSC_LIKELY(slot - st->clean_lo < st->clean_len && lo <= hi)) {
-            st->counts[slot] += count[k];
+        uint64_t slot = (uint64_t)(index[k] - first);
+        if (TSC_LIKELY(slot < len)) {
+            window[slot] += count[k];
             lo = index[k] < lo ? index[k] : lo;
             hi = index[k] > hi ? index[k] : hi;
             continue;
@@ -87,6 +99,9 @@ TSC_INLINE void tsc_store_add_many(tschunk_sketch *s, tsc_store *st, const int64
         tsc_store_add_slow(s, st, index[k], count[k]);
         lo = st->min_index;
         hi = st->max_index;
+        first = st->offset + st->clean_lo;
+        len = st->clean_len;
+        window = st->counts + st->clean_lo;
     }
     st->min_index = lo;
     st->max_index = hi;
