@@ -46,6 +46,30 @@ Test(codec2, decimal_groups_keep_their_exceptions_exact)
     wl_free(&s);
 }
 
+/*
+ * 7-digit decimals with a few values no decimal reading takes (stored raw): up to one in 16 a group the
+ * previous group's reading is reused, more and the group is searched again. Both kinds of group, and
+ * groups that change from one to the other, come back exactly, at about the decimal cost.
+ */
+Test(codec2, decimal_groups_with_a_few_raw_values_round_trip)
+{
+    wl_series s;
+    wl_alloc(&s, 16384, "decimal-raw");
+    uint64_t rng = 23;
+    for (size_t i = 0; i < s.n; i++) {
+        s.ts[i] = (int64_t)i * 1000;
+        size_t group = i / TSC2_GROUP, at = i % TSC2_GROUP;
+        int raws = group % 3 == 0 ? 4 : group % 3 == 1 ? 8 : 9; /* 8 = the share's limit, 9 over it */
+        double v = (double)(int64_t)(wl_rng(&rng) % 20000000) / 1e7;
+        if (at % 13 == 5 && (int)(at / 13) < raws) v = wl_uniform(&rng) * 2; /* 52 random bits */
+        s.bits[i] = wl_bits(v);
+    }
+    size_t bytes = roundtrip_series_codec(&s, 1024, TSC2);
+    /* 25 bits a decimal, about 72 a raw value (7 in 128): about 28 bits a sample. */
+    cr_assert_lt(bytes * 8 / s.n, 31, "%zu bits per sample", bytes * 8 / s.n);
+    wl_free(&s);
+}
+
 /* The whole series as one codec-2 chunk, checked to decode exactly, and its header and first group parsed. */
 static size_t encode_and_parse_first_group(const wl_series *s, unsigned char **chunk, tsc_chunk_header *h,
                                            tsc_codec2_group *g)

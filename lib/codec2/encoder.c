@@ -584,13 +584,19 @@ enum {
  */
 #define XOR_CHANGE_BITS 16
 
-/* A decimal plan clean enough to write without trying the other forms: no RAW exception, few exceptions
- * or at most 4 bytes a value. */
+/*
+ * A decimal plan clean enough to write without trying the other forms: at most one value in 16 stored
+ * raw, and few exceptions or at most 4 bytes a value. The raw share was none until 0.12.0: then a
+ * group of 7-digit decimals with one 8-digit value among them (Basel-temp, Basel-wind) searched every
+ * form again and chose the same plan; with the share, they append 35-40% faster and are 0.003-0.23%
+ * bigger (Food-price 0.14%, no other dataset changes by 0.02%).
+ */
 static int clean_plan(const decimal_plan *d, size_t n)
 {
     if (d->bytes == SIZE_MAX) return 0;
-    for (size_t x = 0; x < d->exceptions; x++)
-        if (d->exception_at[x] & TSC2_EXCEPTION_RAW) return 0;
+    size_t raw = 0;
+    for (size_t x = 0; x < d->exceptions; x++) raw += (d->exception_at[x] & TSC2_EXCEPTION_RAW) != 0;
+    if (raw * 16 > n) return 0;
     /* Many small corrections are float32 data printed to 16 digits: still a steady win. */
     return d->exceptions * 16 <= n || d->bytes <= 4 * n;
 }
