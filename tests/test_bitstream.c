@@ -1,6 +1,7 @@
 /* The bit writer and reader against a naive bit-at-a-time reference. */
 #include "test_util.h"
 #include "codec/bitstream.h"
+#include "codec/xor.h"
 
 static void naive_put(uint8_t *buf, uint64_t *pos, uint64_t v, unsigned n)
 {
@@ -131,4 +132,34 @@ Test(bitstream, uvarints_decode_as_the_reference_does)
         cr_assert_eq(got_len, want_len, "round %d: length %zu, expected %zu", round_no, got_len, want_len);
         if (want_len) cr_assert_eq(got, want, "round %d", round_no);
     }
+}
+
+/* Sizing an XOR stream (tsc_xor_size_step, for choosing a form before writing it) gives exactly the bits
+ * tsc_xor_put writes, and leaves the window where the writer leaves it, over values that repeat, move in
+ * a few low bits, or change completely. */
+Test(bitstream, xor_sizing_matches_the_writer)
+{
+    static uint8_t buf[200000 * 10 + 8];
+    tschunk_bit_writer w;
+    tsc_bw_init(&w, buf, (sizeof buf - 8) * 8);
+    uint64_t rng = 41, prev = 0, sized = 0;
+    uint8_t put_lead = TSC_XOR_NO_WINDOW, put_trail = TSC_XOR_NO_WINDOW;
+    uint8_t size_lead = TSC_XOR_NO_WINDOW, size_trail = TSC_XOR_NO_WINDOW;
+    for (int i = 0; i < 200000; i++) {
+        uint64_t r = wl_rng(&rng), v = prev;
+        switch (r & 3) {
+        case 0: break;
+        case 1: v = prev ^ (wl_rng(&rng) & mask((unsigned)(r >> 8) % 64) << ((r >> 16) % 8)); break;
+        case 2: v = prev ^ (wl_rng(&rng) >> ((r >> 8) % 64)); break;
+        default: v = wl_rng(&rng); break;
+        }
+        uint64_t before = w.bit_count;
+        tsc_xor_put(&w, v ^ prev, &put_lead, &put_trail);
+        unsigned bits = tsc_xor_size_step(v ^ prev, &size_lead, &size_trail);
+        cr_assert_eq(w.bit_count - before, bits, "value %d", i);
+        cr_assert(put_lead == size_lead && put_trail == size_trail, "value %d: window", i);
+        sized += bits;
+        prev = v;
+    }
+    cr_assert_eq(sized, w.bit_count);
 }

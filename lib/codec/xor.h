@@ -47,6 +47,17 @@ TSC_INLINE unsigned tsc_xor_field_bits(uint64_t x, unsigned wlead, unsigned wtra
     return 13 + 64 - lead - trail;
 }
 
+/* The same, and the window moved as tsc_xor_put moves it: a stream sized without writing it. */
+TSC_INLINE unsigned tsc_xor_size_step(uint64_t x, uint8_t *restrict wlead_io, uint8_t *restrict wtrail_io)
+{
+    if (x == 0) return 1;
+    unsigned lead = tsc_xor_clamped_lead(x), trail = (unsigned)__builtin_ctzll(x);
+    if (tsc_xor_reuse_window(lead, trail, *wlead_io, *wtrail_io)) return 2 + 64 - *wlead_io - *wtrail_io;
+    *wlead_io = (uint8_t)lead;
+    *wtrail_io = (uint8_t)trail;
+    return 13 + 64 - lead - trail;
+}
+
 /* Write the field for x = value ^ previous and move the window. */
 TSC_INLINE void tsc_xor_put(tschunk_bit_writer *restrict w, uint64_t x, uint8_t *restrict wlead_io,
                             uint8_t *restrict wtrail_io)

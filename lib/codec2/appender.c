@@ -173,14 +173,7 @@ static int bound_add(tschunk_group_bound *b, const tschunk_encoder *enc, uint32_
         b->max_delta = before == 1 || delta > b->max_delta ? delta : b->max_delta;
     }
     uint64_t x = bits ^ (before ? enc->prev_bits : enc->flushed_bits);
-    b->xor_bits += tsc_xor_field_bits(x, b->wlead, b->wtrail);
-    if (x) {
-        unsigned lead = tsc_xor_clamped_lead(x), trail = (unsigned)__builtin_ctzll(x);
-        if (!tsc_xor_reuse_window(lead, trail, b->wlead, b->wtrail)) {
-            b->wlead = (uint8_t)lead;
-            b->wtrail = (uint8_t)trail;
-        }
-    }
+    b->xor_bits += tsc_xor_size_step(x, &b->wlead, &b->wtrail);
     return decimal_add(b, bits, hint);
 }
 

@@ -369,6 +369,18 @@ static size_t xor_stream(uint8_t *stream, size_t capacity, const uint64_t *bits,
     return tsc_bw_bytes(&w);
 }
 
+/* The XOR stream's bytes, sized without writing it: it is written only when the form wins. */
+static size_t xor_stream_size(const uint64_t *bits, size_t n, uint64_t prev)
+{
+    uint64_t total = 0;
+    uint8_t wlead = TSC_XOR_NO_WINDOW, wtrail = TSC_XOR_NO_WINDOW;
+    for (size_t i = 0; i < n; i++) {
+        total += tsc_xor_size_step(bits[i] ^ prev, &wlead, &wtrail);
+        prev = bits[i];
+    }
+    return (size_t)((total + 7) / 8);
+}
+
 static size_t write_xor(uint8_t *out, const uint8_t *stream, size_t stream_bytes)
 {
     uint8_t *p = out;
@@ -677,6 +689,7 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
      */
     uint8_t stream[(TSC2_GROUP * TSC_XOR_WORST_BITS + 7) / 8 + 8];
     size_t stream_bytes = 0;
+    int stream_written = 0;
     size[FORM_XOR] = SIZE_MAX;
     int xor_may_win = exhaustive || best_decimal == SIZE_MAX;
     if (!xor_may_win) {
@@ -684,7 +697,10 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
         xor_may_win = best_decimal * 8 > repeats + XOR_CHANGE_BITS * (n - repeats);
     }
     if (xor_may_win) {
-        stream_bytes = xor_stream(stream, sizeof stream, bits, n, prev_bits);
+        /* Written when XOR won the group before (it likely wins again), else only sized. */
+        stream_written = prev_form == FORM_XOR;
+        stream_bytes = stream_written ? xor_stream(stream, sizeof stream, bits, n, prev_bits)
+                                      : xor_stream_size(bits, n, prev_bits);
         size[FORM_XOR] = 1 + tsc_uvarint_len(stream_bytes) + stream_bytes;
     }
     split_plan split = {0, 0, {0}, SIZE_MAX};
@@ -713,7 +729,9 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     case FORM_DECIMAL:
         *used = pick ? hint : sampled;
         return write_decimal(out, d, bits, n, NULL, 0);
-    case FORM_XOR: return write_xor(out, stream, stream_bytes);
+    case FORM_XOR:
+        if (!stream_written) stream_bytes = xor_stream(stream, sizeof stream, bits, n, prev_bits);
+        return write_xor(out, stream, stream_bytes);
     case FORM_SPLIT: return write_split(out, &split, bits, n);
     default:
         out[0] = TSC2_RAW;
