@@ -409,11 +409,15 @@ static void plan_masked(masked_plan *m, const uint64_t *bits, size_t n, uint64_t
     memset(m->mask, 0, sizeof m->mask);
     m->nkept = 0;
     uint64_t prev = prev_bits;
-    for (size_t i = 0; i < n; i++) {
-        if (bits[i] == prev) m->mask[i >> 3] |= (uint8_t)(1u << (i & 7));
-        else m->kept[m->nkept++] = bits[i];
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) { /* without branches: in real data repeats come unpredictably */
+        unsigned repeat = bits[i] == prev;
+        m->mask[i >> 3] |= (uint8_t)(repeat << (i & 7));
+        m->kept[kept] = bits[i];
+        kept += !repeat;
         prev = bits[i];
     }
+    m->nkept = kept;
     /* Worth a mask only when at least one value in eight repeats. */
     if (m->nkept == 0 || (n - m->nkept) * 8 < n) return;
     m->reading = reading.usable ? reading : choose_exponent(m->kept, m->nkept, hint);
@@ -679,7 +683,9 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     decimal_plan *d = &plans[pick];
     size[FORM_DECIMAL] = d->bytes;
     masked_plan masked;
-    plan_masked(&masked, bits, n, prev_bits, hint, (tsc_codec2_decimal){0, 0, 0});
+    size_t repeats = tsc_codec2_repeats(bits, n, prev_bits);
+    masked.plan.bytes = SIZE_MAX; /* a mask is worth it only when at least one value in eight repeats */
+    if (repeats * 8 >= n) plan_masked(&masked, bits, n, prev_bits, hint, (tsc_codec2_decimal){0, 0, 0});
     size[FORM_MASKED] = masked.plan.bytes == SIZE_MAX ? SIZE_MAX : masked.plan.bytes + masked.mask_bytes;
     size_t best_decimal = size[FORM_DECIMAL] < size[FORM_MASKED] ? size[FORM_DECIMAL] : size[FORM_MASKED];
     /*
@@ -692,10 +698,7 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     int stream_written = 0;
     size[FORM_XOR] = SIZE_MAX;
     int xor_may_win = exhaustive || best_decimal == SIZE_MAX;
-    if (!xor_may_win) {
-        size_t repeats = tsc_codec2_repeats(bits, n, prev_bits);
-        xor_may_win = best_decimal * 8 > repeats + XOR_CHANGE_BITS * (n - repeats);
-    }
+    if (!xor_may_win) xor_may_win = best_decimal * 8 > repeats + XOR_CHANGE_BITS * (n - repeats);
     if (xor_may_win) {
         /* Written when XOR won the group before (it likely wins again), else only sized. */
         stream_written = prev_form == FORM_XOR;
