@@ -506,6 +506,31 @@ static unsigned most_frequent(const uint64_t *run_value, const size_t *run_count
 }
 
 /*
+ * Runs of equal values in value[0, n) (sorted), each with the sum of its counts, into run_value and
+ * run_count, which may be value and count themselves (a run is written after it is read). The open run
+ * stays in registers and every step writes it out without a branch: whether neighbouring values share
+ * their left part does not predict. @return the runs.
+ */
+static size_t to_runs(uint64_t *run_value, size_t *run_count, const uint64_t *value, const size_t *count, size_t n)
+{
+    if (n == 0) return 0;
+    uint64_t open_value = value[0];
+    size_t open_count = count[0], runs = 0;
+    for (size_t i = 1; i < n; i++) {
+        uint64_t v = value[i];
+        size_t c = count[i], same = v == open_value;
+        run_value[runs] = open_value; /* kept when the run ends here, overwritten while it goes on */
+        run_count[runs] = open_count;
+        runs += !same;
+        open_count = same ? open_count + c : c;
+        open_value = v;
+    }
+    run_value[runs] = open_value;
+    run_count[runs] = open_count;
+    return runs + 1;
+}
+
+/*
  * For each left width L, the dictionary of the (at most 8) most frequent
  * left parts and the bytes that costs; the cheapest L kept (the narrowest
  * among equal costs). Only for groups that neither decimals nor XOR compress
@@ -518,24 +543,17 @@ static void plan_split(split_plan *r, const uint64_t *bits, size_t n)
     uint16_t tops[TSC2_GROUP];
     sorted_tops(bits, n, tops);
     uint64_t run_value[TSC2_GROUP];
-    size_t run_count[TSC2_GROUP], runs = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (runs && run_value[runs - 1] == tops[i]) run_count[runs - 1]++;
-        else run_value[runs] = tops[i], run_count[runs++] = 1;
-    }
+    size_t run_count[TSC2_GROUP];
+    for (size_t i = 0; i < n; i++) run_value[i] = tops[i], run_count[i] = 1;
+    size_t runs = to_runs(run_value, run_count, run_value, run_count, n);
     r->bytes = SIZE_MAX;
     for (unsigned left = TSC2_SPLIT_MAX_LEFT; left >= 4; left -= 2) {
         /* The rights alone grow as left shrinks: once they (and the 5 bytes every plan has: mode, L, D, a
          * dictionary entry, the exception count) cost more than the best, no narrower width can win. */
         if (r->bytes != SIZE_MAX && 5 + tsc_codec2_packed_bytes(n, 64 - left) > r->bytes) break;
         if (left < TSC2_SPLIT_MAX_LEFT) { /* merge the previous width's runs two bits narrower */
-            size_t merged = 0;
-            for (size_t t = 0; t < runs; t++) {
-                uint64_t v = run_value[t] >> 2;
-                if (merged && run_value[merged - 1] == v) run_count[merged - 1] += run_count[t];
-                else run_value[merged] = v, run_count[merged++] = run_count[t];
-            }
-            runs = merged;
+            for (size_t t = 0; t < runs; t++) run_value[t] >>= 2;
+            runs = to_runs(run_value, run_count, run_value, run_count, runs);
         }
         split_plan p = {left, 0, {0}, 0};
         size_t covered;
@@ -560,12 +578,14 @@ static size_t write_split(uint8_t *out, const split_plan *r, const uint64_t *bit
     uint64_t codes[TSC2_GROUP], rights[TSC2_GROUP];
     uint8_t exception_at[TSC2_GROUP];
     size_t exceptions = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) { /* without branches: which entry a value takes does not predict */
         uint64_t left = bits[i] >> right_bits;
-        unsigned code = 0;
-        while (code < r->dict_size && r->dict[code] != left) code++;
-        if (code == r->dict_size) exception_at[exceptions++] = (uint8_t)i, code = 0;
-        codes[i] = code;
+        unsigned code = r->dict_size;
+        for (unsigned d = r->dict_size; d-- > 0;) code = r->dict[d] == left ? d : code; /* the first match */
+        unsigned missing = code == r->dict_size;
+        exception_at[exceptions] = (uint8_t)i;
+        exceptions += missing;
+        codes[i] = missing ? 0 : code;
         rights[i] = bits[i] & ((UINT64_C(1) << right_bits) - 1);
     }
     unsigned code_width = tsc_codec2_width(r->dict_size - 1);
