@@ -192,12 +192,16 @@ int tsc_codec2_smallest_exponent(uint64_t bits, int as_float)
  */
 enum { SAMPLES = 8 };
 
-/* Whether every sampled value reads EXACT with d. */
+/* Whether every sampled value reads with d, exactly or within SEARCH_NEAR_ULPS (a cheap correction). Until
+ * 0.12.0 only exactly: float32 values printed to 16 digits (ETTh1) read NEAR, so every such group searched
+ * every reading again and found the same one. */
 static int reads_sample(const uint64_t *bits, size_t n, size_t step, tsc_codec2_decimal d)
 {
-    int64_t k;
-    for (size_t i = 0; i < n; i += step)
-        if (!tsc_codec2_decimal_of(bits[i], d.exponent, d.as_float, &k)) return 0;
+    int64_t k, diff;
+    for (size_t i = 0; i < n; i += step) {
+        int reading = tsc_codec2_read(bits[i], d.exponent, d.as_float, &k, &diff);
+        if (reading == TSC2_FAR || diff < -SEARCH_NEAR_ULPS || diff > SEARCH_NEAR_ULPS) return 0;
+    }
     return 1;
 }
 
