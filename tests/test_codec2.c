@@ -882,6 +882,51 @@ Test(codec2, simd_unpack_timestamps_match_scalar)
 }
 
 /* The repeat count that picks MASKED, against its scalar twin, on runs of every length. */
+/*
+ * A value's smallest exponent, SIMD against scalar: decimals of every exponent as doubles and float32s
+ * (printed to 16 digits too: NEAR readings), values a few ulps off, integers near 2^51, magnitudes where
+ * the search stops, random doubles, zeros, subnormals, infinities and NaNs.
+ */
+Test(codec2, simd_smallest_exponent_matches_scalar)
+{
+    uint64_t rng = 12;
+    int simd_ran = 0, found[17] = {0};
+    for (int i = 0; i < 400000; i++) {
+        uint64_t r = wl_rng(&rng);
+        unsigned e = (unsigned)(r >> 8) % 16;
+        double k = (double)(int64_t)(wl_rng(&rng) >> (13 + (r >> 20) % 40)) * ((r >> 30) & 1 ? -1 : 1);
+        double v = k / tsc_codec2_pow10[e];
+        uint64_t bits = wl_bits(v);
+        switch (r % 8) {
+        case 0: bits = wl_rng(&rng); break;                                     /* anything, NaNs too */
+        case 1: bits = wl_bits((double)(float)v); break;                        /* a float32 decimal */
+        case 2: bits = (r >> 9) & 1 ? 0 : UINT64_C(1) << 63; break;              /* +0 and -0 */
+        case 3: bits += (wl_rng(&rng) % 41) - 20; break;                        /* a few ulps off */
+        case 4: bits = wl_bits(ldexp(1.0, 51) - (double)(r >> 40) * ((r >> 7) & 1 ? 1 : -1) / 7); break;
+        case 5: bits = specials[(r >> 12) % (sizeof specials / sizeof specials[0])]; break;
+        default: break;
+        }
+        if (r % 8 == 1 && (r >> 40) & 1) { /* float32 printed to 16 digits and read back */
+            char text[40];
+            snprintf(text, sizeof text, "%.16g", wl_double(bits));
+            bits = wl_bits(strtod(text, NULL));
+        }
+        for (int as_float = 0; as_float < 2; as_float++) {
+            int expect = tsc_codec2_smallest_exponent_scalar(bits, as_float), got;
+            found[expect + 1]++;
+            if (!tsc_codec2_smallest_exponent_simd(bits, as_float, &got)) continue;
+            simd_ran = 1;
+            cr_assert_eq(got, expect, "%016" PRIx64 " as_float %d: simd %d, scalar %d", bits, as_float, got, expect);
+        }
+    }
+    for (int e = 0; e <= 16; e++) cr_assert_gt(found[e], 0, "no value with exponent %d", e - 1); /* -1 too */
+#ifdef TSC_HAVE_AVX2 /* built with the kernels: on a CPU with AVX2 and FMA they must have run */
+    cr_assert(simd_ran || !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"));
+#else
+    (void)simd_ran;
+#endif
+}
+
 Test(codec2, simd_repeats_match_scalar)
 {
     uint64_t rng = 8, bits[131];

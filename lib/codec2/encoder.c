@@ -166,10 +166,16 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
  * decimal, and counting those made their sampling slow for nothing. (A cap
  * at 2^44 was tried and cost nyc29_tw's coordinates 2.6 bits a value.)
  */
-#define SEARCH_MAX_K 0x1p51
-#define SEARCH_NEAR_ULPS 16
+#define SEARCH_MAX_K TSC2_SEARCH_MAX_K
+#define SEARCH_NEAR_ULPS TSC2_SEARCH_NEAR_ULPS
 
 int tsc_codec2_smallest_exponent(uint64_t bits, int as_float)
+{
+    int e;
+    return tsc_codec2_smallest_exponent_simd(bits, as_float, &e) ? e : tsc_codec2_smallest_exponent_scalar(bits, as_float);
+}
+
+int tsc_codec2_smallest_exponent_scalar(uint64_t bits, int as_float)
 {
     int64_t k, diff;
     int near = -1;
@@ -582,11 +588,24 @@ static size_t write_split(uint8_t *out, const split_plan *r, const uint64_t *bit
     uint64_t codes[TSC2_GROUP], rights[TSC2_GROUP];
     uint8_t exception_at[TSC2_GROUP];
     size_t exceptions = 0;
-    for (size_t i = 0; i < n; i++) { /* without branches: which entry a value takes does not predict */
-        uint64_t left = bits[i] >> right_bits;
-        unsigned code = r->dict_size;
-        for (unsigned d = r->dict_size; d-- > 0;) code = r->dict[d] == left ? d : code; /* the first match */
-        unsigned missing = code == r->dict_size;
+    /*
+     * The dictionary (left parts of at most 16 bits) as eight 16-bit lanes in two words: a value's code is
+     * its first equal lane, found without a branch or a scan (SWAR: a lane of left ^ entry is zero; the
+     * borrow trick can flag lanes above a zero one, never below, so the lowest flag is right).
+     */
+    _Static_assert(TSC2_SPLIT_MAX_LEFT <= 16 && TSC2_SPLIT_DICT == 8, "16-bit lanes, eight entries");
+    const uint64_t ones = UINT64_C(0x0001000100010001), highs = UINT64_C(0x8000800080008000);
+    uint64_t lanes[2] = {0, 0}, used[2] = {0, 0};
+    for (unsigned d = 0; d < r->dict_size; d++) {
+        lanes[d / 4] |= r->dict[d] << (16 * (d % 4));
+        used[d / 4] |= UINT64_C(0x8000) << (16 * (d % 4));
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t left = bits[i] >> right_bits, spread = left * ones;
+        uint64_t x0 = spread ^ lanes[0], x1 = spread ^ lanes[1];
+        uint64_t hit0 = (x0 - ones) & ~x0 & highs & used[0], hit1 = (x1 - ones) & ~x1 & highs & used[1];
+        unsigned code = hit0 ? (unsigned)__builtin_ctzll(hit0) / 16 : 4 + (unsigned)__builtin_ctzll(hit1 | UINT64_C(1) << 63) / 16;
+        unsigned missing = !(hit0 | hit1);
         exception_at[exceptions] = (uint8_t)i;
         exceptions += missing;
         codes[i] = missing ? 0 : code;

@@ -342,8 +342,17 @@ void tsc_codec2_flush(tschunk_encoder *enc);
  * group whose time goes back. @return the samples taken.
  */
 size_t tsc_codec2_append_groups(tschunk_encoder *enc, const int64_t *ts, const double *values, size_t n);
-/* The smallest exponent (0..15) that reads the value exactly, else the smallest that reads it NEAR, else -1. */
+/*
+ * The smallest exponent (0..15) that reads the value exactly, else the smallest that reads it NEAR within
+ * TSC2_SEARCH_NEAR_ULPS, else -1; exponents past the one where |value| * 10^e reaches TSC2_SEARCH_MAX_K
+ * are not tried. The scalar loop and its AVX2 twin (simd.c: all sixteen readings four at a time, 1 when
+ * it ran), which the tests compare.
+ */
+#define TSC2_SEARCH_MAX_K 0x1p51
+#define TSC2_SEARCH_NEAR_ULPS 16
 int tsc_codec2_smallest_exponent(uint64_t bits, int as_float);
+int tsc_codec2_smallest_exponent_scalar(uint64_t bits, int as_float);
+int tsc_codec2_smallest_exponent_simd(uint64_t bits, int as_float, int *exponent);
 
 /* decoder.c: a group's blocks (those the frame's flags leave in), then its samples. */
 size_t tsc_codec2_parse_group(const uint8_t *src, size_t avail, size_t n, unsigned flags, tsc_codec2_group *g);

@@ -243,6 +243,61 @@ void tsc_codec2_read_block(const uint64_t *bits, size_t n, unsigned e, int as_fl
         tsc_codec2_read_block_scalar(bits, n, e, as_float, k, diff);
 }
 
+/* ------------------------------------------------------------------ a value's smallest exponent */
+
+#ifdef TSC_HAVE_AVX2
+/*
+ * The sixteen readings of one value, four exponents a vector, with read_block's arithmetic (so the same
+ * k and bits as tsc_codec2_read): a bit per exponent for "exact" and for "near within
+ * TSC2_SEARCH_NEAR_ULPS", kept up to the first exponent past TSC2_SEARCH_MAX_K (exponent 0 always, as the
+ * scalar loop tries it first whatever the magnitude); the first exact one wins, else the first near one.
+ */
+__attribute__((target("avx2,fma"))) static int smallest_exponent_avx2(uint64_t bits, int as_float)
+{
+    _Static_assert(TSC2_MAX_EXPONENT == 15, "four vectors of four exponents");
+    const __m256d magic = _mm256_set1_pd(TSC2_MAGIC), lo = _mm256_set1_pd(-0x1p51), hi = _mm256_set1_pd(0x1p51);
+    const __m256d limit = _mm256_set1_pd(TSC2_SEARCH_MAX_K);
+    const __m256i b = _mm256_set1_epi64x((long long)bits), near_hi = _mm256_set1_epi64x(TSC2_SEARCH_NEAR_ULPS + 1);
+    const __m256i near_lo = _mm256_set1_epi64x(-TSC2_SEARCH_NEAR_ULPS - 1), zero = _mm256_setzero_si256();
+    const __m256d v = _mm256_castsi256_pd(b);
+    const __m256d magnitude = _mm256_set1_pd(tsc_double_of(bits & ~(UINT64_C(1) << 63)));
+    unsigned exact = 0, near = 0, tried = 1;
+    for (unsigned e = 0; e <= TSC2_MAX_EXPONENT; e += 4) {
+        __m256d scale = _mm256_loadu_pd(tsc_codec2_pow10 + e), inverse = _mm256_loadu_pd(tsc_codec2_pow10_inverse + e);
+        __m256d x = _mm256_mul_pd(v, scale);
+        __m256d in_range = _mm256_and_pd(_mm256_cmp_pd(x, lo, _CMP_GT_OQ), _mm256_cmp_pd(x, hi, _CMP_LT_OQ));
+        __m256d kd = _mm256_sub_pd(_mm256_add_pd(x, magic), magic);
+        __m256d back = div_pow10(kd, scale, inverse);
+        if (as_float) back = _mm256_cvtps_pd(_mm256_cvtpd_ps(back));
+        __m256i d = _mm256_sub_epi64(b, _mm256_castpd_si256(back));
+        __m256i is_exact = _mm256_cmpeq_epi64(d, zero);
+        __m256i is_near = _mm256_andnot_si256(is_exact, _mm256_and_si256(_mm256_cmpgt_epi64(d, near_lo),
+                                                                            _mm256_cmpgt_epi64(near_hi, d)));
+        unsigned ok = (unsigned)_mm256_movemask_pd(in_range);
+        exact |= (ok & (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(is_exact))) << e;
+        near |= (ok & (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(is_near))) << e;
+        tried |= (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(_mm256_mul_pd(magnitude, scale), limit, _CMP_LT_OQ)) << e;
+    }
+    unsigned upto = (unsigned)__builtin_ctz(~tried); /* the scalar loop stops at the first exponent past the limit */
+    unsigned kept = (1u << upto) - 1; /* upto <= 16 */
+    exact &= kept;
+    near &= kept;
+    return exact ? __builtin_ctz(exact) : near ? __builtin_ctz(near) : -1;
+}
+#endif
+
+int tsc_codec2_smallest_exponent_simd(uint64_t bits, int as_float, int *exponent)
+{
+#ifdef TSC_HAVE_AVX2
+    if (avx2_fma_here()) {
+        *exponent = smallest_exponent_avx2(bits, as_float);
+        return 1;
+    }
+#endif
+    (void)bits, (void)as_float, (void)exponent;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ decimals back to doubles */
 
 void tsc_codec2_decimals_to_bits_scalar(uint64_t base, const uint64_t *fields, size_t n, unsigned e, int as_float,
