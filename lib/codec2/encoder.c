@@ -546,22 +546,23 @@ static size_t to_runs(uint64_t *run_value, size_t *run_count, const uint64_t *va
  * among equal costs). Only for groups that neither decimals nor XOR compress
  * well (real doubles). The widths go from 16 down, each one's runs merged
  * from the previous width's (the values are sorted, so a narrower left part
- * merges neighbouring runs).
+ * merges neighbouring runs). The widths tried: widest, widest - 2, ... down to narrowest (16 and 4 in a
+ * search; a reused SPLIT plans the last SPLIT group's width only).
  */
-static void plan_split(split_plan *r, const uint64_t *bits, size_t n)
+static void plan_split(split_plan *r, const uint64_t *bits, size_t n, unsigned widest, unsigned narrowest)
 {
     uint16_t tops[TSC2_GROUP];
     sorted_tops(bits, n, tops);
     uint64_t run_value[TSC2_GROUP];
     size_t run_count[TSC2_GROUP];
-    for (size_t i = 0; i < n; i++) run_value[i] = tops[i], run_count[i] = 1;
+    for (size_t i = 0; i < n; i++) run_value[i] = tops[i] >> (TSC2_SPLIT_MAX_LEFT - widest), run_count[i] = 1;
     size_t runs = to_runs(run_value, run_count, run_value, run_count, n);
     r->bytes = SIZE_MAX;
-    for (unsigned left = TSC2_SPLIT_MAX_LEFT; left >= 4; left -= 2) {
+    for (unsigned left = widest; left >= narrowest; left -= 2) {
         /* The rights alone grow as left shrinks: once they (and the 5 bytes every plan has: mode, L, D, a
          * dictionary entry, the exception count) cost more than the best, no narrower width can win. */
         if (r->bytes != SIZE_MAX && 5 + tsc_codec2_packed_bytes(n, 64 - left) > r->bytes) break;
-        if (left < TSC2_SPLIT_MAX_LEFT) { /* merge the previous width's runs two bits narrower */
+        if (left < widest) { /* merge the previous width's runs two bits narrower */
             for (size_t t = 0; t < runs; t++) run_value[t] >>= 2;
             runs = to_runs(run_value, run_count, run_value, run_count, runs);
         }
@@ -667,12 +668,15 @@ static int clean_plan(const decimal_plan *d, size_t n)
  * written, or 0 to search.
  */
 static size_t reuse_form(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits, tsc_codec2_decimal hint,
-                         unsigned prev_form, tsc_codec2_decimal *used)
+                         unsigned prev_form, tsc_codec2_decimal *used, unsigned split_left)
 {
     if (prev_form == FORM_SPLIT) {
         if (n < 16 || choose_exponent(bits, n, hint).usable) return 0;
         split_plan split;
-        plan_split(&split, bits, n);
+        if (split_left >= 4 && split_left <= TSC2_SPLIT_MAX_LEFT && split_left % 2 == 0)
+            plan_split(&split, bits, n, split_left, split_left); /* the width the search found, kept */
+        else
+            plan_split(&split, bits, n, TSC2_SPLIT_MAX_LEFT, 4);
         return split.bytes < 1 + 8 * n ? write_split(out, &split, bits, n) : 0;
     }
     if (!hint.usable) return 0;
@@ -695,7 +699,7 @@ static size_t reuse_form(uint8_t *out, const uint64_t *bits, size_t n, uint64_t 
 /* The smallest of the forms (after REUSE, when it applies); ties go to the earlier one in FORM order. */
 static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits,
                            tsc_codec2_decimal hint, int effort, unsigned prev_form, tsc_codec2_decimal *used,
-                           unsigned *form_out)
+                           unsigned *form_out, unsigned *split_left)
 {
     int exhaustive = effort == TSC2_EFFORT_BOUND;
     size_t same = 1;
@@ -707,7 +711,7 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
         return 1;
     }
     if (effort == TSC2_EFFORT_REUSE && same < n) {
-        size_t written = reuse_form(out, bits, n, prev_bits, hint, prev_form, used);
+        size_t written = reuse_form(out, bits, n, prev_bits, hint, prev_form, used, *split_left);
         if (written) {
             *form_out = prev_form;
             return written;
@@ -753,7 +757,7 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     size[FORM_SPLIT] = SIZE_MAX;
     size_t so_far = best_decimal < size[FORM_XOR] ? best_decimal : size[FORM_XOR];
     if (n >= 16 && size[FORM_CONST] == SIZE_MAX && so_far > 7 * n) {
-        plan_split(&split, bits, n);
+        plan_split(&split, bits, n, TSC2_SPLIT_MAX_LEFT, 4);
         size[FORM_SPLIT] = split.bytes;
     }
     int form = 0;
@@ -778,7 +782,9 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     case FORM_XOR:
         if (!stream_written) stream_bytes = xor_stream(stream, sizeof stream, bits, n, prev_bits);
         return write_xor(out, stream, stream_bytes);
-    case FORM_SPLIT: return write_split(out, &split, bits, n);
+    case FORM_SPLIT:
+        *split_left = split.left_bits;
+        return write_split(out, &split, bits, n);
     default:
         out[0] = TSC2_RAW;
         for (size_t i = 0; i < n; i++) tsc_store64_le(out + 1 + 8 * i, bits[i]);
@@ -789,13 +795,13 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
                                size_t n, int64_t prev_ts, uint64_t prev_bits, int effort, tsc_codec2_choice *choice)
 {
-    tsc_codec2_choice none = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0};
+    tsc_codec2_choice none = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0};
     tsc_codec2_choice *c = choice ? choice : &none;
     tsc_codec2_decimal hint = c->reading;
     size_t ts_bytes = write_timestamps(out, ts, n, prev_ts, c->ts_form, &c->ts_form, &c->ts_width);
     tsc_codec2_decimal used;
     size_t value_bytes = write_values(out + ts_bytes, bits, n, prev_bits, hint, effort, c->value_form, &used,
-                                      &c->value_form);
+                                      &c->value_form, &c->split_left);
     if (used.usable) c->reading = used;
     return ts_bytes + value_bytes;
 }

@@ -321,6 +321,7 @@ typedef struct {
     unsigned value_form;        /* in: the previous form (REUSE); out: this group's (TSC2_FORMS: won narrowly) */
     unsigned ts_form;           /* in: the form to write without trying the other, or TSC2_TS_SEARCH; out: this group's */
     unsigned ts_width;          /* in: the previous group's timestamp width (used with a ts_form); out: this group's */
+    unsigned split_left;        /* in: the last SPLIT group's left width (REUSE of SPLIT plans only it); out: updated */
 } tsc_codec2_choice;
 
 /*
