@@ -189,6 +189,7 @@ typedef struct {
     uint8_t reuse_left;          /* groups that may reuse those forms before all are tried again */
     uint8_t last_ts_width;       /* the last group's timestamp field width, the next one's first try */
     uint8_t last_split_left;     /* the last SPLIT group's left width, the one a reused SPLIT plans */
+    uint8_t last_challenger;     /* the form that came close to last_form (XOR), tried beside it */
     int64_t flushed_ts;          /* last sample of the last finished group */
     uint64_t flushed_bits;
     tschunk_group_bound bound;   /* kept only when max_bytes is set */

@@ -184,6 +184,7 @@ size_t tschunk_encoder_restart(tschunk_encoder *enc, void *dst, size_t capacity)
     enc->last_ts_form = learned.last_ts_form;
     enc->last_ts_width = learned.last_ts_width;
     enc->last_split_left = learned.last_split_left;
+    enc->last_challenger = learned.last_challenger;
     enc->reuse_left = learned.reuse_left;
     if (learned.summary) tschunk_encoder_set_summary(enc, learned.summary);
     return 0;

@@ -88,13 +88,14 @@ static void encode_open_group(tschunk_encoder *enc, const int64_t *ts, const uin
     int effort = enc->byte_limit ? TSC2_EFFORT_BOUND : reusable && !search ? TSC2_EFFORT_REUSE : TSC2_EFFORT_FULL;
     enc->reuse_left = (uint8_t)(search ? 7 : enc->reuse_left - 1);
     tsc_codec2_choice choice = {hint_of(enc), last, search ? TSC2_TS_SEARCH : enc->last_ts_form, enc->last_ts_width,
-                                enc->last_split_left};
+                                enc->last_split_left, enc->last_challenger};
     enc->group_end += tsc_codec2_encode_group(at, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits, effort,
                                               &choice);
     enc->last_form = (uint8_t)choice.value_form;
     enc->last_ts_form = (uint8_t)choice.ts_form;
     enc->last_ts_width = (uint8_t)choice.ts_width;
     enc->last_split_left = (uint8_t)choice.split_left;
+    enc->last_challenger = (uint8_t)choice.challenger;
     set_hint(enc, choice.reading);
     enc->flushed_ts = ts[enc->pending - 1];
     enc->flushed_bits = bits[enc->pending - 1];
@@ -394,7 +395,7 @@ size_t tsc_codec2_snapshot(const tschunk_encoder *enc, uint8_t *out, size_t capa
         int64_t ts[TSC2_GROUP];
         uint64_t bits[TSC2_GROUP];
         load_open_group(enc, ts, bits);
-        tsc_codec2_choice choice = {hint_of(enc), 0, TSC2_TS_SEARCH, 0, 0};
+        tsc_codec2_choice choice = {hint_of(enc), 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS};
         size += tsc_codec2_encode_group(out + size, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits,
                                         TSC2_EFFORT_FULL, &choice);
     }

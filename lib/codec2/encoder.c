@@ -172,7 +172,8 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
 int tsc_codec2_smallest_exponent(uint64_t bits, int as_float)
 {
     int e;
-    return tsc_codec2_smallest_exponent_simd(bits, as_float, &e) ? e : tsc_codec2_smallest_exponent_scalar(bits, as_float);
+    if (tsc_codec2_smallest_exponent_simd(bits, as_float, &e)) return e;
+    return tsc_codec2_smallest_exponent_scalar(bits, as_float);
 }
 
 int tsc_codec2_smallest_exponent_scalar(uint64_t bits, int as_float)
@@ -605,7 +606,8 @@ static size_t write_split(uint8_t *out, const split_plan *r, const uint64_t *bit
         uint64_t left = bits[i] >> right_bits, spread = left * ones;
         uint64_t x0 = spread ^ lanes[0], x1 = spread ^ lanes[1];
         uint64_t hit0 = (x0 - ones) & ~x0 & highs & used[0], hit1 = (x1 - ones) & ~x1 & highs & used[1];
-        unsigned code = hit0 ? (unsigned)__builtin_ctzll(hit0) / 16 : 4 + (unsigned)__builtin_ctzll(hit1 | UINT64_C(1) << 63) / 16;
+        unsigned code = hit0 ? (unsigned)__builtin_ctzll(hit0) / 16
+                             : 4 + (unsigned)__builtin_ctzll(hit1 | UINT64_C(1) << 63) / 16;
         unsigned missing = !(hit0 | hit1);
         exception_at[exceptions] = (uint8_t)i;
         exceptions += missing;
@@ -661,63 +663,94 @@ static int clean_plan(const decimal_plan *d, size_t n)
     return d->exceptions * 16 <= n || d->bytes <= 4 * n;
 }
 
+/* A decimal plan beside an XOR challenger (REUSE): the XOR form when it is smaller (*form set to XOR, and
+ * the decimal form is not reused next time), else the plan, with XOR kept as the challenger while it stays
+ * within a quarter. */
+static size_t write_decimal_or_xor(uint8_t *out, decimal_plan *d, const uint64_t *bits, size_t n, uint64_t prev_bits,
+                                   const uint64_t *kept, size_t nkept, const uint8_t *mask, size_t mask_bytes,
+                                   tsc_codec2_choice *c)
+{
+    size_t plan_bytes = d->bytes + (mask ? mask_bytes : 0);
+    c->challenger = TSC2_FORMS;
+    size_t stream_bytes = xor_stream_size(bits, n, prev_bits);
+    size_t xor_bytes = 1 + tsc_uvarint_len(stream_bytes) + stream_bytes;
+    if (xor_bytes < plan_bytes) {
+        uint8_t stream[(TSC2_GROUP * TSC_XOR_WORST_BITS + 7) / 8 + 8];
+        c->value_form = FORM_XOR;
+        return write_xor(out, stream, xor_stream(stream, sizeof stream, bits, n, prev_bits));
+    }
+    if (xor_bytes / 5 < plan_bytes / 4) c->challenger = FORM_XOR; /* still close: size it again next time */
+    return write_decimal(out, d, kept, nkept, mask, mask_bytes);
+}
+
 /*
  * REUSE: the previous group's form, written without the search when it still
  * fits this group (DECIMAL or MASKED in the hint's reading with a clean plan;
- * SPLIT when no decimal reading is found and it beats RAW). @return the bytes
+ * SPLIT when no decimal reading is found and it beats RAW). When XOR came
+ * within a quarter of that form (c->challenger), it is sized too and the
+ * smaller written. c->value_form is the form written. @return the bytes
  * written, or 0 to search.
  */
-static size_t reuse_form(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits, tsc_codec2_decimal hint,
-                         unsigned prev_form, tsc_codec2_decimal *used, unsigned split_left)
+static size_t reuse_form(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits, tsc_codec2_choice *c,
+                         tsc_codec2_decimal *used)
 {
-    if (prev_form == FORM_SPLIT) {
+    tsc_codec2_decimal hint = c->reading;
+    int challenged = c->challenger == FORM_XOR;
+    if (c->value_form == FORM_SPLIT) {
         if (n < 16 || choose_exponent(bits, n, hint).usable) return 0;
         split_plan split;
-        if (split_left >= 4 && split_left <= TSC2_SPLIT_MAX_LEFT && split_left % 2 == 0)
-            plan_split(&split, bits, n, split_left, split_left); /* the width the search found, kept */
+        if (c->split_left >= 4 && c->split_left <= TSC2_SPLIT_MAX_LEFT && c->split_left % 2 == 0)
+            plan_split(&split, bits, n, c->split_left, c->split_left); /* the width the search found, kept */
         else
             plan_split(&split, bits, n, TSC2_SPLIT_MAX_LEFT, 4);
         return split.bytes < 1 + 8 * n ? write_split(out, &split, bits, n) : 0;
     }
     if (!hint.usable) return 0;
     size_t repeats = tsc_codec2_repeats(bits, n, prev_bits);
-    if (prev_form == FORM_DECIMAL && repeats * 8 < n) { /* else a repeat mask may pay: search */
+    if (c->value_form == FORM_DECIMAL && repeats * 8 < n) { /* else a repeat mask may pay: search */
         decimal_plan d;
         plan_decimal(&d, bits, n, hint);
         *used = hint;
-        return clean_plan(&d, n) ? write_decimal(out, &d, bits, n, NULL, 0) : 0;
+        if (!clean_plan(&d, n)) return 0;
+        if (challenged) return write_decimal_or_xor(out, &d, bits, n, prev_bits, bits, n, NULL, 0, c);
+        return write_decimal(out, &d, bits, n, NULL, 0);
     }
-    if (prev_form == FORM_MASKED && repeats * 8 >= n) {
+    if (c->value_form == FORM_MASKED && repeats * 8 >= n) {
         masked_plan m;
         plan_masked(&m, bits, n, prev_bits, hint, hint);
         *used = hint;
-        return clean_plan(&m.plan, m.nkept) ? write_decimal(out, &m.plan, m.kept, m.nkept, m.mask, m.mask_bytes) : 0;
+        if (!clean_plan(&m.plan, m.nkept)) return 0;
+        if (challenged)
+            return write_decimal_or_xor(out, &m.plan, bits, n, prev_bits, m.kept, m.nkept, m.mask, m.mask_bytes, c);
+        return write_decimal(out, &m.plan, m.kept, m.nkept, m.mask, m.mask_bytes);
     }
     return 0;
 }
 
 /* The smallest of the forms (after REUSE, when it applies); ties go to the earlier one in FORM order. */
-static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits,
-                           tsc_codec2_decimal hint, int effort, unsigned prev_form, tsc_codec2_decimal *used,
-                           unsigned *form_out, unsigned *split_left)
+static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits, int effort,
+                           tsc_codec2_choice *c, tsc_codec2_decimal *used)
 {
+    tsc_codec2_decimal hint = c->reading;
+    unsigned prev_form = c->value_form;
+    unsigned *form_out = &c->value_form, *split_left = &c->split_left;
     int exhaustive = effort == TSC2_EFFORT_BOUND;
     size_t same = 1;
     while (same < n && bits[same] == bits[0]) same++;
     *used = (tsc_codec2_decimal){0, 0, 0};
-    *form_out = FORM_CONST;
     if (same == n && bits[0] == prev_bits) { /* one byte: nothing is smaller */
+        *form_out = FORM_CONST;
+        c->challenger = TSC2_FORMS;
         out[0] = TSC2_CONST | TSC2_CONST_REPEAT;
         return 1;
     }
     if (effort == TSC2_EFFORT_REUSE && same < n) {
-        size_t written = reuse_form(out, bits, n, prev_bits, hint, prev_form, used, *split_left);
-        if (written) {
-            *form_out = prev_form;
-            return written;
-        }
+        c->value_form = prev_form;
+        size_t written = reuse_form(out, bits, n, prev_bits, c, used);
+        if (written) return written;
         *used = (tsc_codec2_decimal){0, 0, 0};
     }
+    c->challenger = TSC2_FORMS;
     decimal_plan plans[2];
     size_t size[FORMS];
     size[FORM_CONST] = same == n ? 9 : SIZE_MAX;
@@ -767,7 +800,10 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     for (int f = 0; f < FORMS; f++) runner_up = f != form && size[f] < runner_up ? size[f] : runner_up;
     int reusable = form == FORM_DECIMAL || form == FORM_MASKED; /* SPLIT wins narrowly, but steadily */
     int clear = !reusable || runner_up == SIZE_MAX || runner_up / 5 >= size[form] / 4;
-    *form_out = clear ? (unsigned)form : TSC2_FORMS;
+    /* A close XOR runner-up is sized again beside the reused form (the challenger), instead of a search. */
+    int xor_close = !clear && size[FORM_XOR] == runner_up;
+    *form_out = clear || xor_close ? (unsigned)form : TSC2_FORMS;
+    c->challenger = xor_close ? FORM_XOR : TSC2_FORMS;
     switch (form) {
     case FORM_CONST:
         out[0] = TSC2_CONST;
@@ -795,13 +831,11 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
                                size_t n, int64_t prev_ts, uint64_t prev_bits, int effort, tsc_codec2_choice *choice)
 {
-    tsc_codec2_choice none = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0};
+    tsc_codec2_choice none = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS};
     tsc_codec2_choice *c = choice ? choice : &none;
-    tsc_codec2_decimal hint = c->reading;
     size_t ts_bytes = write_timestamps(out, ts, n, prev_ts, c->ts_form, &c->ts_form, &c->ts_width);
     tsc_codec2_decimal used;
-    size_t value_bytes = write_values(out + ts_bytes, bits, n, prev_bits, hint, effort, c->value_form, &used,
-                                      &c->value_form, &c->split_left);
+    size_t value_bytes = write_values(out + ts_bytes, bits, n, prev_bits, effort, c, &used);
     if (used.usable) c->reading = used;
     return ts_bytes + value_bytes;
 }

@@ -322,6 +322,8 @@ typedef struct {
     unsigned ts_form;           /* in: the form to write without trying the other, or TSC2_TS_SEARCH; out: this group's */
     unsigned ts_width;          /* in: the previous group's timestamp width (used with a ts_form); out: this group's */
     unsigned split_left;        /* in: the last SPLIT group's left width (REUSE of SPLIT plans only it); out: updated */
+    unsigned challenger;        /* in: XOR when it came within a quarter of value_form (REUSE sizes it too), else
+                                 * TSC2_FORMS; out: this group's */
 } tsc_codec2_choice;
 
 /*
