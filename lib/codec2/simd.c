@@ -60,33 +60,49 @@ void tsc_codec2_range_i64_scalar(const int64_t *v, size_t n, int64_t *min, int64
 }
 
 #ifdef TSC_HAVE_AVX2
-/* Four lanes of compare-and-blend (AVX2 has no 64-bit min/max), then the lanes folded. Two vectors a
+/* Four lanes of compare-and-blend (AVX2 has no 64-bit min/max), then the lanes folded. Four vectors a
  * step, each with its own minimum and maximum: one pair's compare-and-blend chain took 4-5 cycles a
  * vector. */
+__attribute__((target("avx2"))) static inline void fold_min_max(__m256i *lo, __m256i *hi, __m256i x)
+{
+    *lo = _mm256_blendv_epi8(*lo, x, _mm256_cmpgt_epi64(*lo, x));
+    *hi = _mm256_blendv_epi8(*hi, x, _mm256_cmpgt_epi64(x, *hi));
+}
+
+/* Chain (lo2, hi2) folded into (lo, hi): minimum with minimum, maximum with maximum. */
+__attribute__((target("avx2"))) static inline void join_min_max(__m256i *lo, __m256i *hi, __m256i lo2, __m256i hi2)
+{
+    *lo = _mm256_blendv_epi8(*lo, lo2, _mm256_cmpgt_epi64(*lo, lo2));
+    *hi = _mm256_blendv_epi8(*hi, hi2, _mm256_cmpgt_epi64(hi2, *hi));
+}
+
 __attribute__((target("avx2"))) static void range_avx2(const int64_t *v, size_t n, int64_t *min, int64_t *max)
 {
-    __m256i lo = _mm256_set1_epi64x(INT64_MAX), hi = _mm256_set1_epi64x(INT64_MIN), lo2 = lo, hi2 = hi;
+    __m256i lo0 = _mm256_set1_epi64x(INT64_MAX), hi0 = _mm256_set1_epi64x(INT64_MIN);
+    __m256i lo1 = lo0, hi1 = hi0, lo2 = lo0, hi2 = hi0, lo3 = lo0, hi3 = hi0;
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256i x, y;
-        memcpy(&x, v + i, sizeof x);
-        memcpy(&y, v + i + 4, sizeof y);
-        lo = _mm256_blendv_epi8(lo, x, _mm256_cmpgt_epi64(lo, x));
-        hi = _mm256_blendv_epi8(hi, x, _mm256_cmpgt_epi64(x, hi));
-        lo2 = _mm256_blendv_epi8(lo2, y, _mm256_cmpgt_epi64(lo2, y));
-        hi2 = _mm256_blendv_epi8(hi2, y, _mm256_cmpgt_epi64(y, hi2));
+    for (; i + 16 <= n; i += 16) {
+        __m256i x0, x1, x2, x3;
+        memcpy(&x0, v + i, sizeof x0);
+        memcpy(&x1, v + i + 4, sizeof x1);
+        memcpy(&x2, v + i + 8, sizeof x2);
+        memcpy(&x3, v + i + 12, sizeof x3);
+        fold_min_max(&lo0, &hi0, x0);
+        fold_min_max(&lo1, &hi1, x1);
+        fold_min_max(&lo2, &hi2, x2);
+        fold_min_max(&lo3, &hi3, x3);
     }
-    lo = _mm256_blendv_epi8(lo, lo2, _mm256_cmpgt_epi64(lo, lo2));
-    hi = _mm256_blendv_epi8(hi, hi2, _mm256_cmpgt_epi64(hi2, hi));
     for (; i + 4 <= n; i += 4) {
         __m256i x;
         memcpy(&x, v + i, sizeof x);
-        lo = _mm256_blendv_epi8(lo, x, _mm256_cmpgt_epi64(lo, x));
-        hi = _mm256_blendv_epi8(hi, x, _mm256_cmpgt_epi64(x, hi));
+        fold_min_max(&lo0, &hi0, x);
     }
+    join_min_max(&lo0, &hi0, lo1, hi1);
+    join_min_max(&lo2, &hi2, lo3, hi3);
+    join_min_max(&lo0, &hi0, lo2, hi2);
     int64_t lanes_lo[4], lanes_hi[4], tail_lo, tail_hi;
-    memcpy(lanes_lo, &lo, sizeof lo);
-    memcpy(lanes_hi, &hi, sizeof hi);
+    memcpy(lanes_lo, &lo0, sizeof lo0);
+    memcpy(lanes_hi, &hi0, sizeof hi0);
     tsc_codec2_range_i64_scalar(v + i, n - i, &tail_lo, &tail_hi);
     for (int k = 0; k < 4; k++) {
         tail_lo = lanes_lo[k] < tail_lo ? lanes_lo[k] : tail_lo;
@@ -136,23 +152,36 @@ __attribute__((target("avx2"))) static void deltas_avx2(const int64_t *ts, size_
                                                          uint64_t *min, uint64_t *max)
 {
     const __m256i flip = _mm256_set1_epi64x(INT64_MIN);
-    __m256i lo = _mm256_set1_epi64x(INT64_MAX), hi = _mm256_set1_epi64x(INT64_MIN);
+    __m256i lo[2], hi[2]; /* two chains, as range_avx2 */
+    for (int c = 0; c < 2; c++) lo[c] = _mm256_set1_epi64x(INT64_MAX), hi[c] = _mm256_set1_epi64x(INT64_MIN);
     uint64_t tail_lo, tail_hi;
     tsc_codec2_deltas_scalar(ts, 1, prev, deltas, &tail_lo, &tail_hi);
     size_t i = 1;
-    for (; i + 4 <= n; i += 4) {
+    for (; i + 8 <= n; i += 8) {
+        __m256i delta[2];
+        for (int c = 0; c < 2; c++) {
+            __m256i now, before;
+            memcpy(&now, ts + i + 4 * c, sizeof now);
+            memcpy(&before, ts + i + 4 * c - 1, sizeof before);
+            delta[c] = _mm256_sub_epi64(now, before);
+            memcpy(deltas + i + 4 * c, &delta[c], sizeof delta[c]);
+        }
+        fold_min_max(&lo[0], &hi[0], _mm256_xor_si256(delta[0], flip));
+        fold_min_max(&lo[1], &hi[1], _mm256_xor_si256(delta[1], flip));
+    }
+    if (i + 4 <= n) {
         __m256i now, before;
         memcpy(&now, ts + i, sizeof now);
         memcpy(&before, ts + i - 1, sizeof before);
         __m256i delta = _mm256_sub_epi64(now, before);
         memcpy(deltas + i, &delta, sizeof delta);
-        __m256i flipped = _mm256_xor_si256(delta, flip);
-        lo = _mm256_blendv_epi8(lo, flipped, _mm256_cmpgt_epi64(lo, flipped));
-        hi = _mm256_blendv_epi8(hi, flipped, _mm256_cmpgt_epi64(flipped, hi));
+        fold_min_max(&lo[0], &hi[0], _mm256_xor_si256(delta, flip));
+        i += 4;
     }
+    join_min_max(&lo[0], &hi[0], lo[1], hi[1]);
     uint64_t lanes_lo[4], lanes_hi[4], rest_lo, rest_hi;
-    memcpy(lanes_lo, &lo, sizeof lo);
-    memcpy(lanes_hi, &hi, sizeof hi);
+    memcpy(lanes_lo, &lo[0], sizeof lo[0]);
+    memcpy(lanes_hi, &hi[0], sizeof hi[0]);
     tsc_codec2_deltas_scalar(ts + i, n - i, ts[i - 1], deltas + i, &rest_lo, &rest_hi);
     tail_lo = rest_lo < tail_lo ? rest_lo : tail_lo;
     tail_hi = rest_hi > tail_hi ? rest_hi : tail_hi;
