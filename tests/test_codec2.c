@@ -927,6 +927,32 @@ Test(codec2, simd_smallest_exponent_matches_scalar)
 #endif
 }
 
+/* Time going back, SIMD against scalar: sorted runs of every length with one step back (or none) anywhere,
+ * the first sample against prev included, and equal timestamps (not going back). */
+Test(codec2, simd_goes_back_matches_scalar)
+{
+    uint64_t rng = 19;
+    int64_t ts[131];
+    int backs = 0;
+    for (int round_no = 0; round_no < 20000; round_no++) {
+        size_t n = wl_rng(&rng) % 132;
+        int64_t prev = (int64_t)(wl_rng(&rng) % 1000) - 500, t = prev + (int64_t)(wl_rng(&rng) % 3) - 1;
+        for (size_t i = 0; i < n; i++) ts[i] = t += (int64_t)(wl_rng(&rng) % 3);
+        int expect = n && ts[0] < prev;
+        if (n && wl_rng(&rng) % 2) { /* one step back somewhere */
+            size_t at = wl_rng(&rng) % n;
+            ts[at] = (at ? ts[at - 1] : prev) - 1 - (int64_t)(wl_rng(&rng) % 2);
+            expect = 1;
+        }
+        for (size_t i = 1; i < n; i++) expect |= ts[i] < ts[i - 1];
+        backs += expect;
+        cr_assert_eq(tsc_codec2_goes_back_scalar(ts, n, prev), expect, "round %d", round_no);
+        int got;
+        if (tsc_codec2_goes_back_simd(ts, n, prev, &got)) cr_assert_eq(got, expect, "round %d", round_no);
+    }
+    cr_assert(backs > 5000 && backs < 15000, "%d", backs);
+}
+
 Test(codec2, simd_repeats_match_scalar)
 {
     uint64_t rng = 8, bits[131];

@@ -264,9 +264,8 @@ size_t tsc_codec2_append_groups(tschunk_encoder *enc, const int64_t *ts, const d
         load_open_group(enc, group_ts, bits);
         memcpy(group_ts + open, ts + done, wanted * sizeof group_ts[0]);
         memcpy(bits + open, values + done, wanted * sizeof bits[0]); /* the caller's doubles, read as bits */
-        int back = group_ts[open] < enc->prev_ts;
-        for (size_t i = open + 1; i < TSC2_GROUP; i++) back |= group_ts[i] < group_ts[i - 1];
-        if (back) break; /* the raw path takes the samples before it and refuses it */
+        if (tsc_codec2_goes_back(group_ts + open, wanted, enc->prev_ts))
+            break; /* the raw path takes the samples before it and refuses it */
         enc->count += wanted;
         enc->pending = TSC2_GROUP;
         enc->prev_ts = group_ts[TSC2_GROUP - 1];

@@ -287,6 +287,10 @@ void tsc_codec2_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsi
 size_t tsc_codec2_repeats(const uint64_t *bits, size_t n, uint64_t prev);
 size_t tsc_codec2_repeats_scalar(const uint64_t *bits, size_t n, uint64_t prev);
 int tsc_codec2_repeats_simd(const uint64_t *bits, size_t n, uint64_t prev, size_t *repeats);
+/* goes_back: whether some ts[i] < ts[i-1] (ts[-1] = prev), append_many's check before it takes a group whole */
+int tsc_codec2_goes_back(const int64_t *ts, size_t n, int64_t prev);
+int tsc_codec2_goes_back_scalar(const int64_t *ts, size_t n, int64_t prev);
+int tsc_codec2_goes_back_simd(const int64_t *ts, size_t n, int64_t prev, int *back);
 /* steps: out[i] = start + i * step (mod 2^64) */
 void tsc_codec2_steps(uint64_t start, uint64_t step, size_t n, uint64_t *out);
 void tsc_codec2_steps_scalar(uint64_t start, uint64_t step, size_t n, uint64_t *out);

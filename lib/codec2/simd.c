@@ -587,6 +587,53 @@ size_t tsc_codec2_repeats(const uint64_t *bits, size_t n, uint64_t prev)
     return tsc_codec2_repeats_simd(bits, n, prev, &repeats) ? repeats : tsc_codec2_repeats_scalar(bits, n, prev);
 }
 
+/* ------------------------------------------------------------------ time going back */
+
+int tsc_codec2_goes_back_scalar(const int64_t *ts, size_t n, int64_t prev)
+{
+    int back = 0;
+    for (size_t i = 0; i < n; i++) {
+        back |= ts[i] < prev;
+        prev = ts[i];
+    }
+    return back;
+}
+
+#ifdef TSC_HAVE_AVX2
+__attribute__((target("avx2"))) static int goes_back_avx2(const int64_t *ts, size_t n, int64_t prev)
+{
+    if (n == 0) return 0;
+    __m256i back = _mm256_setzero_si256();
+    int first = ts[0] < prev;
+    size_t i = 1;
+    for (; i + 4 <= n; i += 4) {
+        __m256i now, before;
+        memcpy(&now, ts + i, sizeof now);
+        memcpy(&before, ts + i - 1, sizeof before);
+        back = _mm256_or_si256(back, _mm256_cmpgt_epi64(before, now));
+    }
+    return first | !_mm256_testz_si256(back, back) | tsc_codec2_goes_back_scalar(ts + i, n - i, ts[i - 1]);
+}
+#endif
+
+int tsc_codec2_goes_back_simd(const int64_t *ts, size_t n, int64_t prev, int *back)
+{
+#ifdef TSC_HAVE_AVX2
+    if (avx2_here()) {
+        *back = goes_back_avx2(ts, n, prev);
+        return 1;
+    }
+#endif
+    (void)ts, (void)n, (void)prev, (void)back;
+    return 0;
+}
+
+int tsc_codec2_goes_back(const int64_t *ts, size_t n, int64_t prev)
+{
+    int back;
+    return tsc_codec2_goes_back_simd(ts, n, prev, &back) ? back : tsc_codec2_goes_back_scalar(ts, n, prev);
+}
+
 /* ------------------------------------------------------------------ constant steps (TS_CONST chunks) */
 
 void tsc_codec2_steps_scalar(uint64_t start, uint64_t step, size_t n, uint64_t *out)
