@@ -392,6 +392,22 @@ static size_t xor_stream_size(const uint64_t *bits, size_t n, uint64_t prev)
     return (size_t)((total + 7) / 8);
 }
 
+/*
+ * At most the XOR stream's bytes, without its serial window chain: a changed value costs at least 2 bits
+ * and its meaningful ones (a field in the window has 2 + the window's width >= them; a new window
+ * 13 + them), a repeat 1 bit. Each value independent of the others, so the loop overlaps.
+ */
+static size_t xor_stream_lower_bound(const uint64_t *bits, size_t n, uint64_t prev)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = bits[i] ^ (i ? bits[i - 1] : prev);
+        unsigned lead = (unsigned)__builtin_clzll(x | 1), trail = (unsigned)__builtin_ctzll(x | UINT64_C(1) << 63);
+        total += x ? 2 + 64 - lead - trail : 1; /* x | ...: defined at x == 0, whose 1 is taken */
+    }
+    return (size_t)((total + 7) / 8);
+}
+
 static size_t write_xor(uint8_t *out, const uint8_t *stream, size_t stream_bytes)
 {
     uint8_t *p = out;
@@ -663,9 +679,9 @@ static int clean_plan(const decimal_plan *d, size_t n)
     return d->exceptions * 16 <= n || d->bytes <= 4 * n;
 }
 
-/* A decimal plan beside an XOR challenger (REUSE): the XOR form when it is smaller (*form set to XOR, and
- * the decimal form is not reused next time), else the plan, with XOR kept as the challenger while it stays
- * within a quarter. */
+/* A decimal plan beside an XOR challenger (REUSE): the XOR form when it is smaller (c->value_form set to
+ * XOR, so the next group searches), else the plan, with XOR kept as the challenger while it stays within a
+ * quarter. */
 static size_t write_decimal_or_xor(uint8_t *out, decimal_plan *d, const uint64_t *bits, size_t n, uint64_t prev_bits,
                                    const uint64_t *kept, size_t nkept, const uint8_t *mask, size_t mask_bytes,
                                    tsc_codec2_choice *c)
@@ -779,6 +795,12 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     size[FORM_XOR] = SIZE_MAX;
     int xor_may_win = exhaustive || best_decimal == SIZE_MAX;
     if (!xor_may_win) xor_may_win = best_decimal * 8 > repeats + XOR_CHANGE_BITS * (n - repeats);
+    /* Nor when even its lower bound is a quarter above the decimal forms: then it can neither win nor be
+     * the close runner-up, so every choice below is the same as with its exact size. */
+    if (xor_may_win && !exhaustive && best_decimal != SIZE_MAX && prev_form != FORM_XOR) {
+        size_t lower = xor_stream_lower_bound(bits, n, prev_bits);
+        xor_may_win = (1 + tsc_uvarint_len(lower) + lower) / 5 < best_decimal / 4;
+    }
     if (xor_may_win) {
         /* Written when XOR won the group before (it likely wins again), else only sized. */
         stream_written = prev_form == FORM_XOR;
