@@ -953,6 +953,33 @@ Test(codec2, simd_goes_back_matches_scalar)
     cr_assert(backs > 5000 && backs < 15000, "%d", backs);
 }
 
+/* A group whose steps are all one (the appender's regular case) writes its timestamp block without
+ * computing the deltas: the same bytes as the general path, for every step size, lead and group length. */
+Test(codec2, regular_timestamp_blocks_match_the_general_path)
+{
+    uint64_t rng = 29;
+    int64_t ts[TSC2_GROUP];
+    uint64_t bits[TSC2_GROUP];
+    for (int round_no = 0; round_no < 4000; round_no++) {
+        size_t n = 2 + wl_rng(&rng) % (TSC2_GROUP - 1);
+        uint64_t step = round_no % 3 ? wl_rng(&rng) % 100000 : wl_rng(&rng) >> (wl_rng(&rng) % 64);
+        int64_t prev = (int64_t)(wl_rng(&rng) >> 2);
+        int64_t first = (int64_t)((uint64_t)prev + (wl_rng(&rng) % 3 ? step : wl_rng(&rng) % 7)); /* mod 2^64 */
+        for (size_t i = 0; i < n; i++) {
+            ts[i] = (int64_t)((uint64_t)first + i * step);
+            bits[i] = wl_bits((double)(wl_rng(&rng) % 1000) / 10);
+        }
+        uint8_t general[TSC2_GROUP * 24 + 64], regular[TSC2_GROUP * 24 + 64];
+        tsc_codec2_choice a = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0};
+        tsc_codec2_choice b = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 1, step};
+        size_t ga = tsc_codec2_encode_group(general, ts, bits, n, prev, 0, TSC2_EFFORT_FULL, &a);
+        size_t gb = tsc_codec2_encode_group(regular, ts, bits, n, prev, 0, TSC2_EFFORT_FULL, &b);
+        cr_assert_eq(ga, gb, "round %d: %zu against %zu bytes", round_no, gb, ga);
+        cr_assert(!memcmp(general, regular, ga), "round %d", round_no);
+        cr_assert(a.ts_form == b.ts_form && a.ts_width == b.ts_width, "round %d", round_no);
+    }
+}
+
 Test(codec2, simd_repeats_match_scalar)
 {
     uint64_t rng = 8, bits[131];

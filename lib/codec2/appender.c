@@ -87,8 +87,9 @@ static void encode_open_group(tschunk_encoder *enc, const int64_t *ts, const uin
     int search = enc->byte_limit || enc->reuse_left == 0;
     int effort = enc->byte_limit ? TSC2_EFFORT_BOUND : reusable && !search ? TSC2_EFFORT_REUSE : TSC2_EFFORT_FULL;
     enc->reuse_left = (uint8_t)(search ? 7 : enc->reuse_left - 1);
+    /* track_constants above has checked every step inside the group against the chunk's first one */
     tsc_codec2_choice choice = {hint_of(enc), last, search ? TSC2_TS_SEARCH : enc->last_ts_form, enc->last_ts_width,
-                                enc->last_split_left, enc->last_challenger};
+                                enc->last_split_left, enc->last_challenger, !enc->irregular, enc->first_delta};
     enc->group_end += tsc_codec2_encode_group(at, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits, effort,
                                               &choice);
     enc->last_form = (uint8_t)choice.value_form;
@@ -394,7 +395,7 @@ size_t tsc_codec2_snapshot(const tschunk_encoder *enc, uint8_t *out, size_t capa
         int64_t ts[TSC2_GROUP];
         uint64_t bits[TSC2_GROUP];
         load_open_group(enc, ts, bits);
-        tsc_codec2_choice choice = {hint_of(enc), 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS};
+        tsc_codec2_choice choice = {hint_of(enc), 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0};
         size += tsc_codec2_encode_group(out + size, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits,
                                         TSC2_EFFORT_FULL, &choice);
     }

@@ -101,6 +101,19 @@ TSC_INLINE uint64_t lead_field(uint64_t lead, uint64_t expected) { return tsc_zi
  * `only` (a TSC2_TS_FORM_*, or SEARCH) skips sizing the other form; *form receives the one written.
  * *width: in, the previous group's field width when `only` is a form (plan_like), else ignored; out, this group's.
  */
+/* The DELTA block write_timestamps writes when every step inside the group is `step`: no field packed. */
+static size_t write_regular_timestamps(uint8_t *out, const int64_t *ts, int64_t prev_ts, uint64_t step,
+                                       unsigned *form, unsigned *width)
+{
+    uint8_t *p = out;
+    *form = TSC2_TS_FORM_DELTA;
+    *width = 0;
+    p += tsc_put_uvarint(p, lead_field((uint64_t)ts[0] - (uint64_t)prev_ts, step));
+    *p++ = form_code((field_plan){0, 0, 0});
+    p += tsc_put_uvarint(p, step);
+    return (size_t)(p - out);
+}
+
 TSC2_AVX2_CLONES
 static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_t prev_ts, unsigned only,
                                unsigned *form, unsigned *width)
@@ -853,9 +866,11 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
                                size_t n, int64_t prev_ts, uint64_t prev_bits, int effort, tsc_codec2_choice *choice)
 {
-    tsc_codec2_choice none = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS};
+    tsc_codec2_choice none = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0};
     tsc_codec2_choice *c = choice ? choice : &none;
-    size_t ts_bytes = write_timestamps(out, ts, n, prev_ts, c->ts_form, &c->ts_form, &c->ts_width);
+    size_t ts_bytes = c->regular && n >= 2
+                          ? write_regular_timestamps(out, ts, prev_ts, c->regular_step, &c->ts_form, &c->ts_width)
+                          : write_timestamps(out, ts, n, prev_ts, c->ts_form, &c->ts_form, &c->ts_width);
     tsc_codec2_decimal used;
     size_t value_bytes = write_values(out + ts_bytes, bits, n, prev_bits, effort, c, &used);
     if (used.usable) c->reading = used;

@@ -328,6 +328,8 @@ typedef struct {
     unsigned split_left;        /* in: the last SPLIT group's left width (REUSE of SPLIT plans only it); out: updated */
     unsigned challenger;        /* in: XOR when it came within a quarter of value_form (REUSE sizes it too), else
                                  * TSC2_FORMS; out: this group's */
+    int regular;                /* in: every step inside the group is regular_step (the appender tracks it) */
+    uint64_t regular_step;
 } tsc_codec2_choice;
 
 /*
