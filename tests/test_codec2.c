@@ -70,6 +70,36 @@ Test(codec2, decimal_groups_with_a_few_raw_values_round_trip)
     wl_free(&s);
 }
 
+/*
+ * A series that turns from real doubles (SPLIT groups) to 2-digit decimals inside a chunk: reused SPLIT
+ * groups do not look for a decimal reading, so the search every 8th group finds it, and at most 7 groups
+ * stay SPLIT. The chunk decodes exactly and costs at most those 7 groups' raw bytes more than the two
+ * parts encoded apart.
+ */
+Test(codec2, a_switch_from_doubles_to_decimals_is_found_within_eight_groups)
+{
+    wl_series s;
+    wl_alloc(&s, 32 * TSC2_GROUP, "doubles-then-decimals");
+    const size_t switch_at = 10 * TSC2_GROUP + 5; /* groups 10-15 are reused, 16 is searched */
+    uint64_t rng = 31;
+    for (size_t i = 0; i < s.n; i++) {
+        s.ts[i] = (int64_t)i * 1000;
+        double v = i < switch_at ? 40 + wl_uniform(&rng) : (double)(int64_t)(wl_rng(&rng) % 4000) / 100;
+        s.bits[i] = wl_bits(v);
+    }
+    unsigned char *chunk;
+    size_t whole = encode_range_codec(&s, 0, s.n, TSC2, &chunk);
+    check_chunk(chunk, whole, &s, 0, s.n);
+    free(chunk);
+    size_t first = encode_range_codec(&s, 0, switch_at, TSC2, &chunk);
+    free(chunk);
+    size_t second = encode_range_codec(&s, switch_at, s.n - switch_at, TSC2, &chunk);
+    free(chunk);
+    cr_assert_leq(whole, first + second + 7 * TSC2_GROUP * 8, "%zu against %zu + %zu", whole, first, second);
+    cr_assert_lt(whole, s.n * 8, "%zu bytes", whole); /* the decimals do get their form */
+    wl_free(&s);
+}
+
 /* The whole series as one codec-2 chunk, checked to decode exactly, and its header and first group parsed. */
 static size_t encode_and_parse_first_group(const wl_series *s, unsigned char **chunk, tsc_chunk_header *h,
                                            tsc_codec2_group *g)
