@@ -252,17 +252,23 @@ static tsc_codec2_decimal choose_exponent(const uint64_t *bits, size_t n, tsc_co
             misses += needed[sampled++] < 0;
         }
         if (misses == sampled || (misses == 3 && sampled == 3)) continue;
+        uint64_t sample[SAMPLES + 1];
+        for (size_t j = 0; j < sampled; j++) sample[j] = bits[j * step];
         for (size_t c = 0; c < sampled; c++) {
             if (needed[c] < 0 || (c && needed[c] == needed[c - 1])) continue;
             unsigned e = (unsigned)needed[c];
-            int64_t kmin = INT64_MAX, kmax = INT64_MIN, k, diff;
+            int64_t kmin = INT64_MAX, kmax = INT64_MIN, ks[SAMPLES + 1], diffs[SAMPLES + 1];
             double exception_bits = 0;
+            /* the sample's readings at once (read_block: tsc_codec2_read's k and diff, INT64_MIN out of range) */
+            tsc_codec2_read_block(sample, sampled, e, as_float, ks, diffs);
             for (size_t j = 0; j < sampled; j++) {
-                int reading = tsc_codec2_read(bits[j * step], e, as_float, &k, &diff);
+                int64_t diff = diffs[j];
+                int reading = diff == 0 ? TSC2_EXACT
+                            : diff > -TSC2_NEAR_ULPS && diff < TSC2_NEAR_ULPS ? TSC2_NEAR : TSC2_FAR;
                 if (reading != TSC2_EXACT) exception_bits += 8.0 * (double)tsc_codec2_exception_bytes(reading, diff);
                 if (reading == TSC2_FAR) continue;
-                kmin = k < kmin ? k : kmin;
-                kmax = k > kmax ? k : kmax;
+                kmin = ks[j] < kmin ? ks[j] : kmin;
+                kmax = ks[j] > kmax ? ks[j] : kmax;
             }
             if (kmin > kmax) continue;
             double cost = (double)tsc_codec2_width((uint64_t)kmax - (uint64_t)kmin) + exception_bits / (double)sampled;
