@@ -101,17 +101,23 @@ TSC_INLINE uint64_t lead_field(uint64_t lead, uint64_t expected) { return tsc_zi
  * `only` (a TSC2_TS_FORM_*, or SEARCH) skips sizing the other form; *form receives the one written.
  * *width: in, the previous group's field width when `only` is a form (plan_like), else ignored; out, this group's.
  */
+/* A DELTA block's head: the lead against the smallest step, the form byte, that step. @return its bytes. */
+static size_t put_delta_head(uint8_t *out, uint64_t lead, uint64_t min, field_plan plan)
+{
+    uint8_t *p = out;
+    p += tsc_put_uvarint(p, lead_field(lead, min));
+    *p++ = form_code(plan);
+    p += tsc_put_uvarint(p, min);
+    return (size_t)(p - out);
+}
+
 /* The DELTA block write_timestamps writes when every step inside the group is `step`: no field packed. */
 static size_t write_regular_timestamps(uint8_t *out, const int64_t *ts, int64_t prev_ts, uint64_t step,
                                        unsigned *form, unsigned *width)
 {
-    uint8_t *p = out;
     *form = TSC2_TS_FORM_DELTA;
     *width = 0;
-    p += tsc_put_uvarint(p, lead_field((uint64_t)ts[0] - (uint64_t)prev_ts, step));
-    *p++ = form_code((field_plan){0, 0, 0});
-    p += tsc_put_uvarint(p, step);
-    return (size_t)(p - out);
+    return put_delta_head(out, (uint64_t)ts[0] - (uint64_t)prev_ts, step, (field_plan){0, 0, 0});
 }
 
 TSC2_AVX2_CLONES
@@ -164,9 +170,7 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
         return (size_t)(p - out) + write_fields(p, offsets, n - 1, grid_plan);
     }
     *width = delta_plan.width;
-    p += tsc_put_uvarint(p, lead_field(lead, min));
-    *p++ = form_code(delta_plan);
-    p += tsc_put_uvarint(p, min);
+    p += put_delta_head(p, lead, min, delta_plan);
     return (size_t)(p - out) + write_fields(p, deltas, n - 1, delta_plan);
 }
 
@@ -434,6 +438,13 @@ static size_t write_xor(uint8_t *out, const uint8_t *stream, size_t stream_bytes
     p += tsc_put_uvarint(p, stream_bytes);
     memcpy(p, stream, stream_bytes);
     return (size_t)(p - out) + stream_bytes;
+}
+
+/* The XOR form of the values, its stream written here (when it was not written while sizing the forms). */
+static size_t write_xor_of(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits)
+{
+    uint8_t stream[(TSC2_GROUP * TSC_XOR_WORST_BITS + 7) / 8 + 8];
+    return write_xor(out, stream, xor_stream(stream, sizeof stream, bits, n, prev_bits));
 }
 
 /* The MASKED candidate: repeats flagged in a bitmap, the other values as decimals. */
@@ -710,9 +721,8 @@ static size_t write_decimal_or_xor(uint8_t *out, decimal_plan *d, const uint64_t
     size_t stream_bytes = xor_stream_size(bits, n, prev_bits);
     size_t xor_bytes = 1 + tsc_uvarint_len(stream_bytes) + stream_bytes;
     if (xor_bytes < plan_bytes) {
-        uint8_t stream[(TSC2_GROUP * TSC_XOR_WORST_BITS + 7) / 8 + 8];
         c->value_form = FORM_XOR;
-        return write_xor(out, stream, xor_stream(stream, sizeof stream, bits, n, prev_bits));
+        return write_xor_of(out, bits, n, prev_bits);
     }
     if (xor_bytes / 5 < plan_bytes / 4) c->challenger = FORM_XOR; /* still close: size it again next time */
     return write_decimal(out, d, kept, nkept, mask, mask_bytes);
@@ -770,20 +780,18 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
                            tsc_codec2_choice *c, tsc_codec2_decimal *used)
 {
     tsc_codec2_decimal hint = c->reading;
-    unsigned prev_form = c->value_form;
-    unsigned *form_out = &c->value_form, *split_left = &c->split_left;
+    unsigned prev_form = c->value_form; /* c->value_form becomes this group's */
     int exhaustive = effort == TSC2_EFFORT_BOUND;
     size_t same = 1;
     while (same < n && bits[same] == bits[0]) same++;
     *used = (tsc_codec2_decimal){0, 0, 0};
     if (same == n && bits[0] == prev_bits) { /* one byte: nothing is smaller */
-        *form_out = FORM_CONST;
+        c->value_form = FORM_CONST;
         c->challenger = TSC2_FORMS;
         out[0] = TSC2_CONST | TSC2_CONST_REPEAT;
         return 1;
     }
     if (effort == TSC2_EFFORT_REUSE && same < n) {
-        c->value_form = prev_form;
         size_t written = reuse_form(out, bits, n, prev_bits, c, used);
         if (written) return written;
         *used = (tsc_codec2_decimal){0, 0, 0};
@@ -846,7 +854,7 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     int clear = !reusable || runner_up == SIZE_MAX || runner_up / 5 >= size[form] / 4;
     /* A close XOR runner-up is sized again beside the reused form (the challenger), instead of a search. */
     int xor_close = !clear && size[FORM_XOR] == runner_up;
-    *form_out = clear || xor_close ? (unsigned)form : TSC2_FORMS;
+    c->value_form = clear || xor_close ? (unsigned)form : TSC2_FORMS;
     c->challenger = xor_close ? FORM_XOR : TSC2_FORMS;
     switch (form) {
     case FORM_CONST:
@@ -859,11 +867,9 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     case FORM_DECIMAL:
         *used = pick ? hint : sampled;
         return write_decimal(out, d, bits, n, NULL, 0);
-    case FORM_XOR:
-        if (!stream_written) stream_bytes = xor_stream(stream, sizeof stream, bits, n, prev_bits);
-        return write_xor(out, stream, stream_bytes);
+    case FORM_XOR: return stream_written ? write_xor(out, stream, stream_bytes) : write_xor_of(out, bits, n, prev_bits);
     case FORM_SPLIT:
-        *split_left = split.left_bits;
+        c->split_left = split.left_bits;
         return write_split(out, &split, bits, n);
     default:
         out[0] = TSC2_RAW;
