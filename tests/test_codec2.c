@@ -983,6 +983,89 @@ Test(codec2, simd_goes_back_matches_scalar)
     cr_assert(backs > 5000 && backs < 15000, "%d", backs);
 }
 
+static int compare_u16(const void *a, const void *b)
+{
+    uint16_t x = *(const uint16_t *)a, y = *(const uint16_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A SPLIT group's top 16 bits, sorted: the counting sort and the AVX-512 network (where the CPU has it)
+ * against qsort, over every group length, with few or many distinct tops, one or several high bytes
+ * (signs and exponents), and 0xffff tops (the network's padding). */
+Test(codec2, simd_sorted_tops_match_scalar)
+{
+    uint64_t rng = 31, bits[TSC2_GROUP];
+    uint16_t expect[TSC2_GROUP], scalar[TSC2_GROUP + 1], simd[TSC2_GROUP + 1];
+    for (int round_no = 0; round_no < 20000; round_no++) {
+        size_t n = (size_t)round_no % (TSC2_GROUP + 1);
+        unsigned spread = 1 + (unsigned)(wl_rng(&rng) % 16); /* bits of variety in the tops */
+        uint64_t base = wl_rng(&rng);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t top = round_no % 7 == 0 ? 0xffffu : (base >> 48) ^ (wl_rng(&rng) & ((1u << spread) - 1));
+            bits[i] = top << 48 | (wl_rng(&rng) >> 16);
+            expect[i] = (uint16_t)top;
+        }
+        qsort(expect, n, sizeof expect[0], compare_u16);
+        scalar[n] = simd[n] = 0x1234; /* nothing written past n */
+        tsc_codec2_sorted_tops_scalar(bits, n, scalar);
+        cr_assert_arr_eq(scalar, expect, n * sizeof expect[0], "round %d", round_no);
+        cr_assert_eq(scalar[n], 0x1234);
+        if (!tsc_avx512_here()) continue;
+#ifdef TSC_HAVE_AVX2
+        tsc_codec2_sorted_tops_avx512(bits, n, simd);
+        cr_assert_arr_eq(simd, expect, n * sizeof expect[0], "round %d", round_no);
+        cr_assert_eq(simd[n], 0x1234);
+#endif
+    }
+}
+
+/* SPLIT's codes, rights and exceptions: the SWAR lookup and the AVX-512 compares against a plain scan of the
+ * dictionary, for every left width, dictionary size and group length, with misses at any share. */
+Test(codec2, simd_split_codes_match_scalar)
+{
+    uint64_t rng = 37, bits[TSC2_GROUP], dict[TSC2_SPLIT_DICT];
+    uint64_t codes[2][TSC2_GROUP], rights[2][TSC2_GROUP];
+    uint8_t at[2][TSC2_GROUP + 8];
+    size_t total_misses = 0;
+    for (int round_no = 0; round_no < 20000; round_no++) {
+        size_t n = (size_t)round_no % (TSC2_GROUP + 1);
+        unsigned left = 4 + 2 * (unsigned)(wl_rng(&rng) % 7), right_bits = 64 - left;
+        unsigned dict_size = 1 + (unsigned)(wl_rng(&rng) % TSC2_SPLIT_DICT), miss_in_16 = wl_rng(&rng) % 17;
+        for (unsigned d = 0; d < dict_size; d++) /* distinct entries (their low 3 bits), as plan_split's runs are */
+            dict[d] = ((wl_rng(&rng) >> (64 - left)) & ~(uint64_t)(TSC2_SPLIT_DICT - 1)) | d;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t part = wl_rng(&rng) % 16 < miss_in_16 ? wl_rng(&rng) >> (64 - left)
+                                                         : dict[wl_rng(&rng) % dict_size];
+            bits[i] = part << right_bits | (wl_rng(&rng) >> left);
+        }
+        size_t misses = 0;
+        for (int kernel = 0; kernel < 2; kernel++) {
+            size_t got;
+            if (kernel == 0) got = tsc_codec2_split_codes_scalar(bits, n, right_bits, dict, dict_size, codes[0],
+                                                                 rights[0], at[0]);
+#ifdef TSC_HAVE_AVX2
+            else if (tsc_avx512_here())
+                got = tsc_codec2_split_codes_avx512(bits, n, right_bits, dict, dict_size, codes[1], rights[1], at[1]);
+#endif
+            else break;
+            size_t x = 0;
+            for (size_t i = 0; i < n; i++) {
+                unsigned code = dict_size;
+                for (unsigned d = dict_size; d-- > 0;) code = dict[d] == bits[i] >> right_bits ? d : code;
+                cr_assert_eq(codes[kernel][i], code == dict_size ? 0 : code, "round %d kernel %d", round_no, kernel);
+                cr_assert_eq(rights[kernel][i], bits[i] & ((UINT64_C(1) << right_bits) - 1));
+                if (code < dict_size) continue;
+                cr_assert(x < got && at[kernel][x] == i, "round %d kernel %d", round_no, kernel);
+                x++;
+            }
+            cr_assert_eq(got, x, "round %d kernel %d", round_no, kernel);
+            misses = x;
+        }
+        total_misses += misses;
+    }
+    cr_assert(total_misses > 100000, "%zu", total_misses);
+}
+
 /* A group whose steps are all one (the appender's regular case) writes its timestamp block without
  * computing the deltas: the same bytes as the general path, for every step size, lead and group length. */
 Test(codec2, regular_timestamp_blocks_match_the_general_path)

@@ -496,46 +496,6 @@ typedef struct {
 } split_plan;
 
 /*
- * Byte counters (256 of them, summing to at most 255) to the position of each
- * one's first value: eight counters a word, whose prefix sums a multiplication
- * by 0x0101...01 gives (no byte carries into the next while sums stay below
- * 256), plus the words before.
- */
-static void first_positions(uint8_t counts[256])
-{
-    const uint64_t ones = UINT64_C(0x0101010101010101);
-    uint64_t before = 0;
-    for (unsigned w = 0; w < 256; w += 8) {
-        uint64_t word = tsc_load64_le(counts + w), inclusive = word * ones;
-        tsc_store64_le(counts + w, inclusive - word + before * ones);
-        before += inclusive >> 56;
-    }
-}
-
-/* The top 16 bits of every value, sorted: two 8-bit counting passes whose
- * histograms are taken in one read of the values, counts and positions in
- * bytes (a group has at most 128 values). */
-static void sorted_tops(const uint64_t *bits, size_t n, uint16_t *out)
-{
-    _Static_assert(TSC2_GROUP <= 255, "byte counters");
-    uint16_t tops[TSC2_GROUP], by_low[TSC2_GROUP];
-    uint8_t low_at[256] = {0}, high_at[256] = {0}; /* counts, then first positions */
-    for (size_t i = 0; i < n; i++) {
-        tops[i] = (uint16_t)(bits[i] >> 48);
-        low_at[tops[i] & 0xff]++;
-        high_at[tops[i] >> 8]++;
-    }
-    first_positions(low_at);
-    if (n && high_at[tops[0] >> 8] == n) { /* one high byte (one sign and exponent range): one pass sorts */
-        for (size_t i = 0; i < n; i++) out[low_at[tops[i] & 0xff]++] = tops[i];
-        return;
-    }
-    first_positions(high_at);
-    for (size_t i = 0; i < n; i++) by_low[low_at[tops[i] & 0xff]++] = tops[i];
-    for (size_t i = 0; i < n; i++) out[high_at[by_low[i] >> 8]++] = by_low[i];
-}
-
-/*
  * The (at most TSC2_SPLIT_DICT) runs with the largest counts, in the order
  * count descending, earlier run first among equal counts, in one pass: a run
  * enters only when it beats the last kept one.
@@ -599,7 +559,7 @@ static size_t to_runs(uint64_t *run_value, size_t *run_count, const uint64_t *va
 static void plan_split(split_plan *r, const uint64_t *bits, size_t n, unsigned widest, unsigned narrowest)
 {
     uint16_t tops[TSC2_GROUP];
-    sorted_tops(bits, n, tops);
+    tsc_codec2_sorted_tops(bits, n, tops);
     uint64_t run_value[TSC2_GROUP];
     size_t run_count[TSC2_GROUP];
     for (size_t i = 0; i < n; i++) run_value[i] = tops[i] >> (TSC2_SPLIT_MAX_LEFT - widest), run_count[i] = 1;
@@ -634,32 +594,8 @@ static size_t write_split(uint8_t *out, const split_plan *r, const uint64_t *bit
     *p++ = (uint8_t)r->dict_size;
     for (unsigned d = 0; d < r->dict_size; d++) p += tsc_put_uvarint(p, r->dict[d]);
     uint64_t codes[TSC2_GROUP], rights[TSC2_GROUP];
-    uint8_t exception_at[TSC2_GROUP];
-    size_t exceptions = 0;
-    /*
-     * The dictionary (left parts of at most 16 bits) as eight 16-bit lanes in two words: a value's code is
-     * its first equal lane, found without a branch or a scan (SWAR: a lane of left ^ entry is zero; the
-     * borrow trick can flag lanes above a zero one, never below, so the lowest flag is right).
-     */
-    _Static_assert(TSC2_SPLIT_MAX_LEFT <= 16 && TSC2_SPLIT_DICT == 8, "16-bit lanes, eight entries");
-    const uint64_t ones = UINT64_C(0x0001000100010001), highs = UINT64_C(0x8000800080008000);
-    uint64_t lanes[2] = {0, 0}, used[2] = {0, 0};
-    for (unsigned d = 0; d < r->dict_size; d++) {
-        lanes[d / 4] |= r->dict[d] << (16 * (d % 4));
-        used[d / 4] |= UINT64_C(0x8000) << (16 * (d % 4));
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint64_t left = bits[i] >> right_bits, spread = left * ones;
-        uint64_t x0 = spread ^ lanes[0], x1 = spread ^ lanes[1];
-        uint64_t hit0 = (x0 - ones) & ~x0 & highs & used[0], hit1 = (x1 - ones) & ~x1 & highs & used[1];
-        unsigned code = hit0 ? (unsigned)__builtin_ctzll(hit0) / 16
-                             : 4 + (unsigned)__builtin_ctzll(hit1 | UINT64_C(1) << 63) / 16;
-        unsigned missing = !(hit0 | hit1);
-        exception_at[exceptions] = (uint8_t)i;
-        exceptions += missing;
-        codes[i] = missing ? 0 : code;
-        rights[i] = bits[i] & ((UINT64_C(1) << right_bits) - 1);
-    }
+    uint8_t exception_at[TSC2_GROUP + 8];
+    size_t exceptions = tsc_codec2_split_codes(bits, n, right_bits, r->dict, r->dict_size, codes, rights, exception_at);
     unsigned code_width = tsc_codec2_width(r->dict_size - 1);
     tsc_codec2_pack(p, codes, n, code_width);
     p += tsc_codec2_packed_bytes(n, code_width);

@@ -291,6 +291,19 @@ int tsc_codec2_repeats_simd(const uint64_t *bits, size_t n, uint64_t prev, size_
 int tsc_codec2_goes_back(const int64_t *ts, size_t n, int64_t prev);
 int tsc_codec2_goes_back_scalar(const int64_t *ts, size_t n, int64_t prev);
 int tsc_codec2_goes_back_simd(const int64_t *ts, size_t n, int64_t prev, int *back);
+/* sorted_tops: the top 16 bits of bits[0, n), sorted ascending (n <= TSC2_GROUP) */
+void tsc_codec2_sorted_tops(const uint64_t *bits, size_t n, uint16_t *out);
+void tsc_codec2_sorted_tops_scalar(const uint64_t *bits, size_t n, uint16_t *out);
+void tsc_codec2_sorted_tops_avx512(const uint64_t *bits, size_t n, uint16_t *out); /* where tsc_avx512_here() */
+/* split_codes: SPLIT's fields of bits[0, n) for a dictionary of left parts (bits >> right_bits): codes[i] the
+ * index of the equal entry (0 when none), rights[i] the low right_bits, and the positions with no entry in
+ * exception_at (room for n + 8). @return how many those are */
+size_t tsc_codec2_split_codes(const uint64_t *bits, size_t n, unsigned right_bits, const uint64_t *dict,
+                              unsigned dict_size, uint64_t *codes, uint64_t *rights, uint8_t *exception_at);
+size_t tsc_codec2_split_codes_scalar(const uint64_t *bits, size_t n, unsigned right_bits, const uint64_t *dict,
+                                     unsigned dict_size, uint64_t *codes, uint64_t *rights, uint8_t *exception_at);
+size_t tsc_codec2_split_codes_avx512(const uint64_t *bits, size_t n, unsigned right_bits, const uint64_t *dict,
+                                     unsigned dict_size, uint64_t *codes, uint64_t *rights, uint8_t *exception_at);
 /* steps: out[i] = start + i * step (mod 2^64) */
 void tsc_codec2_steps(uint64_t start, uint64_t step, size_t n, uint64_t *out);
 void tsc_codec2_steps_scalar(uint64_t start, uint64_t step, size_t n, uint64_t *out);

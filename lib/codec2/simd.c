@@ -587,6 +587,105 @@ size_t tsc_codec2_repeats(const uint64_t *bits, size_t n, uint64_t prev)
     return tsc_codec2_repeats_simd(bits, n, prev, &repeats) ? repeats : tsc_codec2_repeats_scalar(bits, n, prev);
 }
 
+/* ------------------------------------------------------------------ SPLIT planning */
+
+/*
+ * Byte counters (256 of them, summing to at most 255) to the position of each
+ * one's first value: eight counters a word, whose prefix sums a multiplication
+ * by 0x0101...01 gives (no byte carries into the next while sums stay below
+ * 256), plus the words before.
+ */
+static void first_positions(uint8_t counts[256])
+{
+    const uint64_t ones = UINT64_C(0x0101010101010101);
+    uint64_t before = 0;
+    for (unsigned w = 0; w < 256; w += 8) {
+        uint64_t word = tsc_load64_le(counts + w), inclusive = word * ones;
+        tsc_store64_le(counts + w, inclusive - word + before * ones);
+        before += inclusive >> 56;
+    }
+}
+
+/* The top 16 bits of every value, sorted: two 8-bit counting passes whose
+ * histograms are taken in one read of the values, counts and positions in
+ * bytes (a group has at most 128 values). */
+void tsc_codec2_sorted_tops_scalar(const uint64_t *bits, size_t n, uint16_t *out)
+{
+    _Static_assert(TSC2_GROUP <= 255, "byte counters");
+    uint16_t tops[TSC2_GROUP], by_low[TSC2_GROUP];
+    uint8_t low_at[256] = {0}, high_at[256] = {0}; /* counts, then first positions */
+    unsigned first = n ? (unsigned)(bits[0] >> 48) : 0, highs_differ = 0;
+    for (size_t i = 0; i < n; i++) {
+        tops[i] = (uint16_t)(bits[i] >> 48);
+        low_at[tops[i] & 0xff]++;
+        highs_differ |= (tops[i] ^ first) >> 8;
+    }
+    first_positions(low_at);
+    if (!highs_differ) { /* one high byte (one sign and exponent range): one pass sorts */
+        for (size_t i = 0; i < n; i++) out[low_at[tops[i] & 0xff]++] = tops[i];
+        return;
+    }
+    /* Counted apart: mostly one counter, whose increments would form a chain through memory in the loop
+     * above (store to load, ~5 cycles each) for the common groups that need no second pass. */
+    for (size_t i = 0; i < n; i++) high_at[tops[i] >> 8]++;
+    first_positions(high_at);
+    for (size_t i = 0; i < n; i++) by_low[low_at[tops[i] & 0xff]++] = tops[i];
+    for (size_t i = 0; i < n; i++) out[high_at[by_low[i] >> 8]++] = by_low[i];
+}
+
+
+void tsc_codec2_sorted_tops(const uint64_t *bits, size_t n, uint16_t *out)
+{
+#ifdef TSC_HAVE_AVX2
+    if (tsc_avx512_here()) {
+        tsc_codec2_sorted_tops_avx512(bits, n, out);
+        return;
+    }
+#endif
+    tsc_codec2_sorted_tops_scalar(bits, n, out);
+}
+
+size_t tsc_codec2_split_codes_scalar(const uint64_t *bits, size_t n, unsigned right_bits, const uint64_t *dict,
+                                     unsigned dict_size, uint64_t *codes, uint64_t *rights, uint8_t *exception_at)
+{
+    /*
+     * The dictionary (left parts of at most 16 bits) as eight 16-bit lanes in two words: a value's code is
+     * its first equal lane, found without a branch or a scan (SWAR: a lane of left ^ entry is zero; the
+     * borrow trick can flag lanes above a zero one, never below, so the lowest flag is right).
+     */
+    _Static_assert(TSC2_SPLIT_MAX_LEFT <= 16 && TSC2_SPLIT_DICT == 8, "16-bit lanes, eight entries");
+    const uint64_t ones = UINT64_C(0x0001000100010001), highs = UINT64_C(0x8000800080008000);
+    uint64_t lanes[2] = {0, 0}, used[2] = {0, 0};
+    for (unsigned d = 0; d < dict_size; d++) {
+        lanes[d / 4] |= dict[d] << (16 * (d % 4));
+        used[d / 4] |= UINT64_C(0x8000) << (16 * (d % 4));
+    }
+    size_t exceptions = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t left = bits[i] >> right_bits, spread = left * ones;
+        uint64_t x0 = spread ^ lanes[0], x1 = spread ^ lanes[1];
+        uint64_t hit0 = (x0 - ones) & ~x0 & highs & used[0], hit1 = (x1 - ones) & ~x1 & highs & used[1];
+        unsigned code = hit0 ? (unsigned)__builtin_ctzll(hit0) / 16
+                             : 4 + (unsigned)__builtin_ctzll(hit1 | UINT64_C(1) << 63) / 16;
+        unsigned missing = !(hit0 | hit1);
+        exception_at[exceptions] = (uint8_t)i;
+        exceptions += missing;
+        codes[i] = missing ? 0 : code;
+        rights[i] = bits[i] & ((UINT64_C(1) << right_bits) - 1);
+    }
+    return exceptions;
+}
+
+size_t tsc_codec2_split_codes(const uint64_t *bits, size_t n, unsigned right_bits, const uint64_t *dict,
+                              unsigned dict_size, uint64_t *codes, uint64_t *rights, uint8_t *exception_at)
+{
+#ifdef TSC_HAVE_AVX2
+    if (tsc_avx512_here())
+        return tsc_codec2_split_codes_avx512(bits, n, right_bits, dict, dict_size, codes, rights, exception_at);
+#endif
+    return tsc_codec2_split_codes_scalar(bits, n, right_bits, dict, dict_size, codes, rights, exception_at);
+}
+
 /* ------------------------------------------------------------------ time going back */
 
 int tsc_codec2_goes_back_scalar(const int64_t *ts, size_t n, int64_t prev)

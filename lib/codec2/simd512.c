@@ -203,6 +203,111 @@ void tsc_codec2_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsi
     else decimals_avx512(src, avail, n, width, start, e, as_float, bits);
 }
 
+/* ------------------------------------------------------------------ SPLIT planning */
+
+/* Lanes (of 32 words) whose index has bit j set: the upper member of every pair j apart. */
+static inline uint32_t upper_lanes(unsigned j)
+{
+    return j == 1 ? 0xaaaaaaaau : j == 2 ? 0xccccccccu : j == 4 ? 0xf0f0f0f0u : j == 8 ? 0xff00ff00u : 0xffff0000u;
+}
+
+/* One bitonic step for pairs j < 32 apart, inside each register; pairs sort down where bit k of the index is set. */
+AVX512_INLINE void sort_within(__m512i a[4], __m512i lane, unsigned j, unsigned k)
+{
+    __m512i partner_at = _mm512_xor_si512(lane, _mm512_set1_epi16((short)j));
+    for (unsigned r = 0; r < 4; r++) {
+        uint32_t down = k < 32 ? upper_lanes(k) : ((32 * r) & k) ? UINT32_MAX : 0;
+        __m512i partner = _mm512_permutexvar_epi16(partner_at, a[r]);
+        a[r] = _mm512_mask_blend_epi16(_cvtu32_mask32(upper_lanes(j) ^ down), _mm512_min_epu16(a[r], partner),
+                                       _mm512_max_epu16(a[r], partner));
+    }
+}
+
+/* One bitonic step for pairs 32 or 64 apart: whole registers. */
+AVX512_INLINE void sort_across(__m512i a[4], unsigned j, unsigned k)
+{
+    unsigned apart = j / 32;
+    for (unsigned r = 0; r < 4; r++) {
+        if (r & apart) continue;
+        __m512i low = _mm512_min_epu16(a[r], a[r + apart]), high = _mm512_max_epu16(a[r], a[r + apart]);
+        int down = ((32 * r) & k) != 0;
+        a[r] = down ? high : low;
+        a[r + apart] = down ? low : high;
+    }
+}
+
+/* The top 16 bits of eight values at i (0xffff past n: sorted last, so the first n words are the values'). */
+AVX512_INLINE __m128i tops_of(const uint64_t *bits, size_t n, size_t i)
+{
+    __mmask8 inside = tail_lanes(i < n ? n - i : 0);
+    __m512i v = _mm512_mask_loadu_epi64(_mm512_set1_epi64(-1), inside, bits + (i < n ? i : 0));
+    return _mm512_cvtepi64_epi16(_mm512_srli_epi64(v, 48));
+}
+
+AVX512_INLINE __m512i tops_register(const uint64_t *bits, size_t n, size_t i)
+{
+    __m256i low = _mm256_inserti128_si256(_mm256_castsi128_si256(tops_of(bits, n, i)), tops_of(bits, n, i + 8), 1);
+    __m256i high = _mm256_inserti128_si256(_mm256_castsi128_si256(tops_of(bits, n, i + 16)),
+                                           tops_of(bits, n, i + 24), 1);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
+}
+
+/*
+ * sorted_tops with a bitonic network over 128 words in four registers (28 steps of a permute, a min, a max
+ * and a blend each): no data-dependent branch or memory chain, where the counting sort's increments of one
+ * counter wait on each other through memory.
+ */
+AVX512 void tsc_codec2_sorted_tops_avx512(const uint64_t *bits, size_t n, uint16_t *out)
+{
+    _Static_assert(TSC2_GROUP == 128, "four registers of 32 words");
+    static const uint16_t lanes[32] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
+                                       16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
+    const __m512i lane = _mm512_loadu_si512(lanes);
+    __m512i a[4];
+    for (unsigned r = 0; r < 4; r++) a[r] = tops_register(bits, n, 32 * r);
+    for (unsigned k = 2; k <= 128; k *= 2)
+        for (unsigned j = k / 2; j > 0; j /= 2) {
+            if (j >= 32) sort_across(a, j, k);
+            else sort_within(a, lane, j, k);
+        }
+    for (unsigned r = 0; r < 4; r++) {
+        size_t i = 32 * r, left = i < n ? n - i : 0;
+        __mmask32 store = _cvtu32_mask32(left >= 32 ? UINT32_MAX : (UINT32_C(1) << left) - 1);
+        _mm512_mask_storeu_epi16(out + (i < n ? i : 0), store, a[r]);
+    }
+}
+
+/* split_codes, eight values a step: a compare with each dictionary entry, and the missing lanes' positions
+ * compressed into exception_at (which has room for 8 past n). */
+AVX512 size_t tsc_codec2_split_codes_avx512(const uint64_t *bits, size_t n, unsigned right_bits,
+                                            const uint64_t *dict, unsigned dict_size, uint64_t *codes,
+                                            uint64_t *rights, uint8_t *exception_at)
+{
+    __m512i entry[TSC2_SPLIT_DICT];
+    for (unsigned d = 0; d < TSC2_SPLIT_DICT; d++) entry[d] = _mm512_set1_epi64(d < dict_size ? (int64_t)dict[d] : -1);
+    const __m512i right_mask = _mm512_set1_epi64((int64_t)((UINT64_C(1) << right_bits) - 1));
+    const __m128i shift = _mm_cvtsi32_si128((int)right_bits);
+    __m512i at = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    size_t exceptions = 0;
+    for (size_t i = 0; i < n; i += 8, at = _mm512_add_epi64(at, _mm512_set1_epi64(8))) {
+        __mmask8 inside = tail_lanes(n - i), hit = 0;
+        __m512i v = _mm512_maskz_loadu_epi64(inside, bits + i), left = _mm512_srl_epi64(v, shift);
+        __m512i code = _mm512_setzero_si512();
+        for (unsigned d = 0; d < TSC2_SPLIT_DICT; d++) {
+            __mmask8 equal = _mm512_cmpeq_epi64_mask(left, entry[d]);
+            code = _mm512_mask_mov_epi64(code, equal, _mm512_set1_epi64(d));
+            hit |= equal;
+        }
+        _mm512_mask_storeu_epi64(codes + i, inside, code);
+        _mm512_mask_storeu_epi64(rights + i, inside, _mm512_and_si512(v, right_mask));
+        __mmask8 missing = (__mmask8)(inside & ~hit);
+        _mm_storel_epi64((__m128i *)(void *)(exception_at + exceptions),
+                         _mm512_cvtepi64_epi8(_mm512_maskz_compress_epi64(missing, at)));
+        exceptions += (size_t)__builtin_popcount(missing);
+    }
+    return exceptions;
+}
+
 #else
 typedef int tsc_codec2_no_avx512; /* ISO C wants a declaration in every translation unit */
 #endif
