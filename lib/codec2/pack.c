@@ -37,15 +37,55 @@ static size_t pack_eights(uint8_t *restrict dst, const uint64_t *restrict fields
     return i;
 }
 
+/* A run of fields packed through one 64-bit accumulator (stores of whole words). */
+typedef struct {
+    uint8_t *at;
+    uint64_t acc;
+    unsigned filled;
+} pack_run;
+
+TSC_INLINE void pack_field(pack_run *r, uint64_t field, unsigned width)
+{
+    r->acc |= field << r->filled;
+    unsigned total = r->filled + width;
+    if (total >= 64) {
+        tsc_store64_le(r->at, r->acc);
+        r->at += 8;
+        r->acc = r->filled ? field >> (64 - r->filled) : 0;
+        total -= 64;
+    }
+    r->filled = total;
+}
+
+/*
+ * Fields wider than 16 bits as four runs of q fields (q a multiple of 8, so each run starts and ends on a
+ * byte) packed side by side: four accumulator chains instead of one, which waits on itself (~3 cycles a
+ * field). @return fields packed.
+ */
+static size_t pack_fours(uint8_t *restrict dst, const uint64_t *restrict fields, size_t n, unsigned width)
+{
+    size_t q = n / 32 * 8, run_bytes = q * width / 8;
+    pack_run r0 = {dst, 0, 0}, r1 = {dst + run_bytes, 0, 0}, r2 = {dst + 2 * run_bytes, 0, 0};
+    pack_run r3 = {dst + 3 * run_bytes, 0, 0};
+    for (size_t i = 0; i < q; i++) {
+        pack_field(&r0, fields[i], width);
+        pack_field(&r1, fields[q + i], width);
+        pack_field(&r2, fields[2 * q + i], width);
+        pack_field(&r3, fields[3 * q + i], width);
+    }
+    pack_run *runs[4] = {&r0, &r1, &r2, &r3};
+    for (unsigned k = 0; k < 4; k++) /* each run ends on a byte: whole bytes are left */
+        for (unsigned b = 0; b < runs[k]->filled; b += 8) *runs[k]->at++ = (uint8_t)(runs[k]->acc >> b);
+    return 4 * q;
+}
+
 void tsc_codec2_pack(uint8_t *restrict dst, const uint64_t *restrict fields, size_t n, unsigned width)
 {
     if (width == 0) return;
-    if (width <= 16) {
-        size_t done = pack_eights(dst, fields, n, width);
-        dst += done / 8 * width;
-        fields += done;
-        n -= done;
-    }
+    size_t done = width <= 16 ? pack_eights(dst, fields, n, width) : pack_fours(dst, fields, n, width);
+    dst += done / 8 * width;
+    fields += done;
+    n -= done;
     uint64_t acc = 0;
     unsigned filled = 0;
     for (size_t i = 0; i < n; i++) {

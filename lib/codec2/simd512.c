@@ -212,14 +212,25 @@ static inline uint32_t upper_lanes(unsigned j)
 }
 
 /* One bitonic step for pairs j < 32 apart, inside each register; pairs sort down where bit k of the index is set. */
-AVX512_INLINE void sort_within(__m512i a[4], __m512i lane, unsigned j, unsigned k)
+/* Word i ^ j of x, for j = 1..16: a rotate or a fixed shuffle (latency 1-3), not a general permute. */
+AVX512_INLINE __m512i partners(__m512i x, unsigned j)
 {
-    __m512i partner_at = _mm512_xor_si512(lane, _mm512_set1_epi16((short)j));
+    switch (j) {
+    case 1: return _mm512_rol_epi32(x, 16);
+    case 2: return _mm512_shuffle_epi32(x, _MM_PERM_CDAB);
+    case 4: return _mm512_shuffle_epi32(x, _MM_PERM_BADC);
+    case 8: return _mm512_shuffle_i64x2(x, x, _MM_SHUFFLE(2, 3, 0, 1));
+    default: return _mm512_shuffle_i64x2(x, x, _MM_SHUFFLE(1, 0, 3, 2));
+    }
+}
+
+AVX512_INLINE void sort_within(__m512i a[4], unsigned j, unsigned k)
+{
     for (unsigned r = 0; r < 4; r++) {
         uint32_t down = k < 32 ? upper_lanes(k) : ((32 * r) & k) ? UINT32_MAX : 0;
-        __m512i partner = _mm512_permutexvar_epi16(partner_at, a[r]);
-        a[r] = _mm512_mask_blend_epi16(_cvtu32_mask32(upper_lanes(j) ^ down), _mm512_min_epu16(a[r], partner),
-                                       _mm512_max_epu16(a[r], partner));
+        __m512i partner = partners(a[r], j);
+        a[r] = _mm512_mask_max_epu16(_mm512_min_epu16(a[r], partner), _cvtu32_mask32(upper_lanes(j) ^ down), a[r],
+                                     partner);
     }
 }
 
@@ -253,23 +264,29 @@ AVX512_INLINE __m512i tops_register(const uint64_t *bits, size_t n, size_t i)
 }
 
 /*
- * sorted_tops with a bitonic network over 128 words in four registers (28 steps of a permute, a min, a max
- * and a blend each): no data-dependent branch or memory chain, where the counting sort's increments of one
+ * sorted_tops with a bitonic network over 128 words in four registers (28 steps of a shuffle, a min and a
+ * masked max each): no data-dependent branch or memory chain, where the counting sort's increments of one
  * counter wait on each other through memory.
  */
 AVX512 void tsc_codec2_sorted_tops_avx512(const uint64_t *bits, size_t n, uint16_t *out)
 {
     _Static_assert(TSC2_GROUP == 128, "four registers of 32 words");
-    static const uint16_t lanes[32] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
-                                       16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
-    const __m512i lane = _mm512_loadu_si512(lanes);
     __m512i a[4];
     for (unsigned r = 0; r < 4; r++) a[r] = tops_register(bits, n, 32 * r);
-    for (unsigned k = 2; k <= 128; k *= 2)
-        for (unsigned j = k / 2; j > 0; j /= 2) {
-            if (j >= 32) sort_across(a, j, k);
-            else sort_within(a, lane, j, k);
-        }
+    /* Written out (k = 2, 4, ... 128; j = k / 2 down to 1) so that every mask and index is a constant and the
+     * four registers stay registers. */
+    sort_within(a, 1, 2);
+    sort_within(a, 2, 4), sort_within(a, 1, 4);
+    sort_within(a, 4, 8), sort_within(a, 2, 8), sort_within(a, 1, 8);
+    sort_within(a, 8, 16), sort_within(a, 4, 16), sort_within(a, 2, 16);
+    sort_within(a, 1, 16);
+    sort_within(a, 16, 32), sort_within(a, 8, 32), sort_within(a, 4, 32);
+    sort_within(a, 2, 32), sort_within(a, 1, 32);
+    sort_across(a, 32, 64), sort_within(a, 16, 64), sort_within(a, 8, 64);
+    sort_within(a, 4, 64), sort_within(a, 2, 64), sort_within(a, 1, 64);
+    sort_across(a, 64, 128), sort_across(a, 32, 128), sort_within(a, 16, 128);
+    sort_within(a, 8, 128), sort_within(a, 4, 128), sort_within(a, 2, 128);
+    sort_within(a, 1, 128);
     for (unsigned r = 0; r < 4; r++) {
         size_t i = 32 * r, left = i < n ? n - i : 0;
         __mmask32 store = _cvtu32_mask32(left >= 32 ? UINT32_MAX : (UINT32_C(1) << left) - 1);
