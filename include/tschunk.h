@@ -305,6 +305,7 @@ TSCHUNK_API size_t tschunk_encode(void *dst, size_t capacity, const int64_t *ts,
  * ---------------------------------------------------------------------- */
 #define TSCHUNK_FLAG_TS_CONST 0x01u  /* every delta equals the first: no timestamp stream */
 #define TSCHUNK_FLAG_VAL_CONST 0x02u /* every value equals the first: no value stream */
+#define TSCHUNK_FLAG_VAL_SHORT 0x04u /* codec 2, with VAL_CONST: that value's low zero bytes are not stored */
 
 typedef struct {
     uint32_t version;       /* format version of the chunk */

@@ -573,8 +573,9 @@ Test(codec2, constant_timestamps_and_values_move_to_the_header)
     size_t size = encode_range_codec(&s, 0, 1000, TSC2, &chunk);
     tschunk_chunk_info info;
     cr_assert_eq(tschunk_chunk_info_get(chunk, size, &info), 0);
-    cr_assert_eq(info.flags, TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST);
-    cr_assert_lt(size, 24, "%zu bytes", size);
+    cr_assert_eq(info.flags, TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST | TSCHUNK_FLAG_VAL_SHORT);
+    cr_assert_eq(info.first_bits, wl_bits(1.0));
+    cr_assert_lt(size, 16, "%zu bytes", size); /* 1.0 is 3 bytes: 6 low zero bytes, then f0 3f */
     check_chunk(chunk, size, &s, 0, 1000);
     free(chunk);
     /* Only the timestamps regular; then only the values constant. */
@@ -588,7 +589,7 @@ Test(codec2, constant_timestamps_and_values_move_to_the_header)
     wl_synthetic(&s, WL_CONST_JITTER, 1000, 1);
     size = encode_range_codec(&s, 0, 1000, TSC2, &chunk);
     cr_assert_eq(tschunk_chunk_info_get(chunk, size, &info), 0);
-    cr_assert_eq(info.flags, TSCHUNK_FLAG_VAL_CONST);
+    cr_assert_eq(info.flags, TSCHUNK_FLAG_VAL_CONST | TSCHUNK_FLAG_VAL_SHORT);
     check_chunk(chunk, size, &s, 0, 1000);
     free(chunk);
     wl_free(&s);
@@ -609,8 +610,70 @@ Test(codec2, header_flags_are_checked)
     /* Flags on a one-sample chunk, and an unknown flag. */
     const unsigned char one[] = {0xc1, 0x22, 0x01, 0, 0, 0, 0, 0, 0, 0, 0};
     cr_assert_eq(tschunk_get_error_code(tschunk_validate(one, sizeof one)), TSCHUNK_ERROR_CORRUPT);
-    const unsigned char unknown[] = {0xc1, 0x42, 0x00};
+    const unsigned char unknown[] = {0xc1, 0x82, 0x00}, codec1_short[] = {0xc1, 0x41, 0x00};
     cr_assert_eq(tschunk_get_error_code(tschunk_validate(unknown, sizeof unknown)), TSCHUNK_ERROR_RESERVED_BITS);
+    cr_assert_eq(tschunk_get_error_code(tschunk_validate(codec1_short, sizeof codec1_short)),
+                 TSCHUNK_ERROR_RESERVED_BITS);
+}
+
+/*
+ * A constant value is written short (VAL_SHORT) when the uvarint of its bits reversed takes under 8 bytes
+ * (its low 15 bits zero): every such value round-trips, the header holds 1-7 bytes for it (8 otherwise), and
+ * the short form is checked: a longer uvarint (8 bytes or more, or a trailing zero group), VAL_SHORT without
+ * VAL_CONST and truncation are errors.
+ */
+Test(codec2, constant_values_are_written_short)
+{
+    const uint64_t values[] = {0, UINT64_C(0x3ff0000000000000), UINT64_C(0x8000000000000000), UINT64_C(0x7ff8000000000001),
+                               UINT64_C(0x4059000000000000), UINT64_C(0x412e848000000000), UINT64_C(0x3fb999999999999a),
+                               UINT64_C(0x0000000000008000), UINT64_C(0x0000000000004000), UINT64_C(0xfff0000000000000),
+                               UINT64_C(0x7ff0000000000000), UINT64_C(0x0000000000000001)};
+    uint64_t rng = 41;
+    for (size_t v = 0; v < sizeof values / sizeof values[0] + 200; v++) {
+        uint64_t bits = v < sizeof values / sizeof values[0] ? values[v] : wl_rng(&rng) << (wl_rng(&rng) % 64);
+        unsigned significant = bits ? 64 - (unsigned)__builtin_ctzll(bits) : 0; /* bits 63 down to the last 1 */
+        size_t varint = significant ? (significant + 6) / 7 : 1, value_bytes = varint < 8 ? varint : 8;
+        int64_t ts[300];
+        uint64_t vb[300];
+        for (size_t i = 0; i < 300; i++) ts[i] = 1000 + 15 * (int64_t)i, vb[i] = bits;
+        unsigned char chunk[8192]; /* the open group is kept raw, 16 bytes a sample */
+        tschunk_encoder enc;
+        tschunk_encoder_options o = {TSCHUNK_CODEC_TSC2, 0, 0, 0};
+        cr_assert_eq(tschunk_encoder_init(&enc, chunk, sizeof chunk, &o), 0);
+        cr_assert_eq(tschunk_append_many(&enc, ts, (const double *)(const void *)vb, 300, NULL), 0);
+        size_t size = tschunk_encoder_finish(&enc);
+        tschunk_chunk_info info;
+        cr_assert_eq(tschunk_chunk_info_get(chunk, size, &info), 0);
+        unsigned want_flags = TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST | (varint < 8 ? TSCHUNK_FLAG_VAL_SHORT : 0);
+        cr_assert_eq(info.flags, want_flags, "value %016" PRIx64, bits);
+        cr_assert_eq(info.first_bits, bits);
+        cr_assert_eq(size, 7 + value_bytes, "value %016" PRIx64 ": %zu bytes", bits, size); /* c1, flags, count (2),
+                                                                                              ts0 (2), delta (1) */
+        int64_t got_ts[300];
+        uint64_t got[300];
+        cr_assert_eq(tschunk_decode(chunk, size, got_ts, (double *)(void *)got, 300), 300);
+        cr_assert(memcmp(got, vb, sizeof got) == 0 && memcmp(got_ts, ts, sizeof ts) == 0);
+        if (varint >= 8) continue;
+        for (size_t cut = 0; cut < size; cut++)
+            cr_assert(tschunk_is_error(tschunk_validate(chunk, cut)), "cut at %zu", cut);
+        unsigned char bad[32];
+        memcpy(bad, chunk, size);
+        bad[1] = 0x52; /* VAL_SHORT and TS_CONST without VAL_CONST */
+        cr_assert_eq(tschunk_get_error_code(tschunk_validate(bad, size)), TSCHUNK_ERROR_CORRUPT);
+        /* The same uvarint padded with continuation bytes and a zero group, up to 10 bytes: never valid. */
+        for (size_t longer = varint + 1; longer <= 10; longer++) {
+            memcpy(bad, chunk, 7);
+            for (size_t b = 0; b < longer; b++) bad[7 + b] = (uint8_t)(b < varint ? chunk[7 + b] | 0x80 : 0x80);
+            bad[7 + longer - 1] = 0;
+            cr_assert(tschunk_is_error(tschunk_validate(bad, 7 + longer)), "value %016" PRIx64 " in %zu bytes", bits,
+                      longer);
+        }
+    }
+    /* A canonical uvarint of 8 bytes (a value the encoder writes in full) is refused in the short form. */
+    const unsigned char eight[] = {0xc1, 0x72, 0x02, 0x00, 0x01, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01};
+    cr_assert_eq(tschunk_get_error_code(tschunk_validate(eight, sizeof eight)), TSCHUNK_ERROR_CORRUPT);
+    const unsigned char seven[] = {0xc1, 0x72, 0x02, 0x00, 0x01, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01};
+    cr_assert_eq(tschunk_validate(seven, sizeof seven), 0);
 }
 
 /* Count the groups of each value form in a chunk (modes 0x00 RAW, 0x04 CONST, 0x10 SPLIT; kinds 1-3). */

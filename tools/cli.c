@@ -214,7 +214,11 @@ int chunk_stats(stats *st, int format, const unsigned char *chunk, size_t size, 
         /* Codec 1 keeps the first value in its header; codec 2 keeps everything in its groups. */
         st->ts_bits += (uint64_t)(info.ts_header_bytes + info.ts_bytes) * 8;
         int first_value_in_header = info.codec == TSCHUNK_CODEC_GORILLA || (info.flags & TSCHUNK_FLAG_VAL_CONST);
-        st->value_bits += (uint64_t)(n && first_value_in_header ? 8 : 0) * 8 + (uint64_t)info.value_bytes * 8;
+        unsigned header_value_bytes = 8; /* VAL_SHORT: the bits reversed as a uvarint, 7 bits a byte */
+        if (info.flags & TSCHUNK_FLAG_VAL_SHORT)
+            header_value_bytes = info.first_bits ? (70 - (unsigned)__builtin_ctzll(info.first_bits)) / 7 : 1;
+        st->value_bits += (uint64_t)(n && first_value_in_header ? header_value_bytes : 0) * 8 +
+                          (uint64_t)info.value_bytes * 8;
         byte_count c = {0, 0};
         int rc = encode_chunks(FORMAT_PROM, 0, chunk_ts, chunk_bits, n, whole, 0, NULL, count_bytes, &c, NULL);
         st->prom_bytes += c.bytes;

@@ -303,10 +303,13 @@ size_t tsc_codec2_append(tschunk_encoder *enc, int64_t ts, uint64_t bits)
     return 0;
 }
 
-/* The header: magic and version, flags and codec, count, then what the flags carry. */
+/* The header: magic and version, flags and codec, count, then what the flags carry. A constant value whose
+ * low 15 bits are zero (1.0 and 0: 2 and 1 bytes; 0.5, 100, 1e6: 2-4) is written short (VAL_SHORT). */
 static size_t write_header(const tschunk_encoder *enc, unsigned flags, uint8_t *out)
 {
     size_t h = 0;
+    uint64_t reversed = tsc_codec2_reverse64(enc->first_bits);
+    if ((flags & TSCHUNK_FLAG_VAL_CONST) && tsc_uvarint_len(reversed) < 8) flags |= TSCHUNK_FLAG_VAL_SHORT;
     out[h++] = (uint8_t)(TSC_MAGIC_NIBBLE << 4 | TSC_FORMAT_VERSION);
     out[h++] = (uint8_t)(flags << 4 | TSCHUNK_CODEC_TSC2);
     h += tsc_put_uvarint(out + h, enc->count);
@@ -314,7 +317,8 @@ static size_t write_header(const tschunk_encoder *enc, unsigned flags, uint8_t *
         h += tsc_put_uvarint(out + h, tsc_zigzag(enc->first_ts));
         h += tsc_put_uvarint(out + h, enc->first_delta);
     }
-    if (flags & TSCHUNK_FLAG_VAL_CONST) {
+    if (flags & TSCHUNK_FLAG_VAL_SHORT) h += tsc_put_uvarint(out + h, reversed);
+    else if (flags & TSCHUNK_FLAG_VAL_CONST) {
         tsc_store64_le(out + h, enc->first_bits);
         h += 8;
     }

@@ -440,11 +440,31 @@ size_t tsc_codec2_decode_chunk(const uint8_t *src, size_t size, const tschunk_ch
     return info->count;
 }
 
+/* VAL_CONST's value: 8 bytes, or with VAL_SHORT the uvarint of its bits reversed, shorter than 8 bytes (one
+ * way to write each value). */
+static size_t parse_constant_value(const uint8_t *src, size_t size, size_t *pos, tschunk_chunk_info *info)
+{
+    if (info->flags & TSCHUNK_FLAG_VAL_SHORT) {
+        uint64_t reversed;
+        size_t start = *pos, err = tsc_take_uvarint(src, size, pos, &reversed);
+        if (err) return err;
+        if (*pos - start >= 8) return TSC_ERROR(CORRUPT);
+        info->first_bits = tsc_codec2_reverse64(reversed);
+        return 0;
+    }
+    if (size - *pos < 8) return TSC_ERROR(TRUNCATED);
+    info->first_bits = tsc_load64_le(src + *pos);
+    *pos += 8;
+    return 0;
+}
+
 /* The TS_CONST and VAL_CONST fields of the header. */
 static size_t parse_frame(const uint8_t *src, size_t size, size_t *pos, tschunk_chunk_info *info)
 {
-    if (info->flags & ~(unsigned)(TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST)) return TSC_ERROR(RESERVED_BITS);
+    const unsigned known = TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST | TSCHUNK_FLAG_VAL_SHORT;
+    if (info->flags & ~known) return TSC_ERROR(RESERVED_BITS);
     if (info->flags && info->count < 2) return TSC_ERROR(CORRUPT);
+    if ((info->flags & TSCHUNK_FLAG_VAL_SHORT) && !(info->flags & TSCHUNK_FLAG_VAL_CONST)) return TSC_ERROR(CORRUPT);
     size_t err, start = *pos;
     if (info->flags & TSCHUNK_FLAG_TS_CONST) {
         uint64_t zz;
@@ -456,12 +476,7 @@ static size_t parse_frame(const uint8_t *src, size_t size, size_t *pos, tschunk_
         if (info->first_delta && (info->count - 1) > room / info->first_delta) return TSC_ERROR(CORRUPT);
         info->ts_header_bytes = *pos - start;
     }
-    if (info->flags & TSCHUNK_FLAG_VAL_CONST) {
-        if (size - *pos < 8) return TSC_ERROR(TRUNCATED);
-        info->first_bits = tsc_load64_le(src + *pos);
-        *pos += 8;
-    }
-    return 0;
+    return info->flags & TSCHUNK_FLAG_VAL_CONST ? parse_constant_value(src, size, pos, info) : 0;
 }
 
 size_t tsc_codec2_parse_chunk(const uint8_t *src, size_t size, size_t *pos, tschunk_chunk_info *info, int walk)

@@ -4,7 +4,8 @@
  *   TS_CONST (count >= 2 only): zigzag uvarint ts[0], uvarint delta; every
  *            ts[i] = ts[0] + i * delta, and groups have no timestamp block
  *   VAL_CONST (count >= 2 only): 8 bytes, every value's bits; groups have no
- *            value block
+ *            value block. With VAL_SHORT (0.13.0): instead, the uvarint of
+ *            those bits reversed (bit 63 first), under 8 bytes long
  * then ceil(count / 128) groups; every group holds 128 samples but the last,
  * which holds the rest. README "Codec 2" specifies the bytes; this header
  * names the numbers and declares the group coder.
@@ -101,6 +102,15 @@ enum { TSC2_PLAIN = 0, TSC2_MASKED = 1, TSC2_DECIMAL = 2, TSC2_XOR = 3 }; /* mod
 TSC_INLINE size_t tsc_codec2_group_bound(size_t n)
 {
     return 10 + 1 + 8 * n + (n >= 2 ? 11 + 8 * (n - 1) : 0);
+}
+
+/* Bit i to bit 63 - i: a value's sign, exponent and high mantissa bits become the low bits of a small number. */
+TSC_INLINE uint64_t tsc_codec2_reverse64(uint64_t x)
+{
+    x = (x >> 1 & UINT64_C(0x5555555555555555)) | (x & UINT64_C(0x5555555555555555)) << 1;
+    x = (x >> 2 & UINT64_C(0x3333333333333333)) | (x & UINT64_C(0x3333333333333333)) << 2;
+    x = (x >> 4 & UINT64_C(0x0f0f0f0f0f0f0f0f)) | (x & UINT64_C(0x0f0f0f0f0f0f0f0f)) << 4;
+    return __builtin_bswap64(x);
 }
 
 TSC_INLINE size_t tsc_codec2_packed_bytes(size_t fields, unsigned width) { return (fields * width + 7) / 8; }
