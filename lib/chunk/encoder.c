@@ -264,14 +264,16 @@ static size_t append_checked(tschunk_encoder *enc, int64_t ts, uint64_t bits)
 __attribute__((noinline)) static size_t append_grouped(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
     if (TSC_UNLIKELY(enc->safe_left == 0 || ts < enc->prev_ts)) return append_checked(enc, ts, bits);
-    uint8_t *slot = enc->dst + TSCHUNK_HEADER_MAX + enc->group_end + 16 * (size_t)enc->pending;
+    uint32_t pending = enc->pending; /* read once: the slot's byte stores may alias the encoder */
+    uint8_t *slot = enc->dst + TSCHUNK_HEADER_MAX + enc->group_end + 16 * (size_t)pending;
     tsc_store64_le(slot, (uint64_t)ts);
     tsc_store64_le(slot + 8, bits);
     enc->prev_ts = ts;
     enc->prev_bits = bits;
     enc->count++;
     enc->safe_left--;
-    if (TSC_UNLIKELY(++enc->pending == TSCHUNK_GROUP_SAMPLES)) tsc_codec2_flush(enc); /* summary included */
+    enc->pending = ++pending;
+    if (TSC_UNLIKELY(pending == TSCHUNK_GROUP_SAMPLES)) tsc_codec2_flush(enc); /* summary included */
     return 0;
 }
 
