@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 12
+#define TSCHUNK_VERSION_MINOR 13
 #define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
@@ -190,6 +190,7 @@ typedef struct {
     uint8_t last_ts_width;       /* the last group's timestamp field width, the next one's first try */
     uint8_t last_split_left;     /* the last SPLIT group's left width, the one a reused SPLIT plans */
     uint8_t last_challenger;     /* the form that came close to last_form (XOR), tried beside it */
+    uint8_t ts_scaled;           /* the chunk's timestamp blocks carry a scale (decided at its first group) */
     int64_t flushed_ts;          /* last sample of the last finished group */
     uint64_t flushed_bits;
     tschunk_group_bound bound;   /* kept only when max_bytes is set */
@@ -306,6 +307,7 @@ TSCHUNK_API size_t tschunk_encode(void *dst, size_t capacity, const int64_t *ts,
 #define TSCHUNK_FLAG_TS_CONST 0x01u  /* every delta equals the first: no timestamp stream */
 #define TSCHUNK_FLAG_VAL_CONST 0x02u /* every value equals the first: no value stream */
 #define TSCHUNK_FLAG_VAL_SHORT 0x04u /* codec 2, with VAL_CONST: that value's low zero bytes are not stored */
+#define TSCHUNK_FLAG_TS_SCALED 0x08u /* codec 2: timestamp fields are stored divided by a per-group scale */
 
 typedef struct {
     uint32_t version;       /* format version of the chunk */

@@ -610,9 +610,13 @@ Test(codec2, header_flags_are_checked)
     /* Flags on a one-sample chunk, and an unknown flag. */
     const unsigned char one[] = {0xc1, 0x22, 0x01, 0, 0, 0, 0, 0, 0, 0, 0};
     cr_assert_eq(tschunk_get_error_code(tschunk_validate(one, sizeof one)), TSCHUNK_ERROR_CORRUPT);
-    const unsigned char unknown[] = {0xc1, 0x82, 0x00}, codec1_short[] = {0xc1, 0x41, 0x00};
-    cr_assert_eq(tschunk_get_error_code(tschunk_validate(unknown, sizeof unknown)), TSCHUNK_ERROR_RESERVED_BITS);
+    /* Codec 2 knows all four flag bits (none on an empty chunk); codec 1 only the low two. */
+    const unsigned char scaled_empty[] = {0xc1, 0x82, 0x00}, codec1_short[] = {0xc1, 0x41, 0x00};
+    const unsigned char codec1_scaled[] = {0xc1, 0x81, 0x00};
+    cr_assert_eq(tschunk_get_error_code(tschunk_validate(scaled_empty, sizeof scaled_empty)), TSCHUNK_ERROR_CORRUPT);
     cr_assert_eq(tschunk_get_error_code(tschunk_validate(codec1_short, sizeof codec1_short)),
+                 TSCHUNK_ERROR_RESERVED_BITS);
+    cr_assert_eq(tschunk_get_error_code(tschunk_validate(codec1_scaled, sizeof codec1_scaled)),
                  TSCHUNK_ERROR_RESERVED_BITS);
 }
 
@@ -779,6 +783,90 @@ Test(codec2, timestamp_gaps_are_patched)
     cr_assert_lt((double)info.ts_bytes * 8 / (double)s.n, 1.0, "%zu timestamp bytes", info.ts_bytes);
     free(chunk);
     wl_free(&s);
+}
+
+/*
+ * TS_SCALED: when the first group's steps share a divisor (seconds or minutes in milliseconds), every timestamp
+ * block carries a scale and stores its fields divided by it. Timestamps of every kind of divisor round-trip
+ * (powers of two, odd, huge, a divisor that later groups lose, jitter in whole seconds on a grid, equal
+ * timestamps, the int64 ends); irregular minutes cost a few bits a timestamp; the flag is set exactly when the
+ * first group's steps share a divisor, never under max_bytes nor with TS_CONST; truncation is an error.
+ */
+Test(codec2, scaled_timestamps_round_trip_and_shrink)
+{
+    const int64_t divisors[] = {2, 1000, 60000, 3, 7919, INT64_C(1) << 40, INT64_C(3) << 41};
+    uint64_t rng = 43;
+    int scaled_chunks = 0;
+    wl_series s;
+    wl_alloc(&s, 1000, "scaled");
+    for (int round_no = 0; round_no < 700; round_no++) {
+        int64_t d = divisors[round_no % 7];
+        int shape = round_no / 7 % 5, lose_it = round_no % 3 == 0;
+        uint64_t span = d >= INT64_C(1) << 40 ? 3 : 1000;
+        int64_t t = shape == 4 ? INT64_MIN + d : (int64_t)(wl_rng(&rng) >> 12);
+        for (size_t i = 0; i < s.n; i++) {
+            int64_t step = shape == 0 ? d * (int64_t)(1 + wl_rng(&rng) % span)   /* irregular multiples */
+                           : shape == 1 ? d * (int64_t)(wl_rng(&rng) % 3)         /* equal timestamps too */
+                           : shape == 2 ? d * (int64_t)(wl_rng(&rng) % 50 == 0 ? 10 : 1) /* gaps */
+                                        : d * (int64_t)(1 + wl_rng(&rng) % 2);
+            if (shape == 3 && i) step = d * 60 * (int64_t)i + d * (int64_t)(wl_rng(&rng) % 5) - (t - s.ts[0]);
+            if (shape == 3 && i == 0) step = 0;
+            if (shape == 3 && step < 0) step = 0;                                  /* a grid, jittered in d */
+            if (lose_it && i >= 300 && i % 7 == 0) step += 1;                      /* later groups: no divisor */
+            if (shape == 4 && (uint64_t)t + (uint64_t)step > (uint64_t)INT64_MAX - (uint64_t)d) step = 0;
+            t += step;
+            s.ts[i] = t;
+            s.bits[i] = wl_bits((double)(i % 13));
+        }
+        unsigned char *chunk;
+        size_t size = encode_range_codec(&s, 0, s.n, TSC2, &chunk);
+        check_chunk(chunk, size, &s, 0, s.n);
+        tschunk_chunk_info info;
+        cr_assert_eq(tschunk_chunk_info_get(chunk, size, &info), 0);
+        if (info.flags & TSCHUNK_FLAG_TS_SCALED) {
+            cr_assert(!(info.flags & TSCHUNK_FLAG_TS_CONST) && tsc_codec2_scaled_chunk(s.ts, 128), "round %d", round_no);
+            scaled_chunks++;
+        }
+        if (shape == 0 && d == 60000 && !lose_it) { /* 1..1000 minutes: 10 bits, not 36 */
+            cr_assert(info.flags & TSCHUNK_FLAG_TS_SCALED, "round %d", round_no);
+            cr_assert_lt((double)info.ts_bytes * 8 / (double)s.n, 11.0, "round %d: %zu bytes", round_no, info.ts_bytes);
+        }
+        if (round_no % 50 == 0)
+            for (size_t cut = 0; cut < size; cut++) cr_assert(tschunk_is_error(tschunk_validate(chunk, cut)));
+        free(chunk);
+    }
+    cr_assert_gt(scaled_chunks, 300, "%d of 700", scaled_chunks);
+    /* A chunk whose first group shares a divisor but that no scale pays for drops its scale bytes at finish:
+     * regular seconds with one gap, which a patch stores better than a scaled field. */
+    for (size_t i = 0; i < s.n; i++) s.ts[i] = 1000 * (int64_t)i + (i >= 500 ? 61000 : 0);
+    unsigned char *chunk;
+    size_t gap_size = encode_range_codec(&s, 0, s.n, TSC2, &chunk);
+    check_chunk(chunk, gap_size, &s, 0, s.n);
+    tschunk_chunk_info gap_info;
+    cr_assert_eq(tschunk_chunk_info_get(chunk, gap_size, &gap_info), 0);
+    cr_assert_eq(gap_info.flags & TSCHUNK_FLAG_TS_SCALED, 0);
+    cr_assert_lt(gap_info.ts_bytes, 44, "%zu bytes", gap_info.ts_bytes); /* 38: 8 blocks and a patch, no scales */
+    free(chunk);
+    /* Under max_bytes, never scaled. */
+    for (size_t i = 0; i < s.n; i++) s.ts[i] = (i ? s.ts[i - 1] : 0) + 60000 * (int64_t)(1 + i * i % 17);
+    unsigned char buf[32768];
+    tschunk_encoder enc;
+    tschunk_encoder_options o = {TSC2, 0, sizeof buf - 64, 0};
+    cr_assert_eq(tschunk_encoder_init(&enc, buf, sizeof buf, &o), 0);
+    cr_assert_eq(tschunk_append_many(&enc, s.ts, (const double *)(const void *)s.bits, s.n, NULL), 0);
+    size_t size = tschunk_encoder_finish(&enc);
+    tschunk_chunk_info info;
+    cr_assert_eq(tschunk_chunk_info_get(buf, size, &info), 0);
+    cr_assert_eq(info.flags & TSCHUNK_FLAG_TS_SCALED, 0);
+    check_chunk(buf, size, &s, 0, s.n);
+    wl_free(&s);
+    /* A scale of 0, and TS_SCALED with TS_CONST, are CORRUPT: 2 samples, lead 0, width 0, scale 0, min 1. */
+    const unsigned char zero_scale[] = {0xc1, 0x82, 0x02, 0x00, 0x00, 0x00, 0x01, 0x0c};
+    cr_assert_eq(tschunk_get_error_code(tschunk_validate(zero_scale, sizeof zero_scale)), TSCHUNK_ERROR_CORRUPT);
+    const unsigned char one_scale[] = {0xc1, 0x82, 0x02, 0x00, 0x00, 0x01, 0x01, 0x0c};
+    cr_assert_eq(tschunk_validate(one_scale, sizeof one_scale), 0);
+    const unsigned char with_const[] = {0xc1, 0x92, 0x02, 0x00, 0x01, 0x0c};
+    cr_assert_eq(tschunk_get_error_code(tschunk_validate(with_const, sizeof with_const)), TSCHUNK_ERROR_CORRUPT);
 }
 
 /* float32 data printed to 16 digits and read back (as ETT's CSV is) sits a few ulps off float32: still decimals. */
@@ -1146,8 +1234,9 @@ Test(codec2, regular_timestamp_blocks_match_the_general_path)
             bits[i] = wl_bits((double)(wl_rng(&rng) % 1000) / 10);
         }
         uint8_t general[TSC2_GROUP * 24 + 64], regular[TSC2_GROUP * 24 + 64];
-        tsc_codec2_choice a = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0};
-        tsc_codec2_choice b = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 1, step};
+        int scaled = round_no % 2; /* a TS_SCALED chunk's blocks: the regular one writes scale 1 */
+        tsc_codec2_choice a = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, scaled};
+        tsc_codec2_choice b = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 1, step, scaled};
         size_t ga = tsc_codec2_encode_group(general, ts, bits, n, prev, 0, TSC2_EFFORT_FULL, &a);
         size_t gb = tsc_codec2_encode_group(regular, ts, bits, n, prev, 0, TSC2_EFFORT_FULL, &b);
         cr_assert_eq(ga, gb, "round %d: %zu against %zu bytes", round_no, gb, ga);

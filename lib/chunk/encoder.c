@@ -186,6 +186,9 @@ size_t tschunk_encoder_restart(tschunk_encoder *enc, void *dst, size_t capacity)
     enc->last_split_left = learned.last_split_left;
     enc->last_challenger = learned.last_challenger;
     enc->reuse_left = learned.reuse_left;
+    /* A series whose last chunk scaled its timestamps starts the next one scaled, without the first group's
+     * check (unused scales are dropped at finish); else the first group checks again. */
+    enc->ts_scaled = learned.ts_scaled == TSC2_SCALE_USED ? TSC2_SCALE_ON : TSC2_SCALE_OFF;
     if (learned.summary) tschunk_encoder_set_summary(enc, learned.summary);
     return 0;
 }

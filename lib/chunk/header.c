@@ -66,7 +66,7 @@ size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h, int
     info->total_bytes = size;
     if (info->version == 0 || info->version > TSC_FORMAT_VERSION) return TSC_ERROR(BAD_VERSION);
     if (info->codec != TSCHUNK_CODEC_GORILLA && info->codec != TSCHUNK_CODEC_TSC2) return TSC_ERROR(BAD_CODEC);
-    unsigned known = TSC_FLAGS_KNOWN | (info->codec == TSCHUNK_CODEC_TSC2 ? TSCHUNK_FLAG_VAL_SHORT : 0);
+    unsigned known = TSC_FLAGS_KNOWN | (info->codec == TSCHUNK_CODEC_TSC2 ? TSC2_FLAGS_KNOWN : 0);
     if (info->flags & ~known) return TSC_ERROR(RESERVED_BITS);
     size_t pos = 2;
     uint64_t count;

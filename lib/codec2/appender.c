@@ -76,6 +76,12 @@ static void encode_open_group(tschunk_encoder *enc, const int64_t *ts, const uin
 {
     uint8_t *at = group_area(enc) + enc->group_end;
     track_constants(enc, ts, bits, enc->pending);
+    /* The first group decides whether the chunk's timestamp blocks carry a scale: when its steps differ by
+     * multiples of a divisor (seconds or minutes in milliseconds) that makes them smaller. Never under max_bytes,
+     * whose bound counts no scale, nor for a regular group (irregular not set yet): nothing to divide. A restart
+     * after a scaled chunk starts scaled (tschunk_encoder_restart). */
+    if (enc->count == enc->pending && !enc->byte_limit && enc->irregular && enc->ts_scaled == TSC2_SCALE_OFF)
+        enc->ts_scaled = (uint8_t)tsc_codec2_scaled_chunk(ts, enc->pending);
     if (enc->summary) tsc_summary_push_group(enc, bits, enc->pending); /* the summary takes groups whole */
     /*
      * After a clear DECIMAL, MASKED or SPLIT win that form is tried first, and
@@ -89,7 +95,8 @@ static void encode_open_group(tschunk_encoder *enc, const int64_t *ts, const uin
     enc->reuse_left = (uint8_t)(search ? 7 : enc->reuse_left - 1);
     /* track_constants above has checked every step inside the group against the chunk's first one */
     tsc_codec2_choice choice = {hint_of(enc), last, search ? TSC2_TS_SEARCH : enc->last_ts_form, enc->last_ts_width,
-                                enc->last_split_left, enc->last_challenger, !enc->irregular, enc->first_delta};
+                                enc->last_split_left, enc->last_challenger, !enc->irregular, enc->first_delta,
+                                enc->ts_scaled};
     enc->group_end += tsc_codec2_encode_group(at, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits, effort,
                                               &choice);
     enc->last_form = (uint8_t)choice.value_form;
@@ -97,6 +104,7 @@ static void encode_open_group(tschunk_encoder *enc, const int64_t *ts, const uin
     enc->last_ts_width = (uint8_t)choice.ts_width;
     enc->last_split_left = (uint8_t)choice.split_left;
     enc->last_challenger = (uint8_t)choice.challenger;
+    enc->ts_scaled = (uint8_t)choice.ts_scaled;
     set_hint(enc, choice.reading);
     enc->flushed_ts = ts[enc->pending - 1];
     enc->flushed_bits = bits[enc->pending - 1];
@@ -240,7 +248,7 @@ static size_t admit_bytes(tschunk_encoder *enc, int64_t ts, uint64_t bits)
  */
 static void refresh_safe_left(tschunk_encoder *enc)
 {
-    size_t room = enc->capacity - TSCHUNK_HEADER_MAX, worst = enc->group_end + 14 + 16 * (size_t)enc->pending;
+    size_t room = enc->capacity - TSCHUNK_HEADER_MAX, worst = enc->group_end + 15 + 16 * (size_t)enc->pending;
     size_t fit = room > worst ? (room - worst) / 16 : 0;
     size_t left = TSC2_GROUP - enc->pending;
     left = fit < left ? fit : left;
@@ -303,6 +311,8 @@ size_t tsc_codec2_append(tschunk_encoder *enc, int64_t ts, uint64_t bits)
     return 0;
 }
 
+static unsigned scaled_flag(const tschunk_encoder *enc) { return enc->ts_scaled ? TSCHUNK_FLAG_TS_SCALED : 0; }
+
 /* The header: magic and version, flags and codec, count, then what the flags carry. A constant value whose
  * low 15 bits are zero (1.0 and 0: 2 and 1 bytes; 0.5, 100, 1e6: 2-4) is written short (VAL_SHORT). */
 static size_t write_header(const tschunk_encoder *enc, unsigned flags, uint8_t *out)
@@ -350,7 +360,7 @@ static size_t drop_constant_blocks(tschunk_encoder *enc, unsigned flags, size_t 
         for (uint32_t done = 0; done < enc->count;) {
             uint32_t n = enc->count - done < TSC2_GROUP ? enc->count - done : TSC2_GROUP;
             tsc_codec2_group g;
-            tsc_codec2_parse_group(area + read, enc->group_end - read, n, 0, &g);
+            tsc_codec2_parse_group(area + read, enc->group_end - read, n, scaled_flag(enc), &g);
             size_t keep_from = flags & TSCHUNK_FLAG_TS_CONST ? g.ts_bytes : 0;
             size_t keep_to = flags & TSCHUNK_FLAG_VAL_CONST ? g.ts_bytes : g.size;
             if (pass == 0) saved += g.size - (keep_to - keep_from);
@@ -365,10 +375,34 @@ static size_t drop_constant_blocks(tschunk_encoder *enc, unsigned flags, size_t 
     return SIZE_MAX;
 }
 
+/*
+ * A TS_SCALED chunk none of whose groups scaled its fields: each block's scale byte (a 1, after the lead and
+ * the form byte) dropped in place, and the chunk no longer TS_SCALED; it costs such a chunk nothing.
+ */
+static void drop_unit_scales(tschunk_encoder *enc)
+{
+    uint8_t *area = group_area(enc);
+    size_t read = 0, write = 0;
+    for (uint32_t done = 0; done < enc->count;) {
+        uint32_t n = enc->count - done < TSC2_GROUP ? enc->count - done : TSC2_GROUP;
+        tsc_codec2_group g;
+        tsc_codec2_parse_group(area + read, enc->group_end - read, n, TSCHUNK_FLAG_TS_SCALED, &g);
+        size_t scale_at = n >= 2 ? tsc_uvarint_len(g.ts_offset) + 1 : g.size; /* the group's own bytes */
+        memmove(area + write, area + read, scale_at);
+        if (n >= 2) memmove(area + write + scale_at, area + read + scale_at + 1, g.size - scale_at - 1);
+        write += n >= 2 ? g.size - 1 : g.size;
+        read += g.size;
+        done += n;
+    }
+    enc->group_end = write;
+    enc->ts_scaled = TSC2_SCALE_OFF;
+}
+
 size_t tsc_codec2_finish(tschunk_encoder *enc)
 {
     enc->safe_left = 0;
     if (enc->pending) flush_group(enc);
+    if (enc->ts_scaled == TSC2_SCALE_ON) drop_unit_scales(enc);
     unsigned flags = 0;
     if (enc->count >= 2) flags = (enc->irregular ? 0u : TSCHUNK_FLAG_TS_CONST) | (enc->varied ? 0u : TSCHUNK_FLAG_VAL_CONST);
     uint8_t header[2 + 3 + 10 + 10 + 8];
@@ -379,6 +413,7 @@ size_t tsc_codec2_finish(tschunk_encoder *enc)
         if (kept != SIZE_MAX) groups = kept;
         else flags = 0;
     }
+    if (!(flags & TSCHUNK_FLAG_TS_CONST)) flags |= scaled_flag(enc); /* TS_CONST dropped the scaled blocks */
     size_t h = write_header(enc, flags, header);
     memmove(enc->dst + h, group_area(enc), groups);
     memcpy(enc->dst, header, h);
@@ -389,7 +424,7 @@ size_t tsc_codec2_finish(tschunk_encoder *enc)
 size_t tsc_codec2_snapshot(const tschunk_encoder *enc, uint8_t *out, size_t capacity)
 {
     uint8_t header[2 + 3 + 10 + 10 + 8];
-    size_t h = write_header(enc, 0, header);
+    size_t h = write_header(enc, scaled_flag(enc), header);
     if (h + enc->group_end + (enc->pending ? tsc_codec2_group_bound(enc->pending) : 0) > capacity)
         return TSC_ERROR(DST_TOO_SMALL);
     memcpy(out, header, h);
@@ -399,7 +434,7 @@ size_t tsc_codec2_snapshot(const tschunk_encoder *enc, uint8_t *out, size_t capa
         int64_t ts[TSC2_GROUP];
         uint64_t bits[TSC2_GROUP];
         load_open_group(enc, ts, bits);
-        tsc_codec2_choice choice = {hint_of(enc), 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0};
+        tsc_codec2_choice choice = {hint_of(enc), 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, enc->ts_scaled};
         size += tsc_codec2_encode_group(out + size, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits,
                                         TSC2_EFFORT_FULL, &choice);
     }

@@ -23,9 +23,11 @@ static size_t take_width(const uint8_t *src, size_t avail, size_t *pos, unsigned
     return *width > 64 ? TSC_ERROR(CORRUPT) : 0;
 }
 
-static size_t parse_timestamps(const uint8_t *src, size_t avail, size_t n, tsc_codec2_group *g, size_t *pos)
+static size_t parse_timestamps(const uint8_t *src, size_t avail, size_t n, unsigned flags, tsc_codec2_group *g,
+                               size_t *pos)
 {
     size_t err = tsc_take_uvarint(src, avail, pos, &g->ts_offset);
+    g->ts_scale = 1;
     if (err || n < 2) return err;
     if (*pos >= avail) return TSC_ERROR(TRUNCATED);
     g->ts_grid = (src[*pos] & TSC2_TS_GRID) != 0;
@@ -33,6 +35,8 @@ static size_t parse_timestamps(const uint8_t *src, size_t avail, size_t n, tsc_c
     int patched = form >= TSC2_TS_PATCHED;
     g->ts_width = patched ? form - TSC2_TS_PATCHED : form;
     if (form > 64 && !patched) return TSC_ERROR(CORRUPT);
+    if ((flags & TSCHUNK_FLAG_TS_SCALED) && (err = tsc_take_uvarint(src, avail, pos, &g->ts_scale))) return err;
+    if (g->ts_scale == 0) return TSC_ERROR(CORRUPT);
     if (g->ts_grid && (err = tsc_take_uvarint(src, avail, pos, &g->grid_step))) return err;
     if ((err = tsc_take_uvarint(src, avail, pos, &g->min_delta))) return err;
     if (g->ts_grid) g->min_delta = (uint64_t)tsc_unzigzag(g->min_delta);
@@ -183,7 +187,7 @@ size_t tsc_codec2_parse_group(const uint8_t *src, size_t avail, size_t n, unsign
 {
     memset(g, 0, offsetof(tsc_codec2_group, dict));
     size_t pos = 0, err;
-    if (!(flags & TSCHUNK_FLAG_TS_CONST) && (err = parse_timestamps(src, avail, n, g, &pos))) return err;
+    if (!(flags & TSCHUNK_FLAG_TS_CONST) && (err = parse_timestamps(src, avail, n, flags, g, &pos))) return err;
     g->ts_bytes = pos;
     if (!(flags & TSCHUNK_FLAG_VAL_CONST) && (err = parse_values(src, avail, n, g, &pos))) return err;
     g->size = pos;
@@ -212,13 +216,15 @@ static size_t decode_timestamps(const tsc_codec2_group *g, size_t n, const uint8
     int back;
     /* grid: out[i] = t + min_offset + (i + 1) * step + field; delta: out[i] = out[i - 1] + min_delta + field */
     uint64_t start = (uint64_t)t + (g->ts_grid ? g->min_delta : 0), add = g->ts_grid ? g->grid_step : g->min_delta;
-    if (!g->ts_patches &&
+    if (!g->ts_patches && g->ts_scale == 1 &&
         tsc_codec2_unpack_timestamps_simd(TSC_SIMD_BEST, g->ts_packed, avail, n - 1, g->ts_width, g->ts_grid,
                                           (uint64_t)t, start, add, rest, &back))
         return bad | (unsigned)back ? TSC_ERROR(CORRUPT) : 0;
     uint64_t deltas[TSC2_GROUP];
     tsc_codec2_unpack(g->ts_packed, avail, deltas, n - 1, g->ts_width);
     if (g->ts_patches && apply_patches(g, n - 1, deltas)) return TSC_ERROR(CORRUPT);
+    if (g->ts_scale != 1) /* wrapping, as the sums after it: damage shows as time going back, or passes */
+        for (size_t i = 0; i + 1 < n; i++) deltas[i] *= g->ts_scale;
     if (g->ts_grid) bad |= (unsigned)tsc_codec2_grid((uint64_t)t, start, add, deltas, n - 1, rest);
     else bad |= (unsigned)tsc_codec2_running_sum(start, add, deltas, n - 1, rest);
     return bad ? TSC_ERROR(CORRUPT) : 0;
@@ -461,10 +467,12 @@ static size_t parse_constant_value(const uint8_t *src, size_t size, size_t *pos,
 /* The TS_CONST and VAL_CONST fields of the header. */
 static size_t parse_frame(const uint8_t *src, size_t size, size_t *pos, tschunk_chunk_info *info)
 {
-    const unsigned known = TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST | TSCHUNK_FLAG_VAL_SHORT;
+    const unsigned known = TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST | TSC2_FLAGS_KNOWN;
     if (info->flags & ~known) return TSC_ERROR(RESERVED_BITS);
     if (info->flags && info->count < 2) return TSC_ERROR(CORRUPT);
     if ((info->flags & TSCHUNK_FLAG_VAL_SHORT) && !(info->flags & TSCHUNK_FLAG_VAL_CONST)) return TSC_ERROR(CORRUPT);
+    /* Scaled timestamp blocks, or none: not both. */
+    if ((info->flags & TSCHUNK_FLAG_TS_SCALED) && (info->flags & TSCHUNK_FLAG_TS_CONST)) return TSC_ERROR(CORRUPT);
     size_t err, start = *pos;
     if (info->flags & TSCHUNK_FLAG_TS_CONST) {
         uint64_t zz;

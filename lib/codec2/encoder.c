@@ -9,6 +9,67 @@
 
 /* ------------------------------------------------------------------ timestamps */
 
+/* Greatest common divisor (binary); gcd(0, b) = b. */
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    if (a == 0 || b == 0) return a | b;
+    unsigned shift = (unsigned)__builtin_ctzll(a | b);
+    a >>= __builtin_ctzll(a);
+    do {
+        b >>= __builtin_ctzll(b);
+        uint64_t low = a < b ? a : b;
+        b = (a < b ? b : a) - low;
+        a = low;
+    } while (b);
+    return a << shift;
+}
+
+/* Exact division by d = 2^shift * odd: a shift and a multiplication by odd's inverse modulo 2^64 (no divide). */
+typedef struct {
+    unsigned shift;
+    uint64_t inverse, limit; /* x >> shift is a multiple of odd iff (x >> shift) * inverse <= limit */
+} divisor;
+
+static divisor divisor_of(uint64_t d)
+{
+    divisor v;
+    v.shift = (unsigned)__builtin_ctzll(d);
+    uint64_t odd = d >> v.shift, inverse = odd; /* right to 3 bits; each step doubles that */
+    for (int i = 0; i < 5; i++) inverse *= 2 - odd * inverse;
+    v.inverse = inverse;
+    v.limit = UINT64_MAX / odd;
+    return v;
+}
+
+/* Whether d divides x; *quotient = x / d when it does. */
+TSC_INLINE int divides(divisor v, uint64_t x, uint64_t *quotient)
+{
+    *quotient = (x >> v.shift) * v.inverse;
+    return ((x & ((UINT64_C(1) << v.shift) - 1)) == 0) & (*quotient <= v.limit); /* 0 included; no branch */
+}
+
+/*
+ * The largest d dividing every value (1 when only 1 does, or all are 0), and when above 1 each value / d in
+ * quotients: one pass, a gcd only when a value breaks the divisor so far (then the quotients before it again).
+ */
+static uint64_t common_divisor(const uint64_t *values, size_t m, uint64_t *quotients)
+{
+    size_t first = 0;
+    while (first < m && values[first] == 0) first++;
+    if (first == m) return 1;
+    uint64_t g = values[first];
+    divisor v = divisor_of(g);
+    for (size_t i = 0; i < m; i++) {
+        if (divides(v, values[i], &quotients[i])) continue; /* zeros and multiples: the likely way */
+        g = gcd64(g, values[i]);
+        if (g == 1) return 1;
+        v = divisor_of(g);
+        for (size_t j = 0; j <= i; j++) divides(v, values[j], &quotients[j]);
+    }
+    return g;
+}
+
+
 /* The step of a grid through ts[0] and ts[n-1]: their mean delta, rounded to nearest. */
 static uint64_t grid_step(const int64_t *ts, size_t n)
 {
@@ -34,26 +95,46 @@ typedef struct {
  * candidate width is one that some field needs (from a histogram of widths),
  * and the fields wider than it become patches of 1 + varint(high) bytes.
  */
-static field_plan plan_fields(const uint64_t *fields, size_t m, unsigned full)
+/* How many of the m fields need each width 0..full (the largest). */
+static void width_counts(const uint64_t *fields, size_t m, unsigned full, size_t *count)
 {
-    if (full <= 3) return (field_plan){full, 0, tsc_codec2_packed_bytes(m, full)}; /* a patch costs 16+ bits */
     /* Four interleaved histograms: consecutive fields of one width would otherwise chain through memory. */
     uint32_t quad[4][65] = {{0}};
     for (size_t i = 0; i < m; i++) quad[i & 3][tsc_codec2_width(fields[i])]++;
-    size_t hist[65];
-    for (unsigned b = 0; b <= full; b++) hist[b] = (size_t)quad[0][b] + quad[1][b] + quad[2][b] + quad[3][b];
+    for (unsigned b = 0; b <= full; b++) count[b] = (size_t)quad[0][b] + quad[1][b] + quad[2][b] + quad[3][b];
+}
+
+/* plan_fields from the width counts (full > 3). */
+static field_plan plan_counts(const size_t *by_width, size_t m, unsigned full)
+{
+    /* The widths present (and 0), increasing, with their counts: the candidates and what each leaves to patch. */
+    size_t count[66];
+    unsigned present[66], kinds = 0;
+    for (unsigned b = 0; b <= full; b++) {
+        present[kinds] = b;
+        count[kinds] = by_width[b];
+        kinds += b == 0 || by_width[b] != 0;
+    }
     field_plan best = {full, 0, tsc_codec2_packed_bytes(m, full)};
-    for (unsigned w = 0; w < full && w <= 62; w++) {
-        if (w && !hist[w]) continue;
+    for (unsigned k = 0; k < kinds && present[k] < full && present[k] <= 62; k++) {
+        unsigned w = present[k];
         size_t patches = 0, patch_bytes = 0;
-        for (unsigned b = w + 1; b <= full; b++) {
-            patches += hist[b];
-            patch_bytes += hist[b] * (1 + (b - w + 6) / 7);
+        for (unsigned j = k + 1; j < kinds; j++) {
+            patches += count[j];
+            patch_bytes += count[j] * (1 + (present[j] - w + 6) / 7);
         }
         size_t bytes = tsc_codec2_packed_bytes(m, w) + tsc_uvarint_len(patches) + patch_bytes;
         if (patches && patches <= 255 && bytes < best.bytes) best = (field_plan){w, 1, bytes};
     }
     return best;
+}
+
+static field_plan plan_fields(const uint64_t *fields, size_t m, unsigned full)
+{
+    if (full <= 3) return (field_plan){full, 0, tsc_codec2_packed_bytes(m, full)}; /* a patch costs 16+ bits */
+    size_t count[65];
+    width_counts(fields, m, full, count);
+    return plan_counts(count, m, full);
 }
 
 /*
@@ -65,6 +146,59 @@ static field_plan plan_like(const uint64_t *fields, size_t m, unsigned full, uns
 {
     if (full != previous) return plan_fields(fields, m, full);
     return (field_plan){full, 0, tsc_codec2_packed_bytes(m, full)};
+}
+
+/*
+ * A TS_SCALED chunk's fields divided by their common divisor, when their packing (patches included) then saves
+ * more than the divisor's uvarint takes past its first byte (a scale of 1 costs that byte anyway); a group that
+ * reuses the timestamp form (`reuse`) takes the scaled fields unpatched when they need exactly the previous
+ * width, without planning either (plan_like's rule). *plan: in, the fields' width; out, their packing when
+ * planned here, else bytes SIZE_MAX (no common divisor: the caller plans). @return the scale (1: unchanged).
+ */
+static uint64_t scale_fields(uint64_t *fields, size_t m, uint64_t largest, int reuse, unsigned previous,
+                             field_plan *plan)
+{
+    plan->bytes = SIZE_MAX;
+    uint64_t scaled[TSC2_GROUP], scale = common_divisor(fields, m, scaled);
+    if (scale == 1) return 1;
+    unsigned scaled_full = tsc_codec2_width(largest / scale);
+    field_plan after = {scaled_full, 0, tsc_codec2_packed_bytes(m, scaled_full)}, before = *plan;
+    if (!reuse || scaled_full != previous) {
+        size_t count[65], lifted[65] = {0};
+        width_counts(scaled, m, scaled_full, count);
+        if (scaled_full > 3) after = plan_counts(count, m, scaled_full);
+        /*
+         * The unscaled plan is sized only when it might win: a field q * scale needs at least width(q) + lift
+         * bits, so the plan of the scaled counts lifted is a lower bound of it (each width's patches fewer and
+         * cheaper, each candidate's packing narrower), and when the scaled plan beats even that, it wins.
+         */
+        unsigned lift = tsc_codec2_width(scale) - 1, lifted_full = scaled_full + lift;
+        int bounded = plan->width > 3 && lifted_full <= 64;
+        if (bounded)
+            for (unsigned b = 0; b <= scaled_full; b++) lifted[b ? b + lift : 0] += count[b];
+        if (!bounded || after.bytes + tsc_uvarint_len(scale) >= plan_counts(lifted, m, lifted_full).bytes + 1)
+            before = plan_fields(fields, m, plan->width);
+    }
+    if (before.bytes != SIZE_MAX && after.bytes + tsc_uvarint_len(scale) >= before.bytes + 1) {
+        *plan = before;
+        return 1;
+    }
+    memcpy(fields, scaled, m * sizeof *fields);
+    *plan = after;
+    return scale;
+}
+
+/* Whether this first group's DELTA fields would be written scaled (jittered steps leave the divisor search
+ * at the second or third field; equal steps have nothing to divide). */
+int tsc_codec2_scaled_chunk(const int64_t *ts, size_t n)
+{
+    if (n < 3) return 0;
+    uint64_t fields[TSC2_GROUP], min, max;
+    tsc_codec2_deltas(ts + 1, n - 1, ts[0], fields, &min, &max);
+    if (max == min) return 0;
+    for (size_t i = 0; i + 1 < n; i++) fields[i] -= min;
+    field_plan plan = {tsc_codec2_width(max - min), 0, 0};
+    return scale_fields(fields, n - 1, max - min, 0, 0, &plan) > 1;
 }
 
 /* The form byte's low bits, the packed fields, and the patch list. @return bytes after the form byte's fields. */
@@ -101,29 +235,32 @@ TSC_INLINE uint64_t lead_field(uint64_t lead, uint64_t expected) { return tsc_zi
  * `only` (a TSC2_TS_FORM_*, or SEARCH) skips sizing the other form; *form receives the one written.
  * *width: in, the previous group's field width when `only` is a form (plan_like), else ignored; out, this group's.
  */
-/* A DELTA block's head: the lead against the smallest step, the form byte, that step. @return its bytes. */
-static size_t put_delta_head(uint8_t *out, uint64_t lead, uint64_t min, field_plan plan)
+/* A DELTA block's head: the lead against the smallest step, the form byte, the scale (TS_SCALED chunks: scale
+ * not 0), that step. @return its bytes. */
+static size_t put_delta_head(uint8_t *out, uint64_t lead, uint64_t min, field_plan plan, uint64_t scale)
 {
     uint8_t *p = out;
     p += tsc_put_uvarint(p, lead_field(lead, min));
     *p++ = form_code(plan);
+    if (scale) p += tsc_put_uvarint(p, scale);
     p += tsc_put_uvarint(p, min);
     return (size_t)(p - out);
 }
 
 /* The DELTA block write_timestamps writes when every step inside the group is `step`: no field packed. */
-static size_t write_regular_timestamps(uint8_t *out, const int64_t *ts, int64_t prev_ts, uint64_t step,
+static size_t write_regular_timestamps(uint8_t *out, const int64_t *ts, int64_t prev_ts, uint64_t step, int scaled,
                                        unsigned *form, unsigned *width)
 {
     *form = TSC2_TS_FORM_DELTA;
     *width = 0;
-    return put_delta_head(out, (uint64_t)ts[0] - (uint64_t)prev_ts, step, (field_plan){0, 0, 0});
+    return put_delta_head(out, (uint64_t)ts[0] - (uint64_t)prev_ts, step, (field_plan){0, 0, 0}, scaled ? 1 : 0);
 }
 
 TSC2_AVX2_CLONES
 static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_t prev_ts, unsigned only,
-                               unsigned *form, unsigned *width)
+                               int *scaled_chunk, unsigned *form, unsigned *width)
 {
+    const int scaled = *scaled_chunk != 0;
     const unsigned previous = *width;
     *width = 0;
     uint8_t *p = out;
@@ -136,11 +273,16 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
     size_t delta_bytes = SIZE_MAX;
     /* A regular or nearly regular group cannot do better on a grid: DELTA then, even when GRID was asked for. */
     int grid_may_pay = only != TSC2_TS_FORM_DELTA && delta_plan.width > 1;
+    uint64_t delta_scale = 0, grid_scale = 0; /* 0: no scale written (not TS_SCALED) */
     if (only != TSC2_TS_FORM_GRID || !grid_may_pay) {
         for (size_t i = 0; i + 1 < n; i++) deltas[i] -= min;
-        delta_plan = only == TSC2_TS_FORM_DELTA ? plan_like(deltas, n - 1, delta_plan.width, previous)
-                                                : plan_fields(deltas, n - 1, delta_plan.width);
-        delta_bytes = tsc_uvarint_len(lead_field(lead, min)) + tsc_uvarint_len(min) + delta_plan.bytes;
+        if (scaled)
+            delta_scale = scale_fields(deltas, n - 1, max - min, only == TSC2_TS_FORM_DELTA, previous, &delta_plan);
+        if (delta_plan.bytes == SIZE_MAX || !scaled)
+            delta_plan = only == TSC2_TS_FORM_DELTA ? plan_like(deltas, n - 1, delta_plan.width, previous)
+                                                    : plan_fields(deltas, n - 1, delta_plan.width);
+        delta_bytes = tsc_uvarint_len(lead_field(lead, min)) + tsc_uvarint_len(min) + delta_plan.bytes +
+                      (scaled ? tsc_uvarint_len(delta_scale) : 0);
     }
     uint64_t offsets[TSC2_GROUP];
     int64_t omin = 0, omax = 0;
@@ -155,22 +297,25 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
         tsc_codec2_range_i64(signed_offsets, n - 1, &omin, &omax);
         for (size_t i = 0; i + 1 < n; i++) offsets[i] -= (uint64_t)omin;
         unsigned full = tsc_codec2_width((uint64_t)omax - (uint64_t)omin);
+        grid_scale = (uint64_t)scaled; /* this encoder scales DELTA fields only: a TS_SCALED chunk's GRID blocks: 1 */
         grid_plan = only == TSC2_TS_FORM_GRID ? plan_like(offsets, n - 1, full, previous)
                                               : plan_fields(offsets, n - 1, full);
         grid_bytes = tsc_uvarint_len(lead_field(lead, step)) + tsc_uvarint_len(step) +
-                     tsc_uvarint_len(tsc_zigzag(omin)) + grid_plan.bytes;
+                     tsc_uvarint_len(tsc_zigzag(omin)) + grid_plan.bytes + (scaled ? tsc_uvarint_len(grid_scale) : 0);
     }
     if (grid_bytes < delta_bytes) {
         *form = TSC2_TS_FORM_GRID;
         *width = grid_plan.width;
         p += tsc_put_uvarint(p, lead_field(lead, step));
         *p++ = (uint8_t)(TSC2_TS_GRID | form_code(grid_plan));
+        if (grid_scale) p += tsc_put_uvarint(p, grid_scale);
         p += tsc_put_uvarint(p, step);
         p += tsc_put_uvarint(p, tsc_zigzag(omin));
         return (size_t)(p - out) + write_fields(p, offsets, n - 1, grid_plan);
     }
     *width = delta_plan.width;
-    p += put_delta_head(p, lead, min, delta_plan);
+    if (delta_scale > 1) *scaled_chunk = TSC2_SCALE_USED;
+    p += put_delta_head(p, lead, min, delta_plan, delta_scale);
     return (size_t)(p - out) + write_fields(p, deltas, n - 1, delta_plan);
 }
 
@@ -817,11 +962,12 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
                                size_t n, int64_t prev_ts, uint64_t prev_bits, int effort, tsc_codec2_choice *choice)
 {
-    tsc_codec2_choice none = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0};
+    tsc_codec2_choice none = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, 0};
     tsc_codec2_choice *c = choice ? choice : &none;
     size_t ts_bytes = c->regular && n >= 2
-                          ? write_regular_timestamps(out, ts, prev_ts, c->regular_step, &c->ts_form, &c->ts_width)
-                          : write_timestamps(out, ts, n, prev_ts, c->ts_form, &c->ts_form, &c->ts_width);
+                          ? write_regular_timestamps(out, ts, prev_ts, c->regular_step, c->ts_scaled, &c->ts_form,
+                                                     &c->ts_width)
+                          : write_timestamps(out, ts, n, prev_ts, c->ts_form, &c->ts_scaled, &c->ts_form, &c->ts_width);
     tsc_codec2_decimal used;
     size_t value_bytes = write_values(out + ts_bytes, bits, n, prev_bits, effort, c, &used);
     if (used.usable) c->reading = used;

@@ -6,6 +6,9 @@
  *   VAL_CONST (count >= 2 only): 8 bytes, every value's bits; groups have no
  *            value block. With VAL_SHORT (0.13.0): instead, the uvarint of
  *            those bits reversed (bit 63 first), under 8 bytes long
+ *   TS_SCALED (0.13.0; count >= 2, not with TS_CONST): no field here; every
+ *            timestamp block of n >= 2 holds a uvarint scale (>= 1) after its
+ *            form byte, and its fields are stored divided by it
  * then ceil(count / 128) groups; every group holds 128 samples but the last,
  * which holds the rest. README "Codec 2" specifies the bytes; this header
  * names the numbers and declares the group coder.
@@ -15,11 +18,12 @@
  *   timestamps  uvarint zigzag(lead - expected), where lead = ts[0] - the previous
  *               group's last ts (0 for the first group) and expected is 0
  *               when n = 1, else min_delta (DELTA) or step (GRID), read next
- *               n >= 2, DELTA form: u8 form, uvarint min_delta,
- *                       n - 1 fields: ts[i] - ts[i-1] - min_delta
- *               n >= 2, GRID form: u8 0x80 | form, uvarint step,
+ *               n >= 2, DELTA form: u8 form, [uvarint scale], uvarint min_delta,
+ *                       n - 1 fields: (ts[i] - ts[i-1] - min_delta) / scale
+ *               n >= 2, GRID form: u8 0x80 | form, [uvarint scale], uvarint step,
  *                       uvarint zigzag(min_offset), n - 1 fields:
- *                       ts[i] - ts[0] - i * step - min_offset   (i = 1..n-1)
+ *                       (ts[i] - ts[0] - i * step - min_offset) / scale   (i = 1..n-1)
+ *               (scale: TS_SCALED chunks only; elsewhere 1)
  *               form (low 7 bits) 0..64: the fields packed at that width;
  *               65..127: PATCHED at width form - 65 (0..62): the fields' low
  *               bits packed, then uvarint patch count (>= 1) and per patch
@@ -98,11 +102,15 @@ enum { TSC2_PLAIN = 0, TSC2_MASKED = 1, TSC2_DECIMAL = 2, TSC2_XOR = 3 }; /* mod
 #  define TSC2_AVX2_CLONES
 #endif
 
-/* Largest group of n samples: 64-bit DELTA fields (GRID is written only when smaller) and RAW values. */
+/* Largest group of n samples: 64-bit DELTA fields (GRID is written only when smaller, a scale only when it saves
+ * more than its uvarint's bytes past the first) and RAW values. */
 TSC_INLINE size_t tsc_codec2_group_bound(size_t n)
 {
-    return 10 + 1 + 8 * n + (n >= 2 ? 11 + 8 * (n - 1) : 0);
+    return 10 + 1 + 8 * n + (n >= 2 ? 12 + 8 * (n - 1) : 0);
 }
+
+/* The flags codec 2 adds to codec 1's (byte 1's whole high nibble is then in use). */
+#define TSC2_FLAGS_KNOWN (TSCHUNK_FLAG_VAL_SHORT | TSCHUNK_FLAG_TS_SCALED)
 
 /* Bit i to bit 63 - i: a value's sign, exponent and high mantissa bits become the low bits of a small number. */
 TSC_INLINE uint64_t tsc_codec2_reverse64(uint64_t x)
@@ -190,6 +198,7 @@ typedef struct {
     int ts_grid;
     const uint8_t *ts_packed;
     unsigned ts_width;
+    uint64_t ts_scale;        /* TS_SCALED: what the fields are multiplied by (>= 1); else 1 */
     size_t ts_patches;        /* PATCHED: how many */
     const uint8_t *ts_patch_at;
     unsigned mode;
@@ -342,6 +351,8 @@ enum { TSC2_TS_SEARCH, TSC2_TS_FORM_DELTA, TSC2_TS_FORM_GRID };
 enum { TSC2_FORM_CONST, TSC2_FORM_MASKED, TSC2_FORM_DECIMAL, TSC2_FORM_XOR, TSC2_FORM_SPLIT, TSC2_FORM_RAW,
        TSC2_FORMS };
 
+enum { TSC2_SCALE_OFF, TSC2_SCALE_ON, TSC2_SCALE_USED }; /* tschunk_encoder.ts_scaled */
+
 /* What a group coder is told of the previous group's choices, and reports of its own. */
 typedef struct {
     tsc_codec2_decimal reading; /* in: the hint (may be unusable); out: the reading written, if any */
@@ -353,6 +364,8 @@ typedef struct {
                                  * TSC2_FORMS; out: this group's */
     int regular;                /* in: every step inside the group is regular_step (the appender tracks it) */
     uint64_t regular_step;
+    int ts_scaled;              /* in: the chunk is TS_SCALED (every timestamp block of 2+ samples has a scale);
+                                 * out: TSC2_SCALE_USED when this group's scale is above 1 */
 } tsc_codec2_choice;
 
 /*
@@ -361,6 +374,10 @@ typedef struct {
  * TSC2_FORMS, as it is not worth reusing blind. `choice` may be NULL (FULL,
  * no hint).
  */
+/* Whether a chunk whose first group has these timestamps is TS_SCALED: its DELTA fields (each step less the
+ * smallest) have a common divisor > 1 (so not when they are all 0: a regular group), and dividing by it makes
+ * them smaller, patches and the scale counted. */
+int tsc_codec2_scaled_chunk(const int64_t *ts, size_t n);
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
                                size_t n, int64_t prev_ts, uint64_t prev_bits, int effort, tsc_codec2_choice *choice);
 
