@@ -66,12 +66,9 @@ $(BUILD)/lib/codec2/%.o: VECTOR_CFLAGS := $(VECTOR_FLAG)
 # gcc's straight-line vectorizer packed them into one vector, adding shuffles to the Kahan chain at every
 # quad of values (tschunk_sketch_add_many 3.6 -> 3.1 ns a value without it, Zen 5). The decoder's
 # tsc_store_add_many likewise: it had the store's lowest and highest index in one vector, moved to and
-# from the integer registers at every bin. The encoder's one-sample appends (lib/chunk/encoder.c) too: it
-# had a push's count and safe_left in one 8-byte vector, loaded and stored through xmm at every call, whose
-# store-to-load forwarding the next call waits on (0.13.0: codec 2 one at a time 5.95 -> 5.40 ns on
-# gauge-2dp, the NAB files 6.7 -> 6.0; codec 1 8.85 -> 8.2 on gauge-2dp; bulk appends unchanged).
+# from the integer registers at every bin.
 NO_SLP_FLAG := $(shell $(CC) -Werror -fno-tree-slp-vectorize -x c -c /dev/null -o /dev/null 2>/dev/null && echo -fno-tree-slp-vectorize)
-$(BUILD)/lib/sketch/sketch.o $(BUILD)/lib/sketch/codec.o $(BUILD)/lib/chunk/encoder.o: VECTOR_CFLAGS := $(NO_SLP_FLAG)
+$(BUILD)/lib/sketch/sketch.o $(BUILD)/lib/sketch/codec.o: VECTOR_CFLAGS := $(NO_SLP_FLAG)
 
 $(STATIC): $(LIB_OBJ)
 	@rm -f $@

@@ -159,9 +159,10 @@ typedef struct {
     uint64_t prev_delta;
     uint64_t prev_bits;
     uint64_t budget_bits;        /* bits both streams may hold within the byte limit */
-    uint32_t safe_left;          /* appends that certainly fit every limit: no checks needed */
     uint32_t count;
     uint32_t max_samples;
+    uint32_t safe_left;          /* appends that certainly fit every limit: no checks needed (apart from count, so
+                                  * that gcc's straight-line vectorizer does not pair the two in one xmm) */
     uint8_t window_lead;         /* leading zeros of the current XOR window */
     uint8_t window_trail;        /* trailing zeros of the current XOR window */
     uint8_t window_open;

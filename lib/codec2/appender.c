@@ -79,8 +79,10 @@ static void encode_open_group(tschunk_encoder *enc, const int64_t *ts, const uin
     /* The first group decides whether the chunk's timestamp blocks carry a scale: when its steps differ by
      * multiples of a divisor (seconds or minutes in milliseconds) that makes them smaller. Never under max_bytes,
      * whose bound counts no scale, nor for a regular group (irregular not set yet): nothing to divide. A restart
-     * after a scaled chunk starts scaled (tschunk_encoder_restart). */
-    if (enc->count == enc->pending && !enc->byte_limit && enc->irregular && enc->ts_scaled == TSC2_SCALE_OFF)
+     * after a scaled chunk starts scaled (tschunk_encoder_restart); after another, only a group that searches
+     * all forms (every 8th) checks again, as a series cut into short chunks would pay the check each time. */
+    if (enc->count == enc->pending && !enc->byte_limit && enc->irregular && enc->ts_scaled == TSC2_SCALE_OFF &&
+        enc->reuse_left == 0)
         enc->ts_scaled = (uint8_t)tsc_codec2_scaled_chunk(ts, enc->pending);
     if (enc->summary) tsc_summary_push_group(enc, bits, enc->pending); /* the summary takes groups whole */
     /*

@@ -188,11 +188,20 @@ static uint64_t scale_fields(uint64_t *fields, size_t m, uint64_t largest, int r
     return scale;
 }
 
-/* Whether this first group's DELTA fields would be written scaled (jittered steps leave the divisor search
- * at the second or third field; equal steps have nothing to divide). */
+/*
+ * Whether this first group's DELTA fields would be written scaled. Their divisor is also that of the steps'
+ * differences from the first step (the same lattice): a few of those first, so that jittered steps (a chunk's
+ * common case, once per chunk) answer after two or three gcds, before any pass over the group.
+ */
 int tsc_codec2_scaled_chunk(const int64_t *ts, size_t n)
 {
     if (n < 3) return 0;
+    uint64_t first = (uint64_t)ts[1] - (uint64_t)ts[0], g = 0;
+    for (size_t i = 2; i < n && i < 10 && g != 1; i++) {
+        uint64_t apart = (uint64_t)ts[i] - (uint64_t)ts[i - 1] - first;
+        g = gcd64(g, (int64_t)apart < 0 ? 0 - apart : apart);
+    }
+    if (g == 1) return 0;
     uint64_t fields[TSC2_GROUP], min, max;
     tsc_codec2_deltas(ts + 1, n - 1, ts[0], fields, &min, &max);
     if (max == min) return 0;
