@@ -898,10 +898,19 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     int pick = plans[1].bytes < plans[0].bytes;
     decimal_plan *d = &plans[pick];
     size[FORM_DECIMAL] = d->bytes;
+    /*
+     * One value that the previous group did not end with (a chunk's first group of a constant, a level
+     * change): from 64 samples on MASKED (a mask of 8 bytes or more, and the kept value) and XOR (a field,
+     * then a bit a repeat: 12 bytes or more) cost more than CONST's 9, which also keeps SPLIT away, so
+     * neither is sized: the same choice, sooner (a constant's 120-sample chunks spent a sixth of their
+     * time planning the mask).
+     */
+    int one_value = same == n && n >= 64;
     masked_plan masked;
-    size_t repeats = tsc_codec2_repeats(bits, n, prev_bits);
+    size_t repeats = one_value ? n - 1 : tsc_codec2_repeats(bits, n, prev_bits);
     masked.plan.bytes = SIZE_MAX; /* a mask is worth it only when at least one value in eight repeats */
-    if (repeats * 8 >= n) plan_masked(&masked, bits, n, prev_bits, hint, (tsc_codec2_decimal){0, 0, 0});
+    if (repeats * 8 >= n && !one_value)
+        plan_masked(&masked, bits, n, prev_bits, hint, (tsc_codec2_decimal){0, 0, 0});
     size[FORM_MASKED] = masked.plan.bytes == SIZE_MAX ? SIZE_MAX : masked.plan.bytes + masked.mask_bytes;
     size_t best_decimal = size[FORM_DECIMAL] < size[FORM_MASKED] ? size[FORM_DECIMAL] : size[FORM_MASKED];
     /*
@@ -921,7 +930,7 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
         size_t lower = xor_stream_lower_bound(bits, n, prev_bits);
         xor_may_win = (1 + tsc_uvarint_len(lower) + lower) / 5 < best_decimal / 4;
     }
-    if (xor_may_win) {
+    if (xor_may_win && !one_value) {
         /* Written when XOR won the group before (it likely wins again), else only sized. */
         stream_written = prev_form == FORM_XOR;
         stream_bytes = stream_written ? xor_stream(stream, sizeof stream, bits, n, prev_bits)
