@@ -762,6 +762,15 @@ Test(codec2, snapshots_read_the_head_chunk_while_appending)
     wl_free(&s);
 }
 
+/* A whole series in one codec-2 chunk, decoded back and checked, with its header info. */
+static size_t encode_whole(const wl_series *s, unsigned char **chunk, tschunk_chunk_info *info)
+{
+    size_t size = encode_range_codec(s, 0, s->n, TSC2, chunk);
+    check_chunk(*chunk, size, s, 0, s->n);
+    cr_assert_eq(tschunk_chunk_info_get(*chunk, size, info), 0);
+    return size;
+}
+
 /* Gaps in a regular series become patches: a few bytes each, not a wider field for every timestamp. */
 Test(codec2, timestamp_gaps_are_patched)
 {
@@ -775,10 +784,8 @@ Test(codec2, timestamp_gaps_are_patched)
         s.bits[i] = wl_bits((double)(i % 7));
     }
     unsigned char *chunk;
-    size_t size = encode_range_codec(&s, 0, s.n, TSC2, &chunk);
-    check_chunk(chunk, size, &s, 0, s.n);
     tschunk_chunk_info info;
-    cr_assert_eq(tschunk_chunk_info_get(chunk, size, &info), 0);
+    encode_whole(&s, &chunk, &info);
     /* 8 groups x (lead, form, min delta: ~6 bytes) + 10 patches of ~6 bytes: under 1 bit a timestamp (29 unpatched). */
     cr_assert_lt((double)info.ts_bytes * 8 / (double)s.n, 1.0, "%zu timestamp bytes", info.ts_bytes);
     free(chunk);
@@ -819,10 +826,8 @@ Test(codec2, scaled_timestamps_round_trip_and_shrink)
             s.bits[i] = wl_bits((double)(i % 13));
         }
         unsigned char *chunk;
-        size_t size = encode_range_codec(&s, 0, s.n, TSC2, &chunk);
-        check_chunk(chunk, size, &s, 0, s.n);
         tschunk_chunk_info info;
-        cr_assert_eq(tschunk_chunk_info_get(chunk, size, &info), 0);
+        size_t size = encode_whole(&s, &chunk, &info);
         if (info.flags & TSCHUNK_FLAG_TS_SCALED) {
             cr_assert(!(info.flags & TSCHUNK_FLAG_TS_CONST) && tsc_codec2_scaled_chunk(s.ts, 128), "round %d", round_no);
             scaled_chunks++;
@@ -840,10 +845,8 @@ Test(codec2, scaled_timestamps_round_trip_and_shrink)
      * regular seconds with one gap, which a patch stores better than a scaled field. */
     for (size_t i = 0; i < s.n; i++) s.ts[i] = 1000 * (int64_t)i + (i >= 500 ? 61000 : 0);
     unsigned char *chunk;
-    size_t gap_size = encode_range_codec(&s, 0, s.n, TSC2, &chunk);
-    check_chunk(chunk, gap_size, &s, 0, s.n);
     tschunk_chunk_info gap_info;
-    cr_assert_eq(tschunk_chunk_info_get(chunk, gap_size, &gap_info), 0);
+    encode_whole(&s, &chunk, &gap_info);
     cr_assert_eq(gap_info.flags & TSCHUNK_FLAG_TS_SCALED, 0);
     cr_assert_lt(gap_info.ts_bytes, 44, "%zu bytes", gap_info.ts_bytes); /* 38: 8 blocks and a patch, no scales */
     free(chunk);

@@ -69,7 +69,6 @@ static uint64_t common_divisor(const uint64_t *values, size_t m, uint64_t *quoti
     return g;
 }
 
-
 /* The step of a grid through ts[0] and ts[n-1]: their mean delta, rounded to nearest. */
 static uint64_t grid_step(const int64_t *ts, size_t n)
 {
@@ -90,11 +89,6 @@ typedef struct {
     size_t bytes; /* packed fields and, when patched, the patch list */
 } field_plan;
 
-/*
- * The cheapest packing of m fields whose largest needs `full` bits: each
- * candidate width is one that some field needs (from a histogram of widths),
- * and the fields wider than it become patches of 1 + varint(high) bytes.
- */
 /* How many of the m fields need each width 0..full (the largest). */
 static void width_counts(const uint64_t *fields, size_t m, unsigned full, size_t *count)
 {
@@ -129,6 +123,11 @@ static field_plan plan_counts(const size_t *by_width, size_t m, unsigned full)
     return best;
 }
 
+/*
+ * The cheapest packing of m fields whose largest needs `full` bits: each
+ * candidate width is one that some field needs (from a histogram of widths),
+ * and the fields wider than it become patches of 1 + varint(high) bytes.
+ */
 static field_plan plan_fields(const uint64_t *fields, size_t m, unsigned full)
 {
     if (full <= 3) return (field_plan){full, 0, tsc_codec2_packed_bytes(m, full)}; /* a patch costs 16+ bits */
