@@ -464,11 +464,10 @@ static size_t parse_constant_value(const uint8_t *src, size_t size, size_t *pos,
     return 0;
 }
 
-/* The TS_CONST and VAL_CONST fields of the header. */
+/* The TS_CONST and VAL_CONST fields of the header (the header parse has refused unknown flags: codec 2 knows
+ * all four). */
 static size_t parse_frame(const uint8_t *src, size_t size, size_t *pos, tschunk_chunk_info *info)
 {
-    const unsigned known = TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST | TSC2_FLAGS_KNOWN;
-    if (info->flags & ~known) return TSC_ERROR(RESERVED_BITS);
     if (info->flags && info->count < 2) return TSC_ERROR(CORRUPT);
     if ((info->flags & TSCHUNK_FLAG_VAL_SHORT) && !(info->flags & TSCHUNK_FLAG_VAL_CONST)) return TSC_ERROR(CORRUPT);
     /* Scaled timestamp blocks, or none: not both. */

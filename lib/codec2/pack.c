@@ -57,6 +57,12 @@ TSC_INLINE void pack_field(pack_run *r, uint64_t field, unsigned width)
     r->filled = total;
 }
 
+/* A run's last bits, in whole bytes (the packed bytes end there; nothing is written past them). */
+TSC_INLINE void pack_end(pack_run *r)
+{
+    for (unsigned b = 0; b < r->filled; b += 8) *r->at++ = (uint8_t)(r->acc >> b);
+}
+
 /*
  * Fields wider than 16 bits as four runs of q fields (q a multiple of 8, so each run starts and ends on a
  * byte) packed side by side: four accumulator chains instead of one, which waits on itself (~3 cycles a
@@ -73,9 +79,7 @@ static size_t pack_fours(uint8_t *restrict dst, const uint64_t *restrict fields,
         pack_field(&r2, fields[2 * q + i], width);
         pack_field(&r3, fields[3 * q + i], width);
     }
-    pack_run *runs[4] = {&r0, &r1, &r2, &r3};
-    for (unsigned k = 0; k < 4; k++) /* each run ends on a byte: whole bytes are left */
-        for (unsigned b = 0; b < runs[k]->filled; b += 8) *runs[k]->at++ = (uint8_t)(runs[k]->acc >> b);
+    pack_end(&r0), pack_end(&r1), pack_end(&r2), pack_end(&r3); /* each run ends on a byte */
     return 4 * q;
 }
 
@@ -83,23 +87,9 @@ void tsc_codec2_pack(uint8_t *restrict dst, const uint64_t *restrict fields, siz
 {
     if (width == 0) return;
     size_t done = width <= 16 ? pack_eights(dst, fields, n, width) : pack_fours(dst, fields, n, width);
-    dst += done / 8 * width;
-    fields += done;
-    n -= done;
-    uint64_t acc = 0;
-    unsigned filled = 0;
-    for (size_t i = 0; i < n; i++) {
-        acc |= fields[i] << filled;
-        unsigned total = filled + width;
-        if (total >= 64) {
-            tsc_store64_le(dst, acc);
-            dst += 8;
-            acc = filled ? fields[i] >> (64 - filled) : 0;
-            total -= 64;
-        }
-        filled = total;
-    }
-    for (unsigned b = 0; b < filled; b += 8) *dst++ = (uint8_t)(acc >> b);
+    pack_run rest = {dst + done / 8 * width, 0, 0}; /* the fields after the blocks, from a byte boundary */
+    for (size_t i = done; i < n; i++) pack_field(&rest, fields[i], width);
+    pack_end(&rest);
 }
 
 /* Field i when its 8 (or 9) bytes are all inside the buffer. */

@@ -633,7 +633,6 @@ void tsc_codec2_sorted_tops_scalar(const uint64_t *bits, size_t n, uint16_t *out
     for (size_t i = 0; i < n; i++) out[high_at[by_low[i] >> 8]++] = by_low[i];
 }
 
-
 void tsc_codec2_sorted_tops(const uint64_t *bits, size_t n, uint16_t *out)
 {
 #ifdef TSC_HAVE_AVX2
