@@ -720,13 +720,15 @@ Test(segment, verify_checks_every_fence)
     free(b.data);
 }
 
-/* Real v1 bytes, written by 0.5.0 (tests/vectors/segment/README.md), read by this version both ways. */
-Test(segment, v1_segments_still_read)
+/* Real bytes of the older formats (tests/vectors/segment/README.md: v1 written by 0.5.0, v2 by 0.13.0), read by
+ * this version both ways; both hold the same samples and the same deletion. */
+static void check_old_segment(const char *file, unsigned version)
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/tests/vectors/segment/v1_small.tseg", getenv("TSCHUNK_REPO") ? getenv("TSCHUNK_REPO") : ".");
+    const char *repo = getenv("TSCHUNK_REPO") ? getenv("TSCHUNK_REPO") : ".";
+    snprintf(path, sizeof path, "%s/tests/vectors/segment/%s", repo, file);
     blob b = read_all(path);
-    snprintf(path, sizeof path, "%s/tests/vectors/segment/v1_small.expected.csv", getenv("TSCHUNK_REPO") ? getenv("TSCHUNK_REPO") : ".");
+    snprintf(path, sizeof path, "%s/tests/vectors/segment/v1_small.expected.csv", repo);
     FILE *expected = fopen(path, "r");
     cr_assert(expected, "%s", path);
     cr_assert_eq(tschunk_segment_verify(b.data, b.size, NULL), 0);
@@ -735,7 +737,7 @@ Test(segment, v1_segments_still_read)
         cr_assert_eq(tschunk_segment_open(&seg, b.data, b.size, lazy ? TSCHUNK_SEGMENT_LAZY : 0, NULL), 0);
         tschunk_segment_info info;
         tschunk_segment_get_info(seg, &info);
-        cr_assert(info.format_version == 1 && info.series == 3 && info.chunks == 6 && info.deleted == 20);
+        cr_assert(info.format_version == version && info.series == 3 && info.chunks == 6 && info.deleted == 20);
         rewind(expected);
         char want[256], got[256];
         size_t lines = 0;
@@ -759,6 +761,9 @@ Test(segment, v1_segments_still_read)
     fclose(expected);
     free(b.data);
 }
+
+Test(segment, v1_segments_still_read) { check_old_segment("v1_small.tseg", 1); }
+Test(segment, v2_segments_still_read) { check_old_segment("v2_small.tseg", 2); }
 
 /* One long series (300 chunks of 120 samples) and a short one, with summaries; `per_block` as the
  * writer option (1: no stored block summaries). */
