@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 13
+#define TSCHUNK_VERSION_MINOR 14
 #define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
@@ -792,11 +792,12 @@ TSCHUNK_API size_t tschunk_segment_writer_add_series(tschunk_segment_writer *w, 
                                                      size_t name_len);
 /**
  * Add a native chunk of a series, in any order; it is validated and decoded
- * once to find its last timestamp. summary may be NULL (unless has_summaries);
- * when given it must be this chunk's (tschunk_encoder_write_summary: same count
- * and time range).
- * @return 0, or the chunk's decode error, BAD_PARAMETER (before min_ts, empty, missing summary or one of
- * another chunk), GENERIC (write error).
+ * once to find its last timestamp. A summary is given exactly when the segment
+ * has summaries (has_summaries), and must be this chunk's
+ * (tschunk_encoder_write_summary: same count and time range). Chunks added in
+ * index order (by series, then time) cost the fewest index bytes.
+ * @return 0, or the chunk's decode error, BAD_PARAMETER (before min_ts, empty, summary missing, given to
+ * a segment without summaries, or one of another chunk), GENERIC (write error).
  */
 TSCHUNK_API size_t tschunk_segment_writer_add_chunk(tschunk_segment_writer *w, uint64_t series_id, const void *chunk,
                                                     size_t chunk_size, const void *summary, size_t summary_size);
@@ -837,7 +838,7 @@ typedef struct {
     uint32_t has_summaries;
     tschunk_mapping_kind summary_mapping;
     double summary_gamma, summary_offset;
-    uint32_t format_version;  /* the segment format: 1 or 2 */
+    uint32_t format_version;  /* the segment format: 1, 2 or 3 */
     uint32_t summary_blocks;  /* stored block summaries (format v2, with summaries) */
 } tschunk_segment_info;
 
@@ -864,7 +865,10 @@ typedef struct {
  */
 TSCHUNK_API size_t tschunk_segment_range(const tschunk_segment *seg, uint32_t ordinal, int64_t from, int64_t to,
                                          size_t *begin, size_t *end);
-/** Chunk i of the index, its record checksum verified. @return 0, BAD_PARAMETER, CORRUPT. */
+/**
+ * Chunk i of the index, its record checksum verified (format 3: the records of its 64-entry index block,
+ * hashed at the first read of any of them). @return 0, BAD_PARAMETER, CORRUPT.
+ */
 TSCHUNK_API size_t tschunk_segment_chunk(const tschunk_segment *seg, size_t i, tschunk_segment_chunk_info *out);
 
 /**

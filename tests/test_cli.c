@@ -156,7 +156,7 @@ Test(cli, verify_ls_cat_and_quantiles_read_segments)
     char out[4096], path[512], cmd[700];
     cr_assert_eq(run(out, sizeof out, "compress in.csv -o ok.tsc"), 0);
     cr_assert_eq(run(out, sizeof out, "verify ok.tsc"), 0, "%s", out);
-    cr_assert(strstr(out, "ok (segment v2, 1 series, 1 chunks, 3 samples)"), "%s", out);
+    cr_assert(strstr(out, "ok (segment v3, 1 series, 1 chunks, 3 samples)"), "%s", out);
     snprintf(cmd, sizeof cmd, "cd '%s' && head -c 20 ok.tsc > cut.tsc", workdir);
     cr_assert_eq(system(cmd), 0);
     cr_assert_neq(run(out, sizeof out, "verify cut.tsc"), 0);
@@ -176,7 +176,7 @@ Test(cli, verify_ls_cat_and_quantiles_read_segments)
     size_t size = tschunk_segment_writer_finish(w);
     cr_assert(!tschunk_is_error(size));
     cr_assert_eq(run(out, sizeof out, "verify two.tseg"), 0, "%s", out);
-    cr_assert(strstr(out, "ok (segment v2, 2 series, 2 chunks, 6 samples)"), "%s", out);
+    cr_assert(strstr(out, "ok (segment v3, 2 series, 2 chunks, 6 samples)"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "ls two.tseg"), 0, "%s", out);
     char want[200];
     snprintf(want, sizeof want, "cpu\t7\t1\t3\t10\t30\t%zu\n\t9\t1\t3\t10\t30\t%zu\n", n, n);

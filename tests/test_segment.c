@@ -595,7 +595,7 @@ static void same_answers(const tschunk_segment *full, const tschunk_segment *laz
     tschunk_segment_get_info(lazy, &li);
     cr_assert(fi.min_ts == li.min_ts && fi.ts_unit == li.ts_unit && fi.series == li.series && fi.chunks == li.chunks &&
                   fi.samples == li.samples && fi.deleted == li.deleted && fi.has_summaries == li.has_summaries &&
-                  fi.format_version == li.format_version && fi.format_version == 2,
+                  fi.format_version == li.format_version && fi.format_version == 3,
               "info differs");
     uint64_t rng = 17;
     for (uint32_t ord = 0; ord < fi.series; ord++) {
@@ -909,5 +909,153 @@ Test(segment, verify_recomputes_block_summaries)
     size_t at = 0;
     cr_assert_eq(tschunk_get_error_code(tschunk_segment_verify(b.data, b.size, &at)), TSCHUNK_ERROR_CORRUPT);
     cr_assert_eq(at, blocks_off);
+    free(b.data);
+}
+
+/* A writer of tmpdir/file (its path in path[128]). */
+static tschunk_segment_writer *new_writer(char path[128], const char *file, const tschunk_segment_options *o)
+{
+    snprintf(path, 128, "%s/%s", tmpdir, file);
+    tschunk_segment_writer *w;
+    cr_assert_eq(tschunk_segment_writer_create(&w, path, o), 0);
+    return w;
+}
+
+/* Format v3's index codes each entry from the previous one of its block: aligned series of one chunk each,
+ * written in order, cost a flag byte, a jitter byte and a length. 1,000 such series of 120 samples, with
+ * Prometheus-like names: what the container adds beside the names stays under 3% of the chunk bytes. */
+Test(segment, v3_container_of_aligned_series_is_small)
+{
+    char path[128];
+    tschunk_segment_options o = {.min_ts = INT64_C(1700000000000) - 10};
+    tschunk_segment_writer *w = new_writer(path, "aligned.tseg", &o);
+    size_t chunk_bytes = 0, name_bytes = 0;
+    for (size_t i = 0; i < 1000; i++) {
+        wl_series s;
+        wl_synthetic(&s, (int)(i % WL_SYNTHETIC_COUNT), 120, i + 1);
+        unsigned char chunk[TSCHUNK_BOUND(120)];
+        size_t n = tschunk_encode(chunk, sizeof chunk, s.ts, (const double *)(const void *)s.bits, s.n, NULL);
+        cr_assert(!tschunk_is_error(n));
+        char name[64];
+        int len = snprintf(name, sizeof name, "node_metric{instance=\"host-%zu\"}", i);
+        cr_assert_eq(tschunk_segment_writer_add_series(w, i * 7919 + 1, name, (size_t)len), 0);
+        cr_assert_eq(tschunk_segment_writer_add_chunk(w, i * 7919 + 1, chunk, n, NULL, 0), 0);
+        chunk_bytes += n;
+        name_bytes += (size_t)len;
+        wl_free(&s);
+    }
+    size_t size = tschunk_segment_writer_finish(w);
+    cr_assert(!tschunk_is_error(size));
+    double overhead = (double)(size - chunk_bytes - name_bytes) / (double)chunk_bytes;
+    cr_assert_lt(overhead, 0.03, "container adds %.2f%% beside the names", 100 * overhead);
+    blob b = read_all(path);
+    cr_assert_eq(tschunk_segment_verify(b.data, b.size, NULL), 0);
+    free(b.data);
+}
+
+/* A summary needs a segment with summaries (v3 records hold one only then). Every kind of index field:
+ * a named series without chunks (an ordinal skipped), chunks arriving in reverse (records not in index order),
+ * counts and spans that change, a chunk far after the previous one; read back by a full and a lazy open. */
+Test(segment, v3_index_fields_round_trip)
+{
+    char path[128];
+    tschunk_segment_options o = {.min_ts = -5};
+    tschunk_segment_writer *w = new_writer(path, "fields.tseg", &o);
+    int64_t ts[200];
+    double v[200];
+    unsigned char chunk[TSCHUNK_BOUND(200)], summary[4] = {0xd1, 0, 0, 0};
+    for (int i = 0; i < 200; i++) ts[i] = i * 7, v[i] = i;
+    size_t n = tschunk_encode(chunk, sizeof chunk, ts, v, 2, NULL);
+    cr_assert_eq(tschunk_get_error_code(tschunk_segment_writer_add_chunk(w, 1, chunk, n, summary, 4)),
+                 TSCHUNK_ERROR_BAD_PARAMETER, "a summary in a segment without summaries");
+    cr_assert_eq(tschunk_segment_writer_add_series(w, 2, "no chunks", 9), 0);
+    /* series 1..150 (but 2), 3 chunks each, given in reverse; chunk k of a series has 10 + k * (id % 7) samples */
+    typedef struct {
+        int64_t first;
+        size_t count;
+    } shape;
+    static shape want[151][3];
+    for (int k = 2; k >= 0; k--)
+        for (uint64_t id = 150; id >= 1; id--) {
+            if (id == 2) continue;
+            size_t count = 10 + (size_t)k * (id % 7);
+            int64_t base = k == 2 ? INT64_C(1) << 40 : (int64_t)(k * 5000) + (int64_t)(id % 3);
+            for (size_t i = 0; i < count; i++) ts[i] = base + (int64_t)i * (7 + (int64_t)(id % 2));
+            n = tschunk_encode(chunk, sizeof chunk, ts, v, count, NULL);
+            cr_assert_eq(tschunk_segment_writer_add_chunk(w, id, chunk, n, NULL, 0), 0);
+            want[id][k] = (shape){base, count};
+        }
+    /* series 151..220: one chunk each, aligned but for a few units of jitter at both ends */
+    for (uint64_t id = 151; id <= 220; id++) {
+        for (size_t i = 0; i < 50; i++) ts[i] = 1000000 + (int64_t)(id % 5) + (int64_t)i * 10;
+        ts[49] += (int64_t)(id % 4);
+        n = tschunk_encode(chunk, sizeof chunk, ts, v, 50, NULL);
+        cr_assert_eq(tschunk_segment_writer_add_chunk(w, id, chunk, n, NULL, 0), 0);
+    }
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+    blob b = read_all(path);
+    cr_assert_eq(tschunk_segment_verify(b.data, b.size, NULL), 0);
+    for (int lazy = 0; lazy < 2; lazy++) {
+        tschunk_segment *seg;
+        cr_assert_eq(tschunk_segment_open(&seg, b.data, b.size, lazy ? TSCHUNK_SEGMENT_LAZY : 0, NULL), 0);
+        for (uint64_t id = 151; id <= 220; id++) {
+            size_t ord = tschunk_segment_find_series(seg, id), begin, end;
+            cr_assert(!tschunk_is_error(ord));
+            cr_assert_eq(tschunk_segment_range(seg, (uint32_t)ord, INT64_MIN, INT64_MAX, &begin, &end), 0);
+            tschunk_segment_chunk_info c;
+            cr_assert(end == begin + 1 && tschunk_segment_chunk(seg, begin, &c) == 0);
+            int64_t first = 1000000 + (int64_t)(id % 5);
+            cr_assert(c.count == 50 && c.first_ts == first && c.last_ts == first + 490 + (int64_t)(id % 4));
+        }
+        for (uint64_t id = 1; id <= 150; id++) {
+            size_t ord = tschunk_segment_find_series(seg, id), begin, end;
+            cr_assert(!tschunk_is_error(ord));
+            cr_assert_eq(tschunk_segment_range(seg, (uint32_t)ord, INT64_MIN, INT64_MAX, &begin, &end), 0);
+            cr_assert_eq(end - begin, id == 2 ? 0u : 3u, "series %llu", (unsigned long long)id);
+            for (size_t k = 0; k < end - begin; k++) {
+                tschunk_segment_chunk_info c;
+                cr_assert_eq(tschunk_segment_chunk(seg, begin + k, &c), 0);
+                int64_t step = 7 + (int64_t)(id % 2), last = want[id][k].first + (int64_t)(want[id][k].count - 1) * step;
+                cr_assert(c.count == want[id][k].count && c.first_ts == want[id][k].first && c.last_ts == last,
+                          "series %llu chunk %zu", (unsigned long long)id, k);
+                int64_t got_ts[200];
+                double got_v[200];
+                cr_assert_eq(tschunk_segment_decode(seg, begin + k, got_ts, got_v, 200), c.count);
+                cr_assert(got_ts[0] == c.first_ts && got_ts[c.count - 1] == last);
+            }
+        }
+        tschunk_segment_close(seg);
+    }
+    free(b.data);
+}
+
+/* Records are checked 64 index entries at a time: a damaged record makes every chunk of its block unreadable
+ * (the block's records hash no longer holds), in a full and a lazy open, and leaves other blocks readable. */
+Test(segment, v3_records_are_checked_by_index_block)
+{
+    char path[128];
+    tschunk_segment_options o = {.min_ts = 0};
+    tschunk_segment_writer *w = new_writer(path, "blocks.tseg", &o);
+    int64_t ts[3] = {10, 20, 30};
+    double v[3] = {1, 2, 3};
+    unsigned char chunk[TSCHUNK_BOUND(3)];
+    size_t n = tschunk_encode(chunk, sizeof chunk, ts, v, 3, NULL);
+    for (uint64_t id = 1; id <= 130; id++) cr_assert_eq(tschunk_segment_writer_add_chunk(w, id, chunk, n, NULL, 0), 0);
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+    blob b = read_all(path);
+    /* Records follow the header in the order given: series 70 (index position 69, block 1) is record 69. */
+    b.data[TSC_SEG_HEADER_SIZE + 69 * n + n - 1] ^= 1;
+    cr_assert(tschunk_is_error(tschunk_segment_verify(b.data, b.size, NULL)));
+    for (int lazy = 0; lazy < 2; lazy++) {
+        tschunk_segment *seg;
+        cr_assert_eq(tschunk_segment_open(&seg, b.data, b.size, lazy ? TSCHUNK_SEGMENT_LAZY : 0, NULL), 0);
+        for (size_t i = 0; i < 130; i++) {
+            tschunk_segment_chunk_info c;
+            size_t err = tschunk_segment_chunk(seg, i, &c);
+            cr_assert_eq(tschunk_is_error(err), i / 64 == 1, "chunk %zu", i);
+            if (i / 64 == 1) cr_assert_eq(tschunk_get_error_code(err), TSCHUNK_ERROR_CORRUPT);
+        }
+        tschunk_segment_close(seg);
+    }
     free(b.data);
 }

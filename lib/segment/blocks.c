@@ -1,5 +1,5 @@
 /*
- * Stored block summaries (segment format v2): with summaries on, the writer
+ * Stored block summaries (segment format v2 and v3): with summaries on, the writer
  * combines the summaries of every run of up to 64 consecutive chunks of a
  * series (tschunk_summary_combine) and stores the blobs in their own section,
  * so that a range query over many chunks of a series merges one sketch per
@@ -33,17 +33,13 @@ typedef struct {
     uint64_t *sum_at, *sum_len; /* where each chunk's summary lies in the file */
 } block_builder;
 
-/* Where a record's summary blob lies: re-read the record head from the file. */
+/* Where a record's summary blob lies: re-read its length, the record's first field (v3), from the file. */
 static int record_summary(const block_builder *b, const tsc_seg_entry *e, uint64_t *at, uint64_t *len)
 {
-    uint8_t head[64];
+    uint8_t head[10];
     size_t want = e->length < sizeof head ? (size_t)e->length : sizeof head, pos = 0;
     if (pread(b->fd, head, want, (off_t)e->offset) != (ssize_t)want) return -1;
-    uint64_t field;
-    for (int i = 0; i < 4; i++) /* series id, first, span, count */
-        if (tsc_take_uvarint(head, want, &pos, &field)) return -1;
-    pos++; /* the codec byte */
-    if (pos >= want || tsc_take_uvarint(head, want, &pos, len)) return -1;
+    if (tsc_take_uvarint(head, want, &pos, len)) return -1;
     *at = e->offset + pos;
     return 0;
 }

@@ -1,23 +1,24 @@
 /*
- * Fences (segment format v2): one per block of 64 series in the series table
+ * Fences (segment format v2 and v3): one per block of 64 series in the series table
  * and one per block of 64 entries in the index, each with the block's first
  * key, its byte offset and its XXH3. A lazy reader checks the fences at open
  * and then parses and checks only the blocks a call needs, so opening a
  * segment and finding one series costs a few blocks, not the whole index.
  *
  * Fence section: ceil(series / 64) series fences, then ceil(chunks / 64) index
- * fences, 24 bytes each, little-endian: u64 key (a series fence: the id of the
- * block's first series; an index fence: the ordinal of its first entry), u64
- * offset of the block's first byte from the start of its section, u64 XXH3 of
- * the block's bytes (up to the next block's offset, the last one to the end
- * of the section).
+ * fences, 32 bytes each (v2: 24), little-endian: u64 key (a series fence: the
+ * id of the block's first series; an index fence: the ordinal of its first
+ * entry), u64 offset of the block's first byte from the start of its section,
+ * u64 XXH3 of the block's bytes (up to the next block's offset, the last one to
+ * the end of the section); v3: u64 records hash (an index fence: the XXH3 of
+ * the block's records' XXH3s, tsc_seg_records_hash; a series fence: 0).
  */
 #include "format.h"
 
 const uint8_t *tsc_seg_fence(const tschunk_segment *s, int index_kind, size_t b)
 {
     size_t first = index_kind ? tsc_seg_blocks(s->footer.series) : 0;
-    return s->fences + (first + b) * TSC_SEG_FENCE_SIZE;
+    return s->fences + (first + b) * s->fence_size;
 }
 
 /* Offsets must start at 0 and rise strictly inside the section (a block takes >= 1 byte). */
@@ -29,6 +30,8 @@ static size_t check_kind(const tschunk_segment *s, int index_kind, size_t blocks
         uint64_t key = tsc_load64_le(fence), off = tsc_load64_le(fence + 8);
         if ((b ? off <= prev_off : off != 0) || off >= section_len) return TSC_ERROR(CORRUPT);
         if (index_kind ? key >= s->footer.series || (b && key < prev_key) : b && key <= prev_key)
+            return TSC_ERROR(CORRUPT);
+        if (!index_kind && s->fence_size > TSC_SEG_FENCE_V2_SIZE && tsc_load64_le(fence + 24)) /* v3: no records */
             return TSC_ERROR(CORRUPT);
         prev_key = key;
         prev_off = off;
@@ -51,7 +54,7 @@ static size_t block_span(const tschunk_segment *s, int index_kind, size_t b, siz
     uint64_t section_len = index_kind ? s->footer.index_len : s->footer.series_len;
     const uint8_t *fence = tsc_seg_fence(s, index_kind, b);
     *from = (size_t)tsc_load64_le(fence + 8);
-    *to = b + 1 < blocks ? (size_t)tsc_load64_le(fence + TSC_SEG_FENCE_SIZE + 8) : (size_t)section_len;
+    *to = b + 1 < blocks ? (size_t)tsc_load64_le(fence + s->fence_size + 8) : (size_t)section_len;
     uint64_t hash = tsc_xxh3(s->data + section_off + *from, *to - *from);
     return TSC_SEG_CHECKSUM_OK(s->flags, hash, tsc_load64_le(fence + 16)) ? 0 : TSC_ERROR(CORRUPT);
 }
@@ -69,7 +72,7 @@ size_t tsc_seg_series_block(const tschunk_segment *s, size_t b, tsc_seg_series o
     const uint8_t *p = s->data + s->footer.series_off;
     *n = block_items(s->footer.series, b);
     for (size_t k = 0; k < *n; k++) {
-        if ((err = tsc_seg_parse_series(p, to, &from, &out[k]))) return err;
+        if ((err = tsc_seg_parse_series(s, p, to, &from, k ? &out[k - 1] : NULL, &out[k]))) return err;
         if (k ? out[k].id <= out[k - 1].id : out[k].id != tsc_load64_le(tsc_seg_fence(s, 0, b)))
             return TSC_ERROR(CORRUPT);
     }
@@ -86,7 +89,7 @@ size_t tsc_seg_index_block(const tschunk_segment *s, size_t b, tsc_seg_entry out
     const uint8_t *p = s->data + s->footer.index_off;
     *n = block_items(s->footer.chunks, b);
     for (size_t k = 0; k < *n; k++) {
-        if ((err = tsc_seg_parse_entry(s, p, to, &from, &out[k]))) return err;
+        if ((err = tsc_seg_parse_entry(s, p, to, &from, k ? &out[k - 1] : NULL, &out[k]))) return err;
         if (k ? !tsc_seg_entries_in_order(&out[k - 1], &out[k])
               : out[k].ordinal != tsc_load64_le(tsc_seg_fence(s, 1, b)))
             return TSC_ERROR(CORRUPT);

@@ -1,23 +1,26 @@
 /*
- * Segment format v2 (v1 still read): constants and the helpers the writer and
+ * Segment format v3 (v1 and v2 still read): constants and the helpers the writer and
  * the reader share. The layout is specified once, in README "Segment format".
  */
 #ifndef TSCHUNK_SEGMENT_FORMAT_H
 #define TSCHUNK_SEGMENT_FORMAT_H
 
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "../common/common.h"
 
 #define TSC_SEG_MAGIC "TSEG"
 #define TSC_SEG_FOOTER_MAGIC_V1 "TSEGEND1"
-#define TSC_SEG_FOOTER_MAGIC "TSEGEND2"
-#define TSC_SEG_VERSION 2u /* written; version 1 is still read */
+#define TSC_SEG_FOOTER_MAGIC_V2 "TSEGEND2"
+#define TSC_SEG_FOOTER_MAGIC "TSEGEND3"
+#define TSC_SEG_VERSION 3u /* written; versions 1 and 2 are still read */
 #define TSC_SEG_HEADER_SIZE 48u
 #define TSC_SEG_FOOTER_V1_SIZE 96u
 #define TSC_SEG_FOOTER_SIZE 144u
 #define TSC_SEG_BLOCK 64u      /* series, or index entries, per fence (v2) */
-#define TSC_SEG_FENCE_SIZE 24u /* one fence: u64 key, u64 byte offset, u64 XXH3 of the block */
+#define TSC_SEG_FENCE_V2_SIZE 24u /* one fence: u64 key, u64 byte offset, u64 XXH3 of the block */
+#define TSC_SEG_FENCE_SIZE 32u    /* v3: and a u64 XXH3 of the block's records (0 for a series block) */
 #define TSC_SEG_SUMMARY_BLOCK 64u /* chunks per stored block summary unless the writer is told otherwise */
 #define TSC_SEG_MAX_SUMMARY_BLOCK 4096u
 #define TSC_SEG_NO_SUMMARY 0xffu
@@ -68,6 +71,25 @@ TSC_INLINE size_t tsc_seg_footer_size(unsigned version)
 /* Fences (v2): ceil(series / 64) series fences, then ceil(chunks / 64) index fences. */
 TSC_INLINE size_t tsc_seg_blocks(size_t items) { return (items + TSC_SEG_BLOCK - 1) / TSC_SEG_BLOCK; }
 
+TSC_INLINE size_t tsc_seg_fence_size(unsigned version)
+{
+    return version == 2 ? TSC_SEG_FENCE_V2_SIZE : TSC_SEG_FENCE_SIZE;
+}
+
+/* Index entry flags (v3): how each field follows from the previous entry of its 64-entry block (the
+ * block's first entry follows from ordinal 0, first_ts = min_ts, span 0, count 0, a record ending at the
+ * header's end). */
+#define TSC_SEG_ORD_SAME 0u     /* bits 0-1: the previous entry's ordinal */
+#define TSC_SEG_ORD_NEXT 1u     /*           the previous ordinal + 1 */
+#define TSC_SEG_ORD_DELTA 2u    /*           uvarint (ordinal - previous) follows */
+#define TSC_SEG_NEW_FIRST 0x04u /* zigzag varint (first_ts - previous first_ts) follows, else equal */
+#define TSC_SEG_NEW_SPAN 0x08u  /* zigzag varint (span - previous span) follows, else equal; span = last - first */
+#define TSC_SEG_NEW_COUNT 0x10u /* uvarint count follows, else the previous count */
+#define TSC_SEG_NEW_AT 0x20u    /* zigzag varint (offset - previous record's end) follows, else 0 */
+/* Both the first_ts and the span differences, zigzagged, in one byte (low nibble, high nibble) after the
+ * ordinal's field: scrape jitter of a few units. Never with NEW_FIRST or NEW_SPAN. */
+#define TSC_SEG_SMALL_JITTER 0x40u
+
 /* A stored block summary (v2): chunks [first, first + count) of one series, combined. */
 typedef struct {
     uint32_t first, count;
@@ -100,12 +122,16 @@ struct tschunk_segment {
     size_t nblocks;
     size_t records_end;
     unsigned flags;
-    int lazy;               /* v2 opened with TSCHUNK_SEGMENT_LAZY: no arrays, blocks parsed when read */
-    const uint8_t *fences;  /* v2: in place */
+    int lazy;               /* v2+ opened with TSCHUNK_SEGMENT_LAZY: no arrays, blocks parsed when read */
+    const uint8_t *fences;  /* v2+: in place */
+    size_t fence_size;
+    /* v3: one bit per index block whose records' hash has been checked. Set at most once per bit, with atomic
+     * ORs, so that an open segment stays safe to share between threads (two may both check a block). */
+    _Atomic uint64_t *records_checked;
 };
 
-/* Where the writer and delete put one fence. */
-void tsc_seg_put_fence(uint8_t *out, uint64_t key, uint64_t offset, uint64_t hash);
+/* Where the writer puts one fence (v3: 32 bytes). */
+void tsc_seg_put_fence(uint8_t *out, uint64_t key, uint64_t offset, uint64_t hash, uint64_t records_hash);
 
 /* One series-table record, name in place. */
 typedef struct {
@@ -115,9 +141,16 @@ typedef struct {
 } tsc_seg_series;
 
 /* Parse one series-table record / one index entry at *pos of p[0, size) (advances *pos): every field
- * checked against the segment (ordinal, counts, record bounds, timestamps). @return 0 or CORRUPT. */
-size_t tsc_seg_parse_series(const uint8_t *p, size_t size, size_t *pos, tsc_seg_series *out);
-size_t tsc_seg_parse_entry(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos, tsc_seg_entry *e);
+ * checked against the segment (ordinal, counts, record bounds, timestamps). v3 codes them from the previous
+ * record of their block: prev is NULL for a block's first. @return 0 or CORRUPT. */
+size_t tsc_seg_parse_series(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos,
+                            const tsc_seg_series *prev, tsc_seg_series *out);
+size_t tsc_seg_parse_entry(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos,
+                           const tsc_seg_entry *prev, tsc_seg_entry *e);
+/* v3: XXH3 of the per-record XXH3s of n records, as the index fence of their block holds it. */
+uint64_t tsc_seg_records_hash(const uint64_t *record_hashes, size_t n);
+/* v3: index block b's records checked against its fence (once: records_checked). */
+size_t tsc_seg_check_records(const tschunk_segment *s, size_t b, const tsc_seg_entry *entries, size_t n);
 
 /* Index order: by series, then first timestamp. */
 TSC_INLINE int tsc_seg_entries_in_order(const tsc_seg_entry *prev, const tsc_seg_entry *e)

@@ -15,7 +15,8 @@ static void *seg_alloc(tschunk_segment *s, size_t size) { return s->allocator.al
 void tschunk_segment_close(tschunk_segment *s)
 {
     if (!s) return;
-    void *parts[] = {s->series_ids, (void *)s->names, s->name_lens, s->entries, s->max_last, s->tombs, s->blocks};
+    void *parts[] = {s->series_ids, (void *)s->names, s->name_lens, s->entries, s->max_last, s->tombs, s->blocks,
+                     (void *)(uintptr_t)s->records_checked};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         if (parts[i]) s->allocator.free(s->allocator.opaque, parts[i]);
     s->allocator.free(s->allocator.opaque, s);
@@ -27,7 +28,7 @@ static size_t check_header(tschunk_segment *s)
 {
     const uint8_t *h = s->data;
     if (memcmp(h, TSC_SEG_MAGIC, 4) != 0) return TSC_ERROR(BAD_MAGIC);
-    if (h[4] != 1 && h[4] != TSC_SEG_VERSION) return TSC_ERROR(BAD_VERSION);
+    if (h[4] < 1 || h[4] > TSC_SEG_VERSION) return TSC_ERROR(BAD_VERSION);
     if (!TSC_SEG_CHECKSUM_OK(s->flags, tsc_load64_le(h + 40), tsc_xxh3(h, 40))) return TSC_ERROR(CORRUPT);
     if (h[5] || h[6] != TSCHUNK_CODEC_GORILLA || h[TSC_SEG_UNIT_AT] > TSCHUNK_UNIT_NS || tsc_load64_le(h + 32) >> 8)
         return TSC_ERROR(CORRUPT);
@@ -51,7 +52,8 @@ static size_t read_footer(const tschunk_segment *s, tsc_seg_footer *f)
     const uint8_t *p = s->data + s->size - size;
     int v1 = f->version == 1, pairs = v1 ? 8 : 12;
     const uint8_t *tail = p + 8 * pairs; /* counts, [samples,] hashes, magic, footer hash */
-    if (memcmp(p + size - 16, v1 ? TSC_SEG_FOOTER_MAGIC_V1 : TSC_SEG_FOOTER_MAGIC, 8) != 0 ||
+    const char *magic = v1 ? TSC_SEG_FOOTER_MAGIC_V1 : f->version == 2 ? TSC_SEG_FOOTER_MAGIC_V2 : TSC_SEG_FOOTER_MAGIC;
+    if (memcmp(p + size - 16, magic, 8) != 0 ||
         !TSC_SEG_CHECKSUM_OK(s->flags, tsc_load64_le(p + size - 8), tsc_xxh3(p, size - 8)))
         return TSC_ERROR(CORRUPT);
     uint64_t *v1_fields[8] = {&f->series_off, &f->series_len, &f->index_off, &f->index_len,
@@ -90,10 +92,10 @@ static size_t check_footer(tschunk_segment *s, tsc_seg_footer *f)
     uint64_t hashed_from = s->lazy ? f->fence_off : f->series_off;
     uint64_t hash = tsc_xxh3(s->data + hashed_from, (size_t)(footer_at - hashed_from));
     if (!TSC_SEG_CHECKSUM_OK(s->flags, hash, s->lazy ? f->lazy_hash : f->meta_hash)) return TSC_ERROR(CORRUPT);
-    /* Each series takes >= 2 bytes, each index entry >= 6: a small file cannot claim a huge count. */
-    if (f->series > f->series_len / 2 || f->chunks > f->index_len / 6) return TSC_ERROR(CORRUPT);
-    if (f->version > 1 &&
-        f->fence_len != (tsc_seg_blocks(f->series) + tsc_seg_blocks(f->chunks)) * (uint64_t)TSC_SEG_FENCE_SIZE)
+    /* Each series takes >= 2 bytes, each index entry >= 6 (v3: 2): a small file cannot claim a huge count. */
+    if (f->series > f->series_len / 2 || f->chunks > f->index_len / (f->version > 2 ? 2 : 6)) return TSC_ERROR(CORRUPT);
+    s->fence_size = tsc_seg_fence_size(f->version);
+    if (f->version > 1 && f->fence_len != (tsc_seg_blocks(f->series) + tsc_seg_blocks(f->chunks)) * (uint64_t)s->fence_size)
         return TSC_ERROR(CORRUPT);
     s->footer = *f;
     s->records_end = (size_t)f->series_off;
@@ -101,12 +103,14 @@ static size_t check_footer(tschunk_segment *s, tsc_seg_footer *f)
     return 0;
 }
 
-size_t tsc_seg_parse_series(const uint8_t *p, size_t size, size_t *pos, tsc_seg_series *out)
+size_t tsc_seg_parse_series(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos,
+                            const tsc_seg_series *prev, tsc_seg_series *out)
 {
-    uint64_t len;
+    uint64_t len, base = s->footer.version > 2 && prev ? prev->id : 0; /* v3: ids from the previous one */
     if (tsc_take_uvarint(p, size, pos, &out->id) || tsc_take_uvarint(p, size, pos, &len) ||
-        len > TSC_SEG_MAX_NAME || len > size - *pos)
+        len > TSC_SEG_MAX_NAME || len > size - *pos || out->id > UINT64_MAX - base)
         return TSC_ERROR(CORRUPT);
+    out->id += base;
     out->name = (const char *)p + *pos;
     out->name_len = (size_t)len;
     *pos += (size_t)len;
@@ -133,7 +137,9 @@ static size_t parse_series(tschunk_segment *s, const tsc_seg_footer *f)
     for (uint32_t i = 0; i < n; i++) {
         tsc_seg_series rec;
         size_t at = pos;
-        if (tsc_seg_parse_series(p, (size_t)f->series_len, &pos, &rec)) return TSC_ERROR(CORRUPT);
+        tsc_seg_series prev = {i ? s->series_ids[i - 1] : 0, NULL, 0};
+        if (tsc_seg_parse_series(s, p, (size_t)f->series_len, &pos, i % TSC_SEG_BLOCK ? &prev : NULL, &rec))
+            return TSC_ERROR(CORRUPT);
         if (i && rec.id <= s->series_ids[i - 1]) return TSC_ERROR(CORRUPT); /* ascending ids */
         if (!fence_agrees(s, 0, i, rec.id, at)) return TSC_ERROR(CORRUPT);
         s->series_ids[i] = rec.id;
@@ -151,20 +157,63 @@ static int add_ts(int64_t base, uint64_t delta, int64_t *out)
     return 0;
 }
 
-size_t tsc_seg_parse_entry(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos, tsc_seg_entry *e)
+/* The record bounds every index entry must keep. */
+static int record_fits(const tschunk_segment *s, uint64_t offset, uint64_t length)
+{
+    uint64_t min_length = s->footer.version > 2 ? 2 : 16; /* v3: a chunk's first two bytes; v1/v2: head and hash */
+    return offset >= TSC_SEG_HEADER_SIZE && length >= min_length && offset <= s->records_end &&
+           length <= s->records_end - offset;
+}
+
+/* v1/v2 entry: six uvarints. */
+static size_t parse_entry_v2(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos, tsc_seg_entry *e)
 {
     uint64_t ord, first_rel, span, count, offset, length;
     if (tsc_take_uvarint(p, size, pos, &ord) || tsc_take_uvarint(p, size, pos, &first_rel) ||
         tsc_take_uvarint(p, size, pos, &span) || tsc_take_uvarint(p, size, pos, &count) ||
         tsc_take_uvarint(p, size, pos, &offset) || tsc_take_uvarint(p, size, pos, &length))
         return TSC_ERROR(CORRUPT);
-    if (ord >= s->footer.series || count == 0 || count > TSCHUNK_MAX_SAMPLES || offset < TSC_SEG_HEADER_SIZE ||
-        length < 16 || offset > s->records_end || length > s->records_end - offset)
+    if (ord >= s->footer.series || count == 0 || count > TSCHUNK_MAX_SAMPLES || !record_fits(s, offset, length))
         return TSC_ERROR(CORRUPT);
     *e = (tsc_seg_entry){(uint32_t)ord, (uint32_t)count, 0, 0, offset, length};
     if (add_ts(s->info.min_ts, first_rel, &e->first_ts) || add_ts(e->first_ts, span, &e->last_ts))
         return TSC_ERROR(CORRUPT);
     return 0;
+}
+
+/* v3 entry (writer.c put_entry): a flag byte, the fields that differ from prev's, the record length. */
+size_t tsc_seg_parse_entry(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos,
+                           const tsc_seg_entry *prev, tsc_seg_entry *e)
+{
+    if (s->footer.version < 3) return parse_entry_v2(s, p, size, pos, e);
+    uint64_t ord = prev ? prev->ordinal : 0, count = prev ? prev->count : 0, field = 0, length;
+    uint64_t first = (uint64_t)(prev ? prev->first_ts : s->info.min_ts);
+    uint64_t span = prev ? (uint64_t)prev->last_ts - (uint64_t)prev->first_ts : 0;
+    uint64_t offset = prev ? prev->offset + prev->length : TSC_SEG_HEADER_SIZE;
+    if (*pos >= size) return TSC_ERROR(CORRUPT);
+    unsigned flags = p[(*pos)++], ord_kind = flags & 3u;
+    if (flags & 0x80u || ord_kind == 3u) return TSC_ERROR(CORRUPT);
+    if (ord_kind == TSC_SEG_ORD_DELTA && (tsc_take_uvarint(p, size, pos, &field) || field < 2)) return TSC_ERROR(CORRUPT);
+    ord += ord_kind == TSC_SEG_ORD_DELTA ? field : ord_kind; /* a wrap ends below prev's ordinal: refused */
+    uint64_t first_zz = 0, span_zz = 0;
+    if (flags & TSC_SEG_SMALL_JITTER) {
+        if (flags & (TSC_SEG_NEW_FIRST | TSC_SEG_NEW_SPAN) || *pos >= size) return TSC_ERROR(CORRUPT);
+        first_zz = p[*pos] & 15u;
+        span_zz = p[(*pos)++] >> 4;
+    }
+    if ((flags & TSC_SEG_NEW_FIRST) && tsc_take_uvarint(p, size, pos, &first_zz)) return TSC_ERROR(CORRUPT);
+    if ((flags & TSC_SEG_NEW_SPAN) && tsc_take_uvarint(p, size, pos, &span_zz)) return TSC_ERROR(CORRUPT);
+    first += (uint64_t)tsc_unzigzag(first_zz);
+    span += (uint64_t)tsc_unzigzag(span_zz);
+    if ((flags & TSC_SEG_NEW_COUNT) && tsc_take_uvarint(p, size, pos, &count)) return TSC_ERROR(CORRUPT);
+    if ((flags & TSC_SEG_NEW_AT) && tsc_take_uvarint(p, size, pos, &field)) return TSC_ERROR(CORRUPT);
+    if (flags & TSC_SEG_NEW_AT) offset += (uint64_t)tsc_unzigzag(field);
+    if (tsc_take_uvarint(p, size, pos, &length)) return TSC_ERROR(CORRUPT);
+    if (ord < (prev ? prev->ordinal : 0) || ord >= s->footer.series || count == 0 || count > TSCHUNK_MAX_SAMPLES ||
+        (int64_t)first < s->info.min_ts || !record_fits(s, offset, length))
+        return TSC_ERROR(CORRUPT);
+    *e = (tsc_seg_entry){(uint32_t)ord, (uint32_t)count, (int64_t)first, 0, offset, length};
+    return add_ts(e->first_ts, span, &e->last_ts) ? TSC_ERROR(CORRUPT) : 0;
 }
 
 static size_t parse_index(tschunk_segment *s, const tsc_seg_footer *f)
@@ -178,7 +227,8 @@ static size_t parse_index(tschunk_segment *s, const tsc_seg_footer *f)
     for (uint32_t i = 0; i < n; i++) {
         tsc_seg_entry *e = &s->entries[i];
         size_t at = pos;
-        if (tsc_seg_parse_entry(s, p, (size_t)f->index_len, &pos, e)) return TSC_ERROR(CORRUPT);
+        if (tsc_seg_parse_entry(s, p, (size_t)f->index_len, &pos, i % TSC_SEG_BLOCK ? e - 1 : NULL, e))
+            return TSC_ERROR(CORRUPT);
         if (i && !tsc_seg_entries_in_order(e - 1, e)) return TSC_ERROR(CORRUPT); /* by series, then time */
         if (!fence_agrees(s, 1, i, e->ordinal, at)) return TSC_ERROR(CORRUPT);
         int same_series = i && e[-1].ordinal == e->ordinal;
@@ -214,6 +264,12 @@ static size_t read_metadata(tschunk_segment *s)
     if (err) return err;
     s->info.series = f.series;
     s->info.chunks = f.chunks;
+    if (f.version > 2) {
+        size_t words = tsc_seg_blocks(tsc_seg_blocks(f.chunks)) + 1;
+        s->records_checked = seg_alloc(s, words * sizeof *s->records_checked);
+        if (!s->records_checked) return TSC_ERROR(ALLOCATION);
+        for (size_t k = 0; k < words; k++) atomic_init(&s->records_checked[k], 0);
+    }
     if (s->lazy) {
         s->info.samples = f.samples;
         err = tsc_seg_check_fences(s);
@@ -417,44 +473,103 @@ size_t tschunk_segment_range(const tschunk_segment *s, uint32_t ordinal, int64_t
     return 0;
 }
 
-size_t tschunk_segment_chunk(const tschunk_segment *s, size_t i, tschunk_segment_chunk_info *out)
+/* Where a record's summary and chunk lie. */
+typedef struct {
+    const uint8_t *summary, *chunk;
+    uint64_t summary_size, chunk_size;
+} record_parts;
+
+/* v1/v2 record: head, summary, chunk, XXH3; the head must say what the index says. */
+static size_t record_v2(const tschunk_segment *s, const tsc_seg_entry *e, record_parts *r)
 {
-    if (!s || !out || i >= s->info.chunks) return TSC_ERROR(BAD_PARAMETER);
-    tsc_seg_entry entry;
     tsc_seg_series series;
-    size_t err = tsc_seg_entry_at(s, i, &entry);
-    if (!err) err = series_at(s, entry.ordinal, &series);
+    size_t err = series_at(s, e->ordinal, &series);
     if (err) return err;
-    const tsc_seg_entry *e = &entry;
     const uint8_t *rec = s->data + e->offset;
-    size_t body = (size_t)e->length - 8;
+    size_t body = (size_t)e->length - 8, pos = 0;
     if (!TSC_SEG_CHECKSUM_OK(s->flags, tsc_xxh3(rec, body), tsc_load64_le(rec + body))) return TSC_ERROR(CORRUPT);
-    size_t pos = 0;
-    uint64_t id, first_rel, span, count, slen, clen;
+    uint64_t id, first_rel, span, count;
     if (tsc_take_uvarint(rec, body, &pos, &id) || tsc_take_uvarint(rec, body, &pos, &first_rel) ||
         tsc_take_uvarint(rec, body, &pos, &span) || tsc_take_uvarint(rec, body, &pos, &count) || pos >= body)
         return TSC_ERROR(CORRUPT);
     uint8_t codec = rec[pos++];
-    if (tsc_take_uvarint(rec, body, &pos, &slen) || slen > body - pos) return TSC_ERROR(CORRUPT);
-    const uint8_t *summary = rec + pos;
-    pos += (size_t)slen;
-    if (tsc_take_uvarint(rec, body, &pos, &clen) || clen != body - pos) return TSC_ERROR(CORRUPT);
-    /* The record must say what the index says. */
+    if (tsc_take_uvarint(rec, body, &pos, &r->summary_size) || r->summary_size > body - pos) return TSC_ERROR(CORRUPT);
+    r->summary = rec + pos;
+    pos += (size_t)r->summary_size;
+    if (tsc_take_uvarint(rec, body, &pos, &r->chunk_size) || r->chunk_size != body - pos) return TSC_ERROR(CORRUPT);
+    r->chunk = rec + pos;
     int64_t first, last;
     if (id != series.id || add_ts(s->info.min_ts, first_rel, &first) || first != e->first_ts ||
-        add_ts(first, span, &last) || last != e->last_ts || count != e->count ||
-        (codec != TSCHUNK_CODEC_GORILLA && codec != TSCHUNK_CODEC_TSC2) || clen < 2 || codec != (rec[pos + 1] & 0x0f) ||
-        (s->info.has_summaries && !slen))
+        add_ts(first, span, &last) || last != e->last_ts || count != e->count || r->chunk_size < 2 ||
+        codec != (r->chunk[1] & 0x0f))
+        return TSC_ERROR(CORRUPT);
+    return 0;
+}
+
+/* v3 record: [uvarint summary length, summary,] chunk; checked by its block's records hash. */
+static size_t record_v3(const tschunk_segment *s, const tsc_seg_entry *e, record_parts *r)
+{
+    const uint8_t *rec = s->data + e->offset;
+    size_t size = (size_t)e->length, pos = 0;
+    r->summary_size = 0;
+    if (s->info.has_summaries && (tsc_take_uvarint(rec, size, &pos, &r->summary_size) || r->summary_size == 0 ||
+                                  r->summary_size > size - pos))
+        return TSC_ERROR(CORRUPT);
+    r->summary = rec + pos;
+    pos += (size_t)r->summary_size;
+    r->chunk = rec + pos;
+    r->chunk_size = size - pos;
+    return r->chunk_size < 2 ? TSC_ERROR(CORRUPT) : 0;
+}
+
+size_t tsc_seg_check_records(const tschunk_segment *s, size_t b, const tsc_seg_entry *entries, size_t n)
+{
+    _Atomic uint64_t *word = &s->records_checked[b / 64];
+    uint64_t bit = UINT64_C(1) << (b % 64);
+    if (atomic_load_explicit(word, memory_order_relaxed) & bit) return 0;
+    uint64_t hashes[TSC_SEG_BLOCK];
+    for (size_t k = 0; k < n; k++) hashes[k] = tsc_xxh3(s->data + entries[k].offset, (size_t)entries[k].length);
+    uint64_t want = tsc_load64_le(tsc_seg_fence(s, 1, b) + 24);
+    if (!TSC_SEG_CHECKSUM_OK(s->flags, tsc_seg_records_hash(hashes, n), want)) return TSC_ERROR(CORRUPT);
+    atomic_fetch_or_explicit(word, bit, memory_order_relaxed);
+    return 0;
+}
+
+/* Index entry i and (v3) its block's records checked. */
+static size_t locate(const tschunk_segment *s, size_t i, tsc_seg_entry *e)
+{
+    size_t b = i / TSC_SEG_BLOCK, n = s->info.chunks - b * TSC_SEG_BLOCK, err = 0;
+    tsc_seg_entry block[TSC_SEG_BLOCK];
+    const tsc_seg_entry *entries = s->lazy ? block : s->entries + b * TSC_SEG_BLOCK;
+    if (s->lazy) err = tsc_seg_index_block(s, b, block, &n);
+    n = n < TSC_SEG_BLOCK ? n : TSC_SEG_BLOCK;
+    if (!err && s->footer.version > 2) err = tsc_seg_check_records(s, b, entries, n);
+    if (!err) *e = entries[i % TSC_SEG_BLOCK];
+    return err;
+}
+
+size_t tschunk_segment_chunk(const tschunk_segment *s, size_t i, tschunk_segment_chunk_info *out)
+{
+    if (!s || !out || i >= s->info.chunks) return TSC_ERROR(BAD_PARAMETER);
+    tsc_seg_entry entry;
+    record_parts r;
+    size_t err = locate(s, i, &entry);
+    if (!err) err = s->footer.version > 2 ? record_v3(s, &entry, &r) : record_v2(s, &entry, &r);
+    if (err) return err;
+    const tsc_seg_entry *e = &entry;
+    uint8_t codec = r.chunk[1] & 0x0f;
+    if ((codec != TSCHUNK_CODEC_GORILLA && codec != TSCHUNK_CODEC_TSC2) || (s->info.has_summaries && !r.summary_size))
         return TSC_ERROR(CORRUPT);
     const tsc_seg_tomb *tomb = tsc_seg_find_tomb(s, i);
     if (tomb && tomb->last >= e->count) return TSC_ERROR(CORRUPT); /* a lazy open could not check it */
     out->ordinal = e->ordinal;
     out->count = e->count;
     out->deleted = tomb ? tomb->deleted : 0;
-    if (tomb) slen = 0; /* the summary still counts the deleted samples */
+    if (tomb) r.summary_size = 0; /* the summary still counts the deleted samples */
     out->first_ts = e->first_ts;
     out->last_ts = e->last_ts;
-    out->ref = (tschunk_chunk_ref){rec + pos, (size_t)clen, slen ? summary : NULL, (size_t)slen};
+    out->ref = (tschunk_chunk_ref){r.chunk, (size_t)r.chunk_size, r.summary_size ? r.summary : NULL,
+                                   (size_t)r.summary_size};
     return 0;
 }
 
@@ -469,6 +584,20 @@ static size_t check_bitmap_members(const tschunk_segment *s)
         if (!roaring_bitmap_contains(ordinals, s->entries[i].ordinal)) err = TSC_ERROR(CORRUPT);
     roaring_bitmap_free(ordinals);
     return err;
+}
+
+/* verify: the chunk holds the count and time range its index entry says (v3 records repeat none of them). */
+static size_t chunk_matches_index(const tschunk_segment_chunk_info *c)
+{
+    tschunk_iter it;
+    if (tschunk_iter_init(&it, c->ref.chunk, c->ref.chunk_size)) return TSC_ERROR(CORRUPT);
+    int64_t ts, first = 0, last = 0;
+    size_t r, n = 0;
+    while ((r = tschunk_iter_next_bits(&it, &ts, NULL)) == 1) {
+        if (n++ == 0) first = ts;
+        last = ts;
+    }
+    return r == 0 && n == c->count && first == c->first_ts && last == c->last_ts ? 0 : TSC_ERROR(CORRUPT);
 }
 
 size_t tschunk_segment_verify(const void *data, size_t size, size_t *bad_offset)
@@ -487,9 +616,7 @@ size_t tschunk_segment_verify(const void *data, size_t size, size_t *bad_offset)
         tschunk_segment_chunk_info c;
         err = tschunk_segment_chunk(s, i, &c);
         if (!err) err = tschunk_validate(c.ref.chunk, c.ref.chunk_size);
-        tschunk_chunk_info ci;
-        if (!err && (tschunk_chunk_info_get(c.ref.chunk, c.ref.chunk_size, &ci) || ci.count != c.count))
-            err = TSC_ERROR(CORRUPT);
+        if (!err) err = chunk_matches_index(&c);
         tschunk_summary_info si;
         if (!err && c.ref.summary && tschunk_summary_parse(c.ref.summary, c.ref.summary_size, &si))
             err = TSC_ERROR(CORRUPT);

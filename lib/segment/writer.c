@@ -1,5 +1,5 @@
 /*
- * Segment writer: chunk records streamed to a temporary file, the index and
+ * Segment writer (format v3): chunk records streamed to a temporary file, the index and
  * the series table kept in memory (bounded by the number of chunks and
  * series, not their bytes), metadata and footer at finish, then fsync and
  * rename so the final path never holds a torn file.
@@ -24,6 +24,7 @@ typedef struct {
     uint32_t count;
     int64_t first_ts, last_ts;
     uint64_t offset, length;
+    uint64_t hash; /* XXH3 of the record */
 } chunk_entry;
 
 struct tschunk_segment_writer {
@@ -164,7 +165,7 @@ size_t tschunk_segment_writer_add_chunk(tschunk_segment_writer *w, uint64_t seri
                                         size_t chunk_size, const void *summary, size_t summary_size)
 {
     if (!w || !chunk || (!summary && summary_size)) return TSC_ERROR(BAD_PARAMETER);
-    if (w->opts.has_summaries && !summary_size) return TSC_ERROR(BAD_PARAMETER);
+    if (!w->opts.has_summaries != !summary_size) return TSC_ERROR(BAD_PARAMETER); /* records hold one, or none */
     uint32_t count = 0;
     int64_t first = 0, last = 0;
     size_t err = scan_chunk(chunk, chunk_size, &count, &first, &last);
@@ -177,25 +178,16 @@ size_t tschunk_segment_writer_add_chunk(tschunk_segment_writer *w, uint64_t seri
     if (!find_or_add_series(w, series_id)) return TSC_ERROR(ALLOCATION);
     if (w->nchunks == w->chunks_cap && grow(w, (void **)&w->chunks, &w->chunks_cap, sizeof *w->chunks))
         return TSC_ERROR(ALLOCATION);
-    /* Record head: series id, first and last time (relative), count, codec, summary and chunk lengths. */
-    uint8_t head[10 * 6 + 1];
-    size_t h = 0;
-    h += tsc_put_uvarint(head + h, series_id);
-    h += tsc_put_uvarint(head + h, (uint64_t)first - (uint64_t)w->opts.min_ts);
-    h += tsc_put_uvarint(head + h, (uint64_t)last - (uint64_t)first);
-    h += tsc_put_uvarint(head + h, count);
-    head[h++] = ((const uint8_t *)chunk)[1] & 0x0f; /* the chunk's codec id (scan_chunk checked the header) */
-    h += tsc_put_uvarint(head + h, summary_size);
-    uint8_t clen[10];
-    size_t cl = tsc_put_uvarint(clen, chunk_size);
+    /* Record (v3): the summary's length and bytes when the segment has summaries, then the chunk, whose length
+     * the index gives. Series, times, count and codec are the index's and the chunk header's. */
+    uint8_t slen[10];
+    size_t sl = w->opts.has_summaries ? tsc_put_uvarint(slen, summary_size) : 0;
     uint64_t offset = w->pos;
-    tsc_span parts[4] = {{head, h}, {summary, summary_size}, {clen, cl}, {chunk, chunk_size}};
-    for (size_t i = 0; i < 4; i++) put_bytes(w, parts[i].data, parts[i].size);
-    /* The record's checksum covers everything before it, in order. */
-    uint8_t sum[8];
-    tsc_store64_le(sum, tsc_xxh3_spans(parts, 4));
-    if (put_bytes(w, sum, 8)) return TSC_ERROR(GENERIC);
-    w->chunks[w->nchunks++] = (chunk_entry){series_id, count, first, last, offset, w->pos - offset};
+    tsc_span parts[3] = {{slen, sl}, {summary, summary_size}, {chunk, chunk_size}};
+    for (size_t i = 0; i < 3; i++) put_bytes(w, parts[i].data, parts[i].size);
+    if (w->failed) return TSC_ERROR(GENERIC);
+    w->chunks[w->nchunks++] =
+        (chunk_entry){series_id, count, first, last, offset, w->pos - offset, tsc_xxh3_spans(parts, 3)};
     return 0;
 }
 
@@ -218,10 +210,16 @@ static int by_id(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* An index entry and its record's hash, sorted together. */
+typedef struct {
+    tsc_seg_entry e;
+    uint64_t hash;
+} sorted_entry;
+
 /* Index order: series, then first timestamp, then position in the file. Ties do not occur. */
 static int by_series_time(const void *a, const void *b)
 {
-    const tsc_seg_entry *x = a, *y = b;
+    const tsc_seg_entry *x = &((const sorted_entry *)a)->e, *y = &((const sorted_entry *)b)->e;
     if (x->ordinal != y->ordinal) return x->ordinal < y->ordinal ? -1 : 1;
     if (x->first_ts != y->first_ts) return x->first_ts < y->first_ts ? -1 : 1;
     return (x->offset > y->offset) - (x->offset < y->offset);
@@ -268,56 +266,98 @@ typedef struct {
 } metadata;
 
 /* Fences: per block of 64 series (then of 64 index entries) its first key, its byte offset in its
- * section and the XXH3 of its bytes, so that a lazy reader checks and parses only the blocks it reads. */
+ * section, the XXH3 of its bytes and, for an index block, the hash of its records, so that a lazy reader
+ * checks and parses only the blocks it reads, and any reader checks a record with the 63 around it. */
 static uint8_t *put_fences(uint8_t *p, const uint8_t *section, size_t len, const size_t *offsets,
-                           const uint64_t *keys, size_t items)
+                           const uint64_t *keys, const uint64_t *records_hashes, size_t items)
 {
     size_t blocks = tsc_seg_blocks(items);
     for (size_t b = 0; b < blocks; b++) {
         size_t from = offsets[b], to = b + 1 < blocks ? offsets[b + 1] : len;
-        tsc_seg_put_fence(p, keys[b], from, tsc_xxh3(section + from, to - from));
+        tsc_seg_put_fence(p, keys[b], from, tsc_xxh3(section + from, to - from), records_hashes ? records_hashes[b] : 0);
         p += TSC_SEG_FENCE_SIZE;
     }
     return p;
 }
 
-static int encode_metadata(tschunk_segment_writer *w, const tsc_seg_entry *entries, metadata *m)
+/* Index entry (v3): a flag byte saying which fields differ from the previous entry of the block
+ * (TSC_SEG_ORD_*, TSC_SEG_NEW_*), those fields, then the record's length. Entries of one series or of
+ * aligned series written in order cost a flag byte and a length. */
+static size_t put_entry(uint8_t *out, const tsc_seg_entry *prev, const tsc_seg_entry *e, int64_t min_ts)
 {
-    size_t cap = 0, nblocks = tsc_seg_blocks(w->nseries) + tsc_seg_blocks(w->nchunks);
+    uint32_t prev_ord = prev ? prev->ordinal : 0, prev_count = prev ? prev->count : 0;
+    uint64_t prev_first = (uint64_t)(prev ? prev->first_ts : min_ts);
+    uint64_t prev_span = prev ? (uint64_t)prev->last_ts - (uint64_t)prev->first_ts : 0;
+    uint64_t prev_end = prev ? prev->offset + prev->length : TSC_SEG_HEADER_SIZE;
+    uint64_t span = (uint64_t)e->last_ts - (uint64_t)e->first_ts, ord_delta = e->ordinal - prev_ord;
+    uint8_t flags = ord_delta == 0 ? TSC_SEG_ORD_SAME : ord_delta == 1 ? TSC_SEG_ORD_NEXT : TSC_SEG_ORD_DELTA;
+    size_t n = 1;
+    if (ord_delta > 1) n += tsc_put_uvarint(out + n, ord_delta);
+    uint64_t first_zz = tsc_zigzag((int64_t)((uint64_t)e->first_ts - prev_first));
+    uint64_t span_zz = tsc_zigzag((int64_t)(span - prev_span)); /* jittered scrapes: spans differ by a few units */
+    if (first_zz && span_zz && first_zz < 16 && span_zz < 16) {
+        flags |= TSC_SEG_SMALL_JITTER;
+        out[n++] = (uint8_t)(first_zz | span_zz << 4);
+    } else {
+        if (first_zz) flags |= TSC_SEG_NEW_FIRST, n += tsc_put_uvarint(out + n, first_zz);
+        if (span_zz) flags |= TSC_SEG_NEW_SPAN, n += tsc_put_uvarint(out + n, span_zz);
+    }
+    if (e->count != prev_count) {
+        flags |= TSC_SEG_NEW_COUNT;
+        n += tsc_put_uvarint(out + n, e->count);
+    }
+    if (e->offset != prev_end) {
+        flags |= TSC_SEG_NEW_AT;
+        n += tsc_put_uvarint(out + n, tsc_zigzag((int64_t)(e->offset - prev_end)));
+    }
+    n += tsc_put_uvarint(out + n, e->length);
+    out[0] = flags;
+    return n;
+}
+
+/* Series record (v3): uvarint id minus the previous id of the block (the block's first: the id), uvarint
+ * name length, name. */
+static size_t put_series(uint8_t *out, uint64_t prev_id, const series_entry *s)
+{
+    size_t n = tsc_put_uvarint(out, s->id - prev_id);
+    n += tsc_put_uvarint(out + n, s->name_len);
+    memcpy(out + n, s->name ? s->name : "", s->name_len);
+    return n + s->name_len;
+}
+
+static int encode_metadata(tschunk_segment_writer *w, const tsc_seg_entry *entries, const uint64_t *hashes,
+                           metadata *m)
+{
+    size_t cap = 0, nsb = tsc_seg_blocks(w->nseries), nblocks = nsb + tsc_seg_blocks(w->nchunks);
     for (size_t i = 0; i < w->nseries; i++) cap += 20 + w->series[i].name_len;
-    cap += w->nchunks * 60 + nblocks * TSC_SEG_FENCE_SIZE + 1;
+    cap += w->nchunks * 64 + nblocks * TSC_SEG_FENCE_SIZE + 1;
     uint8_t *buf = wr_alloc(w, cap), *p = buf;
     size_t *offsets = wr_alloc(w, (nblocks + 1) * sizeof *offsets);
-    uint64_t *keys = wr_alloc(w, (nblocks + 1) * sizeof *keys);
+    uint64_t *keys = wr_alloc(w, 2 * (nblocks + 1) * sizeof *keys), *records = keys + nblocks + 1;
     if (!buf || !offsets || !keys) {
         wr_free(w, buf);
         wr_free(w, offsets);
         wr_free(w, keys);
         return -1;
     }
-    size_t nsb = tsc_seg_blocks(w->nseries);
     for (size_t i = 0; i < w->nseries; i++) {
-        if (i % TSC_SEG_BLOCK == 0) offsets[i / TSC_SEG_BLOCK] = (size_t)(p - buf), keys[i / TSC_SEG_BLOCK] = w->series[i].id;
-        p += tsc_put_uvarint(p, w->series[i].id);
-        p += tsc_put_uvarint(p, w->series[i].name_len);
-        memcpy(p, w->series[i].name ? w->series[i].name : "", w->series[i].name_len);
-        p += w->series[i].name_len;
+        size_t b = i / TSC_SEG_BLOCK;
+        if (i % TSC_SEG_BLOCK == 0) offsets[b] = (size_t)(p - buf), keys[b] = w->series[i].id;
+        p += put_series(p, i % TSC_SEG_BLOCK ? w->series[i - 1].id : 0, &w->series[i]);
     }
     m->series_len = (size_t)(p - buf);
     uint8_t *index = p;
     for (size_t i = 0; i < w->nchunks; i++) {
-        const tsc_seg_entry *e = &entries[i];
-        if (i % TSC_SEG_BLOCK == 0) offsets[nsb + i / TSC_SEG_BLOCK] = (size_t)(p - index), keys[nsb + i / TSC_SEG_BLOCK] = e->ordinal;
-        p += tsc_put_uvarint(p, e->ordinal);
-        p += tsc_put_uvarint(p, (uint64_t)e->first_ts - (uint64_t)w->opts.min_ts);
-        p += tsc_put_uvarint(p, (uint64_t)e->last_ts - (uint64_t)e->first_ts);
-        p += tsc_put_uvarint(p, e->count);
-        p += tsc_put_uvarint(p, e->offset);
-        p += tsc_put_uvarint(p, e->length);
+        size_t b = nsb + i / TSC_SEG_BLOCK, in_block = w->nchunks - i < TSC_SEG_BLOCK ? w->nchunks - i : TSC_SEG_BLOCK;
+        if (i % TSC_SEG_BLOCK == 0) {
+            offsets[b] = (size_t)(p - index), keys[b] = entries[i].ordinal;
+            records[b] = tsc_seg_records_hash(hashes + i, in_block);
+        }
+        p += put_entry(p, i % TSC_SEG_BLOCK ? &entries[i - 1] : NULL, &entries[i], w->opts.min_ts);
     }
     m->index_len = (size_t)(p - index);
-    p = put_fences(p, buf, m->series_len, offsets, keys, w->nseries);
-    p = put_fences(p, index, m->index_len, offsets + nsb, keys + nsb, w->nchunks);
+    p = put_fences(p, buf, m->series_len, offsets, keys, NULL, w->nseries);
+    p = put_fences(p, index, m->index_len, offsets + nsb, keys + nsb, records + nsb, w->nchunks);
     m->fence_len = nblocks * TSC_SEG_FENCE_SIZE;
     m->buf = buf;
     wr_free(w, offsets);
@@ -325,11 +365,12 @@ static int encode_metadata(tschunk_segment_writer *w, const tsc_seg_entry *entri
     return 0;
 }
 
-void tsc_seg_put_fence(uint8_t *out, uint64_t key, uint64_t offset, uint64_t hash)
+void tsc_seg_put_fence(uint8_t *out, uint64_t key, uint64_t offset, uint64_t hash, uint64_t records_hash)
 {
     tsc_store64_le(out, key);
     tsc_store64_le(out + 8, offset);
     tsc_store64_le(out + 16, hash);
+    tsc_store64_le(out + 24, records_hash);
 }
 
 size_t tsc_seg_encode_footer(const tsc_seg_footer *f, uint8_t out[TSC_SEG_FOOTER_SIZE])
@@ -352,7 +393,7 @@ size_t tsc_seg_encode_footer(const tsc_seg_footer *f, uint8_t out[TSC_SEG_FOOTER
     tsc_store64_le(p + 8, f->samples);
     tsc_store64_le(p + 16, f->meta_hash);
     tsc_store64_le(p + 24, f->lazy_hash);
-    memcpy(p + 32, TSC_SEG_FOOTER_MAGIC, 8);
+    memcpy(p + 32, f->version == 2 ? TSC_SEG_FOOTER_MAGIC_V2 : TSC_SEG_FOOTER_MAGIC, 8);
     tsc_store64_le(p + 40, tsc_xxh3(out, TSC_SEG_FOOTER_SIZE - 8));
     return TSC_SEG_FOOTER_SIZE;
 }
@@ -361,16 +402,24 @@ size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
 {
     if (!w) return TSC_ERROR(BAD_PARAMETER);
     qsort(w->series, w->nseries, sizeof *w->series, by_id);
+    sorted_entry *sorted = wr_alloc(w, (w->nchunks + 1) * sizeof *sorted);
     tsc_seg_entry *entries = wr_alloc(w, (w->nchunks + 1) * sizeof *entries);
-    if (!entries) {
+    uint64_t *hashes = wr_alloc(w, (w->nchunks + 1) * sizeof *hashes);
+    if (!sorted || !entries || !hashes) {
+        wr_free(w, sorted);
+        wr_free(w, entries);
+        wr_free(w, hashes);
         tschunk_segment_writer_abort(w);
         return TSC_ERROR(ALLOCATION);
     }
     for (size_t i = 0; i < w->nchunks; i++) {
         const chunk_entry *c = &w->chunks[i];
-        entries[i] = (tsc_seg_entry){ordinal_of(w, c->series_id), c->count, c->first_ts, c->last_ts, c->offset, c->length};
+        sorted[i].e = (tsc_seg_entry){ordinal_of(w, c->series_id), c->count, c->first_ts, c->last_ts, c->offset, c->length};
+        sorted[i].hash = c->hash;
     }
-    qsort(entries, w->nchunks, sizeof *entries, by_series_time);
+    qsort(sorted, w->nchunks, sizeof *sorted, by_series_time);
+    for (size_t i = 0; i < w->nchunks; i++) entries[i] = sorted[i].e, hashes[i] = sorted[i].hash;
+    wr_free(w, sorted);
     tsc_seg_footer f = {0};
     for (size_t i = 0; i < w->nchunks; i++) f.samples += entries[i].count;
     size_t bitmap_len = 0, blocks_len = 0;
@@ -378,9 +427,10 @@ size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
     size_t err = fflush(w->out) == 0 ? 0 : TSC_ERROR(GENERIC); /* the block summaries read records back */
     if (!err) err = tsc_seg_build_blocks(fileno(w->out), entries, w->nchunks, &w->opts, &blocks, &blocks_len);
     metadata m;
-    int ok = !err && encode_metadata(w, entries, &m) == 0;
+    int ok = !err && encode_metadata(w, entries, hashes, &m) == 0;
     uint8_t *bitmap = ok ? encode_series_bitmap(w, entries, &bitmap_len) : NULL;
     wr_free(w, entries);
+    wr_free(w, hashes);
     if (!bitmap) {
         if (ok) wr_free(w, m.buf);
         wr_free(w, blocks);
