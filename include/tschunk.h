@@ -754,7 +754,7 @@ TSCHUNK_API size_t tschunk_range_merge_blocks(struct tschunk_sketch *acc, const 
 /* ------------------------------------------------------------------------
  * Segments: the chunks of many series in one checksummed, indexed file,
  * read in place from caller memory (an mmap works; chunk bytes are never
- * copied). README "Segment format v2".
+ * copied). README "Segment format v3".
  * ---------------------------------------------------------------------- */
 typedef struct tschunk_segment_writer tschunk_segment_writer;
 typedef struct tschunk_segment tschunk_segment;
