@@ -1029,33 +1029,45 @@ Test(segment, v3_index_fields_round_trip)
     free(b.data);
 }
 
-/* Records are checked 64 index entries at a time: a damaged record makes every chunk of its block unreadable
- * (the block's records hash no longer holds), in a full and a lazy open, and leaves other blocks readable. */
-Test(segment, v3_records_are_checked_by_index_block)
+/* Records are checked in groups: as many records as fit in about 32 KB, at most a 64-entry index block
+ * (header byte 33: log2 of the group). A damaged record makes exactly the chunks of its group unreadable
+ * (their hash no longer holds), in a full and a lazy open; the others still read. `samples` chunks of
+ * random doubles for each of 70 series, one chunk each. */
+static void damage_one_record(size_t samples, unsigned want_shift)
 {
     char path[128];
     tschunk_segment_options o = {.min_ts = 0};
-    tschunk_segment_writer *w = new_writer(path, "blocks.tseg", &o);
-    int64_t ts[3] = {10, 20, 30};
-    double v[3] = {1, 2, 3};
-    unsigned char chunk[TSCHUNK_BOUND(3)];
-    size_t n = tschunk_encode(chunk, sizeof chunk, ts, v, 3, NULL);
-    for (uint64_t id = 1; id <= 130; id++) cr_assert_eq(tschunk_segment_writer_add_chunk(w, id, chunk, n, NULL, 0), 0);
+    tschunk_segment_writer *w = new_writer(path, "groups.tseg", &o);
+    static int64_t ts[1024];
+    static uint64_t bits[1024];
+    static unsigned char chunk[TSCHUNK_BOUND(1024)];
+    uint64_t rng = 5;
+    for (size_t i = 0; i < samples; i++) ts[i] = (int64_t)i * 10, bits[i] = wl_rng(&rng) >> 2;
+    size_t n = tschunk_encode(chunk, sizeof chunk, ts, (const double *)(const void *)bits, samples, NULL);
+    for (uint64_t id = 1; id <= 70; id++) cr_assert_eq(tschunk_segment_writer_add_chunk(w, id, chunk, n, NULL, 0), 0);
     cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
     blob b = read_all(path);
-    /* Records follow the header in the order given: series 70 (index position 69, block 1) is record 69. */
-    b.data[TSC_SEG_HEADER_SIZE + 69 * n + n - 1] ^= 1;
+    cr_assert_eq(b.data[TSC_SEG_GROUP_AT], want_shift, "%zu-byte records", n);
+    /* Records follow the header in the order given: series 69 (index position 68, block 1) is record 68. */
+    b.data[TSC_SEG_HEADER_SIZE + 68 * n + n - 1] ^= 1;
     cr_assert(tschunk_is_error(tschunk_segment_verify(b.data, b.size, NULL)));
     for (int lazy = 0; lazy < 2; lazy++) {
         tschunk_segment *seg;
         cr_assert_eq(tschunk_segment_open(&seg, b.data, b.size, lazy ? TSCHUNK_SEGMENT_LAZY : 0, NULL), 0);
-        for (size_t i = 0; i < 130; i++) {
+        for (size_t i = 0; i < 70; i++) {
             tschunk_segment_chunk_info c;
             size_t err = tschunk_segment_chunk(seg, i, &c);
-            cr_assert_eq(tschunk_is_error(err), i / 64 == 1, "chunk %zu", i);
-            if (i / 64 == 1) cr_assert_eq(tschunk_get_error_code(err), TSCHUNK_ERROR_CORRUPT);
+            int damaged = i >> want_shift == 68u >> want_shift;
+            cr_assert_eq(tschunk_is_error(err), damaged, "chunk %zu (group of %u)", i, 1u << want_shift);
+            if (damaged) cr_assert_eq(tschunk_get_error_code(err), TSCHUNK_ERROR_CORRUPT);
         }
         tschunk_segment_close(seg);
     }
     free(b.data);
+}
+
+Test(segment, v3_records_are_checked_by_group)
+{
+    damage_one_record(3, 6);    /* tiny chunks: a group is the whole 64-entry block */
+    damage_one_record(1024, 2); /* ~7.4 KB chunks: four a group */
 }

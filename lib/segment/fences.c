@@ -6,19 +6,18 @@
  * segment and finding one series costs a few blocks, not the whole index.
  *
  * Fence section: ceil(series / 64) series fences, then ceil(chunks / 64) index
- * fences, 32 bytes each (v2: 24), little-endian: u64 key (a series fence: the
- * id of the block's first series; an index fence: the ordinal of its first
- * entry), u64 offset of the block's first byte from the start of its section,
- * u64 XXH3 of the block's bytes (up to the next block's offset, the last one to
- * the end of the section); v3: u64 records hash (an index fence: the XXH3 of
- * the block's records' XXH3s, tsc_seg_records_hash; a series fence: 0).
+ * fences, 24 bytes each, little-endian: u64 key (a series fence: the id of the
+ * block's first series; an index fence: the ordinal of its first entry), u64
+ * offset of the block's first byte from the start of its section, u64 XXH3 of
+ * the block's bytes (up to the next block's offset, the last one to the end
+ * of the section; in v3 an index block's bytes end with its records hashes).
  */
 #include "format.h"
 
 const uint8_t *tsc_seg_fence(const tschunk_segment *s, int index_kind, size_t b)
 {
     size_t first = index_kind ? tsc_seg_blocks(s->footer.series) : 0;
-    return s->fences + (first + b) * s->fence_size;
+    return s->fences + (first + b) * TSC_SEG_FENCE_SIZE;
 }
 
 /* Offsets must start at 0 and rise strictly inside the section (a block takes >= 1 byte). */
@@ -30,8 +29,6 @@ static size_t check_kind(const tschunk_segment *s, int index_kind, size_t blocks
         uint64_t key = tsc_load64_le(fence), off = tsc_load64_le(fence + 8);
         if ((b ? off <= prev_off : off != 0) || off >= section_len) return TSC_ERROR(CORRUPT);
         if (index_kind ? key >= s->footer.series || (b && key < prev_key) : b && key <= prev_key)
-            return TSC_ERROR(CORRUPT);
-        if (!index_kind && s->fence_size > TSC_SEG_FENCE_V2_SIZE && tsc_load64_le(fence + 24)) /* v3: no records */
             return TSC_ERROR(CORRUPT);
         prev_key = key;
         prev_off = off;
@@ -54,7 +51,7 @@ static size_t block_span(const tschunk_segment *s, int index_kind, size_t b, siz
     uint64_t section_len = index_kind ? s->footer.index_len : s->footer.series_len;
     const uint8_t *fence = tsc_seg_fence(s, index_kind, b);
     *from = (size_t)tsc_load64_le(fence + 8);
-    *to = b + 1 < blocks ? (size_t)tsc_load64_le(fence + s->fence_size + 8) : (size_t)section_len;
+    *to = b + 1 < blocks ? (size_t)tsc_load64_le(fence + TSC_SEG_FENCE_SIZE + 8) : (size_t)section_len;
     uint64_t hash = tsc_xxh3(s->data + section_off + *from, *to - *from);
     return TSC_SEG_CHECKSUM_OK(s->flags, hash, tsc_load64_le(fence + 16)) ? 0 : TSC_ERROR(CORRUPT);
 }
@@ -82,7 +79,8 @@ size_t tsc_seg_series_block(const tschunk_segment *s, size_t b, tsc_seg_series o
     return 0;
 }
 
-size_t tsc_seg_index_block(const tschunk_segment *s, size_t b, tsc_seg_entry out[TSC_SEG_BLOCK], size_t *n)
+size_t tsc_seg_index_block(const tschunk_segment *s, size_t b, tsc_seg_entry out[TSC_SEG_BLOCK], size_t *n,
+                           const uint8_t **hashes)
 {
     size_t from, to, err = block_span(s, 1, b, &from, &to);
     if (err) return err;
@@ -93,6 +91,12 @@ size_t tsc_seg_index_block(const tschunk_segment *s, size_t b, tsc_seg_entry out
         if (k ? !tsc_seg_entries_in_order(&out[k - 1], &out[k])
               : out[k].ordinal != tsc_load64_le(tsc_seg_fence(s, 1, b)))
             return TSC_ERROR(CORRUPT);
+    }
+    if (s->footer.version > 2) { /* the block's records hashes end it */
+        size_t bytes = tsc_seg_block_hash_bytes(s, *n);
+        if (bytes > to - from) return TSC_ERROR(CORRUPT);
+        if (hashes) *hashes = p + from;
+        from += bytes;
     }
     int last_block = b + 1 == tsc_seg_blocks(s->footer.chunks);
     if (from != to || (!last_block && tsc_load64_le(tsc_seg_fence(s, 1, b + 1)) < out[*n - 1].ordinal))

@@ -19,13 +19,15 @@
 #define TSC_SEG_FOOTER_V1_SIZE 96u
 #define TSC_SEG_FOOTER_SIZE 144u
 #define TSC_SEG_BLOCK 64u      /* series, or index entries, per fence (v2) */
-#define TSC_SEG_FENCE_V2_SIZE 24u /* one fence: u64 key, u64 byte offset, u64 XXH3 of the block */
-#define TSC_SEG_FENCE_SIZE 32u    /* v3: and a u64 XXH3 of the block's records (0 for a series block) */
+#define TSC_SEG_FENCE_SIZE 24u /* one fence: u64 key, u64 byte offset, u64 XXH3 of the block */
 #define TSC_SEG_SUMMARY_BLOCK 64u /* chunks per stored block summary unless the writer is told otherwise */
 #define TSC_SEG_MAX_SUMMARY_BLOCK 4096u
 #define TSC_SEG_NO_SUMMARY 0xffu
 #define TSC_SEG_MAX_NAME 4096u
 #define TSC_SEG_UNIT_AT 32u /* header byte: timestamp unit (tschunk_ts_unit) */
+#define TSC_SEG_GROUP_AT 33u /* v3 header byte: log2 of the records per records hash (0-6) */
+#define TSC_SEG_MAX_GROUP_SHIFT 6u
+#define TSC_SEG_GROUP_BYTES 32768u /* the writer groups about this many record bytes per hash */
 
 /* XXH3-64 (xxHash 0.8, compiled inline in checksum.c: no XXH symbol is exported). */
 uint64_t tsc_xxh3(const void *data, size_t size);
@@ -70,11 +72,6 @@ TSC_INLINE size_t tsc_seg_footer_size(unsigned version)
 
 /* Fences (v2): ceil(series / 64) series fences, then ceil(chunks / 64) index fences. */
 TSC_INLINE size_t tsc_seg_blocks(size_t items) { return (items + TSC_SEG_BLOCK - 1) / TSC_SEG_BLOCK; }
-
-TSC_INLINE size_t tsc_seg_fence_size(unsigned version)
-{
-    return version == 2 ? TSC_SEG_FENCE_V2_SIZE : TSC_SEG_FENCE_SIZE;
-}
 
 /* Index entry flags (v3): how each field follows from the previous entry of its 64-entry block (the
  * block's first entry follows from ordinal 0, first_ts = min_ts, span 0, count 0, a record ending at the
@@ -124,14 +121,15 @@ struct tschunk_segment {
     unsigned flags;
     int lazy;               /* v2+ opened with TSCHUNK_SEGMENT_LAZY: no arrays, blocks parsed when read */
     const uint8_t *fences;  /* v2+: in place */
-    size_t fence_size;
-    /* v3: one bit per index block whose records' hash has been checked. Set at most once per bit, with atomic
-     * ORs, so that an open segment stays safe to share between threads (two may both check a block). */
+    unsigned group_shift; /* v3: log2 of the records per records hash */
+    size_t *hashes_at;    /* v3, full open: where each index block's records hashes start in the index */
+    /* v3: one bit per group of records whose hash has been checked. Set at most once per bit, with atomic
+     * ORs, so that an open segment stays safe to share between threads (two may both check a group). */
     _Atomic uint64_t *records_checked;
 };
 
-/* Where the writer puts one fence (v3: 32 bytes). */
-void tsc_seg_put_fence(uint8_t *out, uint64_t key, uint64_t offset, uint64_t hash, uint64_t records_hash);
+/* Where the writer puts one fence. */
+void tsc_seg_put_fence(uint8_t *out, uint64_t key, uint64_t offset, uint64_t hash);
 
 /* One series-table record, name in place. */
 typedef struct {
@@ -147,10 +145,13 @@ size_t tsc_seg_parse_series(const tschunk_segment *s, const uint8_t *p, size_t s
                             const tsc_seg_series *prev, tsc_seg_series *out);
 size_t tsc_seg_parse_entry(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos,
                            const tsc_seg_entry *prev, tsc_seg_entry *e);
-/* v3: XXH3 of the per-record XXH3s of n records, as the index fence of their block holds it. */
+/* v3: XXH3 of the per-record XXH3s of a group of n (<= 64) records, as the index stores it. */
 uint64_t tsc_seg_records_hash(const uint64_t *record_hashes, size_t n);
-/* v3: index block b's records checked against its fence (once: records_checked). */
-size_t tsc_seg_check_records(const tschunk_segment *s, size_t b, const tsc_seg_entry *entries, size_t n);
+/* v3: records hashes after n entries of an index block (one per group of 2^group_shift records). */
+TSC_INLINE size_t tsc_seg_block_hash_bytes(const tschunk_segment *s, size_t n)
+{
+    return (((n - 1) >> s->group_shift) + 1) * 8;
+}
 
 /* Index order: by series, then first timestamp. */
 TSC_INLINE int tsc_seg_entries_in_order(const tsc_seg_entry *prev, const tsc_seg_entry *e)
@@ -164,7 +165,8 @@ const uint8_t *tsc_seg_fence(const tschunk_segment *s, int index_kind, size_t b)
 size_t tsc_seg_check_fences(const tschunk_segment *s);
 /* Block b, hash checked, parsed and checked against its fences: *n records (<= 64). */
 size_t tsc_seg_series_block(const tschunk_segment *s, size_t b, tsc_seg_series out[TSC_SEG_BLOCK], size_t *n);
-size_t tsc_seg_index_block(const tschunk_segment *s, size_t b, tsc_seg_entry out[TSC_SEG_BLOCK], size_t *n);
+size_t tsc_seg_index_block(const tschunk_segment *s, size_t b, tsc_seg_entry out[TSC_SEG_BLOCK], size_t *n,
+                           const uint8_t **hashes);
 /* verify: every block's hash. */
 size_t tsc_seg_check_block_hashes(const tschunk_segment *s);
 

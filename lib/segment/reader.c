@@ -16,7 +16,7 @@ void tschunk_segment_close(tschunk_segment *s)
 {
     if (!s) return;
     void *parts[] = {s->series_ids, (void *)s->names, s->name_lens, s->entries, s->max_last, s->tombs, s->blocks,
-                     (void *)(uintptr_t)s->records_checked};
+                     (void *)(uintptr_t)s->records_checked, s->hashes_at};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         if (parts[i]) s->allocator.free(s->allocator.opaque, parts[i]);
     s->allocator.free(s->allocator.opaque, s);
@@ -30,7 +30,9 @@ static size_t check_header(tschunk_segment *s)
     if (memcmp(h, TSC_SEG_MAGIC, 4) != 0) return TSC_ERROR(BAD_MAGIC);
     if (h[4] < 1 || h[4] > TSC_SEG_VERSION) return TSC_ERROR(BAD_VERSION);
     if (!TSC_SEG_CHECKSUM_OK(s->flags, tsc_load64_le(h + 40), tsc_xxh3(h, 40))) return TSC_ERROR(CORRUPT);
-    if (h[5] || h[6] != TSCHUNK_CODEC_GORILLA || h[TSC_SEG_UNIT_AT] > TSCHUNK_UNIT_NS || tsc_load64_le(h + 32) >> 8)
+    s->group_shift = h[4] > 2 ? h[TSC_SEG_GROUP_AT] : 0; /* v1/v2: a reserved zero byte */
+    if (h[5] || h[6] != TSCHUNK_CODEC_GORILLA || h[TSC_SEG_UNIT_AT] > TSCHUNK_UNIT_NS || tsc_load64_le(h + 32) >> 16 ||
+        h[TSC_SEG_GROUP_AT] > (h[4] > 2 ? TSC_SEG_MAX_GROUP_SHIFT : 0))
         return TSC_ERROR(CORRUPT);
     s->footer.version = h[4];
     s->info.format_version = h[4];
@@ -94,8 +96,8 @@ static size_t check_footer(tschunk_segment *s, tsc_seg_footer *f)
     if (!TSC_SEG_CHECKSUM_OK(s->flags, hash, s->lazy ? f->lazy_hash : f->meta_hash)) return TSC_ERROR(CORRUPT);
     /* Each series takes >= 2 bytes, each index entry >= 6 (v3: 2): a small file cannot claim a huge count. */
     if (f->series > f->series_len / 2 || f->chunks > f->index_len / (f->version > 2 ? 2 : 6)) return TSC_ERROR(CORRUPT);
-    s->fence_size = tsc_seg_fence_size(f->version);
-    if (f->version > 1 && f->fence_len != (tsc_seg_blocks(f->series) + tsc_seg_blocks(f->chunks)) * (uint64_t)s->fence_size)
+    if (f->version > 1 &&
+        f->fence_len != (tsc_seg_blocks(f->series) + tsc_seg_blocks(f->chunks)) * (uint64_t)TSC_SEG_FENCE_SIZE)
         return TSC_ERROR(CORRUPT);
     s->footer = *f;
     s->records_end = (size_t)f->series_off;
@@ -222,6 +224,8 @@ static size_t parse_index(tschunk_segment *s, const tsc_seg_footer *f)
     s->entries = seg_alloc(s, (n + 1) * sizeof *s->entries);
     s->max_last = seg_alloc(s, (n + 1) * sizeof *s->max_last);
     if (!s->entries || !s->max_last) return TSC_ERROR(ALLOCATION);
+    if (f->version > 2 && !(s->hashes_at = seg_alloc(s, (tsc_seg_blocks(n) + 1) * sizeof *s->hashes_at)))
+        return TSC_ERROR(ALLOCATION);
     const uint8_t *p = s->data + f->index_off;
     size_t pos = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -234,6 +238,12 @@ static size_t parse_index(tschunk_segment *s, const tsc_seg_footer *f)
         int same_series = i && e[-1].ordinal == e->ordinal;
         s->max_last[i] = same_series && s->max_last[i - 1] > e->last_ts ? s->max_last[i - 1] : e->last_ts;
         s->info.samples += e->count;
+        if (f->version > 2 && (i % TSC_SEG_BLOCK == TSC_SEG_BLOCK - 1 || i + 1 == n)) { /* the block's hashes */
+            size_t bytes = tsc_seg_block_hash_bytes(s, i % TSC_SEG_BLOCK + 1);
+            if (bytes > f->index_len - pos) return TSC_ERROR(CORRUPT);
+            s->hashes_at[i / TSC_SEG_BLOCK] = pos;
+            pos += bytes;
+        }
     }
     if (f->version > 1 && s->info.samples != f->samples) return TSC_ERROR(CORRUPT);
     return pos == f->index_len ? 0 : TSC_ERROR(CORRUPT);
@@ -265,7 +275,7 @@ static size_t read_metadata(tschunk_segment *s)
     s->info.series = f.series;
     s->info.chunks = f.chunks;
     if (f.version > 2) {
-        size_t words = tsc_seg_blocks(tsc_seg_blocks(f.chunks)) + 1;
+        size_t words = tsc_seg_blocks(f.chunks >> s->group_shift) + 1;
         s->records_checked = seg_alloc(s, words * sizeof *s->records_checked);
         if (!s->records_checked) return TSC_ERROR(ALLOCATION);
         for (size_t k = 0; k < words; k++) atomic_init(&s->records_checked[k], 0);
@@ -342,7 +352,7 @@ size_t tsc_seg_entry_at(const tschunk_segment *s, size_t i, tsc_seg_entry *out)
         return 0;
     }
     tsc_seg_entry block[TSC_SEG_BLOCK];
-    size_t n, err = tsc_seg_index_block(s, i / TSC_SEG_BLOCK, block, &n);
+    size_t n, err = tsc_seg_index_block(s, i / TSC_SEG_BLOCK, block, &n, NULL);
     if (!err) *out = block[i % TSC_SEG_BLOCK];
     return err;
 }
@@ -429,7 +439,7 @@ static size_t range_lazy(const tschunk_segment *s, uint32_t ordinal, int64_t fro
     int64_t max_last = INT64_MIN;
     for (; b < blocks; b++) {
         tsc_seg_entry block[TSC_SEG_BLOCK];
-        size_t n, err = tsc_seg_index_block(s, b, block, &n);
+        size_t n, err = tsc_seg_index_block(s, b, block, &n, NULL);
         if (err) return err;
         for (size_t k = 0; k < n; k++) {
             const tsc_seg_entry *e = &block[k];
@@ -522,28 +532,38 @@ static size_t record_v3(const tschunk_segment *s, const tsc_seg_entry *e, record
     return r->chunk_size < 2 ? TSC_ERROR(CORRUPT) : 0;
 }
 
-size_t tsc_seg_check_records(const tschunk_segment *s, size_t b, const tsc_seg_entry *entries, size_t n)
+/* v3: the group of records chunk i belongs to (2^group_shift entries of its block, from `entries`, the
+ * block's first) against its stored hash; checked once (records_checked). */
+static size_t check_group(const tschunk_segment *s, size_t i, const tsc_seg_entry *entries, size_t n,
+                          const uint8_t *hashes)
 {
-    _Atomic uint64_t *word = &s->records_checked[b / 64];
-    uint64_t bit = UINT64_C(1) << (b % 64);
+    size_t group = i >> s->group_shift, size = (size_t)1 << s->group_shift;
+    _Atomic uint64_t *word = &s->records_checked[group / 64];
+    uint64_t bit = UINT64_C(1) << (group % 64);
     if (atomic_load_explicit(word, memory_order_relaxed) & bit) return 0;
-    uint64_t hashes[TSC_SEG_BLOCK];
-    for (size_t k = 0; k < n; k++) hashes[k] = tsc_xxh3(s->data + entries[k].offset, (size_t)entries[k].length);
-    uint64_t want = tsc_load64_le(tsc_seg_fence(s, 1, b) + 24);
-    if (!TSC_SEG_CHECKSUM_OK(s->flags, tsc_seg_records_hash(hashes, n), want)) return TSC_ERROR(CORRUPT);
+    size_t first = (i % TSC_SEG_BLOCK) >> s->group_shift << s->group_shift;
+    size = n - first < size ? n - first : size;
+    uint64_t record_hashes[TSC_SEG_BLOCK];
+    for (size_t k = 0; k < size; k++) {
+        const tsc_seg_entry *e = &entries[first + k];
+        record_hashes[k] = tsc_xxh3(s->data + e->offset, (size_t)e->length);
+    }
+    uint64_t want = tsc_load64_le(hashes + 8 * (first >> s->group_shift));
+    if (!TSC_SEG_CHECKSUM_OK(s->flags, tsc_seg_records_hash(record_hashes, size), want)) return TSC_ERROR(CORRUPT);
     atomic_fetch_or_explicit(word, bit, memory_order_relaxed);
     return 0;
 }
 
-/* Index entry i and (v3) its block's records checked. */
+/* Index entry i and (v3) the records of its group checked. */
 static size_t locate(const tschunk_segment *s, size_t i, tsc_seg_entry *e)
 {
     size_t b = i / TSC_SEG_BLOCK, n = s->info.chunks - b * TSC_SEG_BLOCK, err = 0;
     tsc_seg_entry block[TSC_SEG_BLOCK];
     const tsc_seg_entry *entries = s->lazy ? block : s->entries + b * TSC_SEG_BLOCK;
-    if (s->lazy) err = tsc_seg_index_block(s, b, block, &n);
+    const uint8_t *hashes = s->hashes_at ? s->data + s->footer.index_off + s->hashes_at[b] : NULL;
+    if (s->lazy) err = tsc_seg_index_block(s, b, block, &n, &hashes);
     n = n < TSC_SEG_BLOCK ? n : TSC_SEG_BLOCK;
-    if (!err && s->footer.version > 2) err = tsc_seg_check_records(s, b, entries, n);
+    if (!err && s->footer.version > 2) err = check_group(s, i, entries, n, hashes);
     if (!err) *e = entries[i % TSC_SEG_BLOCK];
     return err;
 }

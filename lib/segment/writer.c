@@ -81,6 +81,23 @@ static int put_bytes(tschunk_segment_writer *w, const void *p, size_t n)
     return w->failed ? -1 : 0;
 }
 
+/* Header: magic, version, flags, codec family, summary mapping, min_ts, gamma, offset, unit, the log2 of the
+ * records per records hash (v3), reserved zeros, XXH3 of the 40 bytes before it. */
+static void encode_header(const tschunk_segment_options *o, unsigned group_shift, uint8_t h[TSC_SEG_HEADER_SIZE])
+{
+    memset(h, 0, TSC_SEG_HEADER_SIZE);
+    memcpy(h, TSC_SEG_MAGIC, 4);
+    h[4] = TSC_SEG_VERSION;
+    h[6] = TSCHUNK_CODEC_GORILLA;
+    h[7] = o->has_summaries ? (uint8_t)o->summary_mapping : TSC_SEG_NO_SUMMARY;
+    tsc_store64_le(h + 8, (uint64_t)o->min_ts);
+    tsc_store64_le(h + 16, o->has_summaries ? tsc_bits_of(o->summary_gamma) : 0);
+    tsc_store64_le(h + 24, o->has_summaries ? tsc_bits_of(o->summary_offset) : 0);
+    h[TSC_SEG_UNIT_AT] = (uint8_t)o->ts_unit;
+    h[TSC_SEG_GROUP_AT] = (uint8_t)group_shift;
+    tsc_store64_le(h + 40, tsc_xxh3(h, 40));
+}
+
 size_t tschunk_segment_writer_create(tschunk_segment_writer **out, const char *path, const tschunk_segment_options *o)
 {
     if (!out || !path || !o || (unsigned)o->ts_unit > TSCHUNK_UNIT_NS || o->summary_block_chunks > TSC_SEG_MAX_SUMMARY_BLOCK)
@@ -104,20 +121,21 @@ size_t tschunk_segment_writer_create(tschunk_segment_writer **out, const char *p
         tschunk_segment_writer_abort(w);
         return TSC_ERROR(GENERIC);
     }
-    /* Header: magic, version, flags, codec, summary mapping, min_ts, gamma, offset, unit, reserved, XXH3. */
-    uint8_t h[TSC_SEG_HEADER_SIZE] = {0};
-    memcpy(h, TSC_SEG_MAGIC, 4);
-    h[4] = TSC_SEG_VERSION;
-    h[6] = TSCHUNK_CODEC_GORILLA;
-    h[7] = o->has_summaries ? (uint8_t)o->summary_mapping : TSC_SEG_NO_SUMMARY;
-    tsc_store64_le(h + 8, (uint64_t)o->min_ts);
-    tsc_store64_le(h + 16, o->has_summaries ? tsc_bits_of(o->summary_gamma) : 0);
-    tsc_store64_le(h + 24, o->has_summaries ? tsc_bits_of(o->summary_offset) : 0);
-    h[TSC_SEG_UNIT_AT] = (uint8_t)o->ts_unit;
-    tsc_store64_le(h + 40, tsc_xxh3(h, 40));
+    uint8_t h[TSC_SEG_HEADER_SIZE];
+    encode_header(o, 0, h); /* the records' group size is known at finish, which writes it again */
     put_bytes(w, h, sizeof h);
     *out = w;
     return 0;
+}
+
+/* At finish: the header with the group size, over the one create wrote. */
+static int write_header(tschunk_segment_writer *w, unsigned shift)
+{
+    uint8_t h[TSC_SEG_HEADER_SIZE];
+    encode_header(&w->opts, shift, h);
+    int ok = fseek(w->out, 0, SEEK_SET) == 0 && fwrite(h, 1, sizeof h, w->out) == sizeof h &&
+             fseek(w->out, 0, SEEK_END) == 0;
+    return ok ? 0 : -1;
 }
 
 static series_entry *find_or_add_series(tschunk_segment_writer *w, uint64_t id)
@@ -266,18 +284,27 @@ typedef struct {
 } metadata;
 
 /* Fences: per block of 64 series (then of 64 index entries) its first key, its byte offset in its
- * section, the XXH3 of its bytes and, for an index block, the hash of its records, so that a lazy reader
- * checks and parses only the blocks it reads, and any reader checks a record with the 63 around it. */
+ * section and the XXH3 of its bytes, so that a lazy reader checks and parses only the blocks it reads. */
 static uint8_t *put_fences(uint8_t *p, const uint8_t *section, size_t len, const size_t *offsets,
-                           const uint64_t *keys, const uint64_t *records_hashes, size_t items)
+                           const uint64_t *keys, size_t items)
 {
     size_t blocks = tsc_seg_blocks(items);
     for (size_t b = 0; b < blocks; b++) {
         size_t from = offsets[b], to = b + 1 < blocks ? offsets[b + 1] : len;
-        tsc_seg_put_fence(p, keys[b], from, tsc_xxh3(section + from, to - from), records_hashes ? records_hashes[b] : 0);
+        tsc_seg_put_fence(p, keys[b], from, tsc_xxh3(section + from, to - from));
         p += TSC_SEG_FENCE_SIZE;
     }
     return p;
+}
+
+/* Records per records hash (log2): as many as fit in about 32 KB, so that reading one chunk hashes about
+ * that much whatever the chunks' size (one record when they are bigger), at most a block's 64. */
+static unsigned records_group_shift(const tschunk_segment_writer *w)
+{
+    uint64_t record_bytes = w->nchunks ? (w->pos - TSC_SEG_HEADER_SIZE) / w->nchunks : 1;
+    unsigned shift = 0;
+    while (shift < TSC_SEG_MAX_GROUP_SHIFT && (record_bytes << (shift + 1)) <= TSC_SEG_GROUP_BYTES) shift++;
+    return shift;
 }
 
 /* Index entry (v3): a flag byte saying which fields differ from the previous entry of the block
@@ -325,15 +352,28 @@ static size_t put_series(uint8_t *out, uint64_t prev_id, const series_entry *s)
     return n + s->name_len;
 }
 
+/* Index block (v3): its entries, then one u64 records hash per group of 2^shift of them (the last group
+ * may be short): tsc_seg_records_hash of the group's records' XXH3s. */
+static uint8_t *put_index_block(uint8_t *p, const tsc_seg_entry *entries, const uint64_t *hashes, size_t n,
+                                unsigned shift, int64_t min_ts)
+{
+    for (size_t k = 0; k < n; k++) p += put_entry(p, k ? &entries[k - 1] : NULL, &entries[k], min_ts);
+    for (size_t k = 0; k < n; k += (size_t)1 << shift, p += 8) {
+        size_t size = n - k < ((size_t)1 << shift) ? n - k : (size_t)1 << shift;
+        tsc_store64_le(p, tsc_seg_records_hash(hashes + k, size));
+    }
+    return p;
+}
+
 static int encode_metadata(tschunk_segment_writer *w, const tsc_seg_entry *entries, const uint64_t *hashes,
-                           metadata *m)
+                           unsigned shift, metadata *m)
 {
     size_t cap = 0, nsb = tsc_seg_blocks(w->nseries), nblocks = nsb + tsc_seg_blocks(w->nchunks);
     for (size_t i = 0; i < w->nseries; i++) cap += 20 + w->series[i].name_len;
-    cap += w->nchunks * 64 + nblocks * TSC_SEG_FENCE_SIZE + 1;
+    cap += w->nchunks * (64 + 8) + nblocks * TSC_SEG_FENCE_SIZE + 1;
     uint8_t *buf = wr_alloc(w, cap), *p = buf;
     size_t *offsets = wr_alloc(w, (nblocks + 1) * sizeof *offsets);
-    uint64_t *keys = wr_alloc(w, 2 * (nblocks + 1) * sizeof *keys), *records = keys + nblocks + 1;
+    uint64_t *keys = wr_alloc(w, (nblocks + 1) * sizeof *keys);
     if (!buf || !offsets || !keys) {
         wr_free(w, buf);
         wr_free(w, offsets);
@@ -347,17 +387,14 @@ static int encode_metadata(tschunk_segment_writer *w, const tsc_seg_entry *entri
     }
     m->series_len = (size_t)(p - buf);
     uint8_t *index = p;
-    for (size_t i = 0; i < w->nchunks; i++) {
-        size_t b = nsb + i / TSC_SEG_BLOCK, in_block = w->nchunks - i < TSC_SEG_BLOCK ? w->nchunks - i : TSC_SEG_BLOCK;
-        if (i % TSC_SEG_BLOCK == 0) {
-            offsets[b] = (size_t)(p - index), keys[b] = entries[i].ordinal;
-            records[b] = tsc_seg_records_hash(hashes + i, in_block);
-        }
-        p += put_entry(p, i % TSC_SEG_BLOCK ? &entries[i - 1] : NULL, &entries[i], w->opts.min_ts);
+    for (size_t i = 0; i < w->nchunks; i += TSC_SEG_BLOCK) {
+        size_t b = nsb + i / TSC_SEG_BLOCK, n = w->nchunks - i < TSC_SEG_BLOCK ? w->nchunks - i : TSC_SEG_BLOCK;
+        offsets[b] = (size_t)(p - index), keys[b] = entries[i].ordinal;
+        p = put_index_block(p, entries + i, hashes + i, n, shift, w->opts.min_ts);
     }
     m->index_len = (size_t)(p - index);
-    p = put_fences(p, buf, m->series_len, offsets, keys, NULL, w->nseries);
-    p = put_fences(p, index, m->index_len, offsets + nsb, keys + nsb, records + nsb, w->nchunks);
+    p = put_fences(p, buf, m->series_len, offsets, keys, w->nseries);
+    p = put_fences(p, index, m->index_len, offsets + nsb, keys + nsb, w->nchunks);
     m->fence_len = nblocks * TSC_SEG_FENCE_SIZE;
     m->buf = buf;
     wr_free(w, offsets);
@@ -365,12 +402,11 @@ static int encode_metadata(tschunk_segment_writer *w, const tsc_seg_entry *entri
     return 0;
 }
 
-void tsc_seg_put_fence(uint8_t *out, uint64_t key, uint64_t offset, uint64_t hash, uint64_t records_hash)
+void tsc_seg_put_fence(uint8_t *out, uint64_t key, uint64_t offset, uint64_t hash)
 {
     tsc_store64_le(out, key);
     tsc_store64_le(out + 8, offset);
     tsc_store64_le(out + 16, hash);
-    tsc_store64_le(out + 24, records_hash);
 }
 
 size_t tsc_seg_encode_footer(const tsc_seg_footer *f, uint8_t out[TSC_SEG_FOOTER_SIZE])
@@ -427,7 +463,9 @@ size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
     size_t err = fflush(w->out) == 0 ? 0 : TSC_ERROR(GENERIC); /* the block summaries read records back */
     if (!err) err = tsc_seg_build_blocks(fileno(w->out), entries, w->nchunks, &w->opts, &blocks, &blocks_len);
     metadata m;
-    int ok = !err && encode_metadata(w, entries, hashes, &m) == 0;
+    unsigned shift = records_group_shift(w);
+    if (!err && write_header(w, shift)) err = TSC_ERROR(GENERIC);
+    int ok = !err && encode_metadata(w, entries, hashes, shift, &m) == 0;
     uint8_t *bitmap = ok ? encode_series_bitmap(w, entries, &bitmap_len) : NULL;
     wr_free(w, entries);
     wr_free(w, hashes);
