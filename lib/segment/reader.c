@@ -516,7 +516,7 @@ static size_t record_v2(const tschunk_segment *s, const tsc_seg_entry *e, record
     return 0;
 }
 
-/* v3 record: [uvarint summary length, summary,] chunk; checked by its block's records hash. */
+/* v3 record: [uvarint summary length, summary,] chunk; checked by its group's records hash (locate). */
 static size_t record_v3(const tschunk_segment *s, const tsc_seg_entry *e, record_parts *r)
 {
     const uint8_t *rec = s->data + e->offset;
