@@ -1,4 +1,5 @@
 /* Segments: many series' chunks in one checksummed, indexed file. */
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1057,7 +1058,7 @@ static void damage_one_record(size_t samples, unsigned want_shift)
         for (size_t i = 0; i < 70; i++) {
             tschunk_segment_chunk_info c;
             size_t err = tschunk_segment_chunk(seg, i, &c);
-            int damaged = i >> want_shift == 68u >> want_shift;
+            unsigned damaged = i >> want_shift == 68u >> want_shift;
             cr_assert_eq(tschunk_is_error(err), damaged, "chunk %zu (group of %u)", i, 1u << want_shift);
             if (damaged) cr_assert_eq(tschunk_get_error_code(err), TSCHUNK_ERROR_CORRUPT);
         }
@@ -1070,4 +1071,79 @@ Test(segment, v3_records_are_checked_by_group)
 {
     damage_one_record(3, 6);    /* tiny chunks: a group is the whole 64-entry block */
     damage_one_record(1024, 2); /* ~7.4 KB chunks: four a group */
+}
+
+/* The records-checked bits are the one thing an open segment writes: four threads read every chunk of one
+ * full and one lazy open at once, in different orders; each gets every chunk right, and a damaged record's
+ * group fails in every thread (a group is marked only once its hash held). */
+typedef struct {
+    const tschunk_segment *seg;
+    size_t chunks, start, bad_group, failures, wrong;
+    unsigned shift;
+    const uint64_t *want; /* per chunk: the bits of its last value; chunks are read in steps of 11 (prime to 301) */
+} reader_job;
+
+static void *read_all_chunks(void *arg)
+{
+    reader_job *j = arg;
+    static _Thread_local int64_t ts[TSCHUNK_MAX_SAMPLES];
+    static _Thread_local double v[TSCHUNK_MAX_SAMPLES];
+    for (size_t k = 0; k < j->chunks; k++) {
+        size_t i = (j->start + k * 11) % j->chunks, n = tschunk_segment_decode(j->seg, i, ts, v, TSCHUNK_MAX_SAMPLES);
+        int bad = i >> j->shift == j->bad_group;
+        if (tschunk_is_error(n)) j->failures += bad, j->wrong += !bad;
+        else j->wrong += bad || wl_bits(v[n - 1]) != j->want[i];
+    }
+    return NULL;
+}
+
+Test(segment, v3_readers_share_an_open_segment, .timeout = 60)
+{
+    char path[128];
+    tschunk_segment_options o = {.min_ts = 0};
+    tschunk_segment_writer *w = new_writer(path, "threads.tseg", &o);
+    static uint64_t want[301];
+    for (uint64_t id = 1; id <= 301; id++) {
+        wl_series s;
+        wl_synthetic(&s, (int)(id % WL_SYNTHETIC_COUNT), 120, id);
+        unsigned char chunk[TSCHUNK_BOUND(120)];
+        size_t n = tschunk_encode(chunk, sizeof chunk, s.ts, (const double *)(const void *)s.bits, s.n, NULL);
+        cr_assert_eq(tschunk_segment_writer_add_chunk(w, id, chunk, n, NULL, 0), 0);
+        want[id - 1] = s.bits[s.n - 1];
+        wl_free(&s);
+    }
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+    blob b = read_all(path);
+    unsigned shift = b.data[TSC_SEG_GROUP_AT];
+    for (int damaged = 0; damaged < 2; damaged++) {
+        size_t bad_group = SIZE_MAX;
+        if (damaged) { /* the last byte of series 301's chunk: its group is the last one */
+            tschunk_segment *probe;
+            cr_assert_eq(tschunk_segment_open(&probe, b.data, b.size, 0, NULL), 0);
+            tschunk_segment_chunk_info c;
+            cr_assert_eq(tschunk_segment_chunk(probe, 300, &c), 0);
+            size_t at = (size_t)((const unsigned char *)c.ref.chunk - b.data) + c.ref.chunk_size - 1;
+            tschunk_segment_close(probe);
+            b.data[at] ^= 0x10;
+            bad_group = 300u >> shift;
+        }
+        for (int lazy = 0; lazy < 2; lazy++) {
+            tschunk_segment *seg;
+            cr_assert_eq(tschunk_segment_open(&seg, b.data, b.size, lazy ? TSCHUNK_SEGMENT_LAZY : 0, NULL), 0);
+            pthread_t threads[4];
+            reader_job jobs[4];
+            for (int t = 0; t < 4; t++) {
+                jobs[t] = (reader_job){seg, 301, (size_t)t * 75, bad_group, 0, 0, shift, want};
+                cr_assert_eq(pthread_create(&threads[t], NULL, read_all_chunks, &jobs[t]), 0);
+            }
+            size_t group_size = 301 - (bad_group << shift) < (1u << shift) ? 301 - (bad_group << shift) : 1u << shift;
+            for (int t = 0; t < 4; t++) {
+                cr_assert_eq(pthread_join(threads[t], NULL), 0);
+                cr_assert_eq(jobs[t].wrong, 0, "thread %d, damaged %d, lazy %d", t, damaged, lazy);
+                cr_assert_eq(jobs[t].failures, damaged ? group_size : 0);
+            }
+            tschunk_segment_close(seg);
+        }
+    }
+    free(b.data);
 }
