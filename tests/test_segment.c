@@ -1016,7 +1016,8 @@ Test(segment, v3_index_fields_round_trip)
             for (size_t k = 0; k < end - begin; k++) {
                 tschunk_segment_chunk_info c;
                 cr_assert_eq(tschunk_segment_chunk(seg, begin + k, &c), 0);
-                int64_t step = 7 + (int64_t)(id % 2), last = want[id][k].first + (int64_t)(want[id][k].count - 1) * step;
+                int64_t step = 7 + (int64_t)(id % 2);
+                int64_t last = want[id][k].first + (int64_t)(want[id][k].count - 1) * step;
                 cr_assert(c.count == want[id][k].count && c.first_ts == want[id][k].first && c.last_ts == last,
                           "series %llu chunk %zu", (unsigned long long)id, k);
                 int64_t got_ts[200];
@@ -1146,4 +1147,37 @@ Test(segment, v3_readers_share_an_open_segment, .timeout = 60)
         }
     }
     free(b.data);
+}
+
+/* The next chunk of a series is predicted to start one mean step after the previous one ends: 500 chunks of
+ * one regular series (and of one with jittered scrapes) cost a flag byte and a record length an entry, plus
+ * each 64-entry block's first entry and its records hashes. */
+Test(segment, v3_chunks_of_one_series_cost_a_flag_and_a_length)
+{
+    for (int jitter = 0; jitter < 2; jitter++) {
+        char path[128];
+        tschunk_segment_options o = {.min_ts = -5};
+        tschunk_segment_writer *w = new_writer(path, "series.tseg", &o);
+        uint64_t rng = 3;
+        for (int k = 0; k < 500; k++) {
+            int64_t ts[120];
+            double v[120];
+            for (int i = 0; i < 120; i++) {
+                int64_t at = (int64_t)(k * 120 + i) * 15000;
+                ts[i] = at + (jitter ? (int64_t)(wl_rng(&rng) % 11) - 5 : 0);
+                v[i] = 20 + 0.01 * (double)((k * 120 + i) % 97);
+            }
+            unsigned char chunk[TSCHUNK_BOUND(120)];
+            size_t n = tschunk_encode(chunk, sizeof chunk, ts, v, 120, NULL);
+            cr_assert_eq(tschunk_segment_writer_add_chunk(w, 9, chunk, n, NULL, 0), 0);
+        }
+        cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+        blob b = read_all(path);
+        cr_assert_eq(tschunk_segment_verify(b.data, b.size, NULL), 0);
+        uint64_t index_len = tsc_load64_le(b.data + b.size - TSC_SEG_FOOTER_SIZE + 24); /* the index's length */
+        size_t blocks = tsc_seg_blocks(500), plain = 500 * (jitter ? 4 : 3);
+        cr_assert_leq(index_len, plain + blocks * (32 + 8), "%s: %llu index bytes for 500 entries",
+                      jitter ? "jittered" : "regular", (unsigned long long)index_len);
+        free(b.data);
+    }
 }

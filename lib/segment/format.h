@@ -75,11 +75,12 @@ TSC_INLINE size_t tsc_seg_blocks(size_t items) { return (items + TSC_SEG_BLOCK -
 
 /* Index entry flags (v3): how each field follows from the previous entry of its 64-entry block (the
  * block's first entry follows from ordinal 0, first_ts = min_ts, span 0, count 0, a record ending at the
- * header's end). */
+ * header's end). first_ts is coded against a prediction: the previous entry's first_ts when the series
+ * changes (aligned series), its last_ts plus its mean step when it does not (the next chunk of a series). */
 #define TSC_SEG_ORD_SAME 0u     /* bits 0-1: the previous entry's ordinal */
 #define TSC_SEG_ORD_NEXT 1u     /*           the previous ordinal + 1 */
 #define TSC_SEG_ORD_DELTA 2u    /*           uvarint (ordinal - previous) follows */
-#define TSC_SEG_NEW_FIRST 0x04u /* zigzag varint (first_ts - previous first_ts) follows, else equal */
+#define TSC_SEG_NEW_FIRST 0x04u /* zigzag varint (first_ts - predicted first_ts) follows, else equal */
 #define TSC_SEG_NEW_SPAN 0x08u  /* zigzag varint (span - previous span) follows, else equal; span = last - first */
 #define TSC_SEG_NEW_COUNT 0x10u /* uvarint count follows, else the previous count */
 #define TSC_SEG_NEW_AT 0x20u    /* zigzag varint (offset - previous record's end) follows, else 0 */
@@ -151,6 +152,15 @@ uint64_t tsc_seg_records_hash(const uint64_t *record_hashes, size_t n);
 TSC_INLINE size_t tsc_seg_block_hash_bytes(const tschunk_segment *s, size_t n)
 {
     return (((n - 1) >> s->group_shift) + 1) * 8;
+}
+
+/* v3: the first_ts an entry of ordinal `ordinal` is coded against, after prev (NULL: a block's first). */
+TSC_INLINE uint64_t tsc_seg_predicted_first(const tsc_seg_entry *prev, uint64_t ordinal, int64_t min_ts)
+{
+    if (!prev) return (uint64_t)min_ts;
+    if (prev->ordinal != ordinal) return (uint64_t)prev->first_ts;
+    uint64_t span = (uint64_t)prev->last_ts - (uint64_t)prev->first_ts;
+    return (uint64_t)prev->last_ts + (prev->count > 1 ? span / (prev->count - 1) : 0);
 }
 
 /* Index order: by series, then first timestamp. */

@@ -189,14 +189,15 @@ size_t tsc_seg_parse_entry(const tschunk_segment *s, const uint8_t *p, size_t si
 {
     if (s->footer.version < 3) return parse_entry_v2(s, p, size, pos, e);
     uint64_t ord = prev ? prev->ordinal : 0, count = prev ? prev->count : 0, field = 0, length;
-    uint64_t first = (uint64_t)(prev ? prev->first_ts : s->info.min_ts);
     uint64_t span = prev ? (uint64_t)prev->last_ts - (uint64_t)prev->first_ts : 0;
     uint64_t offset = prev ? prev->offset + prev->length : TSC_SEG_HEADER_SIZE;
     if (*pos >= size) return TSC_ERROR(CORRUPT);
     unsigned flags = p[(*pos)++], ord_kind = flags & 3u;
     if (flags & 0x80u || ord_kind == 3u) return TSC_ERROR(CORRUPT);
-    if (ord_kind == TSC_SEG_ORD_DELTA && (tsc_take_uvarint(p, size, pos, &field) || field < 2)) return TSC_ERROR(CORRUPT);
+    if (ord_kind == TSC_SEG_ORD_DELTA && (tsc_take_uvarint(p, size, pos, &field) || field < 2))
+        return TSC_ERROR(CORRUPT);
     ord += ord_kind == TSC_SEG_ORD_DELTA ? field : ord_kind; /* a wrap ends below prev's ordinal: refused */
+    uint64_t first = tsc_seg_predicted_first(prev, ord, s->info.min_ts);
     uint64_t first_zz = 0, span_zz = 0;
     if (flags & TSC_SEG_SMALL_JITTER) {
         if (flags & (TSC_SEG_NEW_FIRST | TSC_SEG_NEW_SPAN) || *pos >= size) return TSC_ERROR(CORRUPT);

@@ -313,14 +313,14 @@ static unsigned records_group_shift(const tschunk_segment_writer *w)
 static size_t put_entry(uint8_t *out, const tsc_seg_entry *prev, const tsc_seg_entry *e, int64_t min_ts)
 {
     uint32_t prev_ord = prev ? prev->ordinal : 0, prev_count = prev ? prev->count : 0;
-    uint64_t prev_first = (uint64_t)(prev ? prev->first_ts : min_ts);
     uint64_t prev_span = prev ? (uint64_t)prev->last_ts - (uint64_t)prev->first_ts : 0;
     uint64_t prev_end = prev ? prev->offset + prev->length : TSC_SEG_HEADER_SIZE;
     uint64_t span = (uint64_t)e->last_ts - (uint64_t)e->first_ts, ord_delta = e->ordinal - prev_ord;
     uint8_t flags = ord_delta == 0 ? TSC_SEG_ORD_SAME : ord_delta == 1 ? TSC_SEG_ORD_NEXT : TSC_SEG_ORD_DELTA;
     size_t n = 1;
     if (ord_delta > 1) n += tsc_put_uvarint(out + n, ord_delta);
-    uint64_t first_zz = tsc_zigzag((int64_t)((uint64_t)e->first_ts - prev_first));
+    uint64_t predicted = tsc_seg_predicted_first(prev, e->ordinal, min_ts);
+    uint64_t first_zz = tsc_zigzag((int64_t)((uint64_t)e->first_ts - predicted));
     uint64_t span_zz = tsc_zigzag((int64_t)(span - prev_span)); /* jittered scrapes: spans differ by a few units */
     if (first_zz && span_zz && first_zz < 16 && span_zz < 16) {
         flags |= TSC_SEG_SMALL_JITTER;
@@ -450,7 +450,8 @@ size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
     }
     for (size_t i = 0; i < w->nchunks; i++) {
         const chunk_entry *c = &w->chunks[i];
-        sorted[i].e = (tsc_seg_entry){ordinal_of(w, c->series_id), c->count, c->first_ts, c->last_ts, c->offset, c->length};
+        uint32_t ordinal = ordinal_of(w, c->series_id);
+        sorted[i].e = (tsc_seg_entry){ordinal, c->count, c->first_ts, c->last_ts, c->offset, c->length};
         sorted[i].hash = c->hash;
     }
     qsort(sorted, w->nchunks, sizeof *sorted, by_series_time);
