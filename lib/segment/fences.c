@@ -92,11 +92,10 @@ size_t tsc_seg_index_block(const tschunk_segment *s, size_t b, tsc_seg_entry out
               : out[k].ordinal != tsc_load64_le(tsc_seg_fence(s, 1, b)))
             return TSC_ERROR(CORRUPT);
     }
+    size_t at;
     if (s->footer.version > 2) { /* the block's records hashes end it */
-        size_t bytes = tsc_seg_block_hash_bytes(s, *n);
-        if (bytes > to - from) return TSC_ERROR(CORRUPT);
-        if (hashes) *hashes = p + from;
-        from += bytes;
+        if ((err = tsc_seg_take_block_hashes(s, to, &from, *n, &at))) return err;
+        if (hashes) *hashes = p + at;
     }
     int last_block = b + 1 == tsc_seg_blocks(s->footer.chunks);
     if (from != to || (!last_block && tsc_load64_le(tsc_seg_fence(s, 1, b + 1)) < out[*n - 1].ordinal))

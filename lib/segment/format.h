@@ -129,6 +129,10 @@ struct tschunk_segment {
     _Atomic uint64_t *records_checked;
 };
 
+/* Count, first and last timestamp of a native chunk, decoding its timestamps (the writer's check of a chunk
+ * it is given, verify's of a chunk against its index entry). @return 0, its decode error, BAD_PARAMETER (empty). */
+size_t tsc_seg_scan_chunk(const void *chunk, size_t size, uint32_t *count, int64_t *first, int64_t *last);
+
 /* Where the writer puts one fence. */
 void tsc_seg_put_fence(uint8_t *out, uint64_t key, uint64_t offset, uint64_t hash);
 
@@ -148,10 +152,15 @@ size_t tsc_seg_parse_entry(const tschunk_segment *s, const uint8_t *p, size_t si
                            const tsc_seg_entry *prev, tsc_seg_entry *e);
 /* v3: XXH3 of the per-record XXH3s of a group of n (<= 64) records, as the index stores it. */
 uint64_t tsc_seg_records_hash(const uint64_t *record_hashes, size_t n);
-/* v3: records hashes after n entries of an index block (one per group of 2^group_shift records). */
-TSC_INLINE size_t tsc_seg_block_hash_bytes(const tschunk_segment *s, size_t n)
+/* v3: the records hashes that end an index block of n >= 1 entries (one u64 per group of 2^group_shift),
+ * at *pos of an index section of `size` bytes: their offset in *at, *pos moved past them. @return 0 or CORRUPT. */
+TSC_INLINE size_t tsc_seg_take_block_hashes(const tschunk_segment *s, size_t size, size_t *pos, size_t n, size_t *at)
 {
-    return (((n - 1) >> s->group_shift) + 1) * 8;
+    size_t bytes = (((n - 1) >> s->group_shift) + 1) * 8;
+    if (*pos > size || bytes > size - *pos) return TSC_ERROR(CORRUPT);
+    *at = *pos;
+    *pos += bytes;
+    return 0;
 }
 
 /* v3: the first_ts an entry of ordinal `ordinal` is coded against, after prev (NULL: a block's first). */

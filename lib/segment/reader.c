@@ -239,12 +239,11 @@ static size_t parse_index(tschunk_segment *s, const tsc_seg_footer *f)
         int same_series = i && e[-1].ordinal == e->ordinal;
         s->max_last[i] = same_series && s->max_last[i - 1] > e->last_ts ? s->max_last[i - 1] : e->last_ts;
         s->info.samples += e->count;
-        if (f->version > 2 && (i % TSC_SEG_BLOCK == TSC_SEG_BLOCK - 1 || i + 1 == n)) { /* the block's hashes */
-            size_t bytes = tsc_seg_block_hash_bytes(s, i % TSC_SEG_BLOCK + 1);
-            if (bytes > f->index_len - pos) return TSC_ERROR(CORRUPT);
-            s->hashes_at[i / TSC_SEG_BLOCK] = pos;
-            pos += bytes;
-        }
+        int block_ends = i % TSC_SEG_BLOCK == TSC_SEG_BLOCK - 1 || i + 1 == n;
+        size_t *hashes_at = f->version > 2 ? &s->hashes_at[i / TSC_SEG_BLOCK] : NULL; /* the block's hashes */
+        if (hashes_at && block_ends &&
+            tsc_seg_take_block_hashes(s, (size_t)f->index_len, &pos, i % TSC_SEG_BLOCK + 1, hashes_at))
+            return TSC_ERROR(CORRUPT);
     }
     if (f->version > 1 && s->info.samples != f->samples) return TSC_ERROR(CORRUPT);
     return pos == f->index_len ? 0 : TSC_ERROR(CORRUPT);
@@ -610,15 +609,10 @@ static size_t check_bitmap_members(const tschunk_segment *s)
 /* verify: the chunk holds the count and time range its index entry says (v3 records repeat none of them). */
 static size_t chunk_matches_index(const tschunk_segment_chunk_info *c)
 {
-    tschunk_iter it;
-    if (tschunk_iter_init(&it, c->ref.chunk, c->ref.chunk_size)) return TSC_ERROR(CORRUPT);
-    int64_t ts, first = 0, last = 0;
-    size_t r, n = 0;
-    while ((r = tschunk_iter_next_bits(&it, &ts, NULL)) == 1) {
-        if (n++ == 0) first = ts;
-        last = ts;
-    }
-    return r == 0 && n == c->count && first == c->first_ts && last == c->last_ts ? 0 : TSC_ERROR(CORRUPT);
+    uint32_t count;
+    int64_t first, last;
+    size_t err = tsc_seg_scan_chunk(c->ref.chunk, c->ref.chunk_size, &count, &first, &last);
+    return !err && count == c->count && first == c->first_ts && last == c->last_ts ? 0 : TSC_ERROR(CORRUPT);
 }
 
 size_t tschunk_segment_verify(const void *data, size_t size, size_t *bad_offset)

@@ -162,8 +162,7 @@ size_t tschunk_segment_writer_add_series(tschunk_segment_writer *w, uint64_t id,
     return 0;
 }
 
-/* Count and last timestamp of a native chunk, validating it on the way. */
-static size_t scan_chunk(const void *chunk, size_t size, uint32_t *count, int64_t *first, int64_t *last)
+size_t tsc_seg_scan_chunk(const void *chunk, size_t size, uint32_t *count, int64_t *first, int64_t *last)
 {
     tschunk_iter it;
     size_t r = tschunk_iter_init(&it, chunk, size);
@@ -186,7 +185,7 @@ size_t tschunk_segment_writer_add_chunk(tschunk_segment_writer *w, uint64_t seri
     if (!w->opts.has_summaries != !summary_size) return TSC_ERROR(BAD_PARAMETER); /* records hold one, or none */
     uint32_t count = 0;
     int64_t first = 0, last = 0;
-    size_t err = scan_chunk(chunk, chunk_size, &count, &first, &last);
+    size_t err = tsc_seg_scan_chunk(chunk, chunk_size, &count, &first, &last);
     if (err) return err;
     if (first < w->opts.min_ts) return TSC_ERROR(BAD_PARAMETER);
     tschunk_summary_info si; /* a summary must be one of this chunk (its sketch is checked at finish) */
