@@ -365,10 +365,11 @@ Test(codec2, simd_range_matches_scalar_and_packing_round_trips)
         for (size_t i = 0; i < n; i++) v[i] = (int64_t)wl_rng(&rng) >> shift;
         int64_t smin, smax, vmin, vmax;
         tsc_codec2_range_i64_scalar(v, n, &smin, &smax);
-        if (tsc_codec2_range_i64_simd(v, n, &vmin, &vmax)) {
-            cr_assert_eq(vmin, smin);
-            cr_assert_eq(vmax, smax);
-        }
+        for (unsigned isa = TSC_SIMD_AVX2; isa <= TSC_SIMD_AVX512; isa++)
+            if (tsc_codec2_range_i64_simd(isa, v, n, &vmin, &vmax)) {
+                cr_assert_eq(vmin, smin, "isa %u", isa);
+                cr_assert_eq(vmax, smax, "isa %u", isa);
+            }
         tsc_codec2_range_i64(v, n, &vmin, &vmax);
         cr_assert(vmin == smin && vmax == smax);
         /* Timestamp deltas: v as timestamps (any order, so deltas wrap past 2^63 too). */
@@ -379,10 +380,11 @@ Test(codec2, simd_range_matches_scalar_and_packing_round_trips)
             cr_assert_eq(d1[i], (uint64_t)v[i] - (uint64_t)(i ? v[i - 1] : prev));
             cr_assert(d1[i] >= dmin1 && d1[i] <= dmax1);
         }
-        if (tsc_codec2_deltas_simd(v, n, prev, d2, &dmin2, &dmax2)) {
-            cr_assert(memcmp(d1, d2, n * sizeof d1[0]) == 0, "deltas differ, n %zu", n);
-            cr_assert(dmin1 == dmin2 && dmax1 == dmax2, "delta range differs, n %zu", n);
-        }
+        for (unsigned isa = TSC_SIMD_AVX2; isa <= TSC_SIMD_AVX512; isa++)
+            if (tsc_codec2_deltas_simd(isa, v, n, prev, d2, &dmin2, &dmax2)) {
+                cr_assert(memcmp(d1, d2, n * sizeof d1[0]) == 0, "deltas differ, n %zu, isa %u", n, isa);
+                cr_assert(dmin1 == dmin2 && dmax1 == dmax2, "delta range differs, n %zu, isa %u", n, isa);
+            }
     }
     uint64_t fields[128], back[128];
     unsigned char packed[128 * 8 + 16];
@@ -508,11 +510,12 @@ Test(codec2, simd_decimal_kernels_match_scalar)
                                  : (uint64_t)(int64_t)(r % 4000001 - 2000000) * (r >> 40 & 0xffff);
         }
         tsc_codec2_read_block_scalar(bits, n, e, as_float, k1, d1);
-        if (tsc_codec2_read_block_simd(bits, n, e, as_float, k2, d2)) {
-            have_simd = 1;
-            cr_assert(memcmp(k1, k2, n * 8) == 0, "read_block k, round %d", round_no);
-            cr_assert(memcmp(d1, d2, n * 8) == 0, "read_block diff, round %d", round_no);
-        }
+        for (unsigned isa = TSC_SIMD_AVX2; isa <= TSC_SIMD_AVX512; isa++)
+            if (tsc_codec2_read_block_simd(isa, bits, n, e, as_float, k2, d2)) {
+                have_simd = 1;
+                cr_assert(memcmp(k1, k2, n * 8) == 0, "read_block k, round %d, isa %u", round_no, isa);
+                cr_assert(memcmp(d1, d2, n * 8) == 0, "read_block diff, round %d, isa %u", round_no, isa);
+            }
         for (size_t i = 0; i < n; i++) {
             int64_t k, diff;
             int reading = tsc_codec2_read(bits[i], e, as_float, &k, &diff);
@@ -1261,7 +1264,9 @@ Test(codec2, simd_repeats_match_scalar)
         }
         cr_assert_eq(tsc_codec2_repeats_scalar(bits, n, prev), expect, "round %d", round_no);
         size_t got;
-        if (tsc_codec2_repeats_simd(bits, n, prev, &got)) cr_assert_eq(got, expect, "round %d", round_no);
+        for (unsigned isa = TSC_SIMD_AVX2; isa <= TSC_SIMD_AVX512; isa++)
+            if (tsc_codec2_repeats_simd(isa, bits, n, prev, &got))
+                cr_assert_eq(got, expect, "round %d, isa %u", round_no, isa);
     }
 }
 

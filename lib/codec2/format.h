@@ -239,15 +239,17 @@ void tsc_codec2_unpack(const uint8_t *restrict src, size_t avail, uint64_t *rest
  */
 void tsc_codec2_range_i64(const int64_t *v, size_t n, int64_t *min, int64_t *max);
 void tsc_codec2_range_i64_scalar(const int64_t *v, size_t n, int64_t *min, int64_t *max);
-int tsc_codec2_range_i64_simd(const int64_t *v, size_t n, int64_t *min, int64_t *max);
+int tsc_codec2_range_i64_simd(unsigned isa, const int64_t *v, size_t n, int64_t *min, int64_t *max);
 void tsc_codec2_deltas(const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas, uint64_t *min, uint64_t *max);
 void tsc_codec2_deltas_scalar(const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas, uint64_t *min,
                               uint64_t *max);
-int tsc_codec2_deltas_simd(const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas, uint64_t *min, uint64_t *max);
+int tsc_codec2_deltas_simd(unsigned isa, const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas, uint64_t *min,
+                           uint64_t *max);
 void tsc_codec2_read_block(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k, int64_t *diff);
 void tsc_codec2_read_block_scalar(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k,
                                   int64_t *diff);
-int tsc_codec2_read_block_simd(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k, int64_t *diff);
+int tsc_codec2_read_block_simd(unsigned isa, const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k,
+                               int64_t *diff);
 void tsc_codec2_decimals_to_bits_scalar(uint64_t base, const uint64_t *fields, size_t n, unsigned e, int as_float,
                                         uint64_t *bits);
 int tsc_codec2_decimals_to_bits_simd(uint64_t base, const uint64_t *fields, size_t n, unsigned e, int as_float,
@@ -302,10 +304,18 @@ int tsc_codec2_timestamps_avx512(const uint8_t *src, size_t avail, size_t n, uns
                                  uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out);
 void tsc_codec2_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta, uint64_t start,
                                 uint64_t add, unsigned e, int as_float, uint64_t *bits);
+/* The encoder's planning kernels (range_i64, deltas, repeats, read_block) eight lanes at a time, any n; their
+ * *_simd dispatchers above take the isa as the unpack_* ones do. */
+void tsc_codec2_range_i64_avx512(const int64_t *v, size_t n, int64_t *min, int64_t *max);
+void tsc_codec2_deltas_avx512(const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas, uint64_t *min,
+                              uint64_t *max);
+size_t tsc_codec2_repeats_avx512(const uint64_t *bits, size_t n, uint64_t prev);
+void tsc_codec2_read_block_avx512(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k,
+                                  int64_t *diff);
 /* repeats: how many bits[i] equal the value before them (bits[-1] = prev) */
 size_t tsc_codec2_repeats(const uint64_t *bits, size_t n, uint64_t prev);
 size_t tsc_codec2_repeats_scalar(const uint64_t *bits, size_t n, uint64_t prev);
-int tsc_codec2_repeats_simd(const uint64_t *bits, size_t n, uint64_t prev, size_t *repeats);
+int tsc_codec2_repeats_simd(unsigned isa, const uint64_t *bits, size_t n, uint64_t prev, size_t *repeats);
 /* goes_back: whether some ts[i] < ts[i-1] (ts[-1] = prev), append_many's check before it takes a group whole */
 int tsc_codec2_goes_back(const int64_t *ts, size_t n, int64_t prev);
 int tsc_codec2_goes_back_scalar(const int64_t *ts, size_t n, int64_t prev);

@@ -113,21 +113,25 @@ __attribute__((target("avx2"))) static void range_avx2(const int64_t *v, size_t 
 }
 #endif
 
-int tsc_codec2_range_i64_simd(const int64_t *v, size_t n, int64_t *min, int64_t *max)
+int tsc_codec2_range_i64_simd(unsigned isa, const int64_t *v, size_t n, int64_t *min, int64_t *max)
 {
 #ifdef TSC_HAVE_AVX2
-    if (avx2_here()) {
+    if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) {
+        tsc_codec2_range_i64_avx512(v, n, min, max);
+        return 1;
+    }
+    if (isa != TSC_SIMD_AVX512 && avx2_here()) {
         range_avx2(v, n, min, max);
         return 1;
     }
 #endif
-    (void)v, (void)n, (void)min, (void)max;
+    (void)isa, (void)v, (void)n, (void)min, (void)max;
     return 0;
 }
 
 void tsc_codec2_range_i64(const int64_t *v, size_t n, int64_t *min, int64_t *max)
 {
-    if (!tsc_codec2_range_i64_simd(v, n, min, max)) tsc_codec2_range_i64_scalar(v, n, min, max);
+    if (!tsc_codec2_range_i64_simd(TSC_SIMD_BEST, v, n, min, max)) tsc_codec2_range_i64_scalar(v, n, min, max);
 }
 
 /* ------------------------------------------------------------------ timestamp deltas */
@@ -195,21 +199,26 @@ __attribute__((target("avx2"))) static void deltas_avx2(const int64_t *ts, size_
 }
 #endif
 
-int tsc_codec2_deltas_simd(const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas, uint64_t *min, uint64_t *max)
+int tsc_codec2_deltas_simd(unsigned isa, const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas, uint64_t *min,
+                           uint64_t *max)
 {
 #ifdef TSC_HAVE_AVX2
-    if (n && avx2_here()) {
+    if (n && isa != TSC_SIMD_AVX2 && tsc_avx512_here()) {
+        tsc_codec2_deltas_avx512(ts, n, prev, deltas, min, max);
+        return 1;
+    }
+    if (n && isa != TSC_SIMD_AVX512 && avx2_here()) {
         deltas_avx2(ts, n, prev, deltas, min, max);
         return 1;
     }
 #endif
-    (void)ts, (void)n, (void)prev, (void)deltas, (void)min, (void)max;
+    (void)isa, (void)ts, (void)n, (void)prev, (void)deltas, (void)min, (void)max;
     return 0;
 }
 
 void tsc_codec2_deltas(const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas, uint64_t *min, uint64_t *max)
 {
-    if (!tsc_codec2_deltas_simd(ts, n, prev, deltas, min, max)) tsc_codec2_deltas_scalar(ts, n, prev, deltas, min, max);
+    if (!tsc_codec2_deltas_simd(TSC_SIMD_BEST, ts, n, prev, deltas, min, max)) tsc_codec2_deltas_scalar(ts, n, prev, deltas, min, max);
 }
 
 /* ------------------------------------------------------------------ decimal reading */
@@ -253,22 +262,26 @@ __attribute__((target("avx2,fma"))) static void read_block_avx2(const uint64_t *
 }
 #endif
 
-int tsc_codec2_read_block_simd(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k,
+int tsc_codec2_read_block_simd(unsigned isa, const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k,
                                int64_t *diff)
 {
 #ifdef TSC_HAVE_AVX2
-    if (avx2_fma_here()) {
+    if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) {
+        tsc_codec2_read_block_avx512(bits, n, e, as_float, k, diff);
+        return 1;
+    }
+    if (isa != TSC_SIMD_AVX512 && avx2_fma_here()) {
         read_block_avx2(bits, n, e, as_float, k, diff);
         return 1;
     }
 #endif
-    (void)bits, (void)n, (void)e, (void)as_float, (void)k, (void)diff;
+    (void)isa, (void)bits, (void)n, (void)e, (void)as_float, (void)k, (void)diff;
     return 0;
 }
 
 void tsc_codec2_read_block(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k, int64_t *diff)
 {
-    if (!tsc_codec2_read_block_simd(bits, n, e, as_float, k, diff))
+    if (!tsc_codec2_read_block_simd(TSC_SIMD_BEST, bits, n, e, as_float, k, diff))
         tsc_codec2_read_block_scalar(bits, n, e, as_float, k, diff);
 }
 
@@ -569,22 +582,26 @@ __attribute__((target("avx2"))) static size_t repeats_avx2(const uint64_t *bits,
 }
 #endif
 
-int tsc_codec2_repeats_simd(const uint64_t *bits, size_t n, uint64_t prev, size_t *repeats)
+int tsc_codec2_repeats_simd(unsigned isa, const uint64_t *bits, size_t n, uint64_t prev, size_t *repeats)
 {
 #ifdef TSC_HAVE_AVX2
-    if (avx2_here()) {
+    if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) {
+        *repeats = tsc_codec2_repeats_avx512(bits, n, prev);
+        return 1;
+    }
+    if (isa != TSC_SIMD_AVX512 && avx2_here()) {
         *repeats = repeats_avx2(bits, n, prev);
         return 1;
     }
 #endif
-    (void)bits, (void)n, (void)prev, (void)repeats;
+    (void)isa, (void)bits, (void)n, (void)prev, (void)repeats;
     return 0;
 }
 
 size_t tsc_codec2_repeats(const uint64_t *bits, size_t n, uint64_t prev)
 {
     size_t repeats;
-    return tsc_codec2_repeats_simd(bits, n, prev, &repeats) ? repeats : tsc_codec2_repeats_scalar(bits, n, prev);
+    return tsc_codec2_repeats_simd(TSC_SIMD_BEST, bits, n, prev, &repeats) ? repeats : tsc_codec2_repeats_scalar(bits, n, prev);
 }
 
 /* ------------------------------------------------------------------ SPLIT planning */

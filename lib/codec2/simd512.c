@@ -325,6 +325,93 @@ AVX512 size_t tsc_codec2_split_codes_avx512(const uint64_t *bits, size_t n, unsi
     return exceptions;
 }
 
+/* ---- the encoder's group planning: AVX-512 has 64-bit min and max, compares into masks and masked loads, so
+ * these take one instruction where simd.c's AVX2 twins take a compare and a blend, and no scalar tail. */
+
+/* Lanes outside `inside` read as `fill`. */
+AVX512_INLINE __m512i load_lanes(const void *at, __mmask8 inside, __m512i fill)
+{
+    return _mm512_mask_loadu_epi64(fill, inside, at);
+}
+
+AVX512 void tsc_codec2_range_i64_avx512(const int64_t *v, size_t n, int64_t *min, int64_t *max)
+{
+    const __m512i top = _mm512_set1_epi64(INT64_MAX), bottom = _mm512_set1_epi64(INT64_MIN);
+    __m512i lo[2] = {top, top}, hi[2] = {bottom, bottom}; /* two chains: a min's latency is 3 cycles */
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int c = 0; c < 2; c++) {
+            __m512i x = _mm512_loadu_si512((const void *)(v + i + 8 * c));
+            lo[c] = _mm512_min_epi64(lo[c], x);
+            hi[c] = _mm512_max_epi64(hi[c], x);
+        }
+    for (; i < n; i += 8) {
+        __mmask8 inside = tail_lanes(n - i);
+        lo[0] = _mm512_min_epi64(lo[0], load_lanes(v + i, inside, top));
+        hi[0] = _mm512_max_epi64(hi[0], load_lanes(v + i, inside, bottom));
+    }
+    *min = _mm512_reduce_min_epi64(_mm512_min_epi64(lo[0], lo[1]));
+    *max = _mm512_reduce_max_epi64(_mm512_max_epi64(hi[0], hi[1]));
+}
+
+/* Each lane's predecessor: the lane below, lane 0's the top lane of the block before (`last`). */
+AVX512_INLINE __m512i lanes_before512(__m512i now, __m512i last) { return _mm512_alignr_epi64(now, last, 7); }
+
+AVX512 void tsc_codec2_deltas_avx512(const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas, uint64_t *min,
+                                     uint64_t *max)
+{
+    __m512i lo = _mm512_set1_epi64(-1), hi = _mm512_setzero_si512(), last = _mm512_set1_epi64(prev);
+    for (size_t i = 0; i < n; i += 8) {
+        __mmask8 inside = tail_lanes(n - i);
+        __m512i now = _mm512_maskz_loadu_epi64(inside, ts + i);
+        __m512i delta = _mm512_sub_epi64(now, lanes_before512(now, last));
+        _mm512_mask_storeu_epi64(deltas + i, inside, delta);
+        lo = _mm512_mask_min_epu64(lo, inside, lo, delta);
+        hi = _mm512_mask_max_epu64(hi, inside, hi, delta);
+        last = now;
+    }
+    *min = (uint64_t)_mm512_reduce_min_epu64(lo);
+    *max = (uint64_t)_mm512_reduce_max_epu64(hi);
+}
+
+AVX512 size_t tsc_codec2_repeats_avx512(const uint64_t *bits, size_t n, uint64_t prev)
+{
+    size_t repeats = 0;
+    __m512i last = _mm512_set1_epi64((int64_t)prev);
+    for (size_t i = 0; i < n; i += 8) {
+        __mmask8 inside = tail_lanes(n - i);
+        __m512i now = _mm512_maskz_loadu_epi64(inside, bits + i);
+        repeats += (size_t)__builtin_popcount(_mm512_mask_cmpeq_epi64_mask(inside, now, lanes_before512(now, last)));
+        last = now;
+    }
+    return repeats;
+}
+
+/* simd.c's read_block_avx2 eight lanes at a time (div_pow10's three operations inline). */
+AVX512 void tsc_codec2_read_block_avx512(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k,
+                                         int64_t *diff)
+{
+    const __m512d scale = _mm512_set1_pd(tsc_codec2_pow10[e]), magic = _mm512_set1_pd(TSC2_MAGIC);
+    const __m512d inverse = _mm512_set1_pd(tsc_codec2_pow10_inverse[e]);
+    const __m512d lo = _mm512_set1_pd(-0x1p51), hi = _mm512_set1_pd(0x1p51);
+    const __m512i magic_bits = _mm512_set1_epi64(TSC2_MAGIC_BITS), far = _mm512_set1_epi64(INT64_MIN);
+    for (size_t i = 0; i < n; i += 8) {
+        __mmask8 inside = tail_lanes(n - i);
+        __m512i b = _mm512_maskz_loadu_epi64(inside, bits + i);
+        __m512d x = _mm512_mul_pd(_mm512_castsi512_pd(b), scale);
+        __mmask8 in_range = _mm512_cmp_pd_mask(x, lo, _CMP_GT_OQ) & _mm512_cmp_pd_mask(x, hi, _CMP_LT_OQ);
+        __m512d rounded = _mm512_add_pd(x, magic);
+        __m512d kd = _mm512_sub_pd(rounded, magic);
+        __m512i ki = _mm512_sub_epi64(_mm512_castpd_si512(rounded), magic_bits);
+        __m512d q = _mm512_mul_pd(kd, inverse);
+        __m512d back = _mm512_fmadd_pd(_mm512_fnmadd_pd(q, scale, kd), inverse, q);
+        if (as_float) back = _mm512_cvtps_pd(_mm512_cvtpd_ps(back));
+        __m512i d = _mm512_mask_sub_epi64(far, in_range, b, _mm512_castpd_si512(back));
+        _mm512_mask_storeu_epi64(k + i, inside, _mm512_maskz_mov_epi64(in_range, ki));
+        _mm512_mask_storeu_epi64(diff + i, inside, d);
+    }
+}
+
 #else
 typedef int tsc_codec2_no_avx512; /* ISO C wants a declaration in every translation unit */
 #endif
