@@ -148,6 +148,28 @@ typedef struct {
     uint8_t wlead, wtrail;             /* XOR window */
 } tschunk_group_bound;
 
+/* Codec 2's part of the encoder state (private). */
+typedef struct {
+    /* Codec 2: finished groups follow the header room; the open group's samples are kept raw behind them. */
+    size_t group_end;            /* bytes of finished groups */
+    uint32_t pending;            /* samples in the open group */
+    uint8_t hint_usable;         /* decimal reading the max_bytes bound counts the open group's values in */
+    uint8_t hint_exponent;
+    uint8_t hint_float;
+    uint8_t irregular;           /* some delta differs from the first: no TS_CONST */
+    uint8_t varied;              /* some value differs from the first: no VAL_CONST */
+    uint8_t last_form;           /* the last group's value form (lib/codec2/format.h) */
+    uint8_t last_ts_form;        /* and its timestamp form */
+    uint8_t reuse_left;          /* groups that may reuse those forms before all are tried again */
+    uint8_t last_ts_width;       /* the last group's timestamp field width, the next one's first try */
+    uint8_t last_split_left;     /* the last SPLIT group's left width, the one a reused SPLIT plans */
+    uint8_t last_challenger;     /* the form that came close to last_form (XOR), tried beside it */
+    uint8_t ts_scaled;           /* the chunk's timestamp blocks carry a scale (decided at its first group) */
+    int64_t flushed_ts;          /* last sample of the last finished group */
+    uint64_t flushed_bits;
+    tschunk_group_bound bound;   /* kept only when max_bytes is set */
+} tschunk_codec2_state;
+
 /**
  * Encoder state. Caller-allocated (the stack is fine); its fields are private
  * and may change in any release: use it only through the functions below.
@@ -168,6 +190,7 @@ typedef struct {
     uint8_t window_open;
     uint8_t stage;
     uint32_t codec;
+    uint32_t held;               /* codec 1 with a summary: values in held_values, not yet in the sketch */
     int64_t first_ts;
     uint64_t first_bits;
     uint64_t first_delta;
@@ -177,24 +200,10 @@ typedef struct {
     struct tschunk_sketch *summary; /* attached by tschunk_encoder_set_summary, NULL when off */
     uint64_t nan_count;          /* values the summary's sketch cannot hold */
     uint64_t inf_count;
-    /* Codec 2: finished groups follow the header room; the open group's samples are kept raw behind them. */
-    size_t group_end;            /* bytes of finished groups */
-    uint32_t pending;            /* samples in the open group */
-    uint8_t hint_usable;         /* decimal reading the max_bytes bound counts the open group's values in */
-    uint8_t hint_exponent;
-    uint8_t hint_float;
-    uint8_t irregular;           /* some delta differs from the first: no TS_CONST */
-    uint8_t varied;              /* some value differs from the first: no VAL_CONST */
-    uint8_t last_form;           /* the last group's value form (lib/codec2/format.h) */
-    uint8_t last_ts_form;        /* and its timestamp form */
-    uint8_t reuse_left;          /* groups that may reuse those forms before all are tried again */
-    uint8_t last_ts_width;       /* the last group's timestamp field width, the next one's first try */
-    uint8_t last_split_left;     /* the last SPLIT group's left width, the one a reused SPLIT plans */
-    uint8_t last_challenger;     /* the form that came close to last_form (XOR), tried beside it */
-    uint8_t ts_scaled;           /* the chunk's timestamp blocks carry a scale (decided at its first group) */
-    int64_t flushed_ts;          /* last sample of the last finished group */
-    uint64_t flushed_bits;
-    tschunk_group_bound bound;   /* kept only when max_bytes is set */
+    union {
+        tschunk_codec2_state c2;
+        uint64_t held_values[16]; /* codec 1 with a summary: its values, handed to the sketch 16 at a time */
+    };
 } tschunk_encoder;
 
 /**
@@ -256,9 +265,10 @@ struct tschunk_sketch;
  * Keep a summary of the chunk while appending: the caller's sketch (cleared
  * here, its mapping kept) receives every value; NaNs (stale markers
  * included) and values the sketch cannot hold (infinities, beyond its range)
- * are counted instead. Codec 1 adds each value as it is appended; codec 2
- * adds a group of values when it flushes the group (every 128 samples, and
- * at finish), in the same order, so the finished summary is the same. Call
+ * are counted instead. Codec 1 adds its values 16 at a time and codec 2 a
+ * group of values when it flushes the group (every 128 samples), both the
+ * rest at finish, in append order, so the finished summary is the one adding
+ * them one by one builds; read the sketch after finish. Call
  * before the first append; pass NULL to turn it off. Appending still
  * allocates nothing.
  * @return 0, STAGE (samples already appended) or BAD_PARAMETER.

@@ -92,9 +92,9 @@ static void summary_mix(wl_series *s, int mix)
     }
 }
 
-/* Codec 2 gives its summary a group at a time (AVX2 indices), codec 1 one value at a time: for the same
- * samples the blobs must be the same bytes, Kahan sum and NaN/infinity counts included, in both
- * mappings, across partial groups and awkward values. */
+/* Codec 2 gives its summary a group at a time, codec 1 16 values at a time: for the same samples the blobs
+ * must be the same bytes, Kahan sum and NaN/infinity counts included, in both mappings, across partial groups
+ * and awkward values. */
 Test(summary, group_push_equals_push_by_push)
 {
     static unsigned char a[1 << 16], b[1 << 16];
@@ -118,6 +118,57 @@ Test(summary, group_push_equals_push_by_push)
         }
         wl_free(&s);
     }
+}
+
+/*
+ * Whatever way the samples are appended (one at a time, tschunk_append_many runs of any length, the two
+ * mixed, so that codec 1's held values meet a run), the finished summary is the sketch of adding the values
+ * one by one with tschunk_sketch_add: the same bytes, Kahan sum included, in both codecs and mappings.
+ */
+Test(summary, summary_is_the_one_by_one_sketch_however_appended)
+{
+    static unsigned char want_bytes[1 << 15], got_bytes[1 << 15];
+    wl_series s;
+    wl_alloc(&s, 700, "summary-mix");
+    uint64_t rng = 404;
+    for (int mix = 0; mix < 2; mix++) {
+        summary_mix(&s, mix);
+        for (int mapping = 0; mapping < 2; mapping++) {
+            tschunk_sketch_options o = {mapping ? TSCHUNK_MAPPING_CUBIC : TSCHUNK_MAPPING_LOGARITHMIC, 0.01, 512, 0,
+                                        {0, 0, 0}};
+            tschunk_sketch *want, *got;
+            cr_assert_eq(tschunk_sketch_create(&want, &o), 0);
+            cr_assert_eq(tschunk_sketch_create(&got, &o), 0);
+            for (size_t i = 0; i < s.n; i++) tschunk_sketch_add(want, wl_double(s.bits[i])); /* NaN, inf refused */
+            size_t nw = tschunk_sketch_encode(want, want_bytes, sizeof want_bytes, TSCHUNK_SKETCH_EXACT_STATS);
+            for (uint32_t codec = TSCHUNK_CODEC_GORILLA; codec <= TSCHUNK_CODEC_TSC2; codec++)
+                for (int pattern = 0; pattern < 4; pattern++) {
+                    size_t cap = TSCHUNK_BOUND(s.n);
+                    unsigned char *chunk = malloc(cap);
+                    tschunk_encoder enc;
+                    tschunk_encoder_options eo = {codec, 0, 0, 0};
+                    cr_assert_eq(tschunk_encoder_init(&enc, chunk, cap, &eo), 0);
+                    cr_assert_eq(tschunk_encoder_set_summary(&enc, got), 0);
+                    for (size_t at = 0; at < s.n;) {
+                        /* pattern 0: one at a time; 1: one run; 2, 3: random singles and runs */
+                        size_t run = pattern == 0 ? 1 : pattern == 1 ? s.n : 1 + wl_rng(&rng) % (pattern == 2 ? 40 : 3);
+                        if (run > s.n - at) run = s.n - at;
+                        if (run == 1) cr_assert_eq(tschunk_append_bits(&enc, s.ts[at], s.bits[at]), 0);
+                        else cr_assert_eq(tschunk_append_many(&enc, s.ts + at, (const double *)(const void *)(s.bits + at),
+                                                              run, NULL), 0);
+                        at += run;
+                    }
+                    cr_assert(!tschunk_is_error(tschunk_encoder_finish(&enc)));
+                    size_t ng = tschunk_sketch_encode(got, got_bytes, sizeof got_bytes, TSCHUNK_SKETCH_EXACT_STATS);
+                    cr_assert(ng == nw && !memcmp(want_bytes, got_bytes, nw), "mix %d, mapping %d, codec %u, pattern %d",
+                              mix, mapping, codec, pattern);
+                    free(chunk);
+                }
+            tschunk_sketch_free(want);
+            tschunk_sketch_free(got);
+        }
+    }
+    wl_free(&s);
 }
 
 /* The AVX2 batch add against its scalar twin (value by value), on bits of every kind, runs of every

@@ -16,9 +16,28 @@
 
 enum { STAGE_NONE = 0, STAGE_ACTIVE = 0x5a, STAGE_FINISHED = 0xa5 };
 
-/* lib/sketch/summary.c: add one value to the attached summary sketch. */
-void tsc_summary_push(tschunk_encoder *enc, uint64_t bits);
+/* lib/sketch/summary.c: add values, in order, to the attached summary sketch. */
 void tsc_summary_push_group(tschunk_encoder *enc, const uint64_t *bits, uint32_t n);
+
+#define HELD_MAX (sizeof(((tschunk_encoder *)0)->held_values) / sizeof(uint64_t))
+
+/* Codec 1's held summary values into the sketch (its batch add). */
+static void hand_held_values(tschunk_encoder *enc)
+{
+    if (enc->held) tsc_summary_push_group(enc, enc->held_values, enc->held);
+    enc->held = 0;
+}
+
+/*
+ * Codec 1 holds its summary's values and hands them over 16 at a time: one value at a time, the sketch's
+ * add (its Kahan sum and bin counts through memory between calls) cost a push 9 ns more; its batch add
+ * takes the same values in the same order and builds the same sketch (lib/sketch/summary.c).
+ */
+TSC_INLINE void hold_for_summary(tschunk_encoder *enc, uint64_t bits)
+{
+    enc->held_values[enc->held] = bits;
+    if (++enc->held == HELD_MAX) hand_held_values(enc);
+}
 
 #define SLACK 8u
 
@@ -177,18 +196,20 @@ size_t tschunk_encoder_restart(tschunk_encoder *enc, void *dst, size_t capacity)
     tschunk_encoder learned = *enc;
     size_t err = tschunk_encoder_init(enc, dst, capacity, &o); /* changes nothing when it fails */
     if (err) return err;
-    enc->hint_usable = learned.hint_usable;
-    enc->hint_exponent = learned.hint_exponent;
-    enc->hint_float = learned.hint_float;
-    enc->last_form = learned.last_form;
-    enc->last_ts_form = learned.last_ts_form;
-    enc->last_ts_width = learned.last_ts_width;
-    enc->last_split_left = learned.last_split_left;
-    enc->last_challenger = learned.last_challenger;
-    enc->reuse_left = learned.reuse_left;
-    /* A series whose last chunk scaled its timestamps starts the next one scaled, without the first group's
-     * check (unused scales are dropped at finish); else the first group checks again. */
-    enc->ts_scaled = learned.ts_scaled == TSC2_SCALE_USED ? TSC2_SCALE_ON : TSC2_SCALE_OFF;
+    if (enc->codec == TSCHUNK_CODEC_TSC2) { /* codec 1 keeps its held summary values in these bytes */
+        enc->c2.hint_usable = learned.c2.hint_usable;
+        enc->c2.hint_exponent = learned.c2.hint_exponent;
+        enc->c2.hint_float = learned.c2.hint_float;
+        enc->c2.last_form = learned.c2.last_form;
+        enc->c2.last_ts_form = learned.c2.last_ts_form;
+        enc->c2.last_ts_width = learned.c2.last_ts_width;
+        enc->c2.last_split_left = learned.c2.last_split_left;
+        enc->c2.last_challenger = learned.c2.last_challenger;
+        enc->c2.reuse_left = learned.c2.reuse_left;
+        /* A series whose last chunk scaled its timestamps starts the next one scaled, without the first group's
+         * check (unused scales are dropped at finish); else the first group checks again. */
+        enc->c2.ts_scaled = learned.c2.ts_scaled == TSC2_SCALE_USED ? TSC2_SCALE_ON : TSC2_SCALE_OFF;
+    }
     if (learned.summary) tschunk_encoder_set_summary(enc, learned.summary);
     return 0;
 }
@@ -237,7 +258,7 @@ static size_t append_checked(tschunk_encoder *enc, int64_t ts, uint64_t bits)
         enc->first_ts = enc->prev_ts = ts;
         enc->first_bits = enc->prev_bits = bits;
         enc->count = 1;
-        if (enc->summary) tsc_summary_push(enc, bits);
+        if (enc->summary) hold_for_summary(enc, bits);
         return 0;
     }
     uint64_t delta = (uint64_t)ts - (uint64_t)enc->prev_ts;
@@ -255,7 +276,7 @@ static size_t append_checked(tschunk_encoder *enc, int64_t ts, uint64_t bits)
     enc->count++;
     if (second) update_budget(enc);
     refresh_safe_left(enc);
-    if (enc->summary) tsc_summary_push(enc, bits);
+    if (enc->summary) hold_for_summary(enc, bits);
     return 0;
 }
 
@@ -267,15 +288,15 @@ static size_t append_checked(tschunk_encoder *enc, int64_t ts, uint64_t bits)
 __attribute__((noinline)) static size_t append_grouped(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
     if (TSC_UNLIKELY(enc->safe_left == 0 || ts < enc->prev_ts)) return append_checked(enc, ts, bits);
-    uint32_t pending = enc->pending; /* read once: the slot's byte stores may alias the encoder */
-    uint8_t *slot = enc->dst + TSCHUNK_HEADER_MAX + enc->group_end + 16 * (size_t)pending;
+    uint32_t pending = enc->c2.pending; /* read once: the slot's byte stores may alias the encoder */
+    uint8_t *slot = enc->dst + TSCHUNK_HEADER_MAX + enc->c2.group_end + 16 * (size_t)pending;
     tsc_store64_le(slot, (uint64_t)ts);
     tsc_store64_le(slot + 8, bits);
     enc->prev_ts = ts;
     enc->prev_bits = bits;
     enc->count++;
     enc->safe_left--;
-    enc->pending = ++pending;
+    enc->c2.pending = ++pending;
     if (TSC_UNLIKELY(pending == TSCHUNK_GROUP_SAMPLES)) tsc_codec2_flush(enc); /* summary included */
     return 0;
 }
@@ -299,7 +320,7 @@ TSC_INLINE void append_unchecked(tschunk_encoder *restrict enc, int64_t ts, uint
 __attribute__((noinline)) static size_t append_summarized(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
     append_unchecked(enc, ts, bits);
-    tsc_summary_push(enc, bits);
+    hold_for_summary(enc, bits);
     return 0;
 }
 
@@ -406,7 +427,7 @@ static size_t append_run(tschunk_encoder *restrict enc, const int64_t *restrict 
 static size_t append_grouped_run(tschunk_encoder *restrict enc, const int64_t *restrict ts,
                                  const double *restrict values, size_t limit)
 {
-    uint8_t *slot = enc->dst + TSCHUNK_HEADER_MAX + enc->group_end + 16 * (size_t)enc->pending;
+    uint8_t *slot = enc->dst + TSCHUNK_HEADER_MAX + enc->c2.group_end + 16 * (size_t)enc->c2.pending;
     int64_t prev_ts = enc->prev_ts;
     size_t i = 0;
     for (; i < limit && ts[i] >= prev_ts; i++) {
@@ -421,8 +442,8 @@ static size_t append_grouped_run(tschunk_encoder *restrict enc, const int64_t *r
     memcpy(&enc->prev_bits, &values[i - 1], sizeof enc->prev_bits);
     enc->count += (uint32_t)i;
     enc->safe_left -= (uint32_t)i;
-    enc->pending += (uint32_t)i;
-    if (enc->pending == TSCHUNK_GROUP_SAMPLES) tsc_codec2_flush(enc);
+    enc->c2.pending += (uint32_t)i;
+    if (enc->c2.pending == TSCHUNK_GROUP_SAMPLES) tsc_codec2_flush(enc);
     return i;
 }
 
@@ -430,6 +451,7 @@ static size_t append_grouped_run(tschunk_encoder *restrict enc, const int64_t *r
  * build (the batch add is the same adds, in the same order, Kahan sum included). */
 static void summarize_run(tschunk_encoder *enc, const double *values, size_t n)
 {
+    hand_held_values(enc); /* appended before the run */
     uint64_t bits[TSCHUNK_GROUP_SAMPLES];
     for (size_t done = 0; done < n;) {
         size_t k = n - done < TSCHUNK_GROUP_SAMPLES ? n - done : TSCHUNK_GROUP_SAMPLES;
@@ -518,6 +540,7 @@ size_t tschunk_encoder_finish(tschunk_encoder *enc)
     enc->stage = STAGE_FINISHED;
     enc->safe_left = 0;
     if (enc->codec == TSCHUNK_CODEC_TSC2) return tsc_codec2_finish(enc);
+    hand_held_values(enc);
     return lay_out(enc, enc->dst, enc->capacity);
 }
 

@@ -27,14 +27,14 @@ static size_t chunk_header_bytes(uint32_t count) { return 2 + tsc_uvarint_len(co
 
 static tsc_codec2_decimal hint_of(const tschunk_encoder *enc)
 {
-    return (tsc_codec2_decimal){enc->hint_exponent, enc->hint_float, enc->hint_usable};
+    return (tsc_codec2_decimal){enc->c2.hint_exponent, enc->c2.hint_float, enc->c2.hint_usable};
 }
 
 static void set_hint(tschunk_encoder *enc, tsc_codec2_decimal d)
 {
-    enc->hint_usable = (uint8_t)d.usable;
-    enc->hint_exponent = (uint8_t)d.exponent;
-    enc->hint_float = (uint8_t)d.as_float;
+    enc->c2.hint_usable = (uint8_t)d.usable;
+    enc->c2.hint_exponent = (uint8_t)d.exponent;
+    enc->c2.hint_float = (uint8_t)d.as_float;
 }
 
 /*
@@ -46,26 +46,26 @@ static void track_constants(tschunk_encoder *enc, const int64_t *ts, const uint6
 {
     uint32_t before = enc->count - n; /* samples in earlier groups */
     if (before <= 1 && before + n >= 2)
-        enc->first_delta = (uint64_t)ts[1 - before] - (uint64_t)(before ? enc->flushed_ts : ts[0]);
+        enc->first_delta = (uint64_t)ts[1 - before] - (uint64_t)(before ? enc->c2.flushed_ts : ts[0]);
     uint64_t odd_delta = 0, odd_value = 0, first_delta = enc->first_delta, first_bits = enc->first_bits;
     uint32_t from = before >= 2 ? 0 : 2 - before; /* the first sample whose delta is compared */
-    if (!enc->irregular) { /* once known, neither flag needs another look */
-        if (from == 0 && n) odd_delta = ((uint64_t)ts[0] - (uint64_t)enc->flushed_ts) ^ first_delta;
+    if (!enc->c2.irregular) { /* once known, neither flag needs another look */
+        if (from == 0 && n) odd_delta = ((uint64_t)ts[0] - (uint64_t)enc->c2.flushed_ts) ^ first_delta;
         for (uint32_t i = from ? from : 1; i < n; i++)
             odd_delta |= ((uint64_t)ts[i] - (uint64_t)ts[i - 1]) ^ first_delta;
-        enc->irregular = odd_delta != 0;
+        enc->c2.irregular = odd_delta != 0;
     }
-    if (!enc->varied) {
+    if (!enc->c2.varied) {
         for (uint32_t i = 0; i < n; i++) odd_value |= bits[i] ^ first_bits;
-        enc->varied = odd_value != 0;
+        enc->c2.varied = odd_value != 0;
     }
 }
 
 /* The open group's raw samples, out of the caller's buffer. */
 static void load_open_group(const tschunk_encoder *enc, int64_t *ts, uint64_t *bits)
 {
-    const uint8_t *raw = group_area(enc) + enc->group_end;
-    for (uint32_t i = 0; i < enc->pending; i++) {
+    const uint8_t *raw = group_area(enc) + enc->c2.group_end;
+    for (uint32_t i = 0; i < enc->c2.pending; i++) {
         ts[i] = (int64_t)tsc_load64_le(raw + RAW_SAMPLE * i);
         bits[i] = tsc_load64_le(raw + RAW_SAMPLE * i + 8);
     }
@@ -74,43 +74,43 @@ static void load_open_group(const tschunk_encoder *enc, int64_t *ts, uint64_t *b
 /* Encode the open group's `pending` samples, given as arrays, behind the finished groups. */
 static void encode_open_group(tschunk_encoder *enc, const int64_t *ts, const uint64_t *bits)
 {
-    uint8_t *at = group_area(enc) + enc->group_end;
-    track_constants(enc, ts, bits, enc->pending);
+    uint8_t *at = group_area(enc) + enc->c2.group_end;
+    track_constants(enc, ts, bits, enc->c2.pending);
     /* The first group decides whether the chunk's timestamp blocks carry a scale: when its steps differ by
      * multiples of a divisor (seconds or minutes in milliseconds) that makes them smaller. Never under max_bytes,
      * whose bound counts no scale, nor for a regular group (irregular not set yet): nothing to divide. A restart
      * after a scaled chunk starts scaled (tschunk_encoder_restart); after another, only a group that searches
      * all forms (every 8th) checks again, as a series cut into short chunks would pay the check each time. */
-    if (enc->count == enc->pending && !enc->byte_limit && enc->irregular && enc->ts_scaled == TSC2_SCALE_OFF &&
-        enc->reuse_left == 0)
-        enc->ts_scaled = (uint8_t)tsc_codec2_scaled_chunk(ts, enc->pending);
-    if (enc->summary) tsc_summary_push_group(enc, bits, enc->pending); /* the summary takes groups whole */
+    if (enc->count == enc->c2.pending && !enc->byte_limit && enc->c2.irregular && enc->c2.ts_scaled == TSC2_SCALE_OFF &&
+        enc->c2.reuse_left == 0)
+        enc->c2.ts_scaled = (uint8_t)tsc_codec2_scaled_chunk(ts, enc->c2.pending);
+    if (enc->summary) tsc_summary_push_group(enc, bits, enc->c2.pending); /* the summary takes groups whole */
     /*
      * After a clear DECIMAL, MASKED or SPLIT win that form is tried first, and
      * the timestamp form is reused too (never under max_bytes: its bound counts
      * DELTA); every 8th group, and the first after init, tries them all again.
      */
-    unsigned last = enc->last_form;
+    unsigned last = enc->c2.last_form;
     int reusable = last == TSC2_FORM_DECIMAL || last == TSC2_FORM_MASKED || last == TSC2_FORM_SPLIT;
-    int search = enc->byte_limit || enc->reuse_left == 0;
+    int search = enc->byte_limit || enc->c2.reuse_left == 0;
     int effort = enc->byte_limit ? TSC2_EFFORT_BOUND : reusable && !search ? TSC2_EFFORT_REUSE : TSC2_EFFORT_FULL;
-    enc->reuse_left = (uint8_t)(search ? 7 : enc->reuse_left - 1);
+    enc->c2.reuse_left = (uint8_t)(search ? 7 : enc->c2.reuse_left - 1);
     /* track_constants above has checked every step inside the group against the chunk's first one */
-    tsc_codec2_choice choice = {hint_of(enc), last, search ? TSC2_TS_SEARCH : enc->last_ts_form, enc->last_ts_width,
-                                enc->last_split_left, enc->last_challenger, !enc->irregular, enc->first_delta,
-                                enc->ts_scaled};
-    enc->group_end += tsc_codec2_encode_group(at, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits, effort,
-                                              &choice);
-    enc->last_form = (uint8_t)choice.value_form;
-    enc->last_ts_form = (uint8_t)choice.ts_form;
-    enc->last_ts_width = (uint8_t)choice.ts_width;
-    enc->last_split_left = (uint8_t)choice.split_left;
-    enc->last_challenger = (uint8_t)choice.challenger;
-    enc->ts_scaled = (uint8_t)choice.ts_scaled;
+    tsc_codec2_choice choice = {hint_of(enc), last, search ? TSC2_TS_SEARCH : enc->c2.last_ts_form,
+                                enc->c2.last_ts_width, enc->c2.last_split_left, enc->c2.last_challenger,
+                                !enc->c2.irregular, enc->first_delta, enc->c2.ts_scaled};
+    enc->c2.group_end += tsc_codec2_encode_group(at, ts, bits, enc->c2.pending, enc->c2.flushed_ts, enc->c2.flushed_bits,
+                                                 effort, &choice);
+    enc->c2.last_form = (uint8_t)choice.value_form;
+    enc->c2.last_ts_form = (uint8_t)choice.ts_form;
+    enc->c2.last_ts_width = (uint8_t)choice.ts_width;
+    enc->c2.last_split_left = (uint8_t)choice.split_left;
+    enc->c2.last_challenger = (uint8_t)choice.challenger;
+    enc->c2.ts_scaled = (uint8_t)choice.ts_scaled;
     set_hint(enc, choice.reading);
-    enc->flushed_ts = ts[enc->pending - 1];
-    enc->flushed_bits = bits[enc->pending - 1];
-    enc->pending = 0;
+    enc->c2.flushed_ts = ts[enc->c2.pending - 1];
+    enc->c2.flushed_bits = bits[enc->c2.pending - 1];
+    enc->c2.pending = 0;
 }
 
 static void flush_group(tschunk_encoder *enc)
@@ -186,7 +186,7 @@ static int bound_add(tschunk_group_bound *b, const tschunk_encoder *enc, uint32_
         b->min_delta = before == 1 || delta < b->min_delta ? delta : b->min_delta;
         b->max_delta = before == 1 || delta > b->max_delta ? delta : b->max_delta;
     }
-    uint64_t x = bits ^ (before ? enc->prev_bits : enc->flushed_bits);
+    uint64_t x = bits ^ (before ? enc->prev_bits : enc->c2.flushed_bits);
     b->xor_bits += tsc_xor_size_step(x, &b->wlead, &b->wtrail);
     return decimal_add(b, bits, hint);
 }
@@ -202,8 +202,8 @@ static void widen_hint(tschunk_group_bound *b, const tschunk_encoder *enc, uint6
     if (e <= (int)hint->exponent) return;
     hint->exponent = (unsigned)e;
     decimal_reset(b);
-    const uint8_t *raw = group_area(enc) + enc->group_end;
-    for (uint32_t i = 0; i < enc->pending; i++) decimal_add(b, tsc_load64_le(raw + RAW_SAMPLE * i + 8), *hint);
+    const uint8_t *raw = group_area(enc) + enc->c2.group_end;
+    for (uint32_t i = 0; i < enc->c2.pending; i++) decimal_add(b, tsc_load64_le(raw + RAW_SAMPLE * i + 8), *hint);
     decimal_add(b, bits, *hint);
 }
 
@@ -225,20 +225,20 @@ static size_t open_group_bound(const tschunk_group_bound *b, uint32_t samples, i
 static size_t admit_bytes(tschunk_encoder *enc, int64_t ts, uint64_t bits)
 {
     tsc_codec2_decimal hint = hint_of(enc);
-    if (enc->pending == 0 && !hint.usable) {
+    if (enc->c2.pending == 0 && !hint.usable) {
         /* No reading yet: the first value's own (doubles first, then float32). */
         int e = tsc_codec2_smallest_exponent(bits, 0);
         int as_float = e < 0;
         if (e < 0) e = tsc_codec2_smallest_exponent(bits, 1);
         hint = (tsc_codec2_decimal){e < 0 ? 0u : (unsigned)e, as_float, e >= 0};
     }
-    tschunk_group_bound b = enc->bound;
-    if (!bound_add(&b, enc, enc->pending, ts, bits, hint) && hint.usable) widen_hint(&b, enc, bits, &hint);
-    int64_t first_ts = enc->pending ? (int64_t)tsc_load64_le(group_area(enc) + enc->group_end) : ts;
-    size_t total = chunk_header_bytes(enc->count + 1) + enc->group_end +
-                   open_group_bound(&b, enc->pending + 1, first_ts, enc->flushed_ts);
+    tschunk_group_bound b = enc->c2.bound;
+    if (!bound_add(&b, enc, enc->c2.pending, ts, bits, hint) && hint.usable) widen_hint(&b, enc, bits, &hint);
+    int64_t first_ts = enc->c2.pending ? (int64_t)tsc_load64_le(group_area(enc) + enc->c2.group_end) : ts;
+    size_t total = chunk_header_bytes(enc->count + 1) + enc->c2.group_end +
+                   open_group_bound(&b, enc->c2.pending + 1, first_ts, enc->c2.flushed_ts);
     if (total > enc->byte_limit) return TSC_ERROR(CHUNK_FULL);
-    enc->bound = b;
+    enc->c2.bound = b;
     set_hint(enc, hint);
     return 0;
 }
@@ -250,9 +250,9 @@ static size_t admit_bytes(tschunk_encoder *enc, int64_t ts, uint64_t bits)
  */
 static void refresh_safe_left(tschunk_encoder *enc)
 {
-    size_t room = enc->capacity - TSCHUNK_HEADER_MAX, worst = enc->group_end + 15 + 16 * (size_t)enc->pending;
+    size_t room = enc->capacity - TSCHUNK_HEADER_MAX, worst = enc->c2.group_end + 15 + 16 * (size_t)enc->c2.pending;
     size_t fit = room > worst ? (room - worst) / 16 : 0;
-    size_t left = TSC2_GROUP - enc->pending;
+    size_t left = TSC2_GROUP - enc->c2.pending;
     left = fit < left ? fit : left;
     left = enc->max_samples - enc->count < left ? enc->max_samples - enc->count : left;
     enc->safe_left = enc->byte_limit || enc->count == 0 ? 0 : (uint32_t)left;
@@ -268,7 +268,7 @@ size_t tsc_codec2_append_groups(tschunk_encoder *enc, const int64_t *ts, const d
 {
     size_t done = 0;
     for (;;) {
-        uint32_t open = enc->pending, wanted = TSC2_GROUP - open; /* the open group's raw samples, then ours */
+        uint32_t open = enc->c2.pending, wanted = TSC2_GROUP - open; /* the open group's raw samples, then ours */
         if (enc->count == 0 || n - done < wanted || enc->safe_left < wanted) break;
         int64_t group_ts[TSC2_GROUP];
         uint64_t bits[TSC2_GROUP];
@@ -278,7 +278,7 @@ size_t tsc_codec2_append_groups(tschunk_encoder *enc, const int64_t *ts, const d
         if (tsc_codec2_goes_back(group_ts + open, wanted, enc->prev_ts))
             break; /* the raw path takes the samples before it and refuses it */
         enc->count += wanted;
-        enc->pending = TSC2_GROUP;
+        enc->c2.pending = TSC2_GROUP;
         enc->prev_ts = group_ts[TSC2_GROUP - 1];
         enc->prev_bits = bits[TSC2_GROUP - 1];
         encode_open_group(enc, group_ts, bits);
@@ -293,12 +293,12 @@ size_t tsc_codec2_append(tschunk_encoder *enc, int64_t ts, uint64_t bits)
     if (enc->count && ts < enc->prev_ts) return TSC_ERROR(OUT_OF_ORDER);
     if (enc->count >= enc->max_samples) return TSC_ERROR(CHUNK_FULL);
     size_t room = enc->capacity - TSCHUNK_HEADER_MAX;
-    if (enc->group_end + tsc_codec2_group_bound(enc->pending + 1) > room) return TSC_ERROR(DST_TOO_SMALL);
+    if (enc->c2.group_end + tsc_codec2_group_bound(enc->c2.pending + 1) > room) return TSC_ERROR(DST_TOO_SMALL);
     if (enc->byte_limit) {
         size_t err = admit_bytes(enc, ts, bits);
         if (err) return err;
     }
-    uint8_t *slot = group_area(enc) + enc->group_end + RAW_SAMPLE * enc->pending;
+    uint8_t *slot = group_area(enc) + enc->c2.group_end + RAW_SAMPLE * enc->c2.pending;
     tsc_store64_le(slot, (uint64_t)ts);
     tsc_store64_le(slot + 8, bits);
     if (enc->count == 0) {
@@ -308,12 +308,12 @@ size_t tsc_codec2_append(tschunk_encoder *enc, int64_t ts, uint64_t bits)
     enc->prev_ts = ts;
     enc->prev_bits = bits;
     enc->count++;
-    if (++enc->pending == TSC2_GROUP) flush_group(enc);
+    if (++enc->c2.pending == TSC2_GROUP) flush_group(enc);
     refresh_safe_left(enc);
     return 0;
 }
 
-static unsigned scaled_flag(const tschunk_encoder *enc) { return enc->ts_scaled ? TSCHUNK_FLAG_TS_SCALED : 0; }
+static unsigned scaled_flag(const tschunk_encoder *enc) { return enc->c2.ts_scaled ? TSCHUNK_FLAG_TS_SCALED : 0; }
 
 /* The header: magic and version, flags and codec, count, then what the flags carry. A constant value whose
  * low 15 bits are zero (1.0 and 0: 2 and 1 bytes; 0.5, 100, 1e6: 2-4) is written short (VAL_SHORT). */
@@ -362,7 +362,7 @@ static size_t drop_constant_blocks(tschunk_encoder *enc, unsigned flags, size_t 
         for (uint32_t done = 0; done < enc->count;) {
             uint32_t n = enc->count - done < TSC2_GROUP ? enc->count - done : TSC2_GROUP;
             tsc_codec2_group g;
-            tsc_codec2_parse_group(area + read, enc->group_end - read, n, scaled_flag(enc), &g);
+            tsc_codec2_parse_group(area + read, enc->c2.group_end - read, n, scaled_flag(enc), &g);
             size_t keep_from = flags & TSCHUNK_FLAG_TS_CONST ? g.ts_bytes : 0;
             size_t keep_to = flags & TSCHUNK_FLAG_VAL_CONST ? g.ts_bytes : g.size;
             if (pass == 0) saved += g.size - (keep_to - keep_from);
@@ -388,7 +388,7 @@ static void drop_unit_scales(tschunk_encoder *enc)
     for (uint32_t done = 0; done < enc->count;) {
         uint32_t n = enc->count - done < TSC2_GROUP ? enc->count - done : TSC2_GROUP;
         tsc_codec2_group g;
-        tsc_codec2_parse_group(area + read, enc->group_end - read, n, TSCHUNK_FLAG_TS_SCALED, &g);
+        tsc_codec2_parse_group(area + read, enc->c2.group_end - read, n, TSCHUNK_FLAG_TS_SCALED, &g);
         size_t scale_at = n >= 2 ? tsc_uvarint_len(g.ts_offset) + 1 : g.size; /* the group's own bytes */
         memmove(area + write, area + read, scale_at);
         if (n >= 2) memmove(area + write + scale_at, area + read + scale_at + 1, g.size - scale_at - 1);
@@ -396,19 +396,20 @@ static void drop_unit_scales(tschunk_encoder *enc)
         read += g.size;
         done += n;
     }
-    enc->group_end = write;
-    enc->ts_scaled = TSC2_SCALE_OFF;
+    enc->c2.group_end = write;
+    enc->c2.ts_scaled = TSC2_SCALE_OFF;
 }
 
 size_t tsc_codec2_finish(tschunk_encoder *enc)
 {
     enc->safe_left = 0;
-    if (enc->pending) flush_group(enc);
-    if (enc->ts_scaled == TSC2_SCALE_ON) drop_unit_scales(enc);
+    if (enc->c2.pending) flush_group(enc);
+    if (enc->c2.ts_scaled == TSC2_SCALE_ON) drop_unit_scales(enc);
     unsigned flags = 0;
-    if (enc->count >= 2) flags = (enc->irregular ? 0u : TSCHUNK_FLAG_TS_CONST) | (enc->varied ? 0u : TSCHUNK_FLAG_VAL_CONST);
+    if (enc->count >= 2)
+        flags = (enc->c2.irregular ? 0u : TSCHUNK_FLAG_TS_CONST) | (enc->c2.varied ? 0u : TSCHUNK_FLAG_VAL_CONST);
     uint8_t header[2 + 3 + 10 + 10 + 8];
-    size_t plain = write_header(enc, 0, header), groups = enc->group_end;
+    size_t plain = write_header(enc, 0, header), groups = enc->c2.group_end;
     if (flags) {
         size_t flagged = write_header(enc, flags, header);
         size_t kept = drop_constant_blocks(enc, flags, flagged - plain);
@@ -427,17 +428,17 @@ size_t tsc_codec2_snapshot(const tschunk_encoder *enc, uint8_t *out, size_t capa
 {
     uint8_t header[2 + 3 + 10 + 10 + 8];
     size_t h = write_header(enc, scaled_flag(enc), header);
-    if (h + enc->group_end + (enc->pending ? tsc_codec2_group_bound(enc->pending) : 0) > capacity)
+    if (h + enc->c2.group_end + (enc->c2.pending ? tsc_codec2_group_bound(enc->c2.pending) : 0) > capacity)
         return TSC_ERROR(DST_TOO_SMALL);
     memcpy(out, header, h);
-    memcpy(out + h, group_area(enc), enc->group_end);
-    size_t size = h + enc->group_end;
-    if (enc->pending) {
+    memcpy(out + h, group_area(enc), enc->c2.group_end);
+    size_t size = h + enc->c2.group_end;
+    if (enc->c2.pending) {
         int64_t ts[TSC2_GROUP];
         uint64_t bits[TSC2_GROUP];
         load_open_group(enc, ts, bits);
-        tsc_codec2_choice choice = {hint_of(enc), 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, enc->ts_scaled};
-        size += tsc_codec2_encode_group(out + size, ts, bits, enc->pending, enc->flushed_ts, enc->flushed_bits,
+        tsc_codec2_choice choice = {hint_of(enc), 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, enc->c2.ts_scaled};
+        size += tsc_codec2_encode_group(out + size, ts, bits, enc->c2.pending, enc->c2.flushed_ts, enc->c2.flushed_bits,
                                         TSC2_EFFORT_FULL, &choice);
     }
     return size;

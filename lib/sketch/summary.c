@@ -29,20 +29,11 @@
 #define SUMMARY_MAGIC_VERSION 0xd1u
 #define BLOCK_MAGIC_VERSION 0xd2u
 
-void tsc_summary_push(tschunk_encoder *enc, uint64_t bits);
 void tsc_summary_push_group(tschunk_encoder *enc, const uint64_t *bits, uint32_t n);
 
-/* Codec 1 and Prometheus hand the summary each value as it is appended: the fast path inline here, the
- * rest (NaN, zero, infinity, beyond the range, another mapping) through the batch path's scalar twin. */
-void tsc_summary_push(tschunk_encoder *enc, uint64_t bits)
-{
-    if (!tsc_sketch_add_fast(enc->summary, tsc_double_of(bits)))
-        tsc_sketch_add_bits_scalar(enc->summary, &bits, 1, &enc->nan_count, &enc->inf_count);
-}
-
-/* Codec 2 hands the summary its values a group (up to 128) at a time, when it flushes the group, in
- * push order (lib/sketch/sketch.c, tsc_sketch_add_bits: the sketch is the one pushing them one by one
- * builds). */
+/* Codec 2 hands the summary its values a group (up to 128) at a time, when it flushes the group, codec 1
+ * 16 at a time, in push order (lib/sketch/sketch.c, tsc_sketch_add_bits: the sketch is the one adding them
+ * one by one builds). */
 void tsc_summary_push_group(tschunk_encoder *enc, const uint64_t *bits, uint32_t n)
 {
     tsc_sketch_add_bits(enc->summary, bits, n, &enc->nan_count, &enc->inf_count);
@@ -55,6 +46,7 @@ size_t tschunk_encoder_set_summary(tschunk_encoder *enc, tschunk_sketch *sketch)
     if (sketch) tschunk_sketch_clear(sketch);
     enc->summary = sketch;
     enc->nan_count = enc->inf_count = 0;
+    enc->held = 0;
     return 0;
 }
 
