@@ -53,6 +53,21 @@ static size_t reference_summary(const int64_t *ts, const uint64_t *bits, size_t 
     if (tschunk_append_many(&enc, ts, values, n, NULL) || tschunk_is_error(tschunk_encoder_finish(&enc))) __builtin_trap();
     size_t bulk = tschunk_encoder_write_summary(&enc, bulk_blob, sizeof bulk_blob);
     if (bulk != size || (!tschunk_is_error(size) && memcmp(bulk_blob, blob, size) != 0)) __builtin_trap();
+    /* Single appends and runs mixed (run lengths from the values' bits), so that codec 1's held values
+     * meet bulk runs at every offset: the same blob again. */
+    if (tschunk_encoder_init(&enc, chunk, sizeof chunk, &o) || tschunk_encoder_set_summary(&enc, sketch))
+        __builtin_trap();
+    for (size_t i = 0; i < n;) {
+        size_t run = 1 + (size_t)(bits[i] >> 3 & 31);
+        if (run > n - i) run = n - i;
+        size_t err = run == 1 ? tschunk_append_bits(&enc, ts[i], bits[i])
+                              : tschunk_append_many(&enc, ts + i, values + i, run, NULL);
+        if (err) __builtin_trap();
+        i += run;
+    }
+    if (tschunk_is_error(tschunk_encoder_finish(&enc))) __builtin_trap();
+    bulk = tschunk_encoder_write_summary(&enc, bulk_blob, sizeof bulk_blob);
+    if (bulk != size || (!tschunk_is_error(size) && memcmp(bulk_blob, blob, size) != 0)) __builtin_trap();
     return size;
 }
 
