@@ -1270,6 +1270,30 @@ Test(codec2, simd_repeats_match_scalar)
     }
 }
 
+/* The open group's raw samples split into times and values, SIMD against the scalar twin, every length up
+ * to a group: the same words, and nothing written past n. */
+Test(codec2, simd_deinterleave_matches_scalar)
+{
+    uint64_t rng = 16;
+    uint8_t raw[16 * 128 + 64];
+    int64_t ts[2][136];
+    uint64_t bits[2][136];
+    for (size_t n = 0; n <= 128; n++) {
+        for (size_t i = 0; i < sizeof raw; i++) raw[i] = (uint8_t)wl_rng(&rng);
+        memset(ts, 0xa5, sizeof ts);
+        memset(bits, 0x5a, sizeof bits);
+        tsc_codec2_deinterleave_scalar(raw, n, ts[0], bits[0]);
+        for (size_t i = 0; i < n; i++) {
+            cr_assert_eq((uint64_t)ts[0][i], tsc_load64_le(raw + 16 * i));
+            cr_assert_eq(bits[0][i], tsc_load64_le(raw + 16 * i + 8));
+        }
+        if (tsc_codec2_deinterleave_simd(TSC_SIMD_AVX512, raw, n, ts[1], bits[1])) {
+            cr_assert(!memcmp(ts[0], ts[1], sizeof ts[0]), "times differ, n %zu", n);
+            cr_assert(!memcmp(bits[0], bits[1], sizeof bits[0]), "values differ, n %zu", n);
+        }
+    }
+}
+
 /* The constant-step fill of TS_CONST chunks against its scalar twin, wrapping steps included. */
 Test(codec2, simd_steps_match_scalar)
 {

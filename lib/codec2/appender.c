@@ -64,11 +64,7 @@ static void track_constants(tschunk_encoder *enc, const int64_t *ts, const uint6
 /* The open group's raw samples, out of the caller's buffer. */
 static void load_open_group(const tschunk_encoder *enc, int64_t *ts, uint64_t *bits)
 {
-    const uint8_t *raw = group_area(enc) + enc->c2.group_end;
-    for (uint32_t i = 0; i < enc->c2.pending; i++) {
-        ts[i] = (int64_t)tsc_load64_le(raw + RAW_SAMPLE * i);
-        bits[i] = tsc_load64_le(raw + RAW_SAMPLE * i + 8);
-    }
+    tsc_codec2_deinterleave(group_area(enc) + enc->c2.group_end, enc->c2.pending, ts, bits);
 }
 
 /* Encode the open group's `pending` samples, given as arrays, behind the finished groups. */

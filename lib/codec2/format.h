@@ -306,6 +306,7 @@ int tsc_codec2_timestamps_avx512(const uint8_t *src, size_t avail, size_t n, uns
                                  uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out);
 void tsc_codec2_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta, uint64_t start,
                                 uint64_t add, unsigned e, int as_float, uint64_t *bits);
+void tsc_codec2_deinterleave_avx512(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits);
 /* The encoder's planning kernels (range_i64, deltas, repeats, read_block) eight lanes at a time, any n; their
  * *_simd dispatchers above take the isa as the unpack_* ones do. */
 void tsc_codec2_range_i64_avx512(const int64_t *v, size_t n, int64_t *min, int64_t *max);
@@ -314,6 +315,11 @@ void tsc_codec2_deltas_avx512(const int64_t *ts, size_t n, int64_t prev, uint64_
 size_t tsc_codec2_repeats_avx512(const uint64_t *bits, size_t n, uint64_t prev);
 void tsc_codec2_read_block_avx512(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k,
                                   int64_t *diff);
+/* deinterleave: n <= TSC2_GROUP raw samples (16 bytes each: time, value, little-endian, as the open group
+ * keeps them) into ts and bits; the SIMD version only with AVX-512 (it returns 0 otherwise) */
+void tsc_codec2_deinterleave(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits);
+void tsc_codec2_deinterleave_scalar(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits);
+int tsc_codec2_deinterleave_simd(unsigned isa, const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits);
 /* repeats: how many bits[i] equal the value before them (bits[-1] = prev) */
 size_t tsc_codec2_repeats(const uint64_t *bits, size_t n, uint64_t prev);
 size_t tsc_codec2_repeats_scalar(const uint64_t *bits, size_t n, uint64_t prev);

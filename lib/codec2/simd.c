@@ -551,6 +551,33 @@ int tsc_codec2_grid(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t
                                                                        : tsc_codec2_grid_scalar(prev0, start, add, in, n, out);
 }
 
+/* ------------------------------------------------------------------ the open group's raw samples */
+
+void tsc_codec2_deinterleave_scalar(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits)
+{
+    for (size_t i = 0; i < n; i++) {
+        ts[i] = (int64_t)tsc_load64_le(raw + 16 * i);
+        bits[i] = tsc_load64_le(raw + 16 * i + 8);
+    }
+}
+
+int tsc_codec2_deinterleave_simd(unsigned isa, const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits)
+{
+#ifdef TSC_HAVE_AVX2
+    if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) {
+        tsc_codec2_deinterleave_avx512(raw, n, ts, bits);
+        return 1;
+    }
+#endif
+    (void)isa, (void)raw, (void)n, (void)ts, (void)bits;
+    return 0;
+}
+
+void tsc_codec2_deinterleave(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits)
+{
+    if (!tsc_codec2_deinterleave_simd(TSC_SIMD_BEST, raw, n, ts, bits)) tsc_codec2_deinterleave_scalar(raw, n, ts, bits);
+}
+
 /* ------------------------------------------------------------------ repeats (MASKED or not) */
 
 size_t tsc_codec2_repeats_scalar(const uint64_t *bits, size_t n, uint64_t prev)

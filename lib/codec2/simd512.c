@@ -387,6 +387,22 @@ AVX512 size_t tsc_codec2_repeats_avx512(const uint64_t *bits, size_t n, uint64_t
     return repeats;
 }
 
+/* n <= TSC2_GROUP raw samples (time, value: 16 bytes each) into two arrays: per eight samples two loads and
+ * two two-register permutes, where the scalar twin moves each word on its own. */
+AVX512 void tsc_codec2_deinterleave_avx512(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits)
+{
+    const __m512i times = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i values = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
+    for (size_t i = 0; i < n; i += 8) {
+        size_t left = n - i;
+        __mmask8 low = (__mmask8)(left >= 4 ? 0xffu : (1u << 2 * left) - 1u);
+        __mmask8 high = (__mmask8)(left >= 8 ? 0xffu : left <= 4 ? 0u : (1u << 2 * (left - 4)) - 1u);
+        __m512i a = _mm512_maskz_loadu_epi64(low, raw + 16 * i), b = _mm512_maskz_loadu_epi64(high, raw + 16 * i + 64);
+        _mm512_mask_storeu_epi64(ts + i, tail_lanes(left), _mm512_permutex2var_epi64(a, times, b));
+        _mm512_mask_storeu_epi64(bits + i, tail_lanes(left), _mm512_permutex2var_epi64(a, values, b));
+    }
+}
+
 /* simd.c's read_block_avx2 eight lanes at a time (div_pow10's three operations inline). */
 AVX512 void tsc_codec2_read_block_avx512(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k,
                                          int64_t *diff)
