@@ -153,15 +153,16 @@ Test(summary, summary_is_the_one_by_one_sketch_however_appended)
                         /* pattern 0: one at a time; 1: one run; 2, 3: random singles and runs */
                         size_t run = pattern == 0 ? 1 : pattern == 1 ? s.n : 1 + wl_rng(&rng) % (pattern == 2 ? 40 : 3);
                         if (run > s.n - at) run = s.n - at;
-                        if (run == 1) cr_assert_eq(tschunk_append_bits(&enc, s.ts[at], s.bits[at]), 0);
-                        else cr_assert_eq(tschunk_append_many(&enc, s.ts + at, (const double *)(const void *)(s.bits + at),
-                                                              run, NULL), 0);
+                        const double *values = (const double *)(const void *)(s.bits + at);
+                        size_t err = run == 1 ? tschunk_append_bits(&enc, s.ts[at], s.bits[at])
+                                              : tschunk_append_many(&enc, s.ts + at, values, run, NULL);
+                        cr_assert_eq(err, 0);
                         at += run;
                     }
                     cr_assert(!tschunk_is_error(tschunk_encoder_finish(&enc)));
                     size_t ng = tschunk_sketch_encode(got, got_bytes, sizeof got_bytes, TSCHUNK_SKETCH_EXACT_STATS);
-                    cr_assert(ng == nw && !memcmp(want_bytes, got_bytes, nw), "mix %d, mapping %d, codec %u, pattern %d",
-                              mix, mapping, codec, pattern);
+                    cr_assert(ng == nw && !memcmp(want_bytes, got_bytes, nw),
+                              "mix %d, mapping %d, codec %u, pattern %d", mix, mapping, codec, pattern);
                     free(chunk);
                 }
             tschunk_sketch_free(want);

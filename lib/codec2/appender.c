@@ -95,8 +95,8 @@ static void encode_open_group(tschunk_encoder *enc, const int64_t *ts, const uin
     tsc_codec2_choice choice = {hint_of(enc), last, search ? TSC2_TS_SEARCH : enc->c2.last_ts_form,
                                 enc->c2.last_ts_width, enc->c2.last_split_left, enc->c2.last_challenger,
                                 !enc->c2.irregular, enc->first_delta, enc->c2.ts_scaled};
-    enc->c2.group_end += tsc_codec2_encode_group(at, ts, bits, enc->c2.pending, enc->c2.flushed_ts, enc->c2.flushed_bits,
-                                                 effort, &choice);
+    enc->c2.group_end += tsc_codec2_encode_group(at, ts, bits, enc->c2.pending, enc->c2.flushed_ts,
+                                                 enc->c2.flushed_bits, effort, &choice);
     enc->c2.last_form = (uint8_t)choice.value_form;
     enc->c2.last_ts_form = (uint8_t)choice.ts_form;
     enc->c2.last_ts_width = (uint8_t)choice.ts_width;

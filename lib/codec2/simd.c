@@ -218,7 +218,8 @@ int tsc_codec2_deltas_simd(unsigned isa, const int64_t *ts, size_t n, int64_t pr
 
 void tsc_codec2_deltas(const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas, uint64_t *min, uint64_t *max)
 {
-    if (!tsc_codec2_deltas_simd(TSC_SIMD_BEST, ts, n, prev, deltas, min, max)) tsc_codec2_deltas_scalar(ts, n, prev, deltas, min, max);
+    if (!tsc_codec2_deltas_simd(TSC_SIMD_BEST, ts, n, prev, deltas, min, max))
+        tsc_codec2_deltas_scalar(ts, n, prev, deltas, min, max);
 }
 
 /* ------------------------------------------------------------------ decimal reading */
@@ -575,7 +576,8 @@ int tsc_codec2_deinterleave_simd(unsigned isa, const uint8_t *raw, size_t n, int
 
 void tsc_codec2_deinterleave(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits)
 {
-    if (!tsc_codec2_deinterleave_simd(TSC_SIMD_BEST, raw, n, ts, bits)) tsc_codec2_deinterleave_scalar(raw, n, ts, bits);
+    if (!tsc_codec2_deinterleave_simd(TSC_SIMD_BEST, raw, n, ts, bits))
+        tsc_codec2_deinterleave_scalar(raw, n, ts, bits);
 }
 
 /* ------------------------------------------------------------------ repeats (MASKED or not) */
@@ -628,7 +630,8 @@ int tsc_codec2_repeats_simd(unsigned isa, const uint64_t *bits, size_t n, uint64
 size_t tsc_codec2_repeats(const uint64_t *bits, size_t n, uint64_t prev)
 {
     size_t repeats;
-    return tsc_codec2_repeats_simd(TSC_SIMD_BEST, bits, n, prev, &repeats) ? repeats : tsc_codec2_repeats_scalar(bits, n, prev);
+    return tsc_codec2_repeats_simd(TSC_SIMD_BEST, bits, n, prev, &repeats) ? repeats
+                                                                           : tsc_codec2_repeats_scalar(bits, n, prev);
 }
 
 /* ------------------------------------------------------------------ SPLIT planning */

@@ -337,7 +337,7 @@ AVX512_INLINE __m512i load_lanes(const void *at, __mmask8 inside, __m512i fill)
 AVX512 void tsc_codec2_range_i64_avx512(const int64_t *v, size_t n, int64_t *min, int64_t *max)
 {
     const __m512i top = _mm512_set1_epi64(INT64_MAX), bottom = _mm512_set1_epi64(INT64_MIN);
-    __m512i lo[2] = {top, top}, hi[2] = {bottom, bottom}; /* two chains: a min's latency is 3 cycles */
+    __m512i lo[2] = {top, top}, hi[2] = {bottom, bottom}; /* two chains, as range_avx2 */
     size_t i = 0;
     for (; i + 16 <= n; i += 16)
         for (int c = 0; c < 2; c++) {
