@@ -1294,6 +1294,39 @@ Test(codec2, simd_deinterleave_matches_scalar)
     }
 }
 
+/* The TS_CONST and VAL_CONST checks, SIMD against the scalar twins and a plain reading of their definition:
+ * every length, every first compared sample (0 uses prev), steps that all match but one anywhere. */
+Test(codec2, simd_constant_checks_match_scalar)
+{
+    uint64_t rng = 23;
+    int64_t ts[131];
+    uint64_t bits[131];
+    for (int round_no = 0; round_no < 4000; round_no++) {
+        size_t n = wl_rng(&rng) % 131, from = wl_rng(&rng) % 4;
+        uint64_t step = wl_rng(&rng) % 3 ? 15000 : wl_rng(&rng), first_bits = wl_rng(&rng);
+        int64_t prev = (int64_t)wl_rng(&rng);
+        for (size_t i = 0; i < n; i++) {
+            ts[i] = (int64_t)((uint64_t)(i ? ts[i - 1] : prev) + step);
+            bits[i] = first_bits;
+        }
+        if (n && round_no % 3) { /* one odd step or value, or none */
+            size_t at = wl_rng(&rng) % n;
+            ts[at] = (int64_t)((uint64_t)ts[at] + (round_no % 2 ? 1 : wl_rng(&rng))); /* wrapping, as steps do */
+            bits[at] ^= UINT64_C(1) << (wl_rng(&rng) % 64);
+        }
+        uint64_t want_delta = 0, want_value = 0;
+        for (size_t i = from; i < n; i++) want_delta |= ((uint64_t)ts[i] - (uint64_t)(i ? ts[i - 1] : prev)) ^ step;
+        for (size_t i = 0; i < n; i++) want_value |= bits[i] ^ first_bits;
+        cr_assert_eq(tsc_codec2_odd_deltas_scalar(ts, n, prev, from, step), want_delta, "round %d", round_no);
+        cr_assert_eq(tsc_codec2_odd_values_scalar(bits, n, first_bits), want_value, "round %d", round_no);
+        uint64_t got;
+        if (tsc_codec2_odd_deltas_simd(TSC_SIMD_AVX512, ts, n, prev, from, step, &got))
+            cr_assert_eq(got, want_delta, "round %d: deltas, n %zu, from %zu", round_no, n, from);
+        if (tsc_codec2_odd_values_simd(TSC_SIMD_AVX512, bits, n, first_bits, &got))
+            cr_assert_eq(got, want_value, "round %d: values, n %zu", round_no, n);
+    }
+}
+
 /* The constant-step fill of TS_CONST chunks against its scalar twin, wrapping steps included. */
 Test(codec2, simd_steps_match_scalar)
 {

@@ -40,25 +40,18 @@ static void set_hint(tschunk_encoder *enc, tsc_codec2_decimal d)
 /*
  * Whether the chunk so far keeps one delta (TS_CONST) and one value
  * (VAL_CONST), for finish. The chunk's first delta is taken when its second
- * sample arrives; the loops after it carry no branch, so they vectorize.
+ * sample arrives. Both checks run on every group until they fail, so on each
+ * chunk's first group at least: eight lanes a step where the CPU has AVX-512.
  */
 static void track_constants(tschunk_encoder *enc, const int64_t *ts, const uint64_t *bits, uint32_t n)
 {
     uint32_t before = enc->count - n; /* samples in earlier groups */
     if (before <= 1 && before + n >= 2)
         enc->first_delta = (uint64_t)ts[1 - before] - (uint64_t)(before ? enc->c2.flushed_ts : ts[0]);
-    uint64_t odd_delta = 0, odd_value = 0, first_delta = enc->first_delta, first_bits = enc->first_bits;
     uint32_t from = before >= 2 ? 0 : 2 - before; /* the first sample whose delta is compared */
-    if (!enc->c2.irregular) { /* once known, neither flag needs another look */
-        if (from == 0 && n) odd_delta = ((uint64_t)ts[0] - (uint64_t)enc->c2.flushed_ts) ^ first_delta;
-        for (uint32_t i = from ? from : 1; i < n; i++)
-            odd_delta |= ((uint64_t)ts[i] - (uint64_t)ts[i - 1]) ^ first_delta;
-        enc->c2.irregular = odd_delta != 0;
-    }
-    if (!enc->c2.varied) {
-        for (uint32_t i = 0; i < n; i++) odd_value |= bits[i] ^ first_bits;
-        enc->c2.varied = odd_value != 0;
-    }
+    if (!enc->c2.irregular) /* once known, neither flag needs another look */
+        enc->c2.irregular = tsc_codec2_odd_deltas(ts, n, enc->c2.flushed_ts, from, enc->first_delta) != 0;
+    if (!enc->c2.varied) enc->c2.varied = tsc_codec2_odd_values(bits, n, enc->first_bits) != 0;
 }
 
 /* The open group's raw samples, out of the caller's buffer. */

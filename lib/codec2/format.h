@@ -307,6 +307,8 @@ int tsc_codec2_timestamps_avx512(const uint8_t *src, size_t avail, size_t n, uns
 void tsc_codec2_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta, uint64_t start,
                                 uint64_t add, unsigned e, int as_float, uint64_t *bits);
 void tsc_codec2_deinterleave_avx512(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits);
+uint64_t tsc_codec2_odd_deltas_avx512(const int64_t *ts, size_t n, int64_t prev, size_t from, uint64_t first_delta);
+uint64_t tsc_codec2_odd_values_avx512(const uint64_t *bits, size_t n, uint64_t first_bits);
 /* The encoder's planning kernels (range_i64, deltas, repeats, read_block) eight lanes at a time, any n; their
  * *_simd dispatchers above take the isa as the unpack_* ones do. */
 void tsc_codec2_range_i64_avx512(const int64_t *v, size_t n, int64_t *min, int64_t *max);
@@ -320,6 +322,17 @@ void tsc_codec2_read_block_avx512(const uint64_t *bits, size_t n, unsigned e, in
 void tsc_codec2_deinterleave(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits);
 void tsc_codec2_deinterleave_scalar(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits);
 int tsc_codec2_deinterleave_simd(unsigned isa, const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits);
+/* odd_deltas: the OR over i in [from, n) of (ts[i] - ts[i-1]) ^ first_delta (ts[-1] = prev), zero when every
+ * step is the chunk's first; odd_values: the OR over all i of bits[i] ^ first_bits (TS_CONST and VAL_CONST's
+ * checks). The SIMD versions only with AVX-512 (they return 0 otherwise). */
+uint64_t tsc_codec2_odd_deltas(const int64_t *ts, size_t n, int64_t prev, size_t from, uint64_t first_delta);
+uint64_t tsc_codec2_odd_deltas_scalar(const int64_t *ts, size_t n, int64_t prev, size_t from,
+                                      uint64_t first_delta);
+int tsc_codec2_odd_deltas_simd(unsigned isa, const int64_t *ts, size_t n, int64_t prev, size_t from,
+                               uint64_t first_delta, uint64_t *odd);
+uint64_t tsc_codec2_odd_values(const uint64_t *bits, size_t n, uint64_t first_bits);
+uint64_t tsc_codec2_odd_values_scalar(const uint64_t *bits, size_t n, uint64_t first_bits);
+int tsc_codec2_odd_values_simd(unsigned isa, const uint64_t *bits, size_t n, uint64_t first_bits, uint64_t *odd);
 /* repeats: how many bits[i] equal the value before them (bits[-1] = prev) */
 size_t tsc_codec2_repeats(const uint64_t *bits, size_t n, uint64_t prev);
 size_t tsc_codec2_repeats_scalar(const uint64_t *bits, size_t n, uint64_t prev);

@@ -580,6 +580,63 @@ void tsc_codec2_deinterleave(const uint8_t *raw, size_t n, int64_t *ts, uint64_t
         tsc_codec2_deinterleave_scalar(raw, n, ts, bits);
 }
 
+/* ------------------------------------------------------------------ constant steps and values */
+
+uint64_t tsc_codec2_odd_deltas_scalar(const int64_t *ts, size_t n, int64_t prev, size_t from, uint64_t first_delta)
+{
+    uint64_t odd = 0;
+    for (size_t i = from; i < n; i++) odd |= ((uint64_t)ts[i] - (uint64_t)(i ? ts[i - 1] : prev)) ^ first_delta;
+    return odd;
+}
+
+int tsc_codec2_odd_deltas_simd(unsigned isa, const int64_t *ts, size_t n, int64_t prev, size_t from,
+                               uint64_t first_delta, uint64_t *odd)
+{
+#ifdef TSC_HAVE_AVX2
+    if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) {
+        *odd = tsc_codec2_odd_deltas_avx512(ts, n, prev, from, first_delta);
+        return 1;
+    }
+#endif
+    (void)isa, (void)ts, (void)n, (void)prev, (void)from, (void)first_delta, (void)odd;
+    return 0;
+}
+
+uint64_t tsc_codec2_odd_deltas(const int64_t *ts, size_t n, int64_t prev, size_t from, uint64_t first_delta)
+{
+    uint64_t odd;
+    return tsc_codec2_odd_deltas_simd(TSC_SIMD_BEST, ts, n, prev, from, first_delta, &odd)
+               ? odd
+               : tsc_codec2_odd_deltas_scalar(ts, n, prev, from, first_delta);
+}
+
+uint64_t tsc_codec2_odd_values_scalar(const uint64_t *bits, size_t n, uint64_t first_bits)
+{
+    uint64_t odd = 0;
+    for (size_t i = 0; i < n; i++) odd |= bits[i] ^ first_bits;
+    return odd;
+}
+
+int tsc_codec2_odd_values_simd(unsigned isa, const uint64_t *bits, size_t n, uint64_t first_bits, uint64_t *odd)
+{
+#ifdef TSC_HAVE_AVX2
+    if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) {
+        *odd = tsc_codec2_odd_values_avx512(bits, n, first_bits);
+        return 1;
+    }
+#endif
+    (void)isa, (void)bits, (void)n, (void)first_bits, (void)odd;
+    return 0;
+}
+
+uint64_t tsc_codec2_odd_values(const uint64_t *bits, size_t n, uint64_t first_bits)
+{
+    uint64_t odd;
+    return tsc_codec2_odd_values_simd(TSC_SIMD_BEST, bits, n, first_bits, &odd)
+               ? odd
+               : tsc_codec2_odd_values_scalar(bits, n, first_bits);
+}
+
 /* ------------------------------------------------------------------ repeats (MASKED or not) */
 
 size_t tsc_codec2_repeats_scalar(const uint64_t *bits, size_t n, uint64_t prev)

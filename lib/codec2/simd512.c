@@ -403,6 +403,35 @@ AVX512 void tsc_codec2_deinterleave_avx512(const uint8_t *raw, size_t n, int64_t
     }
 }
 
+AVX512 uint64_t tsc_codec2_odd_deltas_avx512(const int64_t *ts, size_t n, int64_t prev, size_t from,
+                                             uint64_t first_delta)
+{
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), first = _mm512_set1_epi64((int64_t)first_delta);
+    __m512i odd = _mm512_setzero_si512(), last = _mm512_set1_epi64(prev);
+    for (size_t i = 0; i < n; i += 8) {
+        __mmask8 inside = tail_lanes(n - i);
+        __m512i now = _mm512_maskz_loadu_epi64(inside, ts + i);
+        __m512i delta = _mm512_sub_epi64(now, lanes_before512(now, last));
+        __mmask8 counted = inside & _mm512_cmpge_epu64_mask(_mm512_add_epi64(lane, _mm512_set1_epi64((int64_t)i)),
+                                                            _mm512_set1_epi64((int64_t)from));
+        odd = _mm512_mask_or_epi64(odd, counted, odd, _mm512_xor_si512(delta, first));
+        last = now;
+    }
+    return (uint64_t)_mm512_reduce_or_epi64(odd);
+}
+
+AVX512 uint64_t tsc_codec2_odd_values_avx512(const uint64_t *bits, size_t n, uint64_t first_bits)
+{
+    const __m512i first = _mm512_set1_epi64((int64_t)first_bits);
+    __m512i odd = _mm512_setzero_si512();
+    for (size_t i = 0; i < n; i += 8) {
+        __mmask8 inside = tail_lanes(n - i);
+        __m512i value = _mm512_maskz_loadu_epi64(inside, bits + i);
+        odd = _mm512_mask_or_epi64(odd, inside, odd, _mm512_xor_si512(value, first));
+    }
+    return (uint64_t)_mm512_reduce_or_epi64(odd);
+}
+
 /* simd.c's read_block_avx2 eight lanes at a time (div_pow10's three operations inline). */
 AVX512 void tsc_codec2_read_block_avx512(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k,
                                          int64_t *diff)
