@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 15
+#define TSCHUNK_VERSION_MINOR 16
 #define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
@@ -148,6 +148,12 @@ typedef struct {
     uint8_t wlead, wtrail;             /* XOR window */
 } tschunk_group_bound;
 
+/* The last SPLIT group's dictionary, the candidates of the next group that reuses the form (private). */
+typedef struct {
+    uint16_t left[8];
+    uint8_t size;
+} tschunk_split_dict;
+
 /* Codec 2's part of the encoder state (private). */
 typedef struct {
     /* Codec 2: finished groups follow the header room; the open group's samples are kept raw behind them. */
@@ -167,7 +173,10 @@ typedef struct {
     uint8_t ts_scaled;           /* the chunk's timestamp blocks carry a scale (decided at its first group) */
     int64_t flushed_ts;          /* last sample of the last finished group */
     uint64_t flushed_bits;
-    tschunk_group_bound bound;   /* kept only when max_bytes is set */
+    union {                      /* REUSE, which needs the dictionary, is off under max_bytes */
+        tschunk_group_bound bound;      /* kept only when max_bytes is set */
+        tschunk_split_dict last_split;  /* kept only when it is not */
+    };
 } tschunk_codec2_state;
 
 /**

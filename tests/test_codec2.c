@@ -700,6 +700,52 @@ static void count_forms(const unsigned char *chunk, size_t size, size_t forms[8]
     }
 }
 
+/*
+ * A SPLIT group that reuses the form plans from the last SPLIT group's dictionary (lib/codec2/encoder.c,
+ * plan_split_from). Groups of real doubles whose left parts (sign and exponent: 1023 + 4k) keep the set but
+ * reverse its order, lose an entry, bring back a rare one (an exception), change to many new ones (a plan
+ * from scratch), or tie: each stays SPLIT and decodes exactly.
+ */
+Test(codec2, a_reused_split_dictionary_follows_the_group)
+{
+    enum { GROUPS = 8, KINDS = 12 };
+    static const unsigned counts[GROUPS][KINDS] = {
+        {40, 30, 20, 15, 10, 6, 4, 3},               /* searched: the dictionary */
+        {3, 4, 6, 10, 15, 20, 30, 40},               /* reversed: every code moves */
+        {40, 30, 20, 15, 10, 6, 7},                  /* one entry gone: seven left */
+        {40, 30, 20, 15, 10, 6, 4, 3},               /* and back, outside those seven */
+        {20, 20, 20, 10, 10, 6, 4, 3, 10, 10, 10, 5}, /* a third outside: planned from scratch */
+        {16, 16, 16, 16, 16, 16, 16, 16},            /* equal counts */
+        {40, 30, 20, 15, 10, 6, 4, 3},
+        {38, 30, 20, 15, 10, 6, 4, 3, 2},            /* two outside, rarer than every entry */
+    };
+    wl_series s;
+    wl_alloc(&s, GROUPS * TSC2_GROUP, "split-dictionaries");
+    uint64_t rng = 53;
+    for (size_t g = 0; g < GROUPS; g++) {
+        uint64_t *group = s.bits + g * TSC2_GROUP;
+        size_t at = 0;
+        for (unsigned k = 0; k < KINDS; k++)
+            for (unsigned c = 0; c < counts[g][k]; c++)
+                group[at++] = (uint64_t)(1023 + 4 * k) << 52 | (wl_rng(&rng) & ((UINT64_C(1) << 52) - 1));
+        cr_assert_eq(at, TSC2_GROUP, "group %zu has %zu values", g, at);
+        for (size_t i = TSC2_GROUP - 1; i > 0; i--) { /* shuffled */
+            size_t j = wl_rng(&rng) % (i + 1);
+            uint64_t t = group[i];
+            group[i] = group[j], group[j] = t;
+        }
+    }
+    for (size_t i = 0; i < s.n; i++) s.ts[i] = (int64_t)i * 1000;
+    unsigned char *chunk;
+    size_t size = encode_range_codec(&s, 0, s.n, TSC2, &chunk);
+    check_chunk(chunk, size, &s, 0, s.n);
+    size_t forms[8] = {0};
+    count_forms(chunk, size, forms);
+    cr_assert_eq(forms[4], GROUPS, "SPLIT groups: %zu of %d", forms[4], GROUPS);
+    free(chunk);
+    wl_free(&s);
+}
+
 /* Real doubles go to SPLIT groups, repeat-heavy decimals to MASKED groups; both round-trip. */
 Test(codec2, split_and_masked_forms_are_chosen_and_round_trip)
 {
@@ -1241,8 +1287,8 @@ Test(codec2, regular_timestamp_blocks_match_the_general_path)
         }
         uint8_t general[TSC2_GROUP * 24 + 64], regular[TSC2_GROUP * 24 + 64];
         int scaled = round_no % 2; /* a TS_SCALED chunk's blocks: the regular one writes scale 1 */
-        tsc_codec2_choice a = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, scaled};
-        tsc_codec2_choice b = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 1, step, scaled};
+        tsc_codec2_choice a = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, scaled, NULL};
+        tsc_codec2_choice b = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 1, step, scaled, NULL};
         size_t ga = tsc_codec2_encode_group(general, ts, bits, n, prev, 0, TSC2_EFFORT_FULL, &a);
         size_t gb = tsc_codec2_encode_group(regular, ts, bits, n, prev, 0, TSC2_EFFORT_FULL, &b);
         cr_assert_eq(ga, gb, "round %d: %zu against %zu bytes", round_no, gb, ga);

@@ -87,7 +87,8 @@ static void encode_open_group(tschunk_encoder *enc, const int64_t *ts, const uin
     /* track_constants above has checked every step inside the group against the chunk's first one */
     tsc_codec2_choice choice = {hint_of(enc), last, search ? TSC2_TS_SEARCH : enc->c2.last_ts_form,
                                 enc->c2.last_ts_width, enc->c2.last_split_left, enc->c2.last_challenger,
-                                !enc->c2.irregular, enc->first_delta, enc->c2.ts_scaled};
+                                !enc->c2.irregular, enc->first_delta, enc->c2.ts_scaled,
+                                enc->byte_limit ? NULL : &enc->c2.last_split};
     enc->c2.group_end += tsc_codec2_encode_group(at, ts, bits, enc->c2.pending, enc->c2.flushed_ts,
                                                  enc->c2.flushed_bits, effort, &choice);
     enc->c2.last_form = (uint8_t)choice.value_form;
@@ -253,6 +254,18 @@ void tsc_codec2_flush(tschunk_encoder *enc)
     refresh_safe_left(enc);
 }
 
+/*
+ * The caller's next samples, asked for while this group is encoded: the arrays are read once, 2 KB a group
+ * in one burst after about a thousand cycles of work, which the hardware prefetcher does not run ahead of.
+ */
+static void prefetch_samples(const int64_t *ts, const double *values, size_t n)
+{
+    for (size_t i = 0; i < n; i += 64 / sizeof ts[0]) {
+        TSC_PREFETCH(ts + i);
+        TSC_PREFETCH(values + i);
+    }
+}
+
 size_t tsc_codec2_append_groups(tschunk_encoder *enc, const int64_t *ts, const double *values, size_t n)
 {
     size_t done = 0;
@@ -266,6 +279,8 @@ size_t tsc_codec2_append_groups(tschunk_encoder *enc, const int64_t *ts, const d
         memcpy(bits + open, values + done, wanted * sizeof bits[0]); /* the caller's doubles, read as bits */
         if (tsc_codec2_goes_back(group_ts + open, wanted, enc->prev_ts))
             break; /* the raw path takes the samples before it and refuses it */
+        size_t next = done + wanted, ahead = n - next < TSC2_GROUP ? n - next : TSC2_GROUP;
+        prefetch_samples(ts + next, values + next, ahead);
         enc->count += wanted;
         enc->c2.pending = TSC2_GROUP;
         enc->prev_ts = group_ts[TSC2_GROUP - 1];
@@ -426,7 +441,7 @@ size_t tsc_codec2_snapshot(const tschunk_encoder *enc, uint8_t *out, size_t capa
         int64_t ts[TSC2_GROUP];
         uint64_t bits[TSC2_GROUP];
         load_open_group(enc, ts, bits);
-        tsc_codec2_choice choice = {hint_of(enc), 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, enc->c2.ts_scaled};
+        tsc_codec2_choice choice = {hint_of(enc), 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, enc->c2.ts_scaled, NULL};
         size += tsc_codec2_encode_group(out + size, ts, bits, enc->c2.pending, enc->c2.flushed_ts, enc->c2.flushed_bits,
                                         TSC2_EFFORT_FULL, &choice);
     }

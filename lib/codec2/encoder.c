@@ -649,6 +649,16 @@ typedef struct {
     size_t bytes; /* the whole value block, mode byte included; SIZE_MAX when not planned */
 } split_plan;
 
+/* The plan's bytes (exact but for the exceptions' left parts, counted at their widest). */
+static size_t split_bytes(const split_plan *p, size_t n, size_t exceptions)
+{
+    size_t bytes = 3 + tsc_uvarint_len(exceptions);
+    for (unsigned d = 0; d < p->dict_size; d++) bytes += tsc_uvarint_len(p->dict[d]);
+    bytes += tsc_codec2_packed_bytes(n, tsc_codec2_width(p->dict_size - 1));
+    bytes += tsc_codec2_packed_bytes(n, 64 - p->left_bits);
+    return bytes + exceptions * (1 + tsc_uvarint_len(UINT64_C(1) << p->left_bits >> 1));
+}
+
 /*
  * The (at most TSC2_SPLIT_DICT) runs with the largest counts, in the order
  * count descending, earlier run first among equal counts, in one pass: a run
@@ -730,13 +740,56 @@ static void plan_split(split_plan *r, const uint64_t *bits, size_t n, unsigned w
         split_plan p = {left, 0, {0}, 0};
         size_t covered;
         p.dict_size = most_frequent(run_value, run_count, runs, p.dict, &covered);
-        size_t exceptions = n - covered, bytes = 3 + tsc_uvarint_len(exceptions);
-        for (unsigned d = 0; d < p.dict_size; d++) bytes += tsc_uvarint_len(p.dict[d]);
-        bytes += tsc_codec2_packed_bytes(n, tsc_codec2_width(p.dict_size - 1)) + tsc_codec2_packed_bytes(n, 64 - left);
-        bytes += exceptions * (1 + tsc_uvarint_len(UINT64_C(1) << left >> 1)); /* a bound: exact when written */
-        p.bytes = bytes;
+        p.bytes = split_bytes(&p, n, n - covered);
         if (p.bytes <= r->bytes) *r = p;
     }
+}
+
+/* How many of bits[0, n) have each candidate as their left part (bits >> right_bits). */
+TSC2_AVX2_CLONES
+static void count_left_parts(const uint64_t *bits, size_t n, unsigned right_bits, const uint64_t *candidates,
+                             unsigned candidate_count, size_t *counts)
+{
+    for (unsigned d = 0; d < candidate_count; d++) {
+        size_t count = 0;
+        for (size_t i = 0; i < n; i++) count += (bits[i] >> right_bits) == candidates[d];
+        counts[d] = count;
+    }
+}
+
+/*
+ * REUSE of SPLIT, without sorting the group: the last SPLIT group's dictionary as the candidates, counted
+ * and ordered as most_frequent orders runs (count descending, the smaller left part first among equal
+ * counts; none that no value has). When no value falls outside them, or the dictionary is full and every
+ * value outside it is rarer than its rarest entry (fewer such values than that entry's count), this is the
+ * plan plan_split would find. When at most one value in 16 falls outside, it is kept too: a few exceptions
+ * more at most. @return 0 otherwise (then plan_split).
+ */
+static int plan_split_from(split_plan *r, const uint64_t *bits, size_t n, unsigned left, const uint16_t *candidates,
+                           unsigned candidate_count)
+{
+    uint64_t dict[TSC2_SPLIT_DICT];
+    size_t count[TSC2_SPLIT_DICT], covered = 0;
+    for (unsigned d = 0; d < candidate_count; d++) dict[d] = candidates[d];
+    count_left_parts(bits, n, 64 - left, dict, candidate_count, count);
+    unsigned order[TSC2_SPLIT_DICT], kept = 0;
+    for (unsigned d = 0; d < candidate_count; d++) {
+        if (count[d] == 0) continue;
+        covered += count[d];
+        unsigned at = kept++;
+        for (; at > 0 && (count[order[at - 1]] < count[d] ||
+                          (count[order[at - 1]] == count[d] && dict[order[at - 1]] > dict[d])); at--)
+            order[at] = order[at - 1];
+        order[at] = d;
+    }
+    size_t outside = n - covered;
+    int exact = !outside || (kept == TSC2_SPLIT_DICT && count[order[kept - 1]] > outside);
+    if (!exact && outside * 16 > n) return 0;
+    r->left_bits = left;
+    r->dict_size = kept;
+    for (unsigned k = 0; k < kept; k++) r->dict[k] = dict[order[k]];
+    r->bytes = split_bytes(r, n, outside);
+    return 1;
 }
 
 static size_t write_split(uint8_t *out, const split_plan *r, const uint64_t *bits, size_t n)
@@ -761,6 +814,15 @@ static size_t write_split(uint8_t *out, const split_plan *r, const uint64_t *bit
         p += tsc_put_uvarint(p, bits[exception_at[x]] >> right_bits);
     }
     return (size_t)(p - out);
+}
+
+static void keep_split_dict(tsc_codec2_choice *c, const split_plan *r)
+{
+    _Static_assert(sizeof c->split_dict->left / sizeof c->split_dict->left[0] == TSC2_SPLIT_DICT &&
+                       TSC2_SPLIT_MAX_LEFT <= 16, "a dictionary of 16-bit left parts");
+    if (!c->split_dict) return;
+    for (unsigned d = 0; d < r->dict_size; d++) c->split_dict->left[d] = (uint16_t)r->dict[d];
+    c->split_dict->size = (uint8_t)r->dict_size;
 }
 
 /* ------------------------------------------------------------------ the choice */
@@ -837,11 +899,22 @@ static size_t reuse_form(uint8_t *out, const uint64_t *bits, size_t n, uint64_t 
          * decimals is found by the search every 8th group, so at most 7 groups stay SPLIT after it. */
         if (n < 16) return 0;
         split_plan split;
-        if (c->split_left >= 4 && c->split_left <= TSC2_SPLIT_MAX_LEFT && c->split_left % 2 == 0)
+        int kept_width = c->split_left >= 4 && c->split_left <= TSC2_SPLIT_MAX_LEFT && c->split_left % 2 == 0;
+        const tschunk_split_dict *last = c->split_dict;
+        if (kept_width && last && last->size >= 1 && last->size <= TSC2_SPLIT_DICT) {
+            if (plan_split_from(&split, bits, n, c->split_left, last->left, last->size)) {
+                if (split.bytes >= 1 + 8 * n) return 0;
+                keep_split_dict(c, &split);
+                return write_split(out, &split, bits, n);
+            }
+        }
+        if (kept_width)
             plan_split(&split, bits, n, c->split_left, c->split_left); /* the width the search found, kept */
         else
             plan_split(&split, bits, n, TSC2_SPLIT_MAX_LEFT, 4);
-        return split.bytes < 1 + 8 * n ? write_split(out, &split, bits, n) : 0;
+        if (split.bytes >= 1 + 8 * n) return 0;
+        keep_split_dict(c, &split);
+        return write_split(out, &split, bits, n);
     }
     if (!hint.usable) return 0;
     size_t repeats = tsc_codec2_repeats(bits, n, prev_bits);
@@ -969,6 +1042,7 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     case FORM_XOR: return stream_written ? write_xor(out, stream, stream_bytes) : write_xor_of(out, bits, n, prev_bits);
     case FORM_SPLIT:
         c->split_left = split.left_bits;
+        keep_split_dict(c, &split);
         return write_split(out, &split, bits, n);
     default:
         out[0] = TSC2_RAW;
@@ -980,7 +1054,7 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
                                size_t n, int64_t prev_ts, uint64_t prev_bits, int effort, tsc_codec2_choice *choice)
 {
-    tsc_codec2_choice none = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, 0};
+    tsc_codec2_choice none = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, 0, NULL};
     tsc_codec2_choice *c = choice ? choice : &none;
     size_t ts_bytes = c->regular && n >= 2
                           ? write_regular_timestamps(out, ts, prev_ts, c->regular_step, c->ts_scaled, &c->ts_form,

@@ -397,6 +397,8 @@ typedef struct {
     uint64_t regular_step;
     int ts_scaled;              /* in: the chunk is TS_SCALED (every timestamp block of 2+ samples has a scale);
                                  * out: TSC2_SCALE_USED when this group's scale is above 1 */
+    tschunk_split_dict *split_dict; /* in: the last SPLIT group's dictionary (REUSE's candidates; size 0: none);
+                                     * out: updated when this group is SPLIT. NULL: not kept */
 } tsc_codec2_choice;
 
 /*

@@ -15,10 +15,12 @@ tschunk_allocator tsc_allocator_or_default(const tschunk_allocator *a);
 #  define TSC_LIKELY(x) __builtin_expect(!!(x), 1)
 #  define TSC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #  define TSC_INLINE static inline __attribute__((always_inline))
+#  define TSC_PREFETCH(addr) __builtin_prefetch(addr)
 #else
 #  define TSC_LIKELY(x) (x)
 #  define TSC_UNLIKELY(x) (x)
 #  define TSC_INLINE static inline
+#  define TSC_PREFETCH(addr) ((void)(addr))
 #endif
 
 /* zstd-style error results: the negated code, seen as size_t. */
