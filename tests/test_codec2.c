@@ -703,8 +703,9 @@ static void count_forms(const unsigned char *chunk, size_t size, size_t forms[8]
 /*
  * A SPLIT group that reuses the form plans from the last SPLIT group's dictionary (lib/codec2/encoder.c,
  * plan_split_from). Groups of real doubles whose left parts (sign and exponent: 1023 + 4k) keep the set but
- * reverse its order, lose an entry, bring back a rare one (an exception), change to many new ones (a plan
- * from scratch), or tie: each stays SPLIT and decodes exactly.
+ * reverse its order, lose an entry, bring back a rare one, change to many new ones (a plan from scratch),
+ * or tie: each group's bytes are those of the plan that sorts the group, each stays SPLIT, and the chunk
+ * decodes exactly.
  */
 Test(codec2, a_reused_split_dictionary_follows_the_group)
 {
@@ -715,8 +716,8 @@ Test(codec2, a_reused_split_dictionary_follows_the_group)
         {40, 30, 20, 15, 10, 6, 7},                  /* one entry gone: seven left */
         {40, 30, 20, 15, 10, 6, 4, 3},               /* and back, outside those seven */
         {20, 20, 20, 10, 10, 6, 4, 3, 10, 10, 10, 5}, /* a third outside: planned from scratch */
-        {16, 16, 16, 16, 16, 16, 16, 16},            /* equal counts */
-        {40, 30, 20, 15, 10, 6, 4, 3},
+        {40, 30, 20, 15, 10, 6, 4, 3},               /* and again (13 outside) */
+        {16, 16, 16, 16, 16, 16, 16, 16},            /* equal counts: the smaller left part first */
         {38, 30, 20, 15, 10, 6, 4, 3, 2},            /* two outside, rarer than every entry */
     };
     wl_series s;
@@ -736,6 +737,23 @@ Test(codec2, a_reused_split_dictionary_follows_the_group)
         }
     }
     for (size_t i = 0; i < s.n; i++) s.ts[i] = (int64_t)i * 1000;
+    tschunk_split_dict dict = {{0}, 0};
+    tsc_codec2_choice first = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, 0, &dict};
+    uint8_t from_dict[TSC2_GROUP * 24 + 64], sorted[TSC2_GROUP * 24 + 64];
+    tsc_codec2_encode_group(from_dict, s.ts, s.bits, TSC2_GROUP, 0, 0, TSC2_EFFORT_FULL, &first);
+    cr_assert_eq(first.value_form, TSC2_FORM_SPLIT);
+    for (size_t g = 1; g < GROUPS; g++) {
+        size_t at = g * TSC2_GROUP;
+        tsc_codec2_choice a = {{0, 0, 0}, TSC2_FORM_SPLIT, TSC2_TS_SEARCH, 0, first.split_left, TSC2_FORMS, 0, 0, 0,
+                               &dict};
+        tsc_codec2_choice b = a;
+        b.split_dict = NULL;
+        size_t got = tsc_codec2_encode_group(from_dict, s.ts + at, s.bits + at, TSC2_GROUP, s.ts[at - 1],
+                                             s.bits[at - 1], TSC2_EFFORT_REUSE, &a);
+        size_t want = tsc_codec2_encode_group(sorted, s.ts + at, s.bits + at, TSC2_GROUP, s.ts[at - 1],
+                                              s.bits[at - 1], TSC2_EFFORT_REUSE, &b);
+        cr_assert(got == want && !memcmp(from_dict, sorted, want), "group %zu: %zu bytes against %zu", g, got, want);
+    }
     unsigned char *chunk;
     size_t size = encode_range_codec(&s, 0, s.n, TSC2, &chunk);
     check_chunk(chunk, size, &s, 0, s.n);

@@ -745,50 +745,68 @@ static void plan_split(split_plan *r, const uint64_t *bits, size_t n, unsigned w
     }
 }
 
-/* How many of bits[0, n) have each candidate as their left part (bits >> right_bits). */
+/*
+ * How many of bits[0, n) have each of the eight candidates as their left part (bits >> right_bits), and
+ * which have one of them (hit[i] = 1). An unused candidate is UINT64_MAX, which no left part is.
+ */
 TSC2_AVX2_CLONES
 static void count_left_parts(const uint64_t *bits, size_t n, unsigned right_bits, const uint64_t *candidates,
-                             unsigned candidate_count, size_t *counts)
+                             size_t *counts, uint8_t *hit)
 {
-    for (unsigned d = 0; d < candidate_count; d++) {
+    memset(hit, 0, n);
+    for (unsigned d = 0; d < TSC2_SPLIT_DICT; d++) {
         size_t count = 0;
-        for (size_t i = 0; i < n; i++) count += (bits[i] >> right_bits) == candidates[d];
+        for (size_t i = 0; i < n; i++) {
+            unsigned equal = (bits[i] >> right_bits) == candidates[d];
+            count += equal;
+            hit[i] |= (uint8_t)equal;
+        }
         counts[d] = count;
     }
 }
 
 /*
  * REUSE of SPLIT, without sorting the group: the last SPLIT group's dictionary as the candidates, counted
- * and ordered as most_frequent orders runs (count descending, the smaller left part first among equal
- * counts; none that no value has). When no value falls outside them, or the dictionary is full and every
- * value outside it is rarer than its rarest entry (fewer such values than that entry's count), this is the
- * plan plan_split would find. When at most one value in 16 falls outside, it is kept too: a few exceptions
- * more at most. @return 0 otherwise (then plan_split).
+ * in one pass. When at most one value in 16 has another left part, those few are counted too, and then
+ * every distinct left part of the group is known with its count: ordered as most_frequent orders runs
+ * (count descending, the smaller left part first among equal counts), the first eight are exactly the
+ * dictionary plan_split finds at this width, so the same bytes. @return 0 when more values fall outside
+ * (then plan_split sorts).
  */
 static int plan_split_from(split_plan *r, const uint64_t *bits, size_t n, unsigned left, const uint16_t *candidates,
                            unsigned candidate_count)
 {
-    uint64_t dict[TSC2_SPLIT_DICT];
-    size_t count[TSC2_SPLIT_DICT], covered = 0;
-    for (unsigned d = 0; d < candidate_count; d++) dict[d] = candidates[d];
-    count_left_parts(bits, n, 64 - left, dict, candidate_count, count);
-    unsigned order[TSC2_SPLIT_DICT], kept = 0;
-    for (unsigned d = 0; d < candidate_count; d++) {
+    enum { MOST = 2 * TSC2_SPLIT_DICT };
+    uint64_t part[MOST];
+    size_t count[MOST], covered = 0;
+    uint8_t hit[TSC2_GROUP];
+    for (unsigned d = 0; d < TSC2_SPLIT_DICT; d++) part[d] = d < candidate_count ? candidates[d] : UINT64_MAX;
+    count_left_parts(bits, n, 64 - left, part, count, hit);
+    unsigned parts = TSC2_SPLIT_DICT;
+    for (unsigned d = 0; d < TSC2_SPLIT_DICT; d++) covered += count[d];
+    if ((n - covered) * 16 > n) return 0;
+    for (size_t i = 0; i < n && covered < n; i++) { /* the few outside: at most n / 16 */
+        if (hit[i]) continue;
+        uint64_t outside = bits[i] >> (64 - left);
+        unsigned d = TSC2_SPLIT_DICT;
+        while (d < parts && part[d] != outside) d++;
+        if (d == parts) part[parts] = outside, count[parts++] = 0;
+        count[d]++, covered++;
+    }
+    unsigned order[MOST], kept = 0;
+    for (unsigned d = 0; d < parts; d++) {
         if (count[d] == 0) continue;
-        covered += count[d];
         unsigned at = kept++;
         for (; at > 0 && (count[order[at - 1]] < count[d] ||
-                          (count[order[at - 1]] == count[d] && dict[order[at - 1]] > dict[d])); at--)
+                          (count[order[at - 1]] == count[d] && part[order[at - 1]] > part[d])); at--)
             order[at] = order[at - 1];
         order[at] = d;
     }
-    size_t outside = n - covered;
-    int exact = !outside || (kept == TSC2_SPLIT_DICT && count[order[kept - 1]] > outside);
-    if (!exact && outside * 16 > n) return 0;
     r->left_bits = left;
-    r->dict_size = kept;
-    for (unsigned k = 0; k < kept; k++) r->dict[k] = dict[order[k]];
-    r->bytes = split_bytes(r, n, outside);
+    r->dict_size = kept < TSC2_SPLIT_DICT ? kept : TSC2_SPLIT_DICT;
+    size_t in_dict = 0;
+    for (unsigned k = 0; k < r->dict_size; k++) r->dict[k] = part[order[k]], in_dict += count[order[k]];
+    r->bytes = split_bytes(r, n, n - in_dict);
     return 1;
 }
 
