@@ -256,7 +256,8 @@ TSCHUNK_API size_t tschunk_append_bits(tschunk_encoder *enc, int64_t ts, uint64_
  * same bytes; the bulk path for imports and batched ingest: codec 1 keeps
  * its stream state in registers across the samples that certainly fit (and
  * writes a run of steady steps or repeated values at once), codec 2 encodes
- * each group it can complete from the arrays straight from them.
+ * each group it can complete from the arrays straight from them (so the
+ * arrays must not overlap the encoder's buffer `dst`).
  * Stops at the first sample refused, which, with every later one, changes
  * nothing. `appended` (may be NULL) receives the number appended.
  * @return 0 when all n were appended, else the refused sample's error as

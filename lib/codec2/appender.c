@@ -274,18 +274,22 @@ size_t tsc_codec2_append_groups(tschunk_encoder *enc, const int64_t *ts, const d
         if (enc->count == 0 || n - done < wanted || enc->safe_left < wanted) break;
         int64_t group_ts[TSC2_GROUP];
         uint64_t bits[TSC2_GROUP];
-        load_open_group(enc, group_ts, bits);
-        memcpy(group_ts + open, ts + done, wanted * sizeof group_ts[0]);
+        const int64_t *times = ts + done; /* no open group (every group of a chunk but its first): read in place */
+        if (open) {
+            load_open_group(enc, group_ts, bits);
+            memcpy(group_ts + open, ts + done, wanted * sizeof group_ts[0]);
+            times = group_ts;
+        }
         memcpy(bits + open, values + done, wanted * sizeof bits[0]); /* the caller's doubles, read as bits */
-        if (tsc_codec2_goes_back(group_ts + open, wanted, enc->prev_ts))
+        if (tsc_codec2_goes_back(times + open, wanted, enc->prev_ts))
             break; /* the raw path takes the samples before it and refuses it */
         size_t next = done + wanted, ahead = n - next < TSC2_GROUP ? n - next : TSC2_GROUP;
         prefetch_samples(ts + next, values + next, ahead);
         enc->count += wanted;
         enc->c2.pending = TSC2_GROUP;
-        enc->prev_ts = group_ts[TSC2_GROUP - 1];
+        enc->prev_ts = times[TSC2_GROUP - 1];
         enc->prev_bits = bits[TSC2_GROUP - 1];
-        encode_open_group(enc, group_ts, bits);
+        encode_open_group(enc, times, bits);
         refresh_safe_left(enc);
         done += wanted;
     }
