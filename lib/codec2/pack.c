@@ -83,13 +83,30 @@ static size_t pack_fours(uint8_t *restrict dst, const uint64_t *restrict fields,
     return 4 * q;
 }
 
-void tsc_codec2_pack(uint8_t *restrict dst, const uint64_t *restrict fields, size_t n, unsigned width)
+void tsc_codec2_pack_scalar(uint8_t *restrict dst, const uint64_t *restrict fields, size_t n, unsigned width)
 {
     if (width == 0) return;
     size_t done = width <= 16 ? pack_eights(dst, fields, n, width) : pack_fours(dst, fields, n, width);
     pack_run rest = {dst + done / 8 * width, 0, 0}; /* the fields after the blocks, from a byte boundary */
     for (size_t i = done; i < n; i++) pack_field(&rest, fields[i], width);
     pack_end(&rest);
+}
+
+int tsc_codec2_pack_simd(uint8_t *dst, const uint64_t *fields, size_t n, unsigned width)
+{
+#ifdef TSC_HAVE_AVX2
+    if (width >= 1 && width <= 16 && tsc_avx512_here()) {
+        tsc_codec2_pack_narrow_avx512(dst, fields, n, width);
+        return 1;
+    }
+#endif
+    (void)dst, (void)fields, (void)n, (void)width;
+    return 0;
+}
+
+void tsc_codec2_pack(uint8_t *restrict dst, const uint64_t *restrict fields, size_t n, unsigned width)
+{
+    if (!tsc_codec2_pack_simd(dst, fields, n, width)) tsc_codec2_pack_scalar(dst, fields, n, width);
 }
 
 /* Field i when its 8 (or 9) bytes are all inside the buffer. */

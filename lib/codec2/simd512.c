@@ -457,6 +457,44 @@ AVX512 void tsc_codec2_read_block_avx512(const uint64_t *bits, size_t n, unsigne
     }
 }
 
+/* ---- packing */
+
+/*
+ * tsc_codec2_pack for 1 <= width <= 16, sixteen fields (two blocks of eight, `width` bytes each) a step:
+ * narrowed to 32-bit lanes, then joined pairwise (fields 2k and 2k + 1 in one 64-bit lane, then four in one,
+ * then eight in one 128-bit lane: its low `width` bytes are the block), the two blocks' bytes gathered by one
+ * byte permute and stored through a byte mask, so nothing is written past the packed bytes. Fields must fit
+ * their width, as the scalar twin assumes.
+ */
+AVX512 void tsc_codec2_pack_narrow_avx512(uint8_t *dst, const uint64_t *fields, size_t n, unsigned width)
+{
+    const __m512i low32 = _mm512_set1_epi64(0xffffffff), quads = _mm512_set_epi64(0, 0, 6, 4, 0, 0, 2, 0);
+    const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m128i by_one = _mm_cvtsi32_si128((int)width), by_two = _mm_cvtsi32_si128((int)(2 * width));
+    const __m512i up = _mm512_set1_epi64(4 * width), down = _mm512_set1_epi64(64 - 4 * width);
+    /* output byte b < width: block 1's byte b (lane 0); b >= width: block 2's byte b - width (byte 32 on) */
+    const __m512i iota = _mm512_set_epi64(0x3f3e3d3c3b3a3938, 0x3736353433323130, 0x2f2e2d2c2b2a2928,
+                                          0x2726252423222120, 0x1f1e1d1c1b1a1918, 0x1716151413121110,
+                                          0x0f0e0d0c0b0a0908, 0x0706050403020100);
+    const __m512i pick = _mm512_mask_add_epi8(iota, _mm512_cmpge_epu8_mask(iota, _mm512_set1_epi8((char)width)), iota,
+                                              _mm512_set1_epi8((char)(32 - width)));
+    size_t total = tsc_codec2_packed_bytes(n, width);
+    for (size_t i = 0, at = 0; i < n; i += 16, at += 2 * width) {
+        size_t left = n - i;
+        __mmask8 first = tail_lanes(left), second = tail_lanes(left > 8 ? left - 8 : 0);
+        __m512i a = _mm512_maskz_loadu_epi64(first, fields + i);
+        __m512i b = _mm512_maskz_loadu_epi64(second, fields + (left > 8 ? i + 8 : i));
+        __m512i x = _mm512_permutex2var_epi32(a, evens, b); /* the sixteen fields' low halves */
+        __m512i pairs = _mm512_or_si512(_mm512_and_si512(x, low32), _mm512_sll_epi64(_mm512_srli_epi64(x, 32), by_one));
+        __m512i fours = _mm512_or_si512(pairs, _mm512_sll_epi64(_mm512_shuffle_epi32(pairs, _MM_PERM_DCDC), by_two));
+        __m512i halves = _mm512_permutexvar_epi64(quads, fours); /* lanes 0, 1: fields 0-3, 4-7; 4, 5: 8-11, 12-15 */
+        __m512i low = _mm512_or_si512(halves, _mm512_shuffle_epi32(_mm512_sllv_epi64(halves, up), _MM_PERM_DCDC));
+        __m512i blocks = _mm512_mask_blend_epi64(0x22, low, _mm512_srlv_epi64(halves, down));
+        size_t bytes = total - at < 2 * width ? total - at : 2 * width;
+        _mm512_mask_storeu_epi8(dst + at, ((__mmask64)1 << bytes) - 1, _mm512_permutexvar_epi8(pick, blocks));
+    }
+}
+
 #else
 typedef int tsc_codec2_no_avx512; /* ISO C wants a declaration in every translation unit */
 #endif
