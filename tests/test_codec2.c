@@ -354,13 +354,13 @@ Test(codec2, seek_batch_and_next_interleave)
     wl_free(&s);
 }
 
-/* Packing of widths 1..16 with AVX-512 (where the CPU has it) against the scalar twin, every field count up to
+/* Packing of widths 1..32 with AVX-512 (where the CPU has it) against the scalar twin, every field count up to
  * two groups: the same bytes, and not one byte written past them. */
 Test(codec2, simd_pack_matches_scalar)
 {
     uint64_t rng = 41, fields[2 * TSC2_GROUP];
-    unsigned char simd[2 * TSC2_GROUP * 2 + 64], scalar[sizeof simd];
-    for (unsigned width = 1; width <= 16; width++)
+    unsigned char simd[2 * TSC2_GROUP * 4 + 64], scalar[sizeof simd];
+    for (unsigned width = 1; width <= 32; width++)
         for (size_t n = 0; n <= 2 * TSC2_GROUP; n++) {
             for (size_t i = 0; i < n; i++) fields[i] = wl_rng(&rng) & ((UINT64_C(1) << width) - 1);
             if (n && n % 5 == 0) fields[n - 1] = (UINT64_C(1) << width) - 1; /* all ones up to the last bit */

@@ -495,6 +495,52 @@ AVX512 void tsc_codec2_pack_narrow_avx512(uint8_t *dst, const uint64_t *fields, 
     }
 }
 
+/*
+ * tsc_codec2_pack for 17 <= width <= 32, sixteen fields (2 * width bytes) a step: each field shifted left by
+ * its bit offset's remainder mod 8, so that its bits sit in bytes 0..4 of its lane from its first output
+ * byte on; as fields are at least 8 bits wide, an output byte takes bits from at most two fields, so two
+ * two-source byte permutes (the byte each output byte takes from the first field that reaches it, and from
+ * the second, or a zero byte) and an or give the packed bytes, stored through a byte mask.
+ */
+AVX512 void tsc_codec2_pack_wide_avx512(uint8_t *dst, const uint64_t *fields, size_t n, unsigned width)
+{
+    const __m512i lanes = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i by = _mm512_and_si512(_mm512_mul_epu32(lanes, _mm512_set1_epi64(width)), _mm512_set1_epi64(7));
+    __m512i pick[2][2]; /* [first, second field][output bytes 0-31, 32-63], as 16-bit lanes */
+    const __m512i w = _mm512_set1_epi16((short)width);
+    const __m512i reciprocal = _mm512_set1_epi16((short)((65536 + width - 1) / width));
+    for (int half = 0; half < 2; half++) {
+        __m512i k = _mm512_add_epi16(_mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
+                                                       15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                      _mm512_set1_epi16((short)(32 * half)));
+        __m512i bit = _mm512_slli_epi16(k, 3);
+        /* The fields holding the byte's first and last bit: bit / width as a product's high half (exact for
+         * every bit below 520 and width 17..32), and where in their lanes the byte is (k - their first byte). */
+        __m512i lo = _mm512_mulhi_epu16(bit, reciprocal);
+        __m512i hi = _mm512_mulhi_epu16(_mm512_add_epi16(bit, _mm512_set1_epi16(7)), reciprocal);
+        __m512i lo_first = _mm512_srli_epi16(_mm512_mullo_epi16(lo, w), 3);
+        __m512i hi_first = _mm512_srli_epi16(_mm512_mullo_epi16(hi, w), 3);
+        __m512i lo_at = _mm512_sub_epi16(_mm512_add_epi16(_mm512_slli_epi16(lo, 3), k), lo_first);
+        __m512i hi_at = _mm512_sub_epi16(_mm512_add_epi16(_mm512_slli_epi16(hi, 3), k), hi_first);
+        __m512i zero_at = _mm512_add_epi16(_mm512_slli_epi16(lo, 3), _mm512_set1_epi16(7)); /* byte 7: always 0 */
+        pick[0][half] = lo_at;
+        pick[1][half] = _mm512_mask_blend_epi16(_mm512_cmpeq_epi16_mask(hi, lo), hi_at, zero_at);
+    }
+    const __m512i pick1 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(pick[0][0])),
+                                             _mm512_cvtepi16_epi8(pick[0][1]), 1);
+    const __m512i pick2 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(pick[1][0])),
+                                             _mm512_cvtepi16_epi8(pick[1][1]), 1);
+    size_t total = tsc_codec2_packed_bytes(n, width);
+    for (size_t i = 0, at = 0; i < n; i += 16, at += 2 * width) {
+        size_t left = n - i, bytes = total - at < 2 * width ? total - at : 2 * width;
+        __m512i a = _mm512_sllv_epi64(_mm512_maskz_loadu_epi64(tail_lanes(left), fields + i), by);
+        __m512i b = _mm512_sllv_epi64(
+            _mm512_maskz_loadu_epi64(tail_lanes(left > 8 ? left - 8 : 0), fields + (left > 8 ? i + 8 : i)), by);
+        __m512i packed = _mm512_or_si512(_mm512_permutex2var_epi8(a, pick1, b), _mm512_permutex2var_epi8(a, pick2, b));
+        _mm512_mask_storeu_epi8(dst + at, bytes >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << bytes) - 1, packed);
+    }
+}
+
 #else
 typedef int tsc_codec2_no_avx512; /* ISO C wants a declaration in every translation unit */
 #endif
