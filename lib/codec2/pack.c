@@ -95,9 +95,10 @@ void tsc_codec2_pack_scalar(uint8_t *restrict dst, const uint64_t *restrict fiel
 int tsc_codec2_pack_simd(uint8_t *dst, const uint64_t *fields, size_t n, unsigned width)
 {
 #ifdef TSC_HAVE_AVX2
-    if (width >= 1 && width <= 32 && tsc_avx512_here()) {
+    if (width >= 1 && width <= 57 && tsc_avx512_here()) {
         if (width <= 16) tsc_codec2_pack_narrow_avx512(dst, fields, n, width);
-        else tsc_codec2_pack_wide_avx512(dst, fields, n, width);
+        else if (width <= 32) tsc_codec2_pack_wide_avx512(dst, fields, n, width);
+        else tsc_codec2_pack_long_avx512(dst, fields, n, width);
         return 1;
     }
 #endif

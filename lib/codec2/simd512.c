@@ -541,6 +541,47 @@ AVX512 void tsc_codec2_pack_wide_avx512(uint8_t *dst, const uint64_t *fields, si
     }
 }
 
+/*
+ * tsc_codec2_pack for 33 <= width <= 57, eight fields (`width` bytes) a step, as pack_wide: a field shifted by
+ * its bit offset mod 8 still fits its lane (57 + 7 bits), an output byte takes bits from at most two fields,
+ * and as all eight lanes are one register, two one-source byte permutes (the second zeroing the bytes that
+ * only one field reaches) and an or give the bytes.
+ */
+AVX512 void tsc_codec2_pack_long_avx512(uint8_t *dst, const uint64_t *fields, size_t n, unsigned width)
+{
+    const __m512i lanes = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i by = _mm512_and_si512(_mm512_mul_epu32(lanes, _mm512_set1_epi64(width)), _mm512_set1_epi64(7));
+    const __m512i w = _mm512_set1_epi16((short)width);
+    const __m512i reciprocal = _mm512_set1_epi16((short)((65536 + width - 1) / width));
+    __m256i pick[2][2]; /* [first, second field][output bytes 0-31, 32-63] */
+    __mmask32 two[2];   /* the output bytes a second field reaches */
+    for (int half = 0; half < 2; half++) {
+        __m512i k = _mm512_add_epi16(_mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
+                                                       15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                      _mm512_set1_epi16((short)(32 * half)));
+        __m512i bit = _mm512_slli_epi16(k, 3);
+        /* bit / width as a product's high half: exact for every bit below 520 and width 33..57 */
+        __m512i lo = _mm512_mulhi_epu16(bit, reciprocal);
+        __m512i hi = _mm512_mulhi_epu16(_mm512_add_epi16(bit, _mm512_set1_epi16(7)), reciprocal);
+        __m512i lo_first = _mm512_srli_epi16(_mm512_mullo_epi16(lo, w), 3);
+        __m512i hi_first = _mm512_srli_epi16(_mm512_mullo_epi16(hi, w), 3);
+        pick[0][half] = _mm512_cvtepi16_epi8(_mm512_sub_epi16(_mm512_add_epi16(_mm512_slli_epi16(lo, 3), k), lo_first));
+        pick[1][half] = _mm512_cvtepi16_epi8(_mm512_sub_epi16(_mm512_add_epi16(_mm512_slli_epi16(hi, 3), k), hi_first));
+        two[half] = _mm512_cmpneq_epi16_mask(hi, lo) & _mm512_cmplt_epu16_mask(hi, _mm512_set1_epi16(8));
+    }
+    const __m512i pick1 = _mm512_inserti64x4(_mm512_castsi256_si512(pick[0][0]), pick[0][1], 1);
+    const __m512i pick2 = _mm512_inserti64x4(_mm512_castsi256_si512(pick[1][0]), pick[1][1], 1);
+    const __mmask64 second = (__mmask64)two[0] | (__mmask64)two[1] << 32;
+    size_t total = tsc_codec2_packed_bytes(n, width);
+    for (size_t i = 0, at = 0; i < n; i += 8, at += width) {
+        size_t bytes = total - at < width ? total - at : width;
+        __m512i a = _mm512_sllv_epi64(_mm512_maskz_loadu_epi64(tail_lanes(n - i), fields + i), by);
+        __m512i packed = _mm512_permutexvar_epi8(pick1, a);
+        packed = _mm512_or_si512(packed, _mm512_maskz_permutexvar_epi8(second, pick2, a));
+        _mm512_mask_storeu_epi8(dst + at, ((__mmask64)1 << bytes) - 1, packed);
+    }
+}
+
 #else
 typedef int tsc_codec2_no_avx512; /* ISO C wants a declaration in every translation unit */
 #endif
