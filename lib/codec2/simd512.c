@@ -496,89 +496,76 @@ AVX512 void tsc_codec2_pack_narrow_avx512(uint8_t *dst, const uint64_t *fields, 
 }
 
 /*
- * tsc_codec2_pack for 17 <= width <= 32, sixteen fields (2 * width bytes) a step: each field shifted left by
- * its bit offset's remainder mod 8, so that its bits sit in bytes 0..4 of its lane from its first output
- * byte on; as fields are at least 8 bits wide, an output byte takes bits from at most two fields, so two
- * two-source byte permutes (the byte each output byte takes from the first field that reaches it, and from
- * the second, or a zero byte) and an or give the packed bytes, stored through a byte mask.
+ * Packing fields of 8 to 57 bits (pack_wide, pack_long): each field shifted left by its bit offset mod 8, so
+ * that its bits sit in bytes 0..7 of its lane from its first output byte on; as fields are at least 8 bits
+ * wide, an output byte takes bits from at most two fields. For output bytes 0..63 of a run of fields, the
+ * byte (8 * lane + byte) holding the first bit (`first`) and the last bit (`last`), and the output bytes
+ * whose last bit is another field's (`two`). The divisions by the width are a product's high half, exact
+ * for every bit below 520 and width 17..57.
  */
-AVX512 void tsc_codec2_pack_wide_avx512(uint8_t *dst, const uint64_t *fields, size_t n, unsigned width)
+typedef struct {
+    __m512i shifts, first, last;
+    __mmask64 two;
+} byte_picks;
+
+AVX512_INLINE byte_picks byte_picks_of(unsigned width)
 {
-    const __m512i lanes = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i by = _mm512_and_si512(_mm512_mul_epu32(lanes, _mm512_set1_epi64(width)), _mm512_set1_epi64(7));
-    __m512i pick[2][2]; /* [first, second field][output bytes 0-31, 32-63], as 16-bit lanes */
-    const __m512i w = _mm512_set1_epi16((short)width);
+    const __m512i lanes = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), w = _mm512_set1_epi16((short)width);
     const __m512i reciprocal = _mm512_set1_epi16((short)((65536 + width - 1) / width));
+    __m256i first[2], last[2];
+    __mmask32 two[2];
     for (int half = 0; half < 2; half++) {
         __m512i k = _mm512_add_epi16(_mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
                                                        15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                       _mm512_set1_epi16((short)(32 * half)));
         __m512i bit = _mm512_slli_epi16(k, 3);
-        /* The fields holding the byte's first and last bit: bit / width as a product's high half (exact for
-         * every bit below 520 and width 17..32), and where in their lanes the byte is (k - their first byte). */
         __m512i lo = _mm512_mulhi_epu16(bit, reciprocal);
         __m512i hi = _mm512_mulhi_epu16(_mm512_add_epi16(bit, _mm512_set1_epi16(7)), reciprocal);
-        __m512i lo_first = _mm512_srli_epi16(_mm512_mullo_epi16(lo, w), 3);
-        __m512i hi_first = _mm512_srli_epi16(_mm512_mullo_epi16(hi, w), 3);
-        __m512i lo_at = _mm512_sub_epi16(_mm512_add_epi16(_mm512_slli_epi16(lo, 3), k), lo_first);
-        __m512i hi_at = _mm512_sub_epi16(_mm512_add_epi16(_mm512_slli_epi16(hi, 3), k), hi_first);
-        __m512i zero_at = _mm512_add_epi16(_mm512_slli_epi16(lo, 3), _mm512_set1_epi16(7)); /* byte 7: always 0 */
-        pick[0][half] = lo_at;
-        pick[1][half] = _mm512_mask_blend_epi16(_mm512_cmpeq_epi16_mask(hi, lo), hi_at, zero_at);
+        /* the byte in the lane: k less the field's first output byte */
+        __m512i lo_at = _mm512_sub_epi16(k, _mm512_srli_epi16(_mm512_mullo_epi16(lo, w), 3));
+        __m512i hi_at = _mm512_sub_epi16(k, _mm512_srli_epi16(_mm512_mullo_epi16(hi, w), 3));
+        first[half] = _mm512_cvtepi16_epi8(_mm512_add_epi16(_mm512_slli_epi16(lo, 3), lo_at));
+        last[half] = _mm512_cvtepi16_epi8(_mm512_add_epi16(_mm512_slli_epi16(hi, 3), hi_at));
+        two[half] = _mm512_cmpneq_epi16_mask(hi, lo);
     }
-    const __m512i pick1 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(pick[0][0])),
-                                             _mm512_cvtepi16_epi8(pick[0][1]), 1);
-    const __m512i pick2 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(pick[1][0])),
-                                             _mm512_cvtepi16_epi8(pick[1][1]), 1);
+    byte_picks p = {_mm512_and_si512(_mm512_mul_epu32(lanes, _mm512_set1_epi64(width)), _mm512_set1_epi64(7)),
+                    _mm512_inserti64x4(_mm512_castsi256_si512(first[0]), first[1], 1),
+                    _mm512_inserti64x4(_mm512_castsi256_si512(last[0]), last[1], 1),
+                    (__mmask64)two[0] | (__mmask64)two[1] << 32};
+    return p;
+}
+
+AVX512_INLINE __mmask64 first_bytes(size_t bytes) { return bytes >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << bytes) - 1; }
+
+/* tsc_codec2_pack for 17 <= width <= 32: sixteen fields (2 * width bytes) a step, from two registers by two
+ * two-source byte permutes and an or, stored through a byte mask. */
+AVX512 void tsc_codec2_pack_wide_avx512(uint8_t *dst, const uint64_t *fields, size_t n, unsigned width)
+{
+    const byte_picks p = byte_picks_of(width);
     size_t total = tsc_codec2_packed_bytes(n, width);
     for (size_t i = 0, at = 0; i < n; i += 16, at += 2 * width) {
         size_t left = n - i, bytes = total - at < 2 * width ? total - at : 2 * width;
-        __m512i a = _mm512_sllv_epi64(_mm512_maskz_loadu_epi64(tail_lanes(left), fields + i), by);
-        __m512i b = _mm512_sllv_epi64(
-            _mm512_maskz_loadu_epi64(tail_lanes(left > 8 ? left - 8 : 0), fields + (left > 8 ? i + 8 : i)), by);
-        __m512i packed = _mm512_or_si512(_mm512_permutex2var_epi8(a, pick1, b), _mm512_permutex2var_epi8(a, pick2, b));
-        _mm512_mask_storeu_epi8(dst + at, bytes >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << bytes) - 1, packed);
+        __m512i a = _mm512_sllv_epi64(_mm512_maskz_loadu_epi64(tail_lanes(left), fields + i), p.shifts);
+        __m512i b = _mm512_maskz_loadu_epi64(tail_lanes(left > 8 ? left - 8 : 0), fields + (left > 8 ? i + 8 : i));
+        b = _mm512_sllv_epi64(b, p.shifts); /* lane j + 8 starts 8 * width bits on: the same shift */
+        __m512i packed = _mm512_permutex2var_epi8(a, p.first, b);
+        packed = _mm512_or_si512(packed, _mm512_maskz_permutex2var_epi8(p.two, a, p.last, b));
+        _mm512_mask_storeu_epi8(dst + at, first_bytes(bytes), packed);
     }
 }
 
-/*
- * tsc_codec2_pack for 33 <= width <= 57, eight fields (`width` bytes) a step, as pack_wide: a field shifted by
- * its bit offset mod 8 still fits its lane (57 + 7 bits), an output byte takes bits from at most two fields,
- * and as all eight lanes are one register, two one-source byte permutes (the second zeroing the bytes that
- * only one field reaches) and an or give the bytes.
- */
+/* tsc_codec2_pack for 33 <= width <= 57: eight fields (`width` bytes) a step, as pack_wide from one
+ * register (a field shifted by its bit offset mod 8 still fits its lane: 57 + 7 bits). */
 AVX512 void tsc_codec2_pack_long_avx512(uint8_t *dst, const uint64_t *fields, size_t n, unsigned width)
 {
-    const __m512i lanes = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i by = _mm512_and_si512(_mm512_mul_epu32(lanes, _mm512_set1_epi64(width)), _mm512_set1_epi64(7));
-    const __m512i w = _mm512_set1_epi16((short)width);
-    const __m512i reciprocal = _mm512_set1_epi16((short)((65536 + width - 1) / width));
-    __m256i pick[2][2]; /* [first, second field][output bytes 0-31, 32-63] */
-    __mmask32 two[2];   /* the output bytes a second field reaches */
-    for (int half = 0; half < 2; half++) {
-        __m512i k = _mm512_add_epi16(_mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
-                                                       15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                      _mm512_set1_epi16((short)(32 * half)));
-        __m512i bit = _mm512_slli_epi16(k, 3);
-        /* bit / width as a product's high half: exact for every bit below 520 and width 33..57 */
-        __m512i lo = _mm512_mulhi_epu16(bit, reciprocal);
-        __m512i hi = _mm512_mulhi_epu16(_mm512_add_epi16(bit, _mm512_set1_epi16(7)), reciprocal);
-        __m512i lo_first = _mm512_srli_epi16(_mm512_mullo_epi16(lo, w), 3);
-        __m512i hi_first = _mm512_srli_epi16(_mm512_mullo_epi16(hi, w), 3);
-        pick[0][half] = _mm512_cvtepi16_epi8(_mm512_sub_epi16(_mm512_add_epi16(_mm512_slli_epi16(lo, 3), k), lo_first));
-        pick[1][half] = _mm512_cvtepi16_epi8(_mm512_sub_epi16(_mm512_add_epi16(_mm512_slli_epi16(hi, 3), k), hi_first));
-        two[half] = _mm512_cmpneq_epi16_mask(hi, lo) & _mm512_cmplt_epu16_mask(hi, _mm512_set1_epi16(8));
-    }
-    const __m512i pick1 = _mm512_inserti64x4(_mm512_castsi256_si512(pick[0][0]), pick[0][1], 1);
-    const __m512i pick2 = _mm512_inserti64x4(_mm512_castsi256_si512(pick[1][0]), pick[1][1], 1);
-    const __mmask64 second = (__mmask64)two[0] | (__mmask64)two[1] << 32;
+    const byte_picks p = byte_picks_of(width);
     size_t total = tsc_codec2_packed_bytes(n, width);
     for (size_t i = 0, at = 0; i < n; i += 8, at += width) {
         size_t bytes = total - at < width ? total - at : width;
-        __m512i a = _mm512_sllv_epi64(_mm512_maskz_loadu_epi64(tail_lanes(n - i), fields + i), by);
-        __m512i packed = _mm512_permutexvar_epi8(pick1, a);
-        packed = _mm512_or_si512(packed, _mm512_maskz_permutexvar_epi8(second, pick2, a));
-        _mm512_mask_storeu_epi8(dst + at, ((__mmask64)1 << bytes) - 1, packed);
+        __m512i a = _mm512_sllv_epi64(_mm512_maskz_loadu_epi64(tail_lanes(n - i), fields + i), p.shifts);
+        __m512i packed = _mm512_permutexvar_epi8(p.first, a);
+        packed = _mm512_or_si512(packed, _mm512_maskz_permutexvar_epi8(p.two, p.last, a));
+        _mm512_mask_storeu_epi8(dst + at, first_bytes(bytes), packed);
     }
 }
 
