@@ -1358,6 +1358,36 @@ Test(codec2, simd_repeats_match_scalar)
     }
 }
 
+/* MASKED's repeat mask and kept values: the scalar twin against a plain reading, the AVX-512 kernel (where the
+ * CPU has it) against the twin, every length up to a group; nothing written past the kept values. */
+Test(codec2, simd_repeat_mask_matches_scalar)
+{
+    uint64_t rng = 12, bits[TSC2_GROUP];
+    for (int round_no = 0; round_no < 4000; round_no++) {
+        size_t n = wl_rng(&rng) % (TSC2_GROUP + 1), expect_kept = 0;
+        uint64_t prev = wl_rng(&rng) % 3, p = prev, expect_mask[TSC2_GROUP / 64] = {0};
+        for (size_t i = 0; i < n; i++) {
+            bits[i] = wl_rng(&rng) % (1 + round_no % 5);
+            if (bits[i] == p) expect_mask[i / 64] |= UINT64_C(1) << (i % 64);
+            else expect_kept++;
+            p = bits[i];
+        }
+        uint64_t mask[2][TSC2_GROUP / 64], kept[2][TSC2_GROUP + 1];
+        memset(kept, 0xa5, sizeof kept);
+        size_t nkept = tsc_codec2_repeat_mask_scalar(bits, n, prev, mask[0], kept[0]);
+        cr_assert_eq(nkept, expect_kept, "round %d", round_no);
+        cr_assert(memcmp(mask[0], expect_mask, sizeof expect_mask) == 0, "round %d", round_no);
+        for (size_t i = 0, k = 0; i < n; i++)
+            if (!(expect_mask[i / 64] >> (i % 64) & 1)) cr_assert_eq(kept[0][k++], bits[i], "round %d", round_no);
+        size_t got = tsc_codec2_repeat_mask_simd(TSC_SIMD_AVX512, bits, n, prev, mask[1], kept[1]);
+        if (got == SIZE_MAX) continue; /* no AVX-512 here */
+        cr_assert_eq(got, nkept, "round %d", round_no);
+        cr_assert(memcmp(mask[1], mask[0], sizeof mask[0]) == 0, "round %d", round_no);
+        cr_assert(memcmp(kept[1], kept[0], nkept * sizeof kept[0][0]) == 0, "round %d", round_no);
+        cr_assert_eq(kept[1][nkept], UINT64_C(0xa5a5a5a5a5a5a5a5), "round %d: written past", round_no);
+    }
+}
+
 /* The open group's raw samples split into times and values, SIMD against the scalar twin, every length up
  * to a group: the same words, and nothing written past n. */
 Test(codec2, simd_deinterleave_matches_scalar)

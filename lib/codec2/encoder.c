@@ -625,23 +625,9 @@ static void plan_masked(masked_plan *m, const uint64_t *bits, size_t n, uint64_t
     _Static_assert(TSC2_GROUP % 64 == 0, "the mask in whole words");
     m->plan.bytes = SIZE_MAX;
     m->mask_bytes = (n + 7) / 8;
-    m->nkept = 0;
-    uint64_t prev = prev_bits;
-    size_t kept = 0;
-    /* Without branches: in real data repeats come unpredictably. The mask gathers in a register, a word at a
-     * time (a byte read, changed and written back per value waited on its own store: 0.15.0). */
-    for (size_t word = 0; word < TSC2_GROUP / 64; word++) {
-        uint64_t repeats = 0;
-        for (size_t i = 64 * word; i < n && i < 64 * word + 64; i++) {
-            uint64_t repeat = bits[i] == prev;
-            repeats |= repeat << (i & 63);
-            m->kept[kept] = bits[i];
-            kept += !repeat;
-            prev = bits[i];
-        }
-        tsc_store64_le(m->mask + 8 * word, repeats);
-    }
-    m->nkept = kept;
+    uint64_t words[TSC2_GROUP / 64];
+    m->nkept = tsc_codec2_repeat_mask(bits, n, prev_bits, words, m->kept);
+    for (size_t w = 0; w < TSC2_GROUP / 64; w++) tsc_store64_le(m->mask + 8 * w, words[w]);
     /* Worth a mask only when at least one value in eight repeats. */
     if (m->nkept == 0 || (n - m->nkept) * 8 < n) return;
     m->reading = reading.usable ? reading : choose_exponent(m->kept, m->nkept, hint);

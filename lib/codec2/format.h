@@ -321,6 +321,7 @@ void tsc_codec2_range_i64_avx512(const int64_t *v, size_t n, int64_t *min, int64
 void tsc_codec2_deltas_avx512(const int64_t *ts, size_t n, int64_t prev, uint64_t *deltas, uint64_t *min,
                               uint64_t *max);
 size_t tsc_codec2_repeats_avx512(const uint64_t *bits, size_t n, uint64_t prev);
+size_t tsc_codec2_repeat_mask_avx512(const uint64_t *bits, size_t n, uint64_t prev, uint64_t *mask, uint64_t *kept);
 void tsc_codec2_read_block_avx512(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k,
                                   int64_t *diff);
 /* deinterleave: n <= TSC2_GROUP raw samples (16 bytes each: time, value, little-endian, as the open group
@@ -343,6 +344,13 @@ int tsc_codec2_odd_values_simd(unsigned isa, const uint64_t *bits, size_t n, uin
 size_t tsc_codec2_repeats(const uint64_t *bits, size_t n, uint64_t prev);
 size_t tsc_codec2_repeats_scalar(const uint64_t *bits, size_t n, uint64_t prev);
 int tsc_codec2_repeats_simd(unsigned isa, const uint64_t *bits, size_t n, uint64_t prev, size_t *repeats);
+/* repeat_mask: bit i of mask[i / 64] set when bits[i] equals the value before it (bits[-1] = prev; the words
+ * past n zero), the other values into kept in order (n <= TSC2_GROUP). @return how many were kept; the
+ * _simd dispatcher SIZE_MAX when no kernel runs here. */
+size_t tsc_codec2_repeat_mask(const uint64_t *bits, size_t n, uint64_t prev, uint64_t *mask, uint64_t *kept);
+size_t tsc_codec2_repeat_mask_scalar(const uint64_t *bits, size_t n, uint64_t prev, uint64_t *mask, uint64_t *kept);
+size_t tsc_codec2_repeat_mask_simd(unsigned isa, const uint64_t *bits, size_t n, uint64_t prev, uint64_t *mask,
+                                   uint64_t *kept);
 /* goes_back: whether some ts[i] < ts[i-1] (ts[-1] = prev), append_many's check before it takes a group whole */
 int tsc_codec2_goes_back(const int64_t *ts, size_t n, int64_t prev);
 int tsc_codec2_goes_back_scalar(const int64_t *ts, size_t n, int64_t prev);

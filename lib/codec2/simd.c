@@ -684,6 +684,39 @@ int tsc_codec2_repeats_simd(unsigned isa, const uint64_t *bits, size_t n, uint64
     return 0;
 }
 
+size_t tsc_codec2_repeat_mask_scalar(const uint64_t *bits, size_t n, uint64_t prev, uint64_t *mask, uint64_t *kept)
+{
+    size_t nkept = 0;
+    for (size_t word = 0; word < TSC2_GROUP / 64; word++) {
+        uint64_t repeats = 0;
+        for (size_t i = 64 * word; i < n && i < 64 * word + 64; i++) { /* without branches: repeats do not predict */
+            uint64_t repeat = bits[i] == prev;
+            repeats |= repeat << (i & 63);
+            kept[nkept] = bits[i];
+            nkept += !repeat;
+            prev = bits[i];
+        }
+        mask[word] = repeats;
+    }
+    return nkept;
+}
+
+size_t tsc_codec2_repeat_mask_simd(unsigned isa, const uint64_t *bits, size_t n, uint64_t prev, uint64_t *mask,
+                                   uint64_t *kept)
+{
+#ifdef TSC_HAVE_AVX2
+    if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) return tsc_codec2_repeat_mask_avx512(bits, n, prev, mask, kept);
+#endif
+    (void)isa, (void)bits, (void)n, (void)prev, (void)mask, (void)kept;
+    return SIZE_MAX;
+}
+
+size_t tsc_codec2_repeat_mask(const uint64_t *bits, size_t n, uint64_t prev, uint64_t *mask, uint64_t *kept)
+{
+    size_t nkept = tsc_codec2_repeat_mask_simd(TSC_SIMD_BEST, bits, n, prev, mask, kept);
+    return nkept != SIZE_MAX ? nkept : tsc_codec2_repeat_mask_scalar(bits, n, prev, mask, kept);
+}
+
 size_t tsc_codec2_repeats(const uint64_t *bits, size_t n, uint64_t prev)
 {
     size_t repeats;

@@ -387,6 +387,29 @@ AVX512 size_t tsc_codec2_repeats_avx512(const uint64_t *bits, size_t n, uint64_t
     return repeats;
 }
 
+/* repeat_mask, eight values a step: one compare with the values before them into a mask, and the others
+ * compressed into kept (compressed in a register and stored through a lane mask: nothing past them). */
+AVX512 size_t tsc_codec2_repeat_mask_avx512(const uint64_t *bits, size_t n, uint64_t prev, uint64_t *mask,
+                                            uint64_t *kept)
+{
+    size_t nkept = 0;
+    uint64_t words[TSC2_GROUP / 64] = {0};
+    __m512i last = _mm512_set1_epi64((int64_t)prev);
+    for (size_t i = 0; i < n; i += 8) {
+        __mmask8 inside = tail_lanes(n - i);
+        __m512i now = _mm512_maskz_loadu_epi64(inside, bits + i);
+        __mmask8 repeat = _mm512_mask_cmpeq_epi64_mask(inside, now, lanes_before512(now, last));
+        __mmask8 fresh = (__mmask8)(inside & ~repeat);
+        words[i / 64] |= (uint64_t)repeat << (i % 64);
+        _mm512_mask_storeu_epi64(kept + nkept, (__mmask8)((1u << __builtin_popcount(fresh)) - 1u),
+                                 _mm512_maskz_compress_epi64(fresh, now));
+        nkept += (size_t)__builtin_popcount(fresh);
+        last = now;
+    }
+    for (size_t w = 0; w < TSC2_GROUP / 64; w++) mask[w] = words[w];
+    return nkept;
+}
+
 /* n <= TSC2_GROUP raw samples (time, value: 16 bytes each) into two arrays: per eight samples two loads and
  * two two-register permutes, where the scalar twin moves each word on its own. */
 AVX512 void tsc_codec2_deinterleave_avx512(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits)
