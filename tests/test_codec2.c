@@ -1223,7 +1223,9 @@ Test(codec2, simd_goes_back_matches_scalar)
         backs += expect;
         cr_assert_eq(tsc_codec2_goes_back_scalar(ts, n, prev), expect, "round %d", round_no);
         int got;
-        if (tsc_codec2_goes_back_simd(ts, n, prev, &got)) cr_assert_eq(got, expect, "round %d", round_no);
+        for (unsigned isa = TSC_SIMD_AVX2; isa <= TSC_SIMD_AVX512; isa++)
+            if (tsc_codec2_goes_back_simd(isa, ts, n, prev, &got))
+                cr_assert_eq(got, expect, "round %d, isa %u", round_no, isa);
     }
     cr_assert(backs > 5000 && backs < 15000, "%d", backs);
 }

@@ -354,7 +354,8 @@ size_t tsc_codec2_repeat_mask_simd(unsigned isa, const uint64_t *bits, size_t n,
 /* goes_back: whether some ts[i] < ts[i-1] (ts[-1] = prev), append_many's check before it takes a group whole */
 int tsc_codec2_goes_back(const int64_t *ts, size_t n, int64_t prev);
 int tsc_codec2_goes_back_scalar(const int64_t *ts, size_t n, int64_t prev);
-int tsc_codec2_goes_back_simd(const int64_t *ts, size_t n, int64_t prev, int *back);
+int tsc_codec2_goes_back_simd(unsigned isa, const int64_t *ts, size_t n, int64_t prev, int *back);
+int tsc_codec2_goes_back_avx512(const int64_t *ts, size_t n, int64_t prev);
 /* sorted_tops: the top 16 bits of bits[0, n), sorted ascending (n <= TSC2_GROUP) */
 void tsc_codec2_sorted_tops(const uint64_t *bits, size_t n, uint16_t *out);
 void tsc_codec2_sorted_tops_scalar(const uint64_t *bits, size_t n, uint16_t *out);

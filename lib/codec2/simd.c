@@ -851,22 +851,27 @@ __attribute__((target("avx2"))) static int goes_back_avx2(const int64_t *ts, siz
 }
 #endif
 
-int tsc_codec2_goes_back_simd(const int64_t *ts, size_t n, int64_t prev, int *back)
+int tsc_codec2_goes_back_simd(unsigned isa, const int64_t *ts, size_t n, int64_t prev, int *back)
 {
 #ifdef TSC_HAVE_AVX2
-    if (avx2_here()) {
+    if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) {
+        *back = tsc_codec2_goes_back_avx512(ts, n, prev);
+        return 1;
+    }
+    if (isa != TSC_SIMD_AVX512 && avx2_here()) {
         *back = goes_back_avx2(ts, n, prev);
         return 1;
     }
 #endif
-    (void)ts, (void)n, (void)prev, (void)back;
+    (void)isa, (void)ts, (void)n, (void)prev, (void)back;
     return 0;
 }
 
 int tsc_codec2_goes_back(const int64_t *ts, size_t n, int64_t prev)
 {
     int back;
-    return tsc_codec2_goes_back_simd(ts, n, prev, &back) ? back : tsc_codec2_goes_back_scalar(ts, n, prev);
+    return tsc_codec2_goes_back_simd(TSC_SIMD_BEST, ts, n, prev, &back) ? back
+                                                                         : tsc_codec2_goes_back_scalar(ts, n, prev);
 }
 
 /* ------------------------------------------------------------------ constant steps (TS_CONST chunks) */

@@ -387,6 +387,20 @@ AVX512 size_t tsc_codec2_repeats_avx512(const uint64_t *bits, size_t n, uint64_t
     return repeats;
 }
 
+/* goes_back, eight timestamps a step: a compare with the ones before them into a mask, or'ed. */
+AVX512 int tsc_codec2_goes_back_avx512(const int64_t *ts, size_t n, int64_t prev)
+{
+    __mmask8 back = 0;
+    __m512i last = _mm512_set1_epi64(prev);
+    for (size_t i = 0; i < n; i += 8) {
+        __mmask8 inside = tail_lanes(n - i);
+        __m512i now = _mm512_maskz_loadu_epi64(inside, ts + i);
+        back |= _mm512_mask_cmpgt_epi64_mask(inside, lanes_before512(now, last), now);
+        last = now;
+    }
+    return back != 0;
+}
+
 /* repeat_mask, eight values a step: one compare with the values before them into a mask, and the others
  * compressed into kept (compressed in a register and stored through a lane mask: nothing past them). */
 AVX512 size_t tsc_codec2_repeat_mask_avx512(const uint64_t *bits, size_t n, uint64_t prev, uint64_t *mask,
