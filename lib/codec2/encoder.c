@@ -883,8 +883,8 @@ static int clean_plan(const decimal_plan *d, size_t n)
  * XOR, so the next group searches), else the plan, with XOR kept as the challenger only while it stays
  * within a sixteenth (the search lets it in within a quarter). Until 0.16.0 it stayed while within a
  * quarter: nyc29's MASKED groups sized an XOR stream that never won in every group, a third of their
- * append time (a serial, mispredicting loop); now it is sized in the first group after each search only
- * (bulk append 8.0 -> 5.5 ns; nyc29 +0.001%, ec2_network_in +0.30%, no other dataset changes).
+ * append time (a serial, mispredicting loop); now, once XOR falls further behind, it is sized again at the
+ * next search (bulk append 8.0 -> 5.5 ns; nyc29 +0.001%, ec2_network_in +0.30%, no other dataset changes).
  */
 static size_t write_decimal_or_xor(uint8_t *out, decimal_plan *d, const uint64_t *bits, size_t n, uint64_t prev_bits,
                                    const uint64_t *kept, size_t nkept, const uint8_t *mask, size_t mask_bytes,
@@ -923,16 +923,11 @@ static size_t reuse_form(uint8_t *out, const uint64_t *bits, size_t n, uint64_t 
         split_plan split;
         int kept_width = c->split_left >= 4 && c->split_left <= TSC2_SPLIT_MAX_LEFT && c->split_left % 2 == 0;
         const tschunk_split_dict *last = c->split_dict;
-        if (kept_width && last && last->size >= 1 && last->size <= TSC2_SPLIT_DICT) {
-            if (plan_split_from(&split, bits, n, c->split_left, last->left, last->size)) {
-                if (split.bytes >= 1 + 8 * n) return 0;
-                keep_split_dict(c, &split);
-                return write_split(out, &split, bits, n);
-            }
-        }
-        if (kept_width)
+        int planned = kept_width && last && last->size >= 1 && last->size <= TSC2_SPLIT_DICT &&
+                      plan_split_from(&split, bits, n, c->split_left, last->left, last->size);
+        if (!planned && kept_width)
             plan_split(&split, bits, n, c->split_left, c->split_left); /* the width the search found, kept */
-        else
+        else if (!planned)
             plan_split(&split, bits, n, TSC2_SPLIT_MAX_LEFT, 4);
         if (split.bytes >= 1 + 8 * n) return 0;
         keep_split_dict(c, &split);
