@@ -6,9 +6,10 @@
  *
  *   bench [--quick] [--reps N] [--datasets DIR] [--only NAME] [--chunk N] [--codec tschunk|prom|tsc2]
  *         [--phase append|many|iter|batch|chunks]   (one phase only, for callgrind)
+ *         [--per-call N]   (chunks a decode_chunks call takes, 16 unless told)
  *
  * "many": the same appends through tschunk_append_many / tschunk_prom_append_many, a chunk's samples per call.
- * "chunks": a series' chunks decoded 8 at a time by tschunk_decode_chunks / tschunk_prom_decode_chunks.
+ * "chunks": a series' chunks decoded 16 at a time by tschunk_decode_chunks / tschunk_prom_decode_chunks.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -40,6 +41,7 @@ typedef struct {
     const char *only;
     size_t chunk;
     const char *phase;
+    size_t per_call; /* chunks a decode_chunks call takes */
 } bench_opts;
 
 /* A workload cut into chunks: [start, start+len) ranges and their encoded bytes. */
@@ -158,16 +160,17 @@ static void decode_batch(const chunked *c, int codec, int64_t *ts, double *vals)
 
 /*
  * A series' chunks by tschunk_decode_chunks / tschunk_prom_decode_chunks
- * (codec-1 and Prometheus chunks two side by side), 8 per call into one
- * reused buffer, as decode_batch reuses its buffer chunk after chunk.
+ * (codec-1 and Prometheus chunks two side by side; Prometheus chunks 8 or 16
+ * in AVX-512 lanes), per_call a call into one reused buffer, as decode_batch
+ * reuses its buffer chunk after chunk.
  */
-#define CHUNKS_PER_CALL 8
-static void decode_chunks(const chunked *c, int codec, int64_t *ts, double *vals)
+#define MOST_PER_CALL 32 /* 32 chunks of 1,024 samples fit the buffer */
+static void decode_chunks(const chunked *c, int codec, int64_t *ts, double *vals, size_t per_call)
 {
     uint64_t acc = 0;
-    for (size_t k = 0; k < c->nchunks; k += CHUNKS_PER_CALL) {
-        const void *ptrs[CHUNKS_PER_CALL];
-        size_t m = c->nchunks - k < CHUNKS_PER_CALL ? c->nchunks - k : CHUNKS_PER_CALL;
+    for (size_t k = 0; k < c->nchunks; k += per_call) {
+        const void *ptrs[MOST_PER_CALL];
+        size_t m = c->nchunks - k < per_call ? c->nchunks - k : per_call;
         for (size_t j = 0; j < m; j++) ptrs[j] = c->bytes + c->offset[k + j];
         size_t n = codec == CODEC_PROM ? tschunk_prom_decode_chunks(ptrs, c->size + k, m, ts, vals, TSCHUNK_MAX_SAMPLES)
                                        : tschunk_decode_chunks(ptrs, c->size + k, m, ts, vals, TSCHUNK_MAX_SAMPLES);
@@ -235,7 +238,7 @@ static result run(const wl_series *s, size_t per_chunk, const bench_opts *o)
     if (phase_on(o, "chunks")) {
         for (int i = 0; i < o->reps; i++) {
             double t0 = now_ns();
-            decode_chunks(&c, o->codec, ts, vals);
+            decode_chunks(&c, o->codec, ts, vals, o->per_call);
             t[i] = (now_ns() - t0) / (double)s->n;
         }
         r.chunks_ns = median(t, o->reps);
@@ -388,7 +391,7 @@ static void bench_datasets(const bench_opts *o, const size_t *chunks, int nchunk
 
 int main(int argc, char **argv)
 {
-    bench_opts o = {7, 0, CODEC_NATIVE, "../shared/datasets", NULL, 0, NULL};
+    bench_opts o = {7, 0, CODEC_NATIVE, "../shared/datasets", NULL, 0, NULL, 16};
     int only_codec = 0;
     current = &o;
     for (int i = 1; i < argc; i++) {
@@ -398,6 +401,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) o.only = argv[++i];
         else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) o.chunk = (size_t)atol(argv[++i]);
         else if (!strcmp(argv[i], "--phase") && i + 1 < argc) o.phase = argv[++i];
+        else if (!strcmp(argv[i], "--per-call") && i + 1 < argc) o.per_call = (size_t)atol(argv[++i]);
         else if (!strcmp(argv[i], "--codec") && i + 1 < argc) {
             const char *c = argv[++i];
             o.codec = !strcmp(c, "prom") || !strcmp(c, "prom-xor") ? CODEC_PROM
@@ -408,6 +412,7 @@ int main(int argc, char **argv)
         else { fprintf(stderr, "bench: unknown argument %s\n", argv[i]); return 2; }
     }
     if (o.reps < 1) o.reps = 1;
+    if (o.per_call < 1 || o.per_call > MOST_PER_CALL) o.per_call = 16;
     size_t chunks[2] = {120, 1024};
     int nchunks = 2;
     if (o.chunk) { chunks[0] = o.chunk; nchunks = 1; }

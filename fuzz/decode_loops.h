@@ -35,23 +35,18 @@ typedef size_t (*decode_one_fn)(const void *, size_t, int64_t *, double *, size_
 typedef size_t (*count_fn)(const void *, size_t);
 
 /*
- * The input cut into up to four chunks at points its first byte picks; each
- * decoded alone, then all together by decode_chunks with every loop choice:
- * the same samples, and an error exactly when one chunk has one.
+ * The input cut into up to sixteen chunks at points its first byte picks
+ * (so that Prometheus's AVX-512 lanes, 8 or 16 chunks side by side, are
+ * reached), then also taken whole 16 times; each chunk decoded alone, then
+ * all together by decode_chunks with every loop choice: the same samples,
+ * and an error exactly when one chunk has one.
  */
-static inline void chunks_match_one_by_one(const uint8_t *data, size_t size, decode_chunks_with_fn decode_chunks,
-                                           decode_one_fn decode, count_fn count_of)
+/* A list of chunks decoded one by one, then by decode_chunks with every loop choice: traps on a difference. */
+static inline void list_matches_one_by_one(const void *const *chunks, const size_t *sizes, size_t n,
+                                           decode_chunks_with_fn decode_chunks, decode_one_fn decode, count_fn count_of)
 {
-    if (size < 1) return;
-    const void *chunks[4];
-    size_t sizes[4], n = (size_t)(data[0] & 3) + 1, total = 0, at = 0, err = 0;
+    size_t total = 0, err = 0;
     for (size_t i = 0; i < n; i++) {
-        size_t end = i + 1 == n ? size : size * (i + 1) / n + (data[0] >> 4) % 4;
-        if (end > size) end = size;
-        if (end < at) end = at;
-        chunks[i] = data + at;
-        sizes[i] = end - at;
-        at = end;
         size_t count = count_of(chunks[i], sizes[i]);
         if (tschunk_is_error(count)) return;
         total += count;
@@ -74,6 +69,29 @@ static inline void chunks_match_one_by_one(const uint8_t *data, size_t size, dec
     }
     free(ts);
     free(v);
+}
+
+static inline void chunks_match_one_by_one(const uint8_t *data, size_t size, decode_chunks_with_fn decode_chunks,
+                                           decode_one_fn decode, count_fn count_of)
+{
+    if (size < 1) return;
+    enum { MOST = 16 };
+    const void *chunks[MOST];
+    size_t sizes[MOST], n = (size_t)(data[0] & 15) + 1, at = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t end = i + 1 == n ? size : size * (i + 1) / n + (data[0] >> 4) % 4;
+        if (end > size) end = size;
+        if (end < at) end = at;
+        chunks[i] = data + at;
+        sizes[i] = end - at;
+        at = end;
+    }
+    list_matches_one_by_one(chunks, sizes, n, decode_chunks, decode, count_of);
+    for (size_t i = 0; i < MOST; i++) {
+        chunks[i] = data;
+        sizes[i] = size;
+    }
+    list_matches_one_by_one(chunks, sizes, MOST, decode_chunks, decode, count_of);
 }
 
 #endif

@@ -2,7 +2,7 @@
  * Chunk decode of arbitrary bytes: info, validate, iterate, seek, batch read;
  * codec 1's batch loops (checked only, unchecked scalar, BMI2 twin) give the
  * same result as each other and as the iterator, sample for sample; the
- * input cut into up to four chunks decodes with tschunk_decode_chunks
+ * input cut into up to sixteen chunks, and taken whole 16 times, decodes with tschunk_decode_chunks
  * (codec-1 chunks two side by side) as chunk by chunk.
  */
 #include <stdlib.h>

@@ -2,8 +2,9 @@
  * Prometheus XOR decode of arbitrary bytes: iterate, seek, batch read; the
  * batch decode's loops (checked only, unchecked scalar, BMI2 twin) give the
  * same result as each other and as the iterator, sample for sample; the
- * input cut into up to four chunks decodes with tschunk_prom_decode_chunks
- * (two chunks side by side) as chunk by chunk; 0.8: what transcodes to a
+ * input cut into up to sixteen chunks, and taken whole 16 times, decodes
+ * with tschunk_prom_decode_chunks (two side by side, or 8 and 16 in AVX-512
+ * lanes) as chunk by chunk; 0.8: what transcodes to a
  * native chunk holds the same samples, and transcodes back to them.
  */
 #include <stdlib.h>

@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 16
+#define TSCHUNK_VERSION_MINOR 17
 #define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
@@ -559,9 +559,11 @@ TSCHUNK_API size_t tschunk_prom_decode(const void *chunk, size_t size, int64_t *
 
 /**
  * Decode n_chunks whole chunks into one pair of arrays, each chunk's samples
- * after the previous chunk's (a series' chunks in a query, say). Two chunks
- * are decoded side by side in one loop, so that their serial bit chains
- * overlap: faster per sample than decoding them one by one, same samples.
+ * after the previous chunk's (a series' chunks in a query, say). Chunks are
+ * decoded side by side, so that their serial bit chains overlap: 16 (or 8)
+ * at a time in AVX-512 lanes where the CPU has them, else two in one loop;
+ * faster per sample than decoding them one by one, same samples. Hand it 16
+ * chunks or more a call to use the 16 lanes.
  * @return the total number of samples; DST_TOO_SMALL when it exceeds
  * capacity (checked before anything is decoded); or the first error met
  * (the arrays then hold partial results).

@@ -271,7 +271,7 @@ static inline size_t decode_one_by_one(decode_one_fn decode, count_fn count, con
 
 /*
  * A decode_chunks gives the samples of decoding each chunk alone, with every
- * loop choice, on 400 lists of up to 9 chunks of every workload and of mixed
+ * loop choice, on 400 lists of up to 20 chunks (so 8 and 16 side by side) of every workload and of mixed
  * lengths (0 to 300 samples), a third of them with damaged chunks (a bit
  * flip from byte damage_from on, or a cut), and an error exactly when one of
  * the chunks has one.
@@ -280,7 +280,7 @@ static inline void decode_chunks_match_one_by_one(decode_chunks_with_fn decode_c
                                                   count_fn count, encode_pick_fn encode, size_t damage_from,
                                                   uint64_t seed)
 {
-    enum { MAX_CHUNKS = 9, MAX_SAMPLES = MAX_CHUNKS * 300 };
+    enum { MAX_CHUNKS = 20, MAX_SAMPLES = MAX_CHUNKS * 300 };
     static int64_t want_ts[MAX_SAMPLES], got_ts[MAX_SAMPLES];
     static uint64_t want_bits[MAX_SAMPLES], got_bits[MAX_SAMPLES];
     static const int loops[3] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO};

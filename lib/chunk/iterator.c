@@ -621,7 +621,7 @@ static size_t header_count(const void *chunk, size_t size)
 size_t tsc_chunk_decode_chunks_with(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,
                                     double *values, size_t capacity, int loops)
 {
-    return tsc_decode_chunk_list(chunks, sizes, n_chunks, ts, values, capacity, loops, header_count, decode_two);
+    return tsc_decode_chunk_list(chunks, sizes, n_chunks, ts, values, capacity, loops, header_count, 2, decode_two);
 }
 
 size_t tschunk_decode_chunks(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,

@@ -503,10 +503,133 @@ static size_t decode_two(const void *const *chunks, const size_t *sizes, size_t 
     return total;
 }
 
+#ifdef TSC_HAVE_AVX2
+static run_state lane_state(const tsc_prom_lane *chunk)
+{
+    run_state st = {chunk->pos, chunk->delta, chunk->bits, chunk->ts, 0, 0, 0, chunk->bad};
+    set_window(&st, chunk->lead, chunk->width);
+    return st;
+}
+
+/* One sample of every lane with the checked loop (the step the kernel stopped before). */
+static void lanes_scalar_step(tsc_prom_lane *lanes, const tschunk_prom_iter *it, size_t count)
+{
+    for (size_t l = 0; l < count; l++) {
+        run_state st = lane_state(&lanes[l]);
+        run_loop(lanes[l].base, it[l].in.byte_len, 0, &st, lanes[l].ts_out, lanes[l].bits_out, 1, 1);
+        lanes[l] = (tsc_prom_lane){lanes[l].base, lanes[l].last_byte, st.pos, st.delta, st.bits, st.ts, st.lead,
+                                   st.width, st.bad, lanes[l].ts_out + 1, lanes[l].bits_out + 1};
+    }
+}
+
+/* The kernel reads 32 bytes from a step's first byte. */
+#define LANE_BYTES 32
+
+/*
+ * Samples 2.. of 8 or 16 chunks (each past its first two) in the AVX-512 lanes, as far as all have samples
+ * and room; each chunk's rest is left to the pair loop and read_samples.
+ * @return samples decoded from each, or an error.
+ */
+static size_t decode_lanes(tschunk_prom_iter *it, size_t count, int64_t *const *ts, double *const *values)
+{
+    size_t n = SIZE_MAX, bytes = 0, samples = 0;
+    for (size_t l = 0; l < count; l++) {
+        if (it[l].in.byte_len < LANE_BYTES) return 0;
+        n = it[l].count - it[l].index < n ? it[l].count - it[l].index : n;
+        bytes += it[l].in.byte_len;
+        samples += it[l].count;
+    }
+    /* Under a byte a sample (mostly `00`: constant series scraped on time) the pair loop's shortcut is faster. */
+    if (n < FAST_MIN_SAMPLES || bytes < samples) return 0;
+    tsc_prom_lane lanes[TSC_PROM_LANES];
+    for (size_t l = 0; l < count; l++)
+        lanes[l] = (tsc_prom_lane){it[l].in.base, it[l].in.byte_len - LANE_BYTES, it[l].in.bit_pos, it[l].delta,
+                                   it[l].bits, it[l].ts, it[l].window_lead, it[l].window_width, 0, ts[l],
+                                   (uint64_t *)(void *)values[l]};
+    size_t k = 0;
+    for (;;) {
+        int escaped;
+        size_t steps = count == 16 ? tsc_prom_lanes16_avx512(lanes, n - k, &escaped)
+                                   : tsc_prom_lanes8_avx512(lanes, n - k, &escaped);
+        for (size_t l = 0; l < count; l++) {
+            lanes[l].ts_out += steps;
+            lanes[l].bits_out += steps;
+        }
+        k += steps;
+        if (k == n || !escaped) break;
+        lanes_scalar_step(lanes, it, count); /* a 64-bit dod in some lane */
+        k++;
+    }
+    for (size_t l = 0; l < count; l++) {
+        run_state st = lane_state(&lanes[l]);
+        size_t r = save_state(&it[l], &st, k);
+        if (tschunk_is_error(r)) return r;
+    }
+    return k;
+}
+
+/*
+ * 8 or 16 chunks from chunks[i] on: the AVX-512 lanes as far as they go, then pairs, then each chunk's rest.
+ * @return samples written or an error.
+ */
+static size_t decode_in_lanes(const void *const *chunks, const size_t *sizes, size_t i, size_t count, int64_t *ts,
+                              double *values, int loops)
+{
+    tschunk_prom_iter it[TSC_PROM_LANES];
+    int64_t *ts_at[TSC_PROM_LANES];
+    double *values_at[TSC_PROM_LANES];
+    size_t start = 0, r;
+    for (size_t l = 0; l < count; l++) {
+        r = tschunk_prom_iter_init(&it[l], chunks[i + l], sizes[i + l]);
+        if (r) return r;
+        r = read_samples(&it[l], ts + start, values + start, it[l].count < 2 ? it[l].count : 2, loops);
+        if (tschunk_is_error(r)) return r;
+        ts_at[l] = ts + start + r;
+        values_at[l] = values + start + r;
+        start += it[l].count;
+    }
+    r = decode_lanes(it, count, ts_at, values_at);
+    if (tschunk_is_error(r)) return r;
+    for (size_t l = 0; l < count; l += 2) {
+        size_t pair = decode_pair(&it[l], ts_at[l] + r, values_at[l] + r, &it[l + 1], ts_at[l + 1] + r,
+                                  values_at[l + 1] + r, loops);
+        if (tschunk_is_error(pair)) return pair;
+        for (size_t m = l; m < l + 2; m++) {
+            size_t got = read_samples(&it[m], ts_at[m] + r + pair, values_at[m] + r + pair,
+                                      it[m].count - it[m].index, loops);
+            if (tschunk_is_error(got)) return got;
+        }
+    }
+    return start;
+}
+#endif
+
+/* Chunks i.. (at most 16): in AVX-512 lanes, 16 or 8, when the CPU has it, else two at a time. */
+static size_t decode_some(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks, int64_t *ts,
+                          double *values, int loops)
+{
+    size_t end = n_chunks - i < TSC_PROM_LANES ? n_chunks : i + TSC_PROM_LANES, done = 0;
+#ifdef TSC_HAVE_AVX2
+    if (end - i >= 8 && loops == TSC_LOOPS_AUTO && tsc_avx512_here()) {
+        size_t count = end - i == 16 ? 16 : 8;
+        done = decode_in_lanes(chunks, sizes, i, count, ts, values, loops);
+        if (tschunk_is_error(done)) return done;
+        i += count;
+    }
+#endif
+    for (size_t k = i; k < end; k += 2) {
+        size_t r = decode_two(chunks, sizes, k, end, ts + done, values + done, loops);
+        if (tschunk_is_error(r)) return r;
+        done += r;
+    }
+    return done;
+}
+
 size_t tsc_prom_decode_chunks_with(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,
                                    double *values, size_t capacity, int loops)
 {
-    return tsc_decode_chunk_list(chunks, sizes, n_chunks, ts, values, capacity, loops, tschunk_prom_count, decode_two);
+    return tsc_decode_chunk_list(chunks, sizes, n_chunks, ts, values, capacity, loops, tschunk_prom_count,
+                                 TSC_PROM_LANES, decode_some);
 }
 
 size_t tschunk_prom_decode_chunks(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,

@@ -11,4 +11,27 @@ size_t tsc_prom_decode_with(const void *chunk, size_t size, int64_t *ts, double 
 size_t tsc_prom_decode_chunks_with(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,
                                    double *values, size_t capacity, int loops);
 
+/* Chunks tschunk_prom_decode_chunks takes a call of its walk (the AVX-512 kernel's lanes, two sets of 8). */
+#define TSC_PROM_LANES 16
+
+/* One chunk in tsc_prom_lanes8_avx512: its stream, decode state and where its next samples go. */
+typedef struct {
+    const uint8_t *base; /* the bit stream (after the count) */
+    uint64_t last_byte;  /* the last byte a step may start in: it reads 32 bytes from there */
+    uint64_t pos, delta, bits;
+    int64_t ts;
+    uint32_t lead, width, bad;
+    int64_t *ts_out;
+    uint64_t *bits_out;
+} tsc_prom_lane;
+
+/*
+ * Up to n samples of each of eight chunks (past their first two samples), one of each per step, into the
+ * lanes' outputs. Stops before a step in which a lane has fewer than 16 bytes from its position, or meets a
+ * 64-bit dod (*escaped set): the caller takes that step with the scalar loop. @return the steps done.
+ */
+size_t tsc_prom_lanes8_avx512(tsc_prom_lane *restrict lanes, size_t n, int *restrict escaped);
+/* The same with sixteen chunks, two sets of eight lanes side by side. */
+size_t tsc_prom_lanes16_avx512(tsc_prom_lane *restrict lanes, size_t n, int *restrict escaped);
+
 #endif
