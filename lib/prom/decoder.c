@@ -7,6 +7,7 @@
 #include "../codec/bitstream.h"
 #include "../common/chunk_list.h"
 #include "decoder.h"
+#include "../common/lanes512.h"
 
 /*
  * The iterator's step and its caller start on 64-byte lines: where the 0.17.0 build happened to place them
@@ -617,7 +618,7 @@ static size_t decode_some(const void *const *chunks, const size_t *sizes, size_t
 {
     size_t end = n_chunks - i < TSC_PROM_LANES ? n_chunks : i + TSC_PROM_LANES, done = 0;
 #ifdef TSC_HAVE_AVX2
-    if (end - i >= 8 && loops == TSC_LOOPS_AUTO && tsc_avx512_here()) {
+    if (end - i >= 8 && loops == TSC_LOOPS_AUTO && tsc_lanes_here()) {
         size_t count = end - i == 16 ? 16 : 8;
         done = decode_in_lanes(chunks, sizes, i, count, ts, values, loops);
         if (tschunk_is_error(done)) return done;

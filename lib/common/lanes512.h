@@ -1,0 +1,148 @@
+/*
+ * What the AVX-512 lane decoders share (lib/prom/lanes512.c for Prometheus
+ * XOR chunks, lib/chunk/lanes512.c for codec 1): eight chunks a set of
+ * registers, one 64-bit lane each; a bit stream read most significant bit
+ * first from windows of 32 bytes fetched at each lane's position; rows of
+ * samples (one a lane) transposed into each chunk's place in the caller's
+ * arrays. Static inline functions for the kernels' translation units only.
+ */
+#ifndef TSCHUNK_LANES512_H
+#define TSCHUNK_LANES512_H
+
+#include "common.h"
+
+#ifdef TSC_HAVE_AVX2
+#  include <immintrin.h>
+#  define TSC_LANES __attribute__((target("avx512f,avx512bw,avx512cd")))
+#  define TSC_LANES_INLINE __attribute__((target("avx512f,avx512bw,avx512cd"), always_inline)) static inline
+
+/* Where the lane kernels may run: AVX-512 with the byte permute (tsc_avx512_here) and conflict detection
+ * (vplzcntq). */
+TSC_INLINE int tsc_lanes_here(void) { return tsc_avx512_here() && __builtin_cpu_supports("avx512cd"); }
+
+/* Each bit from a where mask has it set, else from b (vpternlogq: no mask registers, no blends). */
+TSC_LANES_INLINE __m512i tsc_lanes_select(__m512i mask, __m512i a, __m512i b)
+{
+    return _mm512_ternarylogic_epi64(mask, a, b, 0xca);
+}
+
+/* All ones where x is 1, zero where it is 0. */
+TSC_LANES_INLINE __m512i tsc_lanes_all_if(__m512i x) { return _mm512_sub_epi64(_mm512_setzero_si512(), x); }
+
+/* The 64 bits at bit `at` (<= 64) of the 128 bits hi:lo (most significant first); 0 past them. */
+TSC_LANES_INLINE __m512i tsc_lanes_bits_at(__m512i hi, __m512i lo, __m512i at)
+{
+    __m512i lo_at = _mm512_sub_epi64(_mm512_set1_epi64(64), at);
+    return _mm512_or_si512(_mm512_sllv_epi64(hi, at), _mm512_srlv_epi64(lo, lo_at));
+}
+
+/* 32 bytes of each lane's stream, as four big-endian words. */
+typedef struct {
+    __m512i word[4];
+} tsc_lanes_window;
+
+/* The 64 bits at bit `at` (< 192) of a window. */
+TSC_LANES_INLINE __m512i tsc_lanes_window_bits(const tsc_lanes_window *w, __m512i at)
+{
+    __m512i index = _mm512_srli_epi64(at, 6), one = _mm512_set1_epi64(1);
+    __m512i past0 = tsc_lanes_all_if(_mm512_srli_epi64(_mm512_add_epi64(index, one), 1));
+    __m512i past1 = tsc_lanes_all_if(_mm512_srli_epi64(index, 1));
+    __m512i hi = tsc_lanes_select(past1, w->word[2], tsc_lanes_select(past0, w->word[1], w->word[0]));
+    __m512i lo = tsc_lanes_select(past1, w->word[3], tsc_lanes_select(past0, w->word[2], w->word[1]));
+    return tsc_lanes_bits_at(hi, lo, _mm512_and_si512(at, _mm512_set1_epi64(63)));
+}
+
+/* 32 bytes at each of two addresses, in the low and high halves. */
+TSC_LANES_INLINE __m512i tsc_lanes_load_pair(uint64_t low, uint64_t high)
+{
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const void *)(uintptr_t)low)),
+                              _mm256_loadu_si256((const void *)(uintptr_t)high), 1);
+}
+
+/*
+ * The 32 bytes from each lane's bit position `pos` in the stream at `base`, unless a lane's byte is past its
+ * `last_byte` (then 0, nothing read): one 32-byte load a lane, transposed into the window's four words, and
+ * *at the position's bit within its byte. Gathers took 75 cycles for the four words on Zen 5 (it runs
+ * them one after another), the loads and 12 shuffles about 25.
+ */
+TSC_LANES_INLINE int tsc_lanes_fetch(__m512i base, __m512i last_byte, __m512i pos, tsc_lanes_window *w, __m512i *at)
+{
+    /* Each 8-byte word is big-endian: the stream's first bit is its most significant one. */
+    const __m512i swap = _mm512_set4_epi64(0x08090a0b0c0d0e0f, 0x0001020304050607, 0x08090a0b0c0d0e0f,
+                                           0x0001020304050607);
+    const __m512i even = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), odd = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+    __m512i byte = _mm512_srli_epi64(pos, 3);
+    if (_mm512_cmpgt_epu64_mask(byte, last_byte)) return 0;
+    /* The addresses moved to scalar registers by extracts: a store and eight loads back waited for the store. */
+    __m512i from = _mm512_add_epi64(base, byte);
+    __m128i q0 = _mm512_castsi512_si128(from), q1 = _mm512_extracti32x4_epi32(from, 1);
+    __m128i q2 = _mm512_extracti32x4_epi32(from, 2), q3 = _mm512_extracti32x4_epi32(from, 3);
+    /* lanes k and k + 4: words 0-3 of each (written out: gcc kept a loop's arrays in memory) */
+    __m512i pair0 = tsc_lanes_load_pair((uint64_t)_mm_cvtsi128_si64(q0), (uint64_t)_mm_cvtsi128_si64(q2));
+    __m512i pair1 = tsc_lanes_load_pair((uint64_t)_mm_extract_epi64(q0, 1), (uint64_t)_mm_extract_epi64(q2, 1));
+    __m512i pair2 = tsc_lanes_load_pair((uint64_t)_mm_cvtsi128_si64(q1), (uint64_t)_mm_cvtsi128_si64(q3));
+    __m512i pair3 = tsc_lanes_load_pair((uint64_t)_mm_extract_epi64(q1, 1), (uint64_t)_mm_extract_epi64(q3, 1));
+    /* words 0 and 2 (low), 1 and 3 (high) of lanes 0, 1 | 4, 5 and of lanes 2, 3 | 6, 7 */
+    __m512i low01 = _mm512_unpacklo_epi64(pair0, pair1), high01 = _mm512_unpackhi_epi64(pair0, pair1);
+    __m512i low23 = _mm512_unpacklo_epi64(pair2, pair3), high23 = _mm512_unpackhi_epi64(pair2, pair3);
+    w->word[0] = _mm512_shuffle_epi8(_mm512_permutex2var_epi64(low01, even, low23), swap);
+    w->word[1] = _mm512_shuffle_epi8(_mm512_permutex2var_epi64(high01, even, high23), swap);
+    w->word[2] = _mm512_shuffle_epi8(_mm512_permutex2var_epi64(low01, odd, low23), swap);
+    w->word[3] = _mm512_shuffle_epi8(_mm512_permutex2var_epi64(high01, odd, high23), swap);
+    *at = _mm512_and_si512(pos, _mm512_set1_epi64(7));
+    return 1;
+}
+
+/*
+ * Eight rows (steps; one lane a qword) stored as eight runs of eight samples, run k at out[k] + done: an 8 x 8
+ * transpose in 24 shuffles, written out (gcc kept a loop's arrays in memory, a third of the kernel's time).
+ */
+TSC_LANES_INLINE void tsc_lanes_store_columns(const __m512i *rows, uint64_t *const *out, size_t done)
+{
+    const __m512i even = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), odd = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+    __m512i t0 = _mm512_unpacklo_epi64(rows[0], rows[1]), t1 = _mm512_unpackhi_epi64(rows[0], rows[1]);
+    __m512i t2 = _mm512_unpacklo_epi64(rows[2], rows[3]), t3 = _mm512_unpackhi_epi64(rows[2], rows[3]);
+    __m512i t4 = _mm512_unpacklo_epi64(rows[4], rows[5]), t5 = _mm512_unpackhi_epi64(rows[4], rows[5]);
+    __m512i t6 = _mm512_unpacklo_epi64(rows[6], rows[7]), t7 = _mm512_unpackhi_epi64(rows[6], rows[7]);
+    /* rows 0-3 of lanes 0 and 4 (v04), 2 and 6, 1 and 5, 3 and 7; then the same of rows 4-7 */
+    __m512i v04 = _mm512_permutex2var_epi64(t0, even, t2), v26 = _mm512_permutex2var_epi64(t0, odd, t2);
+    __m512i v15 = _mm512_permutex2var_epi64(t1, even, t3), v37 = _mm512_permutex2var_epi64(t1, odd, t3);
+    __m512i w04 = _mm512_permutex2var_epi64(t4, even, t6), w26 = _mm512_permutex2var_epi64(t4, odd, t6);
+    __m512i w15 = _mm512_permutex2var_epi64(t5, even, t7), w37 = _mm512_permutex2var_epi64(t5, odd, t7);
+    _mm512_storeu_si512(out[0] + done, _mm512_shuffle_i64x2(v04, w04, 0x44));
+    _mm512_storeu_si512(out[4] + done, _mm512_shuffle_i64x2(v04, w04, 0xee));
+    _mm512_storeu_si512(out[1] + done, _mm512_shuffle_i64x2(v15, w15, 0x44));
+    _mm512_storeu_si512(out[5] + done, _mm512_shuffle_i64x2(v15, w15, 0xee));
+    _mm512_storeu_si512(out[2] + done, _mm512_shuffle_i64x2(v26, w26, 0x44));
+    _mm512_storeu_si512(out[6] + done, _mm512_shuffle_i64x2(v26, w26, 0xee));
+    _mm512_storeu_si512(out[3] + done, _mm512_shuffle_i64x2(v37, w37, 0x44));
+    _mm512_storeu_si512(out[7] + done, _mm512_shuffle_i64x2(v37, w37, 0xee));
+}
+
+/* `steps` rows of samples (one lane a qword) to each lane's outputs, from sample `done` on. */
+TSC_LANES_INLINE void tsc_lanes_write_rows(uint64_t *const *ts_out, uint64_t *const *bits_out, const __m512i *ts_rows,
+                                           const __m512i *bit_rows, size_t steps, size_t done)
+{
+    if (steps == 8) {
+        tsc_lanes_store_columns(ts_rows, ts_out, done);
+        tsc_lanes_store_columns(bit_rows, bits_out, done);
+        return;
+    }
+    for (size_t step = 0; step < steps; step++) {
+        uint64_t ts[8], bits[8];
+        _mm512_storeu_si512(ts, ts_rows[step]);
+        _mm512_storeu_si512(bits, bit_rows[step]);
+        for (int k = 0; k < 8; k++) {
+            ts_out[k][done + step] = ts[k];
+            bits_out[k][done + step] = bits[k];
+        }
+    }
+}
+
+/* A field of eight lane structs, one a qword. */
+#  define TSC_LANE_FIELDS(l, field, type)                                                                         \
+      _mm512_set_epi64((type)(l)[7].field, (type)(l)[6].field, (type)(l)[5].field, (type)(l)[4].field,          \
+                       (type)(l)[3].field, (type)(l)[2].field, (type)(l)[1].field, (type)(l)[0].field)
+
+#endif
+#endif
