@@ -349,6 +349,56 @@ static size_t chunk_count(const void *chunk, size_t size)
     return tschunk_is_error(r) ? r : info.count;
 }
 
+static size_t gorilla_encode_all(const wl_series *s, unsigned char **out)
+{
+    return encode_range_codec(s, 0, s->n, GORILLA, out);
+}
+
+/*
+ * tschunk_decode_chunks over lists of 8 to 40 codec-1 chunks (the AVX-512 lanes, 16 and 8 side by side,
+ * where the CPU has them) with 64-bit dods, 64-bit windows and constant streams: exactly the series'
+ * samples, and with bit flips an error exactly when a chunk alone has one.
+ */
+Test(chunk, decode_chunks_in_lanes_matches_the_samples, .timeout = 60)
+{
+    decode_chunks_in_lanes_match(tsc_chunk_decode_chunks_with, tschunk_decode, chunk_count, gorilla_encode_all, 0, 98);
+}
+
+/*
+ * Time going back inside the lanes: 16 codec-1 chunks whose step (100 +- 3) is 16 shorter at sample 41
+ * alone; one chunk's first delta (header byte 12) rewritten from 100 to 5 takes 95 off every step, below 0
+ * there only. Every loop choice must refuse the list, as decoding that chunk alone does.
+ */
+Test(chunk, decode_chunks_in_lanes_refuses_time_going_back)
+{
+    enum { CHUNKS = 16, N = 120 };
+    unsigned char *chunk[CHUNKS];
+    size_t size[CHUNKS];
+    static int64_t ts[CHUNKS * N];
+    static double values[CHUNKS * N];
+    uint64_t rng = 17;
+    for (size_t c = 0; c < CHUNKS; c++) {
+        wl_series s = {malloc(N * 8), malloc(N * 8), N, "steps"};
+        for (size_t i = 0; i < N; i++) {
+            int64_t jitter = i < 2 ? 0 : (int64_t)(wl_rng(&rng) % 7) - 3; /* a timestamp stream of 32 bytes or more */
+            s.ts[i] = i == 0 ? 0 : s.ts[i - 1] + (i == 41 ? 84 : 100) + jitter;
+            s.bits[i] = wl_rng(&rng);
+        }
+        size[c] = encode_range_codec(&s, 0, N, GORILLA, &chunk[c]);
+        cr_assert_eq(chunk[c][12], 100, "the first delta's byte");
+        free(s.ts);
+        free(s.bits);
+    }
+    chunk[5][12] = 5;
+    cr_assert_eq(tschunk_get_error_code(tschunk_decode(chunk[5], size[5], ts, values, N)), TSCHUNK_ERROR_CORRUPT);
+    static const int loops[3] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO};
+    for (int l = 0; l < 3; l++)
+        cr_assert_eq(tschunk_get_error_code(tsc_chunk_decode_chunks_with((const void *const *)chunk, size, CHUNKS, ts,
+                                                                         values, CHUNKS * N, loops[l])),
+                     TSCHUNK_ERROR_CORRUPT, "loops %d", l);
+    for (size_t c = 0; c < CHUNKS; c++) free(chunk[c]);
+}
+
 /*
  * tschunk_decode_chunks (codec-1 chunks two side by side) gives the samples
  * of decoding each chunk alone, with every loop choice, on lists mixing both

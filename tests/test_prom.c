@@ -402,36 +402,7 @@ Test(prom, decode_chunks_matches_one_by_one, .timeout = 60)
 
 /* tschunk_prom_append_many, in slices of 1 to 37 samples, takes the samples and bytes of one-by-one appends
  * and refuses the same sample with the same error (limits, a small buffer, time going back, after finish). */
-/*
- * A series for the AVX-512 lanes' edges: steps that leave the 20-bit dod for the 64-bit escape (gaps of
- * hours, and back to the step), values of every XOR field kind (repeats, reused windows, new windows up to
- * 64 bits: random bits, NaN payloads, -0.0, infinities, stale markers).
- */
-static void lane_edges_series(wl_series *s, size_t n, uint64_t seed)
-{
-    static const uint64_t special[] = {0x7ff0000000000001, 0x7ff8000000000000, 0x8000000000000000,
-                                       0x7ff0000000000000, 0xfff0000000000000, 0x7ff0000000000002};
-    uint64_t rng = seed;
-    s->n = n;
-    snprintf(s->name, sizeof s->name, "lane edges");
-    s->ts = malloc(n * sizeof *s->ts);
-    s->bits = malloc(n * sizeof *s->bits);
-    int64_t t = (int64_t)(wl_rng(&rng) % 1000000);
-    uint64_t v = 0x4059000000000000;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r = wl_rng(&rng);
-        t += r % 29 == 0 ? (int64_t)(r >> 40) : 15000 + (int64_t)(r % 7) - 3; /* gaps of up to 4.6 hours */
-        switch (r % 8 / 2 + (r % 41 == 0)) {
-        case 0: break;                                         /* repeat */
-        case 1: v ^= (r >> 20) & 0xff0; break;                 /* within a window */
-        case 2: v = wl_rng(&rng); break;                       /* 64 meaningful bits */
-        case 3: v ^= (uint64_t)1 << (r >> 58); break;          /* one bit anywhere */
-        default: v = special[(r >> 32) % (sizeof special / sizeof special[0])];
-        }
-        s->ts[i] = t;
-        s->bits[i] = v;
-    }
-}
+static size_t prom_encode_all(const wl_series *s, unsigned char **out) { return prom_encode_series(s, 0, s->n, out); }
 
 /*
  * tschunk_prom_decode_chunks over lists of 8 to 40 chunks (the AVX-512 lanes, 16 and 8 side by side, where the
@@ -440,60 +411,8 @@ static void lane_edges_series(wl_series *s, size_t n, uint64_t seed)
  */
 Test(prom, decode_chunks_in_lanes_matches_the_samples, .timeout = 60)
 {
-    enum { CHUNKS = 40 };
-    uint64_t rng = 99;
-    for (int round = 0; round < 60; round++) {
-        unsigned char *chunk[CHUNKS];
-        size_t size[CHUNKS], total = 0;
-        wl_series s[CHUNKS];
-        for (size_t c = 0; c < CHUNKS; c++) {
-            uint64_t r = wl_rng(&rng);
-            size_t len = r % 5 ? 120 : 1 + (r >> 8) % 300;
-            lane_edges_series(&s[c], len, r);
-            size[c] = prom_encode_series(&s[c], 0, len, &chunk[c]);
-            chunk[c] = realloc(chunk[c], size[c]); /* exactly its bytes: a read past them is ASan's to see */
-            total += len;
-        }
-        size_t lists[] = {8, 16, 17, 24, 40};
-        int64_t *ts = malloc(total * 8), *want_ts = malloc(total * 8);
-        uint64_t *bits = malloc(total * 8), *want_bits = malloc(total * 8);
-        for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
-            size_t n = 0, r;
-            for (size_t c = 0; c < lists[k]; c++) {
-                memcpy(want_ts + n, s[c].ts, s[c].n * 8);
-                memcpy(want_bits + n, s[c].bits, s[c].n * 8);
-                n += s[c].n;
-            }
-            r = tschunk_prom_decode_chunks((const void *const *)chunk, size, lists[k], ts, (double *)(void *)bits, n);
-            cr_assert_eq(r, n, "round %d, %zu chunks: %s", round, lists[k], tschunk_error_name(r));
-            cr_assert(memcmp(ts, want_ts, n * 8) == 0, "round %d, %zu chunks: timestamps", round, lists[k]);
-            cr_assert(memcmp(bits, want_bits, n * 8) == 0, "round %d, %zu chunks: values", round, lists[k]);
-        }
-        /* A flipped bit in some chunks (past the count): an error exactly when one by one meets one. */
-        for (size_t c = 0; c < CHUNKS; c++)
-            if (wl_rng(&rng) % 3 == 0 && size[c] > 2)
-                chunk[c][2 + wl_rng(&rng) % (size[c] - 2)] ^= (unsigned char)(1u << (wl_rng(&rng) % 8));
-        size_t want = decode_one_by_one(tschunk_prom_decode, tschunk_prom_count, (const void *const *)chunk, size,
-                                        CHUNKS, want_ts, want_bits, total);
-        for (int l = 0; l < 3; l++) {
-            static const int loops[3] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO};
-            size_t got = tsc_prom_decode_chunks_with((const void *const *)chunk, size, CHUNKS, ts,
-                                                     (double *)(void *)bits, total, loops[l]);
-            cr_assert_eq(tschunk_is_error(got), tschunk_is_error(want), "round %d loops %d", round, l);
-            if (tschunk_is_error(want)) continue;
-            cr_assert(got == want && memcmp(ts, want_ts, want * 8) == 0 && memcmp(bits, want_bits, want * 8) == 0,
-                      "round %d loops %d: damaged chunks' samples", round, l);
-        }
-        for (size_t c = 0; c < CHUNKS; c++) {
-            free(chunk[c]);
-            free(s[c].ts);
-            free(s[c].bits);
-        }
-        free(ts);
-        free(want_ts);
-        free(bits);
-        free(want_bits);
-    }
+    decode_chunks_in_lanes_match(tsc_prom_decode_chunks_with, tschunk_prom_decode, tschunk_prom_count,
+                                 prom_encode_all, 2, 99);
 }
 
 Test(prom, append_many_matches_one_by_one, .timeout = 60)

@@ -317,4 +317,108 @@ static inline void decode_chunks_match_one_by_one(decode_chunks_with_fn decode_c
     for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) wl_free(&s[kind]);
 }
 
+
+/*
+ * A series for the AVX-512 lanes' edges: steps that leave the 20-bit dod for the 64-bit escape (gaps of
+ * hours, and back to the step), values of every XOR field kind (repeats, reused windows, new windows up to
+ * 64 bits: random bits, NaN payloads, -0.0, infinities, stale markers). constant: 1 regular timestamps, 2
+ * one value (codec 1 elides such a stream).
+ */
+static inline void lane_edges_series(wl_series *s, size_t n, uint64_t seed, int constant)
+{
+    static const uint64_t special[] = {0x7ff0000000000001, 0x7ff8000000000000, 0x8000000000000000,
+                                       0x7ff0000000000000, 0xfff0000000000000, 0x7ff0000000000002};
+    uint64_t rng = seed;
+    s->n = n;
+    snprintf(s->name, sizeof s->name, "lane edges");
+    s->ts = malloc(n * sizeof *s->ts);
+    s->bits = malloc(n * sizeof *s->bits);
+    int64_t t = (int64_t)(wl_rng(&rng) % 1000000);
+    uint64_t v = 0x4059000000000000;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = wl_rng(&rng);
+        if (constant == 1) t += 15000;
+        else t += r % 29 == 0 ? (int64_t)(r >> 40) : 15000 + (int64_t)(r % 7) - 3; /* gaps of up to 4.6 hours */
+        switch (constant == 2 ? 0 : r % 8 / 2 + (r % 41 == 0)) {
+        case 0: break;                                /* repeat */
+        case 1: v ^= (r >> 20) & 0xff0; break;        /* within a window */
+        case 2: v = wl_rng(&rng); break;              /* 64 meaningful bits */
+        case 3: v ^= (uint64_t)1 << (r >> 58); break; /* one bit anywhere */
+        default: v = special[(r >> 32) % (sizeof special / sizeof special[0])];
+        }
+        s->ts[i] = t;
+        s->bits[i] = v;
+    }
+}
+
+typedef size_t (*encode_all_fn)(const wl_series *s, unsigned char **out);
+
+/*
+ * A decode_chunks over lists of 8 to 40 chunks (the AVX-512 lanes, 16 and 8 side by side, where the CPU has
+ * them) of lane_edges_series (one chunk in eight with a constant stream, one in five of 1 to 300 samples),
+ * each copied to exactly its bytes so that a read past them is ASan's to see: exactly the series' samples;
+ * then with bit flips (from byte damage_from on) in a third of the chunks, with every loop choice, an error
+ * exactly when decoding the chunks one by one meets one, else the same samples.
+ */
+static inline void decode_chunks_in_lanes_match(decode_chunks_with_fn decode_chunks, decode_one_fn decode,
+                                                count_fn count, encode_all_fn encode, size_t damage_from,
+                                                uint64_t seed)
+{
+    enum { CHUNKS = 40 };
+    uint64_t rng = seed;
+    for (int round = 0; round < 60; round++) {
+        unsigned char *chunk[CHUNKS];
+        size_t size[CHUNKS], total = 0;
+        wl_series s[CHUNKS];
+        for (size_t c = 0; c < CHUNKS; c++) {
+            uint64_t r = wl_rng(&rng);
+            lane_edges_series(&s[c], r % 5 ? 120 : 1 + (r >> 8) % 300, r, r % 8 == 1 ? (int)(r >> 20) % 2 + 1 : 0);
+            size[c] = encode(&s[c], &chunk[c]);
+            chunk[c] = realloc(chunk[c], size[c]);
+            total += s[c].n;
+        }
+        static const size_t lists[] = {8, 16, 17, 24, 40};
+        int64_t *ts = malloc(total * 8), *want_ts = malloc(total * 8);
+        uint64_t *bits = malloc(total * 8), *want_bits = malloc(total * 8);
+        for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
+            size_t n = 0;
+            for (size_t c = 0; c < lists[k]; c++) {
+                memcpy(want_ts + n, s[c].ts, s[c].n * 8);
+                memcpy(want_bits + n, s[c].bits, s[c].n * 8);
+                n += s[c].n;
+            }
+            size_t r = decode_chunks((const void *const *)chunk, size, lists[k], ts, (double *)(void *)bits, n,
+                                     TSC_LOOPS_AUTO);
+            cr_assert_eq(r, n, "round %d, %zu chunks: %s", round, lists[k], tschunk_error_name(r));
+            cr_assert(memcmp(ts, want_ts, n * 8) == 0, "round %d, %zu chunks: timestamps", round, lists[k]);
+            cr_assert(memcmp(bits, want_bits, n * 8) == 0, "round %d, %zu chunks: values", round, lists[k]);
+        }
+        for (size_t c = 0; c < CHUNKS; c++) {
+            if (wl_rng(&rng) % 3 || size[c] <= damage_from) continue;
+            size_t at = damage_from + wl_rng(&rng) % (size[c] - damage_from);
+            chunk[c][at] ^= (unsigned char)(1u << (wl_rng(&rng) % 8));
+        }
+        size_t want = decode_one_by_one(decode, count, (const void *const *)chunk, size, CHUNKS, want_ts, want_bits,
+                                        total);
+        for (int l = 0; l < 3; l++) {
+            static const int loops[3] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO};
+            size_t got = decode_chunks((const void *const *)chunk, size, CHUNKS, ts, (double *)(void *)bits, total,
+                                       loops[l]);
+            cr_assert_eq(tschunk_is_error(got), tschunk_is_error(want), "round %d loops %d", round, l);
+            if (tschunk_is_error(want)) continue;
+            cr_assert(got == want && memcmp(ts, want_ts, want * 8) == 0 && memcmp(bits, want_bits, want * 8) == 0,
+                      "round %d loops %d: damaged chunks' samples", round, l);
+        }
+        for (size_t c = 0; c < CHUNKS; c++) {
+            free(chunk[c]);
+            free(s[c].ts);
+            free(s[c].bits);
+        }
+        free(ts);
+        free(want_ts);
+        free(bits);
+        free(want_bits);
+    }
+}
+
 #endif

@@ -11,6 +11,8 @@
 #include "../codec/xor.h"
 #include "../codec2/format.h"
 #include "../common/chunk_list.h"
+#include "../common/lanes512.h"
+#include "lanes.h"
 
 static size_t fail(tschunk_iter *it, tschunk_error_code code)
 {
@@ -609,6 +611,142 @@ static size_t decode_two(const void *const *chunks, const size_t *sizes, size_t 
     return total;
 }
 
+#ifdef TSC_HAVE_AVX2
+/* The kernel reads 32 bytes of a stream from a step's first byte. */
+#define LANE_BYTES 32
+
+/*
+ * Whether chunks i.. (count of them, headers parsed) go to the AVX-512 lanes: all codec 1, each present
+ * stream with room for a fetch, 8 samples or more past the first two in each, and a byte a sample or more
+ * in all (under it, mostly constant streams: the pair loop is as fast).
+ */
+static int lanes_fit(const tsc_chunk_header *h, size_t count)
+{
+    size_t bytes = 0, samples = 0;
+    for (size_t l = 0; l < count; l++) {
+        const tschunk_chunk_info *info = &h[l].info;
+        if (info->codec != TSCHUNK_CODEC_GORILLA || info->count < 2 + FAST_MIN_SAMPLES) return 0;
+        if (!(info->flags & TSCHUNK_FLAG_TS_CONST) && info->ts_bytes < LANE_BYTES) return 0;
+        if (!(info->flags & TSCHUNK_FLAG_VAL_CONST) && info->value_bytes < LANE_BYTES) return 0;
+        bytes += info->ts_bytes + info->value_bytes;
+        samples += info->count;
+    }
+    return bytes >= samples;
+}
+
+/* A chunk's lane from its iterator (past its first two samples): a constant stream reads zeros. */
+static tsc_chunk_lane lane_of(const tschunk_iter *it, int64_t *ts, double *values)
+{
+    int ts_const = it->flags & TSCHUNK_FLAG_TS_CONST, val_const = it->flags & TSCHUNK_FLAG_VAL_CONST;
+    tsc_chunk_lane one = {ts_const ? tsc_chunk_lane_zeros : it->ts_in.base,
+                          val_const ? tsc_chunk_lane_zeros : it->val_in.base,
+                          (ts_const ? TSC_CHUNK_LANE_ZEROS : it->ts_in.byte_len) - LANE_BYTES,
+                          (val_const ? TSC_CHUNK_LANE_ZEROS : it->val_in.byte_len) - LANE_BYTES,
+                          ts_const ? 0 : it->ts_in.bit_pos,
+                          val_const ? 0 : it->val_in.bit_pos,
+                          it->delta, it->bits, it->ts, it->window_lead, it->window_width, 0, ts,
+                          (uint64_t *)(void *)values};
+    return one;
+}
+
+static run_state lane_state(const tsc_chunk_lane *c)
+{
+    run_state st = {c->tpos, c->vpos, c->delta, c->bits, c->ts, c->lead, c->width, c->bad};
+    return st;
+}
+
+/* One sample of every lane with the checked loop (the step the kernel stopped before: a 64-bit dod). */
+static void lanes_scalar_step(tsc_chunk_lane *lanes, const tsc_chunk_header *h, const void *const *chunks,
+                              size_t count)
+{
+    for (size_t l = 0; l < count; l++) {
+        const uint8_t *src = (const uint8_t *)chunks[l];
+        const tschunk_chunk_info *info = &h[l].info;
+        run_state st = lane_state(&lanes[l]);
+        read_sample(src + h[l].ts_offset, info->ts_bytes, src + h[l].value_offset, info->value_bytes, &st,
+                    (info->flags & TSCHUNK_FLAG_TS_CONST) != 0, (info->flags & TSCHUNK_FLAG_VAL_CONST) != 0, 1);
+        lanes[l].ts_out[0] = st.ts;
+        lanes[l].bits_out[0] = st.bits;
+        lanes[l] = (tsc_chunk_lane){lanes[l].tbase, lanes[l].vbase, lanes[l].tlast, lanes[l].vlast, st.tpos,
+                                    st.vpos, st.delta, st.bits, st.ts, st.lead, st.width, st.bad,
+                                    lanes[l].ts_out + 1, lanes[l].bits_out + 1};
+    }
+}
+
+/*
+ * 8 or 16 codec-1 chunks (lanes_fit) into ts/values: each chunk's first two samples with its iterator, then
+ * all in the AVX-512 lanes as far as they go, then each chunk's rest with its iterator again. One iterator
+ * (2 KiB) at a time on the stack, not 16. @return samples written or an error.
+ */
+static size_t decode_in_lanes(const void *const *chunks, const size_t *sizes, const tsc_chunk_header *h, size_t count,
+                              int64_t *ts, double *values, int loops)
+{
+    tsc_chunk_lane lanes[TSC_CHUNK_LANES];
+    size_t start[TSC_CHUNK_LANES], total = 0, n = SIZE_MAX, r;
+    tschunk_iter it;
+    for (size_t l = 0; l < count; l++) {
+        iter_start(&it, (const uint8_t *)chunks[l], sizes[l], &h[l]);
+        r = read_samples(&it, ts + total, values + total, 2, loops);
+        if (tschunk_is_error(r)) return r;
+        lanes[l] = lane_of(&it, ts + total + 2, values + total + 2);
+        start[l] = total;
+        total += it.count;
+        n = it.count - 2 < n ? it.count - 2 : n;
+    }
+    size_t k = 0;
+    for (;;) {
+        int escaped;
+        size_t steps = count == 16 ? tsc_chunk_lanes16_avx512(lanes, n - k, &escaped)
+                                   : tsc_chunk_lanes8_avx512(lanes, n - k, &escaped);
+        for (size_t l = 0; l < count; l++) {
+            lanes[l].ts_out += steps;
+            lanes[l].bits_out += steps;
+        }
+        k += steps;
+        if (k == n || !escaped) break;
+        lanes_scalar_step(lanes, h, chunks, count);
+        k++;
+    }
+    for (size_t l = 0; l < count; l++) {
+        iter_start(&it, (const uint8_t *)chunks[l], sizes[l], &h[l]);
+        it.index = 2;
+        run_state st = lane_state(&lanes[l]);
+        if (tschunk_is_error(r = save_state(&it, &st, k))) return r;
+        r = read_samples(&it, ts + start[l] + 2 + k, values + start[l] + 2 + k, it.count - 2 - k, loops);
+        if (tschunk_is_error(r)) return r;
+    }
+    return total;
+}
+#endif
+
+/* Chunks i.. (at most 16): codec-1 chunks in AVX-512 lanes, 16 or 8, where they fit; else two at a time. */
+static size_t decode_some(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks, int64_t *ts,
+                          double *values, int loops)
+{
+    size_t end = n_chunks - i < TSC_CHUNK_LANES ? n_chunks : i + TSC_CHUNK_LANES, done = 0;
+#ifdef TSC_HAVE_AVX2
+    if (end - i >= 8 && loops == TSC_LOOPS_AUTO && tsc_lanes_here()) {
+        size_t count = end - i == 16 ? 16 : 8;
+        tsc_chunk_header h[TSC_CHUNK_LANES];
+        for (size_t l = 0; l < count; l++) {
+            size_t r = tsc_chunk_parse((const uint8_t *)chunks[i + l], sizes[i + l], &h[l], TSC_PARSE_HEADER);
+            if (r) return r;
+        }
+        if (lanes_fit(h, count)) {
+            done = decode_in_lanes(chunks + i, sizes + i, h, count, ts, values, loops);
+            if (tschunk_is_error(done)) return done;
+            i += count;
+        }
+    }
+#endif
+    for (size_t k = i; k < end; k += 2) {
+        size_t r = decode_two(chunks, sizes, k, end, ts + done, values + done, loops);
+        if (tschunk_is_error(r)) return r;
+        done += r;
+    }
+    return done;
+}
+
 /* A chunk's declared count from its header, without decoding. */
 static size_t header_count(const void *chunk, size_t size)
 {
@@ -621,7 +759,8 @@ static size_t header_count(const void *chunk, size_t size)
 size_t tsc_chunk_decode_chunks_with(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,
                                     double *values, size_t capacity, int loops)
 {
-    return tsc_decode_chunk_list(chunks, sizes, n_chunks, ts, values, capacity, loops, header_count, 2, decode_two);
+    return tsc_decode_chunk_list(chunks, sizes, n_chunks, ts, values, capacity, loops, header_count, TSC_CHUNK_LANES,
+                                 decode_some);
 }
 
 size_t tschunk_decode_chunks(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,
