@@ -612,13 +612,13 @@ static size_t decode_two(const void *const *chunks, const size_t *sizes, size_t 
 }
 
 #ifdef TSC_HAVE_AVX2
-/* The kernel reads 32 bytes of a stream from a step's first byte. */
+/* The kernel reads 32 bytes of a stream from a step's first byte (fewer, then zeros, past its last 32). */
 #define LANE_BYTES 32
 
 /*
- * Whether chunks i.. (count of them, headers parsed) go to the AVX-512 lanes: all codec 1, each present
- * stream with room for a fetch, 8 samples or more past the first two in each, and a byte a sample or more
- * in all (under it, mostly constant streams: the pair loop is as fast).
+ * Whether chunks i.. (count of them, headers parsed) go to the AVX-512 lanes: all codec 1, 8 samples or
+ * more past the first two in each, and a byte a sample or more in all (under it, mostly constant streams:
+ * the pair loop is as fast).
  */
 static int lanes_fit(const tsc_chunk_header *h, size_t count)
 {
@@ -626,8 +626,6 @@ static int lanes_fit(const tsc_chunk_header *h, size_t count)
     for (size_t l = 0; l < count; l++) {
         const tschunk_chunk_info *info = &h[l].info;
         if (info->codec != TSCHUNK_CODEC_GORILLA || info->count < 2 + FAST_MIN_SAMPLES) return 0;
-        if (!(info->flags & TSCHUNK_FLAG_TS_CONST) && info->ts_bytes < LANE_BYTES) return 0;
-        if (!(info->flags & TSCHUNK_FLAG_VAL_CONST) && info->value_bytes < LANE_BYTES) return 0;
         bytes += info->ts_bytes + info->value_bytes;
         samples += info->count;
     }
@@ -640,8 +638,8 @@ static tsc_chunk_lane lane_of(const tschunk_iter *it, int64_t *ts, double *value
     int ts_const = it->flags & TSCHUNK_FLAG_TS_CONST, val_const = it->flags & TSCHUNK_FLAG_VAL_CONST;
     tsc_chunk_lane one = {ts_const ? tsc_chunk_lane_zeros : it->ts_in.base,
                           val_const ? tsc_chunk_lane_zeros : it->val_in.base,
-                          (ts_const ? TSC_CHUNK_LANE_ZEROS : it->ts_in.byte_len) - LANE_BYTES,
-                          (val_const ? TSC_CHUNK_LANE_ZEROS : it->val_in.byte_len) - LANE_BYTES,
+                          (uint64_t)(ts_const ? TSC_CHUNK_LANE_ZEROS : it->ts_in.byte_len) - LANE_BYTES,
+                          (uint64_t)(val_const ? TSC_CHUNK_LANE_ZEROS : it->val_in.byte_len) - LANE_BYTES,
                           ts_const ? 0 : it->ts_in.bit_pos,
                           val_const ? 0 : it->val_in.bit_pos,
                           it->delta, it->bits, it->ts, it->window_lead, it->window_width, 0, ts,

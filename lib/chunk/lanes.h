@@ -14,7 +14,7 @@ extern const uint8_t tsc_chunk_lane_zeros[TSC_CHUNK_LANE_ZEROS];
 /* One codec-1 chunk in the kernel: its two streams, decode state and where its next samples go. */
 typedef struct {
     const uint8_t *tbase, *vbase; /* the timestamp and value streams (tsc_chunk_lane_zeros when constant) */
-    uint64_t tlast, vlast;        /* the last byte a fetch may start at in each: it reads 32 bytes from there */
+    uint64_t tlast, vlast;        /* each stream's length - 32, signed: past it a fetch reads the rest, then zeros */
     uint64_t tpos, vpos, delta, bits;
     int64_t ts;
     uint32_t lead, width, bad;
@@ -24,8 +24,9 @@ typedef struct {
 
 /*
  * Up to n samples of each of 8 (or 16) codec-1 chunks past their first two samples, one of each per step,
- * into the lanes' outputs. Stops before a step in which a lane's stream has fewer than 32 bytes from its
- * position, or meets a 64-bit dod (*escaped set): the caller takes that step with the scalar loop.
+ * into the lanes' outputs; past a stream's end it reads zeros, as the checked scalar loop does (the caller
+ * checks the positions against the lengths). Stops before a step in which a lane meets a 64-bit dod
+ * (*escaped set): the caller takes that step with the scalar loop.
  * `bad` is set for a field no encoder writes or time going back, as the scalar loop sets it.
  * @return the steps done.
  */

@@ -72,7 +72,7 @@ AVX512_INLINE void lanes_store(const lane_set *s, tsc_chunk_lane *l)
     }
 }
 
-enum { STEP_DONE, STEP_NO_ROOM, STEP_ESCAPE };
+enum { STEP_DONE, STEP_ESCAPE };
 
 /* A set's two windows, and where the next sample's fields start in each. */
 typedef struct {
@@ -80,11 +80,11 @@ typedef struct {
     __m512i tat, vat;
 } windows;
 
-/* The next 32 bytes of both streams of every lane, unless a lane has fewer left: STEP_NO_ROOM. */
-AVX512_INLINE int lanes_fetch(const lane_set *s, windows *w)
+/* The next 32 bytes of both streams of every lane. */
+AVX512_INLINE void lanes_fetch(const lane_set *s, windows *w)
 {
-    if (!tsc_lanes_fetch(s->tbase, s->tlast, s->tpos, &w->t, &w->tat)) return STEP_NO_ROOM;
-    return tsc_lanes_fetch(s->vbase, s->vlast, s->vpos, &w->v, &w->vat) ? STEP_DONE : STEP_NO_ROOM;
+    tsc_lanes_fetch(s->tbase, s->tlast, s->tpos, &w->t, &w->tat);
+    tsc_lanes_fetch(s->vbase, s->vlast, s->vpos, &w->v, &w->vat);
 }
 
 /* The 64 bits at `at` of a window (first: at < 64, the first two words hold the field). */
@@ -184,8 +184,8 @@ AVX512_INLINE size_t lanes_run(tsc_chunk_lane *restrict l, int sets, size_t n, i
         while (steps < want) {
             windows wa, wb;
             wb.tat = wb.vat = a.tpos;
-            stop = lanes_fetch(&a, &wa);
-            if (sets == 2 && stop == STEP_DONE) stop = lanes_fetch(&b, &wb);
+            lanes_fetch(&a, &wa);
+            if (sets == 2) lanes_fetch(&b, &wb);
             for (int first = 1; first >= 0 && steps < want; first--) {
                 __m512i dod_a = a.tpos, dod_b = a.tpos, ones_a = a.tpos, ones_b = a.tpos;
                 if (stop == STEP_DONE) stop = lanes_dod_ones(dod_fields(&wa), &dod_a, &ones_a);

@@ -59,29 +59,23 @@ TSC_LANES_INLINE __m512i tsc_lanes_load_pair(uint64_t low, uint64_t high)
                               _mm256_loadu_si256((const void *)(uintptr_t)high), 1);
 }
 
-/*
- * The 32 bytes from each lane's bit position `pos` in the stream at `base`, unless a lane's byte is past its
- * `last_byte` (then 0, nothing read): one 32-byte load a lane, transposed into the window's four words, and
- * *at the position's bit within its byte. Gathers took 75 cycles for the four words on Zen 5 (it runs
- * them one after another), the loads and 12 shuffles about 25.
- */
-TSC_LANES_INLINE int tsc_lanes_fetch(__m512i base, __m512i last_byte, __m512i pos, tsc_lanes_window *w, __m512i *at)
+/* The first `bytes` (<= 32) of the 32 at each of two addresses, zeros after; nothing read past them. */
+TSC_LANES_INLINE __m512i tsc_lanes_load_pair_part(uint64_t low, uint64_t low_bytes, uint64_t high, uint64_t high_bytes)
 {
-    /* Each 8-byte word is big-endian: the stream's first bit is its most significant one. */
+    __m512i a = _mm512_maskz_loadu_epi8((UINT64_C(1) << low_bytes) - 1, (const void *)(uintptr_t)low);
+    __m512i b = _mm512_maskz_loadu_epi8((UINT64_C(1) << high_bytes) - 1, (const void *)(uintptr_t)high);
+    return _mm512_inserti64x4(a, _mm512_castsi512_si256(b), 1);
+}
+
+/*
+ * Each lane's four words from its pairs (lanes k and k + 4 in pair k): unpacks and permutes (8 shuffles), the
+ * words then made big-endian: the stream's first bit is their most significant one.
+ */
+TSC_LANES_INLINE void tsc_lanes_words(__m512i pair0, __m512i pair1, __m512i pair2, __m512i pair3, tsc_lanes_window *w)
+{
     const __m512i swap = _mm512_set4_epi64(0x08090a0b0c0d0e0f, 0x0001020304050607, 0x08090a0b0c0d0e0f,
                                            0x0001020304050607);
     const __m512i even = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), odd = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
-    __m512i byte = _mm512_srli_epi64(pos, 3);
-    if (_mm512_cmpgt_epu64_mask(byte, last_byte)) return 0;
-    /* The addresses moved to scalar registers by extracts: a store and eight loads back waited for the store. */
-    __m512i from = _mm512_add_epi64(base, byte);
-    __m128i q0 = _mm512_castsi512_si128(from), q1 = _mm512_extracti32x4_epi32(from, 1);
-    __m128i q2 = _mm512_extracti32x4_epi32(from, 2), q3 = _mm512_extracti32x4_epi32(from, 3);
-    /* lanes k and k + 4: words 0-3 of each (written out: gcc kept a loop's arrays in memory) */
-    __m512i pair0 = tsc_lanes_load_pair((uint64_t)_mm_cvtsi128_si64(q0), (uint64_t)_mm_cvtsi128_si64(q2));
-    __m512i pair1 = tsc_lanes_load_pair((uint64_t)_mm_extract_epi64(q0, 1), (uint64_t)_mm_extract_epi64(q2, 1));
-    __m512i pair2 = tsc_lanes_load_pair((uint64_t)_mm_cvtsi128_si64(q1), (uint64_t)_mm_cvtsi128_si64(q3));
-    __m512i pair3 = tsc_lanes_load_pair((uint64_t)_mm_extract_epi64(q1, 1), (uint64_t)_mm_extract_epi64(q3, 1));
     /* words 0 and 2 (low), 1 and 3 (high) of lanes 0, 1 | 4, 5 and of lanes 2, 3 | 6, 7 */
     __m512i low01 = _mm512_unpacklo_epi64(pair0, pair1), high01 = _mm512_unpackhi_epi64(pair0, pair1);
     __m512i low23 = _mm512_unpacklo_epi64(pair2, pair3), high23 = _mm512_unpackhi_epi64(pair2, pair3);
@@ -89,8 +83,49 @@ TSC_LANES_INLINE int tsc_lanes_fetch(__m512i base, __m512i last_byte, __m512i po
     w->word[1] = _mm512_shuffle_epi8(_mm512_permutex2var_epi64(high01, even, high23), swap);
     w->word[2] = _mm512_shuffle_epi8(_mm512_permutex2var_epi64(low01, odd, low23), swap);
     w->word[3] = _mm512_shuffle_epi8(_mm512_permutex2var_epi64(high01, odd, high23), swap);
+}
+
+/*
+ * Near a stream's end: each lane's bytes from `from` up to its last one (last_byte + 32 bytes from its
+ * start), zeros after them, as the scalar loops read past a stream's end. A store and loads back: rare.
+ */
+__attribute__((noinline, target("avx512f,avx512bw,avx512cd"))) static void
+tsc_lanes_fetch_end(__m512i base, __m512i last_byte, __m512i from, tsc_lanes_window *w)
+{
+    uint64_t address[8], left[8];
+    __m512i end = _mm512_add_epi64(_mm512_add_epi64(base, last_byte), _mm512_set1_epi64(32));
+    __m512i bytes = _mm512_maskz_sub_epi64(_mm512_cmpgt_epu64_mask(end, from), end, from);
+    _mm512_storeu_si512(address, from);
+    _mm512_storeu_si512(left, _mm512_min_epu64(bytes, _mm512_set1_epi64(32)));
+    tsc_lanes_words(tsc_lanes_load_pair_part(address[0], left[0], address[4], left[4]),
+                    tsc_lanes_load_pair_part(address[1], left[1], address[5], left[5]),
+                    tsc_lanes_load_pair_part(address[2], left[2], address[6], left[6]),
+                    tsc_lanes_load_pair_part(address[3], left[3], address[7], left[7]), w);
+}
+
+/*
+ * The 32 bytes from each lane's bit position `pos` in the stream at `base`, as four big-endian words, and
+ * *at the position's bit within its byte: one 32-byte load a lane, transposed (12 shuffles). Where a lane
+ * has fewer than 32 bytes from there (its byte past `last_byte`, signed: a stream under 32 bytes has none),
+ * those and zeros (tsc_lanes_fetch_end). Gathers took 75 cycles for the four words on Zen 5 (it runs them
+ * one after another), the loads and shuffles about 25.
+ */
+TSC_LANES_INLINE void tsc_lanes_fetch(__m512i base, __m512i last_byte, __m512i pos, tsc_lanes_window *w, __m512i *at)
+{
+    __m512i byte = _mm512_srli_epi64(pos, 3), from = _mm512_add_epi64(base, byte);
     *at = _mm512_and_si512(pos, _mm512_set1_epi64(7));
-    return 1;
+    if (TSC_UNLIKELY(_mm512_cmpgt_epi64_mask(byte, last_byte))) {
+        tsc_lanes_fetch_end(base, last_byte, from, w);
+        return;
+    }
+    /* The addresses moved to scalar registers by extracts: a store and eight loads back waited for the store. */
+    __m128i q0 = _mm512_castsi512_si128(from), q1 = _mm512_extracti32x4_epi32(from, 1);
+    __m128i q2 = _mm512_extracti32x4_epi32(from, 2), q3 = _mm512_extracti32x4_epi32(from, 3);
+    /* lanes k and k + 4: words 0-3 of each (written out: gcc kept a loop's arrays in memory) */
+    tsc_lanes_words(tsc_lanes_load_pair((uint64_t)_mm_cvtsi128_si64(q0), (uint64_t)_mm_cvtsi128_si64(q2)),
+                    tsc_lanes_load_pair((uint64_t)_mm_extract_epi64(q0, 1), (uint64_t)_mm_extract_epi64(q2, 1)),
+                    tsc_lanes_load_pair((uint64_t)_mm_cvtsi128_si64(q1), (uint64_t)_mm_cvtsi128_si64(q3)),
+                    tsc_lanes_load_pair((uint64_t)_mm_extract_epi64(q1, 1), (uint64_t)_mm_extract_epi64(q3, 1)), w);
 }
 
 /*

@@ -530,19 +530,18 @@ static void lanes_scalar_step(tsc_prom_lane *lanes, const tschunk_prom_iter *it,
     }
 }
 
-/* The kernel reads 32 bytes from a step's first byte. */
+/* The kernel reads 32 bytes from a step's first byte (fewer, then zeros, past the stream's last 32). */
 #define LANE_BYTES 32
 
 /*
  * Samples 2.. of 8 or 16 chunks (each past its first two) in the AVX-512 lanes, as far as all have samples
- * and room; each chunk's rest is left to the pair loop and read_samples.
+ * (to the end of the shortest); each chunk's rest is left to the pair loop and read_samples.
  * @return samples decoded from each, or an error.
  */
 static size_t decode_lanes(tschunk_prom_iter *it, size_t count, int64_t *const *ts, double *const *values)
 {
     size_t n = SIZE_MAX, bytes = 0, samples = 0;
     for (size_t l = 0; l < count; l++) {
-        if (it[l].in.byte_len < LANE_BYTES) return 0;
         n = it[l].count - it[l].index < n ? it[l].count - it[l].index : n;
         bytes += it[l].in.byte_len;
         samples += it[l].count;
@@ -551,9 +550,9 @@ static size_t decode_lanes(tschunk_prom_iter *it, size_t count, int64_t *const *
     if (n < FAST_MIN_SAMPLES || bytes < samples) return 0;
     tsc_prom_lane lanes[TSC_PROM_LANES];
     for (size_t l = 0; l < count; l++)
-        lanes[l] = (tsc_prom_lane){it[l].in.base, it[l].in.byte_len - LANE_BYTES, it[l].in.bit_pos, it[l].delta,
-                                   it[l].bits, it[l].ts, it[l].window_lead, it[l].window_width, 0, ts[l],
-                                   (uint64_t *)(void *)values[l]};
+        lanes[l] = (tsc_prom_lane){it[l].in.base, (uint64_t)it[l].in.byte_len - LANE_BYTES, it[l].in.bit_pos,
+                                   it[l].delta, it[l].bits, it[l].ts, it[l].window_lead, it[l].window_width, 0,
+                                   ts[l], (uint64_t *)(void *)values[l]};
     size_t k = 0;
     for (;;) {
         int escaped;

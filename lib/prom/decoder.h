@@ -17,7 +17,7 @@ size_t tsc_prom_decode_chunks_with(const void *const *chunks, const size_t *size
 /* One chunk in tsc_prom_lanes8_avx512: its stream, decode state and where its next samples go. */
 typedef struct {
     const uint8_t *base; /* the bit stream (after the count) */
-    uint64_t last_byte;  /* the last byte a step may start in: it reads 32 bytes from there */
+    uint64_t last_byte;  /* the stream's length - 32, signed: past it a fetch reads what is left, then zeros */
     uint64_t pos, delta, bits;
     int64_t ts;
     uint32_t lead, width, bad;
@@ -27,8 +27,9 @@ typedef struct {
 
 /*
  * Up to n samples of each of eight chunks (past their first two samples), one of each per step, into the
- * lanes' outputs. Stops before a step in which a lane has fewer than 16 bytes from its position, or meets a
- * 64-bit dod (*escaped set): the caller takes that step with the scalar loop. @return the steps done.
+ * lanes' outputs; past a stream's end it reads zeros, as the checked scalar loop does (the caller checks the
+ * positions against the lengths). Stops before a step in which a lane meets a 64-bit dod (*escaped set):
+ * the caller takes that step with the scalar loop. @return the steps done.
  */
 size_t tsc_prom_lanes8_avx512(tsc_prom_lane *restrict lanes, size_t n, int *restrict escaped);
 /* The same with sixteen chunks, two sets of eight lanes side by side. */

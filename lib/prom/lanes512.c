@@ -89,7 +89,7 @@ AVX512_INLINE void lanes_store(const lane_set *s, tsc_prom_lane *l)
     }
 }
 
-enum { STEP_DONE, STEP_NO_ROOM, STEP_ESCAPE };
+enum { STEP_DONE, STEP_ESCAPE };
 
 /* The 64 bits at *at: a sample's dod and XOR head (first: *at < 64, the first two words hold the sample).
  * @return STEP_ESCAPE at a 64-bit dod (the sample is left to the scalar loop), else STEP_DONE. */
@@ -141,12 +141,6 @@ AVX512_INLINE void lanes_advance(lane_set *s, const tsc_lanes_window *w, __m512i
     s->ts = _mm512_add_epi64(s->ts, s->delta);
 }
 
-/* The next 32 bytes of every lane (tsc_lanes_fetch), unless a lane has fewer left: STEP_NO_ROOM. */
-AVX512_INLINE int lanes_fetch(const lane_set *s, tsc_lanes_window *w, __m512i *at)
-{
-    return tsc_lanes_fetch(s->base, s->last_byte, s->pos, w, at) ? STEP_DONE : STEP_NO_ROOM;
-}
-
 /* `steps` rows of samples to each lane's outputs, from sample `done` on. */
 AVX512_INLINE void write_rows(const tsc_prom_lane *l, const __m512i *ts_rows, const __m512i *bit_rows, size_t steps,
                               size_t done)
@@ -176,8 +170,8 @@ AVX512_INLINE size_t lanes_run(tsc_prom_lane *restrict l, int sets, size_t n, in
         while (steps < want) {
             tsc_lanes_window wa, wb = {{a.pos, a.pos, a.pos, a.pos}};
             __m512i at_a, at_b = a.pos, fields_a, fields_b = a.pos;
-            stop = lanes_fetch(&a, &wa, &at_a);
-            if (sets == 2 && stop == STEP_DONE) stop = lanes_fetch(&b, &wb, &at_b);
+            tsc_lanes_fetch(a.base, a.last_byte, a.pos, &wa, &at_a);
+            if (sets == 2) tsc_lanes_fetch(b.base, b.last_byte, b.pos, &wb, &at_b);
             for (int first = 1; first >= 0 && steps < want; first--) {
                 if (stop == STEP_DONE) stop = lanes_fields(&wa, at_a, first, &fields_a);
                 if (sets == 2 && stop == STEP_DONE) stop = lanes_fields(&wb, at_b, first, &fields_b);
