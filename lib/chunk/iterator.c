@@ -617,8 +617,8 @@ static size_t decode_two(const void *const *chunks, const size_t *sizes, size_t 
 
 /*
  * Whether chunks i.. (count of them, headers parsed) go to the AVX-512 lanes: all codec 1, 8 samples or
- * more past the first two in each, and a byte a sample or more in all (under it, mostly constant streams:
- * the pair loop is as fast).
+ * more past the first two in each, and a bit a sample or more in all (not both streams constant: those
+ * decode from their header alone, faster).
  */
 static int lanes_fit(const tsc_chunk_header *h, size_t count)
 {
@@ -629,7 +629,7 @@ static int lanes_fit(const tsc_chunk_header *h, size_t count)
         bytes += info->ts_bytes + info->value_bytes;
         samples += info->count;
     }
-    return bytes >= samples;
+    return bytes * 8 >= samples;
 }
 
 /* A chunk's lane from its iterator (past its first two samples): a constant stream reads zeros. */
