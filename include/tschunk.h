@@ -443,8 +443,9 @@ TSCHUNK_API size_t tschunk_decode(const void *chunk, size_t size, int64_t *ts, d
 /**
  * Decode n_chunks whole chunks (either codec) into one pair of arrays, each
  * chunk's samples after the previous chunk's (a series' chunks in a query,
- * say). Codec-1 chunks are decoded two side by side in one loop, so that
- * their serial bit chains overlap; codec-2 chunks one after the other.
+ * say). Codec-1 chunks are decoded side by side, so that their serial bit
+ * chains overlap: 16 (or 8) at a time in AVX-512 lanes where the CPU has
+ * them, else two in one loop; codec-2 chunks one after the other.
  * @return the total number of samples; DST_TOO_SMALL when it exceeds
  * capacity (checked before anything is decoded); or the first error met
  * (the arrays then hold partial results).
