@@ -19,9 +19,9 @@
 #include "lanes.h"
 #include "../common/lanes512.h"
 
+#ifdef TSC_HAVE_AVX2
 const uint8_t tsc_chunk_lane_zeros[TSC_CHUNK_LANE_ZEROS];
 
-#ifdef TSC_HAVE_AVX2
 #  define AVX512 TSC_LANES
 #  define AVX512_INLINE TSC_LANES_INLINE
 
@@ -225,4 +225,6 @@ AVX512 size_t tsc_chunk_lanes16_avx512(tsc_chunk_lane *restrict lanes, size_t n,
     return lanes_run(lanes, 2, n, escaped);
 }
 
+#else
+typedef int tsc_chunk_lanes_unused; /* ISO C: a translation unit declares something */
 #endif
