@@ -571,16 +571,14 @@ size_t tsc_chunk_decode_with(const void *chunk, size_t size, int64_t *ts, double
     return decode_parsed((const uint8_t *)chunk, size, &h, ts, values, capacity, loops);
 }
 
-/* Chunks i and i + 1 (when there is one) into ts/values. @return samples written or an error. */
-static size_t decode_two(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks, int64_t *ts,
-                         double *values, int loops)
+/*
+ * Chunks i and i + 1 (when there is one) into ts/values, their headers parsed (h[0], h[1]).
+ * @return samples written or an error.
+ */
+static size_t decode_two_parsed(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks,
+                                const tsc_chunk_header *h, int64_t *ts, double *values, int loops)
 {
-    tsc_chunk_header h[2];
-    size_t lanes = i + 1 < n_chunks ? 2 : 1, at[2] = {0, 0}, r;
-    for (size_t l = 0; l < lanes; l++) {
-        if ((r = tsc_chunk_parse((const uint8_t *)chunks[i + l], sizes[i + l], &h[l], TSC_PARSE_HEADER))) return r;
-        at[l] = l ? h[0].info.count : 0;
-    }
+    size_t lanes = i + 1 < n_chunks ? 2 : 1, at[2] = {0, lanes == 2 ? h[0].info.count : 0}, r;
     int pair = lanes == 2 && h[0].info.codec == TSCHUNK_CODEC_GORILLA && h[1].info.codec == TSCHUNK_CODEC_GORILLA;
     if (!pair) { /* one by one: codec 2 without iterators */
         for (size_t l = 0; l < lanes; l++) {
@@ -609,6 +607,18 @@ static size_t decode_two(const void *const *chunks, const size_t *sizes, size_t 
         total += it[l].count;
     }
     return total;
+}
+
+/* Chunks i and i + 1 (when there is one) into ts/values. @return samples written or an error. */
+static size_t decode_two(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks, int64_t *ts,
+                         double *values, int loops)
+{
+    tsc_chunk_header h[2];
+    for (size_t l = 0; l < 2 && i + l < n_chunks; l++) {
+        size_t r = tsc_chunk_parse((const uint8_t *)chunks[i + l], sizes[i + l], &h[l], TSC_PARSE_HEADER);
+        if (r) return r;
+    }
+    return decode_two_parsed(chunks, sizes, i, n_chunks, h, ts, values, loops);
 }
 
 #ifdef TSC_HAVE_AVX2
@@ -721,15 +731,16 @@ static size_t decode_in_lanes(const void *const *chunks, const size_t *sizes, co
 static size_t decode_some(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks, int64_t *ts,
                           double *values, int loops)
 {
-    size_t end = n_chunks - i < TSC_CHUNK_LANES ? n_chunks : i + TSC_CHUNK_LANES, done = 0;
+    size_t end = n_chunks - i < TSC_CHUNK_LANES ? n_chunks : i + TSC_CHUNK_LANES, done = 0, parsed = 0;
+    tsc_chunk_header h[TSC_CHUNK_LANES]; /* those of chunks i.. when parsed for the lanes, kept for the pairs */
 #ifdef TSC_HAVE_AVX2
     if (end - i >= 8 && loops == TSC_LOOPS_AUTO && tsc_lanes_here()) {
-        size_t count = end - i == 16 ? 16 : 8;
-        tsc_chunk_header h[TSC_CHUNK_LANES];
-        for (size_t l = 0; l < count; l++) {
-            size_t r = tsc_chunk_parse((const uint8_t *)chunks[i + l], sizes[i + l], &h[l], TSC_PARSE_HEADER);
+        for (; parsed < end - i; parsed++) {
+            size_t r = tsc_chunk_parse((const uint8_t *)chunks[i + parsed], sizes[i + parsed], &h[parsed],
+                                       TSC_PARSE_HEADER);
             if (r) return r;
         }
+        size_t count = parsed == 16 ? 16 : 8;
         if (lanes_fit(h, count)) {
             done = decode_in_lanes(chunks + i, sizes + i, h, count, ts, values, loops);
             if (tschunk_is_error(done)) return done;
@@ -738,7 +749,9 @@ static size_t decode_some(const void *const *chunks, const size_t *sizes, size_t
     }
 #endif
     for (size_t k = i; k < end; k += 2) {
-        size_t r = decode_two(chunks, sizes, k, end, ts + done, values + done, loops);
+        size_t r = parsed ? decode_two_parsed(chunks, sizes, k, end, h + (k + parsed - end), ts + done, values + done,
+                                              loops)
+                          : decode_two(chunks, sizes, k, end, ts + done, values + done, loops);
         if (tschunk_is_error(r)) return r;
         done += r;
     }
