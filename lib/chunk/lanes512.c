@@ -157,18 +157,6 @@ AVX512_INLINE void lanes_value(lane_set *s, windows *w, int first)
     s->bits = _mm512_xor_si512(s->bits, _mm512_and_si512(changed, _mm512_sllv_epi64(meaningful, shift)));
 }
 
-/* `steps` rows of samples to each lane's outputs, from sample `done` on. */
-AVX512_INLINE void write_rows(const tsc_chunk_lane *l, const __m512i *ts_rows, const __m512i *bit_rows, size_t steps,
-                              size_t done)
-{
-    uint64_t *ts_out[8], *bits_out[8];
-    for (int k = 0; k < 8; k++) {
-        ts_out[k] = (uint64_t *)(void *)l[k].ts_out;
-        bits_out[k] = l[k].bits_out;
-    }
-    tsc_lanes_write_rows(ts_out, bits_out, ts_rows, bit_rows, steps, done);
-}
-
 /*
  * Two samples a fetch; with two sets of eight lanes their steps interleaved. Both sets stop before the same
  * step: the dods' escapes are checked for both before either set moves.
@@ -176,6 +164,8 @@ AVX512_INLINE void write_rows(const tsc_chunk_lane *l, const __m512i *ts_rows, c
 AVX512_INLINE size_t lanes_run(tsc_chunk_lane *restrict l, int sets, size_t n, int *restrict escaped)
 {
     lane_set a = lanes_load(l), b = sets == 2 ? lanes_load(l + 8) : a;
+    uint64_t *ts_out[16], *bits_out[16];
+    TSC_LANE_OUTPUTS(l, 8 * sets, ts_out, bits_out);
     size_t done = 0;
     int stop = STEP_DONE;
     while (done < n && stop == STEP_DONE) {
@@ -205,8 +195,8 @@ AVX512_INLINE size_t lanes_run(tsc_chunk_lane *restrict l, int sets, size_t n, i
             }
             if (stop != STEP_DONE) break;
         }
-        write_rows(l, rows[0], rows[1], steps, done);
-        if (sets == 2) write_rows(l + 8, rows[2], rows[3], steps, done);
+        tsc_lanes_write_rows(ts_out, bits_out, rows[0], rows[1], steps, done);
+        if (sets == 2) tsc_lanes_write_rows(ts_out + 8, bits_out + 8, rows[2], rows[3], steps, done);
         done += steps;
     }
     lanes_store(&a, l);

@@ -174,6 +174,13 @@ TSC_LANES_INLINE void tsc_lanes_write_rows(uint64_t *const *ts_out, uint64_t *co
     }
 }
 
+/* Each lane's outputs, taken once a call (both kernels' lane structs name them ts_out and bits_out). */
+#  define TSC_LANE_OUTPUTS(l, count, ts, bits)                                                                    \
+      for (int lane_ = 0; lane_ < (count); lane_++) {                                                           \
+          (ts)[lane_] = (uint64_t *)(void *)(l)[lane_].ts_out;                                                  \
+          (bits)[lane_] = (l)[lane_].bits_out;                                                                  \
+      }
+
 /* A field of eight lane structs, one a qword. */
 #  define TSC_LANE_FIELDS(l, field, type)                                                                         \
       _mm512_set_epi64((type)(l)[7].field, (type)(l)[6].field, (type)(l)[5].field, (type)(l)[4].field,          \

@@ -141,18 +141,6 @@ AVX512_INLINE void lanes_advance(lane_set *s, const tsc_lanes_window *w, __m512i
     s->ts = _mm512_add_epi64(s->ts, s->delta);
 }
 
-/* `steps` rows of samples to each lane's outputs, from sample `done` on. */
-AVX512_INLINE void write_rows(const tsc_prom_lane *l, const __m512i *ts_rows, const __m512i *bit_rows, size_t steps,
-                              size_t done)
-{
-    uint64_t *ts_out[8], *bits_out[8];
-    for (int k = 0; k < 8; k++) {
-        ts_out[k] = (uint64_t *)(void *)l[k].ts_out;
-        bits_out[k] = l[k].bits_out;
-    }
-    tsc_lanes_write_rows(ts_out, bits_out, ts_rows, bit_rows, steps, done);
-}
-
 /*
  * Two samples a fetch, and with two sets of eight lanes their steps interleaved: a step's chain (fetch,
  * fields, lengths, next position) is about 30 cycles, which a second set's chain overlaps. Both sets stop
@@ -162,6 +150,8 @@ AVX512_INLINE size_t lanes_run(tsc_prom_lane *restrict l, int sets, size_t n, in
 {
     const table16 dods = dod_table();
     lane_set a = lanes_load(l), b = sets == 2 ? lanes_load(l + 8) : a;
+    uint64_t *ts_out[16], *bits_out[16];
+    TSC_LANE_OUTPUTS(l, 8 * sets, ts_out, bits_out);
     size_t done = 0;
     int stop = STEP_DONE;
     while (done < n && stop == STEP_DONE) {
@@ -188,8 +178,8 @@ AVX512_INLINE size_t lanes_run(tsc_prom_lane *restrict l, int sets, size_t n, in
             }
             if (stop != STEP_DONE) break;
         }
-        write_rows(l, rows[0], rows[1], steps, done);
-        if (sets == 2) write_rows(l + 8, rows[2], rows[3], steps, done);
+        tsc_lanes_write_rows(ts_out, bits_out, rows[0], rows[1], steps, done);
+        if (sets == 2) tsc_lanes_write_rows(ts_out + 8, bits_out + 8, rows[2], rows[3], steps, done);
         done += steps;
     }
     lanes_store(&a, l);
