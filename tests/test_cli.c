@@ -266,6 +266,25 @@ Test(cli, prometheus_export_import_and_direct_reading)
     cr_assert(!exists("x.bin"));
 }
 
+/* stats times a chunk file's decode 16 chunks a call (lanes); the samples it decodes that way are counted. */
+Test(cli, stats_decode_many_prometheus_chunks_at_once)
+{
+    char *csv = malloc(1 << 16), out[4096];
+    cr_assert(csv);
+    size_t len = (size_t)snprintf(csv, 64, "timestamp,value\n");
+    for (int i = 0; i < 1200; i++) /* scrape jitter, a 2-decimal gauge */
+        len += (size_t)snprintf(csv + len, 64, "%d,%d.%02d\n", 15000 * i + (i * 7919) % 13, 20 + (i * 31) % 17,
+                                (i * 37) % 100);
+    write_file("g.csv", csv);
+    free(csv);
+    cr_assert_eq(run(out, sizeof out, "export-prom g.csv -o g.prom --samples-per-chunk 30"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "stats g.prom --json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"samples\": 1200,") && strstr(out, "\"chunks\": 40,"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "import-prom g.prom -o g.tsc"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "stats g.tsc --json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"samples\": 1200,"), "%s", out);
+}
+
 Test(cli, sketch_encode_and_decode)
 {
     write_file("v.txt", "0\n2\n28\n-3\n");

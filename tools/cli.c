@@ -155,6 +155,13 @@ size_t decode_any(int format, const unsigned char *chunk, size_t size)
                                    : tschunk_prom_decode(chunk, size, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
 }
 
+size_t decode_many(int format, const void *const *chunks, const size_t *sizes, size_t n)
+{
+    return format == FORMAT_NATIVE
+               ? tschunk_decode_chunks(chunks, sizes, n, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES)
+               : tschunk_prom_decode_chunks(chunks, sizes, n, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
+}
+
 int print_sample(void *ctx, int64_t ts, uint64_t bits)
 {
     text_ctx *t = ctx;

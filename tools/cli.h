@@ -63,6 +63,9 @@ extern double chunk_values[TSCHUNK_MAX_SAMPLES];
 extern uint64_t chunk_bits[TSCHUNK_MAX_SAMPLES];
 
 size_t decode_any(int format, const unsigned char *chunk, size_t size);
+/* n chunks of one file, one after the other, into chunk_ts/chunk_values (at most TSCHUNK_MAX_SAMPLES in all):
+ * codec-1 and Prometheus chunks are decoded side by side, as a query over many chunks would. */
+size_t decode_many(int format, const void *const *chunks, const size_t *sizes, size_t n);
 
 /* `[series,]timestamp,value` lines. */
 typedef struct {
