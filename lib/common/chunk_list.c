@@ -19,7 +19,7 @@ size_t tsc_decode_chunk_list(const void *const *chunks, const size_t *sizes, siz
     if (total > capacity) return TSC_ERROR(DST_TOO_SMALL);
     if (total && (!ts || !values)) return TSC_ERROR(BAD_PARAMETER);
     size_t done = 0;
-    for (size_t i = 0; i < n_chunks; i += per_call) {
+    for (size_t i = 0; i < n_chunks; i = n_chunks - i < per_call ? n_chunks : i + per_call) {
         size_t r = some(chunks, sizes, i, n_chunks, ts + done, values + done, loops);
         if (tschunk_is_error(r)) return r;
         done += r;

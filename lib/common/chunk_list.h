@@ -13,7 +13,7 @@ typedef size_t (*tsc_decode_some_fn)(const void *const *chunks, const size_t *si
 
 /*
  * Counts every chunk first (DST_TOO_SMALL before anything is decoded), then
- * decodes them per_call at a time, each chunk's samples after the previous one's.
+ * decodes them per_call at a time (SIZE_MAX: all in one call), each chunk's samples after the previous one's.
  * @return the total number of samples or the first error.
  */
 size_t tsc_decode_chunk_list(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,

@@ -519,113 +519,203 @@ static run_state lane_state(const tsc_prom_lane *chunk)
     return st;
 }
 
+/* The kernel reads 32 bytes from a step's first byte (fewer, then zeros, past the stream's last 32). */
+#define LANE_BYTES 32
+
 /* One sample of every lane with the checked loop (the step the kernel stopped before). */
-static void lanes_scalar_step(tsc_prom_lane *lanes, const tschunk_prom_iter *it, size_t count)
+static void lanes_scalar_step(tsc_prom_lane *lanes, size_t count)
 {
     for (size_t l = 0; l < count; l++) {
         run_state st = lane_state(&lanes[l]);
-        run_loop(lanes[l].base, it[l].in.byte_len, 0, &st, lanes[l].ts_out, lanes[l].bits_out, 1, 1);
+        size_t byte_len = (size_t)(lanes[l].last_byte + LANE_BYTES);
+        run_loop(lanes[l].base, byte_len, 0, &st, lanes[l].ts_out, lanes[l].bits_out, 1, 1);
         lanes[l] = (tsc_prom_lane){lanes[l].base, lanes[l].last_byte, st.pos, st.delta, st.bits, st.ts, st.lead,
                                    st.width, st.bad, lanes[l].ts_out + 1, lanes[l].bits_out + 1};
     }
 }
 
-/* The kernel reads 32 bytes from a step's first byte (fewer, then zeros, past the stream's last 32). */
-#define LANE_BYTES 32
+/*
+ * A lane without a chunk reads zeros (`0` `0`: dod 0, the same value; two bits a step) into a scratch, at
+ * most IDLE_STEPS steps a call, so that 16 lanes run on with 9 to 15 chunks and 8 lanes with 7 or 8.
+ * Below LANES_MIN_LIVE chunks the pair loop is faster (a step of 8 lanes costs about 7 pair samples).
+ */
+#define IDLE_STEPS 128
+#define LANES_MIN_LIVE 7
+static const uint8_t idle_stream[LANE_BYTES + IDLE_STEPS / 4 + 8];
+
+/* A list of chunks in the lanes: each lane takes the list's next chunk when its own ends. */
+typedef struct {
+    const void *const *chunks;
+    const size_t *sizes;
+    size_t n_chunks, next; /* the list, and its first chunk not started */
+    int64_t *ts;
+    double *values;
+    size_t out; /* where the next chunk's samples go: chunks start in list order */
+    int loops;
+    size_t live; /* slots 0 .. live - 1 hold a chunk; the others are idle */
+    size_t left[TSC_PROM_LANES]; /* samples a slot's chunk has left for the lanes */
+    tschunk_prom_iter it[TSC_PROM_LANES];
+    tsc_prom_lane lane[TSC_PROM_LANES];
+    int64_t idle_ts[IDLE_STEPS + 1];
+    uint64_t idle_bits[IDLE_STEPS + 1];
+} lane_list;
 
 /*
- * Samples 2.. of 8 or 16 chunks (each past its first two) in the AVX-512 lanes, as far as all have samples
- * (to the end of the shortest); each chunk's rest is left to the pair loop and read_samples.
- * @return samples decoded from each, or an error.
+ * Start the list's next chunk in `slot`: its first two samples (varints) with the iterator, then the lanes
+ * for the rest. A chunk too short for them, or under a byte a sample (mostly `00`: a constant series scraped
+ * on time, which the scalar loop's shortcut takes faster), is decoded whole here and the next one tried.
+ * @return 1 when the slot holds a chunk, 0 at the end of the list, or an error.
  */
-static size_t decode_lanes(tschunk_prom_iter *it, size_t count, int64_t *const *ts, double *const *values)
+static size_t start_next(lane_list *L, size_t slot)
 {
-    size_t n = SIZE_MAX, bytes = 0, samples = 0;
-    for (size_t l = 0; l < count; l++) {
-        n = it[l].count - it[l].index < n ? it[l].count - it[l].index : n;
-        bytes += it[l].in.byte_len;
-        samples += it[l].count;
+    while (L->next < L->n_chunks) {
+        size_t j = L->next++, at = L->out;
+        tschunk_prom_iter *it = &L->it[slot];
+        size_t r = tschunk_prom_iter_init(it, L->chunks[j], L->sizes[j]);
+        if (r) return r;
+        L->out += it->count;
+        r = read_samples(it, L->ts + at, L->values + at, it->count < 2 ? it->count : 2, L->loops);
+        if (tschunk_is_error(r)) return r;
+        size_t left = it->count - it->index;
+        if (left >= FAST_MIN_SAMPLES && L->sizes[j] >= it->count) {
+            L->left[slot] = left;
+            L->lane[slot] = (tsc_prom_lane){it->in.base, (uint64_t)it->in.byte_len - LANE_BYTES, it->in.bit_pos,
+                                            it->delta, it->bits, it->ts, it->window_lead, it->window_width, 0,
+                                            L->ts + at + r, (uint64_t *)(void *)(L->values + at + r)};
+            return 1;
+        }
+        r = read_samples(it, L->ts + at + r, L->values + at + r, left, L->loops);
+        if (tschunk_is_error(r)) return r;
     }
-    /* Under a byte a sample (mostly `00`: constant series scraped on time) the pair loop's shortcut is faster. */
-    if (n < FAST_MIN_SAMPLES || bytes < samples) return 0;
-    tsc_prom_lane lanes[TSC_PROM_LANES];
-    for (size_t l = 0; l < count; l++)
-        lanes[l] = (tsc_prom_lane){it[l].in.base, (uint64_t)it[l].in.byte_len - LANE_BYTES, it[l].in.bit_pos,
-                                   it[l].delta, it[l].bits, it[l].ts, it[l].window_lead, it[l].window_width, 0,
-                                   ts[l], (uint64_t *)(void *)values[l]};
+    return 0;
+}
+
+/* Steps of every live lane, as many as the shortest has left (IDLE_STEPS at most when a lane is idle). */
+static void run_lanes(lane_list *L)
+{
+    size_t width = L->live > 8 ? 16 : 8, n = SIZE_MAX;
+    for (size_t l = 0; l < L->live; l++) n = L->left[l] < n ? L->left[l] : n;
+    for (size_t l = L->live; l < width; l++) {
+        L->lane[l] = (tsc_prom_lane){idle_stream, sizeof idle_stream - LANE_BYTES, 0, 0, 0, 0, 0, 64, 0,
+                                     L->idle_ts, L->idle_bits};
+        n = n < IDLE_STEPS ? n : IDLE_STEPS;
+    }
     size_t k = 0;
     for (;;) {
         int escaped;
-        size_t steps = count == 16 ? tsc_prom_lanes16_avx512(lanes, n - k, &escaped)
-                                   : tsc_prom_lanes8_avx512(lanes, n - k, &escaped);
-        for (size_t l = 0; l < count; l++) {
-            lanes[l].ts_out += steps;
-            lanes[l].bits_out += steps;
+        size_t steps = width == 16 ? tsc_prom_lanes16_avx512(L->lane, n - k, &escaped)
+                                   : tsc_prom_lanes8_avx512(L->lane, n - k, &escaped);
+        for (size_t l = 0; l < width; l++) {
+            L->lane[l].ts_out += steps;
+            L->lane[l].bits_out += steps;
         }
         k += steps;
         if (k == n || !escaped) break;
-        lanes_scalar_step(lanes, it, count); /* a 64-bit dod in some lane */
+        lanes_scalar_step(L->lane, width); /* a 64-bit dod in some lane */
         k++;
     }
-    for (size_t l = 0; l < count; l++) {
-        run_state st = lane_state(&lanes[l]);
-        size_t r = save_state(&it[l], &st, k);
-        if (tschunk_is_error(r)) return r;
-    }
-    return k;
+    for (size_t l = 0; l < L->live; l++) L->left[l] -= k;
+}
+
+/* The lanes' state back into slot's iterator (checked: a bad window, a stream overrun). @return 0 or an error. */
+static size_t lane_to_iter(lane_list *L, size_t slot)
+{
+    run_state st = lane_state(&L->lane[slot]);
+    tschunk_prom_iter *it = &L->it[slot];
+    size_t r = save_state(it, &st, it->count - it->index - L->left[slot]);
+    return tschunk_is_error(r) ? r : 0;
 }
 
 /*
- * 8 or 16 chunks from chunks[i] on: the AVX-512 lanes as far as they go, then pairs, then each chunk's rest.
- * @return samples written or an error.
+ * The ended chunks leave their slots (the last live slot moves in), and the idle slots take the list's next
+ * chunks. While at most LANES_MAY_IDLE slots are idle, they wait instead for the live lanes to end when the
+ * next chunk has as many samples as the live chunk that ends last (so would outlast it): a kernel call costs
+ * about three steps (100 ns), and so lanes whose chunks end together (mostly 120-sample chunks and a few
+ * short ones) keep ending together, one call for 16 chunks. Chunks of every length do not: they take the
+ * idle lanes at once.
  */
-static size_t decode_in_lanes(const void *const *chunks, const size_t *sizes, size_t i, size_t count, int64_t *ts,
-                              double *values, int loops)
+#define LANES_MAY_IDLE 4
+static size_t retire_ended(lane_list *L)
 {
-    tschunk_prom_iter it[TSC_PROM_LANES];
-    int64_t *ts_at[TSC_PROM_LANES];
-    double *values_at[TSC_PROM_LANES];
-    size_t start = 0, r;
-    for (size_t l = 0; l < count; l++) {
-        r = tschunk_prom_iter_init(&it[l], chunks[i + l], sizes[i + l]);
-        if (r) return r;
-        r = read_samples(&it[l], ts + start, values + start, it[l].count < 2 ? it[l].count : 2, loops);
-        if (tschunk_is_error(r)) return r;
-        ts_at[l] = ts + start + r;
-        values_at[l] = values + start + r;
-        start += it[l].count;
-    }
-    r = decode_lanes(it, count, ts_at, values_at);
-    if (tschunk_is_error(r)) return r;
-    for (size_t l = 0; l < count; l += 2) {
-        size_t pair = decode_pair(&it[l], ts_at[l] + r, values_at[l] + r, &it[l + 1], ts_at[l + 1] + r,
-                                  values_at[l + 1] + r, loops);
-        if (tschunk_is_error(pair)) return pair;
-        for (size_t m = l; m < l + 2; m++) {
-            size_t got = read_samples(&it[m], ts_at[m] + r + pair, values_at[m] + r + pair,
-                                      it[m].count - it[m].index, loops);
-            if (tschunk_is_error(got)) return got;
+    size_t horizon = 0, horizon_count = 0, r;
+    for (size_t l = 0; l < L->live; l++)
+        if (L->left[l] > horizon) {
+            horizon = L->left[l];
+            horizon_count = L->it[l].count;
+        }
+    for (size_t l = 0; l < L->live;) {
+        if (L->left[l]) { l++; continue; }
+        if ((r = lane_to_iter(L, l))) return r;
+        if (l < --L->live) {
+            L->lane[l] = L->lane[L->live];
+            L->it[l] = L->it[L->live];
+            L->left[l] = L->left[L->live];
         }
     }
-    return start;
+    while (L->live < TSC_PROM_LANES && L->next < L->n_chunks) {
+        if (horizon && TSC_PROM_LANES - L->live <= LANES_MAY_IDLE &&
+            tschunk_prom_count(L->chunks[L->next], L->sizes[L->next]) == horizon_count)
+            break;
+        if ((r = start_next(L, L->live)) != 1) return r;
+        L->live++;
+    }
+    return 0;
+}
+
+/*
+ * Chunks i.. into ts/values in the AVX-512 lanes, 16 (or 8) chunks a step, a lane taking the next chunk
+ * when its own ends; the last few (under LANES_MIN_LIVE), each past its lanes' samples, in pairs.
+ * @return samples written or an error.
+ */
+static size_t decode_in_lanes(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks,
+                              int64_t *ts, double *values, int loops)
+{
+    lane_list L;
+    L.chunks = chunks;
+    L.sizes = sizes;
+    L.n_chunks = n_chunks;
+    L.next = i;
+    L.ts = ts;
+    L.values = values;
+    L.out = 0;
+    L.loops = loops;
+    L.live = 0;
+    size_t r = retire_ended(&L); /* none has ended: this fills the slots */
+    if (r) return r;
+    while (L.live >= LANES_MIN_LIVE) {
+        run_lanes(&L);
+        if ((r = retire_ended(&L))) return r;
+    }
+    for (size_t l = 0; l < L.live; l++)
+        if ((r = lane_to_iter(&L, l))) return r;
+    for (size_t l = 0; l < L.live; l += 2) {
+        size_t pair = l + 1 < L.live ? decode_pair(&L.it[l], L.lane[l].ts_out, (double *)(void *)L.lane[l].bits_out,
+                                                   &L.it[l + 1], L.lane[l + 1].ts_out,
+                                                   (double *)(void *)L.lane[l + 1].bits_out, loops)
+                                     : 0;
+        if (tschunk_is_error(pair)) return pair;
+        for (size_t m = l; m < l + 2 && m < L.live; m++) {
+            tschunk_prom_iter *it = &L.it[m];
+            r = read_samples(it, L.lane[m].ts_out + pair, (double *)(void *)(L.lane[m].bits_out + pair),
+                             it->count - it->index, loops);
+            if (tschunk_is_error(r)) return r;
+        }
+    }
+    return L.out;
 }
 #endif
 
-/* Chunks i.. (at most 16): in AVX-512 lanes, 16 or 8, when the CPU has it, else two at a time. */
+/* Chunks i.. (all of them): in AVX-512 lanes when the CPU has them, else two at a time. */
 static size_t decode_some(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks, int64_t *ts,
                           double *values, int loops)
 {
-    size_t end = n_chunks - i < TSC_PROM_LANES ? n_chunks : i + TSC_PROM_LANES, done = 0;
 #ifdef TSC_HAVE_AVX2
-    if (end - i >= 8 && loops == TSC_LOOPS_AUTO && tsc_lanes_here()) {
-        size_t count = end - i == 16 ? 16 : 8;
-        done = decode_in_lanes(chunks, sizes, i, count, ts, values, loops);
-        if (tschunk_is_error(done)) return done;
-        i += count;
-    }
+    if (n_chunks - i >= LANES_MIN_LIVE && loops == TSC_LOOPS_AUTO && tsc_lanes_here())
+        return decode_in_lanes(chunks, sizes, i, n_chunks, ts, values, loops);
 #endif
-    for (size_t k = i; k < end; k += 2) {
-        size_t r = decode_two(chunks, sizes, k, end, ts + done, values + done, loops);
+    size_t done = 0;
+    for (size_t k = i; k < n_chunks; k += 2) {
+        size_t r = decode_two(chunks, sizes, k, n_chunks, ts + done, values + done, loops);
         if (tschunk_is_error(r)) return r;
         done += r;
     }
@@ -636,7 +726,7 @@ size_t tsc_prom_decode_chunks_with(const void *const *chunks, const size_t *size
                                    double *values, size_t capacity, int loops)
 {
     return tsc_decode_chunk_list(chunks, sizes, n_chunks, ts, values, capacity, loops, tschunk_prom_count,
-                                 TSC_PROM_LANES, decode_some);
+                                 SIZE_MAX, decode_some);
 }
 
 size_t tschunk_prom_decode_chunks(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,
