@@ -444,8 +444,10 @@ TSCHUNK_API size_t tschunk_decode(const void *chunk, size_t size, int64_t *ts, d
  * Decode n_chunks whole chunks (either codec) into one pair of arrays, each
  * chunk's samples after the previous chunk's (a series' chunks in a query,
  * say). Codec-1 chunks are decoded side by side, so that their serial bit
- * chains overlap: 16 (or 8) at a time in AVX-512 lanes where the CPU has
- * them, else two in one loop; codec-2 chunks one after the other.
+ * chains overlap: 16 at a time in AVX-512 lanes where the CPU has them (a
+ * lane takes the list's next chunk when its own ends, so chunks of any
+ * lengths keep the lanes busy; hand it the whole list), else two in one
+ * loop; codec-2 chunks one after the other.
  * @return the total number of samples; DST_TOO_SMALL when it exceeds
  * capacity (checked before anything is decoded); or the first error met
  * (the arrays then hold partial results).
@@ -561,10 +563,11 @@ TSCHUNK_API size_t tschunk_prom_decode(const void *chunk, size_t size, int64_t *
 /**
  * Decode n_chunks whole chunks into one pair of arrays, each chunk's samples
  * after the previous chunk's (a series' chunks in a query, say). Chunks are
- * decoded side by side, so that their serial bit chains overlap: 16 (or 8)
- * at a time in AVX-512 lanes where the CPU has them, else two in one loop;
- * faster per sample than decoding them one by one, same samples. Hand it 16
- * chunks or more a call to use the 16 lanes.
+ * decoded side by side, so that their serial bit chains overlap: 16 at a
+ * time in AVX-512 lanes where the CPU has them (a lane takes the list's next
+ * chunk when its own ends, so chunks of any lengths keep the lanes busy),
+ * else two in one loop; faster per sample than decoding them one by one,
+ * same samples. Hand it 16 chunks or more a call (the whole list is best).
  * @return the total number of samples; DST_TOO_SMALL when it exceeds
  * capacity (checked before anything is decoded); or the first error met
  * (the arrays then hold partial results).

@@ -365,6 +365,32 @@ Test(chunk, decode_chunks_in_lanes_matches_the_samples, .timeout = 60)
 }
 
 /*
+ * A codec-1 chunk whose samples all decode in the lanes but whose last byte has padding bits set (found by
+ * fuzz_chunk_decode): 16 copies in one list must fail as the chunk alone does, with every loop choice (the
+ * lanes' end of a chunk checks its streams' ends too).
+ */
+Test(chunk, decode_chunks_checks_padding_after_the_lanes)
+{
+    static const unsigned char chunk[] = {0xc1, 0x11, 0x2c, 0x07, 0x00, 0x00, 0x00, 0x5b, 0x00, 0x00,
+                                          0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04};
+    const void *chunks[16];
+    size_t sizes[16];
+    for (int i = 0; i < 16; i++) {
+        chunks[i] = chunk;
+        sizes[i] = sizeof chunk;
+    }
+    int64_t ts[16 * 44];
+    double values[16 * 44];
+    size_t alone = tschunk_decode(chunk, sizeof chunk, ts, values, 44);
+    cr_assert_eq(alone, TSC_ERROR(RESERVED_BITS), "%s", tschunk_error_name(alone));
+    static const int loops[3] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO};
+    for (int l = 0; l < 3; l++) {
+        size_t r = tsc_chunk_decode_chunks_with(chunks, sizes, 16, ts, values, 16 * 44, loops[l]);
+        cr_assert_eq(r, alone, "loops %d: %s", l, tschunk_error_name(r));
+    }
+}
+
+/*
  * Time going back inside the lanes: 16 codec-1 chunks whose step (100 +- 3) is 16 shorter at sample 41
  * alone; one chunk's first delta (header byte 12) rewritten from 100 to 5 takes 95 off every step, below 0
  * there only. Every loop choice must refuse the list, as decoding that chunk alone does.

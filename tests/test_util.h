@@ -354,8 +354,9 @@ static inline void lane_edges_series(wl_series *s, size_t n, uint64_t seed, int 
 typedef size_t (*encode_all_fn)(const wl_series *s, unsigned char **out);
 
 /*
- * A decode_chunks over lists of 8 to 40 chunks (the AVX-512 lanes, 16 and 8 side by side, where the CPU has
- * them) of lane_edges_series (one chunk in eight with a constant stream, one in five of 1 to 300 samples),
+ * A decode_chunks over lists of 8 to 40 chunks (the AVX-512 lanes where the CPU has them: 16 and 8 side by
+ * side, a lane taking the next chunk when its own ends, idle lanes while others finish) of lane_edges_series
+ * (one chunk in eight with a constant stream, one in five of 1 to 300 samples),
  * each copied to exactly its bytes so that a read past them is ASan's to see: exactly the series' samples;
  * then with bit flips (from byte damage_from on) in a third of the chunks, with every loop choice, an error
  * exactly when decoding the chunks one by one meets one, else the same samples.

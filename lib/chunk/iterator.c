@@ -621,25 +621,30 @@ static size_t decode_two(const void *const *chunks, const size_t *sizes, size_t 
     return decode_two_parsed(chunks, sizes, i, n_chunks, h, ts, values, loops);
 }
 
+/* A chunk's declared count from its header, without decoding. */
+static size_t header_count(const void *chunk, size_t size)
+{
+    if (!chunk) return TSC_ERROR(BAD_PARAMETER);
+    tsc_chunk_header h;
+    size_t err = tsc_chunk_parse((const uint8_t *)chunk, size, &h, TSC_PARSE_HEADER);
+    return err ? err : h.info.count;
+}
+
 #ifdef TSC_HAVE_AVX2
 /* The kernel reads 32 bytes of a stream from a step's first byte (fewer, then zeros, past its last 32). */
 #define LANE_BYTES 32
 
+
+
 /*
- * Whether chunks i.. (count of them, headers parsed) go to the AVX-512 lanes: all codec 1, 8 samples or
- * more past the first two in each, and a bit a sample or more in all (not both streams constant: those
- * decode from their header alone, faster).
+ * Whether a chunk (header parsed) goes to the AVX-512 lanes: codec 1, 8 samples or more past the first two,
+ * and a bit a sample or more (not both streams constant: those decode from their header alone, faster).
  */
-static int lanes_fit(const tsc_chunk_header *h, size_t count)
+static int lane_fits(const tsc_chunk_header *h)
 {
-    size_t bytes = 0, samples = 0;
-    for (size_t l = 0; l < count; l++) {
-        const tschunk_chunk_info *info = &h[l].info;
-        if (info->codec != TSCHUNK_CODEC_GORILLA || info->count < 2 + FAST_MIN_SAMPLES) return 0;
-        bytes += info->ts_bytes + info->value_bytes;
-        samples += info->count;
-    }
-    return bytes * 8 >= samples;
+    const tschunk_chunk_info *info = &h->info;
+    return info->codec == TSCHUNK_CODEC_GORILLA && info->count >= 2 + FAST_MIN_SAMPLES &&
+           (uint64_t)(info->ts_bytes + info->value_bytes) * 8 >= info->count;
 }
 
 /* A chunk's lane from its iterator (past its first two samples): a constant stream reads zeros. */
@@ -663,114 +668,164 @@ static run_state lane_state(const tsc_chunk_lane *c)
     return st;
 }
 
-/* One sample of every lane with the checked loop (the step the kernel stopped before: a 64-bit dod). */
-static void lanes_scalar_step(tsc_chunk_lane *lanes, const tsc_chunk_header *h, const void *const *chunks,
-                              size_t count)
+/*
+ * One sample of every lane with the checked loop (the step the kernel stopped before: a 64-bit dod). A
+ * constant stream's lane reads zeros, as in the kernel: `0` fields, the same as the constant flags.
+ */
+static void lanes_scalar_step(tsc_chunk_lane *lanes, size_t count)
 {
     for (size_t l = 0; l < count; l++) {
-        const uint8_t *src = (const uint8_t *)chunks[l];
-        const tschunk_chunk_info *info = &h[l].info;
-        run_state st = lane_state(&lanes[l]);
-        read_sample(src + h[l].ts_offset, info->ts_bytes, src + h[l].value_offset, info->value_bytes, &st,
-                    (info->flags & TSCHUNK_FLAG_TS_CONST) != 0, (info->flags & TSCHUNK_FLAG_VAL_CONST) != 0, 1);
-        lanes[l].ts_out[0] = st.ts;
-        lanes[l].bits_out[0] = st.bits;
-        lanes[l] = (tsc_chunk_lane){lanes[l].tbase, lanes[l].vbase, lanes[l].tlast, lanes[l].vlast, st.tpos,
-                                    st.vpos, st.delta, st.bits, st.ts, st.lead, st.width, st.bad,
-                                    lanes[l].ts_out + 1, lanes[l].bits_out + 1};
+        tsc_chunk_lane *one = &lanes[l];
+        run_state st = lane_state(one);
+        read_sample(one->tbase, (size_t)(one->tlast + LANE_BYTES), one->vbase, (size_t)(one->vlast + LANE_BYTES), &st,
+                    0, 0, 1);
+        one->ts_out[0] = st.ts;
+        one->bits_out[0] = st.bits;
+        *one = (tsc_chunk_lane){one->tbase, one->vbase, one->tlast, one->vlast, st.tpos, st.vpos, st.delta, st.bits,
+                                st.ts, st.lead, st.width, st.bad, one->ts_out + 1, one->bits_out + 1};
     }
 }
 
 /*
- * 8 or 16 codec-1 chunks (lanes_fit) into ts/values: each chunk's first two samples with its iterator, then
- * all in the AVX-512 lanes as far as they go, then each chunk's rest with its iterator again. One iterator
- * (2 KiB) at a time on the stack, not 16. @return samples written or an error.
+ * A list of chunks in the lanes (tsc_lane_list_decode): each slot's chunk header and lane. An iterator
+ * (2 KiB) is made for a chunk only when it starts and when it ends, one at a time on the stack.
  */
-static size_t decode_in_lanes(const void *const *chunks, const size_t *sizes, const tsc_chunk_header *h, size_t count,
-                              int64_t *ts, double *values, int loops)
+typedef struct {
+    tsc_lane_list list;
+    const uint8_t *chunk[TSC_LIST_LANES];
+    size_t size[TSC_LIST_LANES];
+    tsc_chunk_header h[TSC_LIST_LANES];
+    tsc_chunk_lane lane[TSC_LIST_LANES];
+    int64_t idle_ts[TSC_LANE_IDLE_STEPS + 1];
+    uint64_t idle_bits[TSC_LANE_IDLE_STEPS + 1];
+} chunk_lanes;
+
+/* Chunk j's first two samples (from its header) with an iterator, then the lanes for the rest; a chunk that
+ * does not fit them (lane_fits) is decoded whole here. */
+static size_t start_chunk(tsc_lane_list *list, size_t slot, size_t j, size_t at, size_t *count)
 {
-    tsc_chunk_lane lanes[TSC_CHUNK_LANES];
-    size_t start[TSC_CHUNK_LANES], total = 0, n = SIZE_MAX, r;
-    tschunk_iter it;
-    for (size_t l = 0; l < count; l++) {
-        iter_start(&it, (const uint8_t *)chunks[l], sizes[l], &h[l]);
-        r = read_samples(&it, ts + total, values + total, 2, loops);
-        if (tschunk_is_error(r)) return r;
-        lanes[l] = lane_of(&it, ts + total + 2, values + total + 2);
-        start[l] = total;
-        total += it.count;
-        n = it.count - 2 < n ? it.count - 2 : n;
+    chunk_lanes *C = (chunk_lanes *)list;
+    const uint8_t *src = (const uint8_t *)list->chunks[j];
+    tsc_chunk_header *h = &C->h[slot];
+    size_t r = src ? tsc_chunk_parse(src, list->sizes[j], h, TSC_PARSE_HEADER) : TSC_ERROR(BAD_PARAMETER);
+    if (r) return r;
+    *count = h->info.count;
+    if (!lane_fits(h)) {
+        r = decode_parsed(src, list->sizes[j], h, list->ts + at, list->values + at, h->info.count, list->loops);
+        return tschunk_is_error(r) ? r : 0;
     }
-    size_t k = 0;
-    for (;;) {
+    tschunk_iter it;
+    iter_start(&it, src, list->sizes[j], h);
+    r = read_samples(&it, list->ts + at, list->values + at, 2, list->loops);
+    if (tschunk_is_error(r)) return r;
+    C->chunk[slot] = src;
+    C->size[slot] = list->sizes[j];
+    C->lane[slot] = lane_of(&it, list->ts + at + 2, list->values + at + 2);
+    list->left[slot] = it.count - 2;
+    return 1;
+}
+
+static void run_chunks(tsc_lane_list *list, size_t width, size_t n)
+{
+    chunk_lanes *C = (chunk_lanes *)list;
+    const uint64_t zeros_last = TSC_CHUNK_LANE_ZEROS - LANE_BYTES;
+    for (size_t l = list->live; l < width; l++)
+        C->lane[l] = (tsc_chunk_lane){tsc_chunk_lane_zeros, tsc_chunk_lane_zeros, zeros_last, zeros_last, 0, 0, 0, 0,
+                                      0, 0, 0, 0, C->idle_ts, C->idle_bits};
+    for (size_t k = 0;;) {
         int escaped;
-        size_t steps = count == 16 ? tsc_chunk_lanes16_avx512(lanes, n - k, &escaped)
-                                   : tsc_chunk_lanes8_avx512(lanes, n - k, &escaped);
-        for (size_t l = 0; l < count; l++) {
-            lanes[l].ts_out += steps;
-            lanes[l].bits_out += steps;
+        size_t steps = width == 16 ? tsc_chunk_lanes16_avx512(C->lane, n - k, &escaped)
+                                   : tsc_chunk_lanes8_avx512(C->lane, n - k, &escaped);
+        for (size_t l = 0; l < width; l++) {
+            C->lane[l].ts_out += steps;
+            C->lane[l].bits_out += steps;
         }
         k += steps;
         if (k == n || !escaped) break;
-        lanes_scalar_step(lanes, h, chunks, count);
+        lanes_scalar_step(C->lane, width); /* a 64-bit dod in some lane */
         k++;
     }
-    for (size_t l = 0; l < count; l++) {
-        iter_start(&it, (const uint8_t *)chunks[l], sizes[l], &h[l]);
-        it.index = 2;
-        run_state st = lane_state(&lanes[l]);
-        if (tschunk_is_error(r = save_state(&it, &st, k))) return r;
-        r = read_samples(&it, ts + start[l] + 2 + k, values + start[l] + 2 + k, it.count - 2 - k, loops);
-        if (tschunk_is_error(r)) return r;
-    }
-    return total;
+}
+
+/*
+ * The lane's state checked in an iterator (a bad field, time going back, an overrun), then the rest decoded,
+ * if any: read_samples also checks the end of the streams (padding bits zero), even with none left.
+ */
+static size_t finish_chunk(tsc_lane_list *list, size_t slot)
+{
+    chunk_lanes *C = (chunk_lanes *)list;
+    tschunk_iter it;
+    iter_start(&it, C->chunk[slot], C->size[slot], &C->h[slot]);
+    it.index = 2;
+    run_state st = lane_state(&C->lane[slot]);
+    size_t r = save_state(&it, &st, it.count - 2 - list->left[slot]);
+    if (!tschunk_is_error(r))
+        r = read_samples(&it, C->lane[slot].ts_out, (double *)(void *)C->lane[slot].bits_out, list->left[slot],
+                         list->loops);
+    return tschunk_is_error(r) ? r : 0;
+}
+
+static size_t drain_chunks(tsc_lane_list *list)
+{
+    size_t r = 0;
+    for (size_t l = 0; !r && l < list->live; l++) r = finish_chunk(list, l);
+    return r;
+}
+
+static void move_chunk(tsc_lane_list *list, size_t to, size_t from)
+{
+    chunk_lanes *C = (chunk_lanes *)list;
+    C->chunk[to] = C->chunk[from];
+    C->size[to] = C->size[from];
+    C->h[to] = C->h[from];
+    C->lane[to] = C->lane[from];
+}
+
+static const tsc_lane_ops chunk_lane_ops = {start_chunk, finish_chunk, drain_chunks, move_chunk, run_chunks,
+                                            header_count};
+
+/* Chunks i.. into ts/values, codec 1 in the AVX-512 lanes (tsc_lane_list_decode). */
+static size_t decode_in_lanes(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks,
+                              int64_t *ts, double *values, int loops)
+{
+    chunk_lanes C;
+    C.list = (tsc_lane_list){chunks, sizes, n_chunks, 0, ts, values, 0, loops, 0, {0}, {0}};
+    return tsc_lane_list_decode(&C.list, i, &chunk_lane_ops);
 }
 #endif
 
-/* Chunks i.. (at most 16): codec-1 chunks in AVX-512 lanes, 16 or 8, where they fit; else two at a time. */
+#ifdef TSC_HAVE_AVX2
+/* Whether a list's first chunk (unchecked) says codec 1: a list of codec-2 chunks has no use for the lanes. */
+static int starts_with_codec1(const void *const *chunks, const size_t *sizes, size_t i)
+{
+    return chunks[i] && sizes[i] >= 2 && (((const uint8_t *)chunks[i])[1] & 0x0f) == TSCHUNK_CODEC_GORILLA;
+}
+#endif
+
+/*
+ * Chunks i.. (all of them): a list of codec-1 chunks in AVX-512 lanes when the CPU has them (codec-2 chunks
+ * in it decoded whole as they come), else two at a time.
+ */
 static size_t decode_some(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks, int64_t *ts,
                           double *values, int loops)
 {
-    size_t end = n_chunks - i < TSC_CHUNK_LANES ? n_chunks : i + TSC_CHUNK_LANES, done = 0, parsed = 0;
-    tsc_chunk_header h[TSC_CHUNK_LANES]; /* those of chunks i.. when parsed for the lanes, kept for the pairs */
 #ifdef TSC_HAVE_AVX2
-    if (end - i >= 8 && loops == TSC_LOOPS_AUTO && tsc_lanes_here()) {
-        for (; parsed < end - i; parsed++) {
-            size_t r = tsc_chunk_parse((const uint8_t *)chunks[i + parsed], sizes[i + parsed], &h[parsed],
-                                       TSC_PARSE_HEADER);
-            if (r) return r;
-        }
-        size_t count = parsed == 16 ? 16 : 8;
-        if (lanes_fit(h, count)) {
-            done = decode_in_lanes(chunks + i, sizes + i, h, count, ts, values, loops);
-            if (tschunk_is_error(done)) return done;
-            i += count;
-        }
-    }
+    if (n_chunks - i >= 8 && loops == TSC_LOOPS_AUTO && tsc_lanes_here() && starts_with_codec1(chunks, sizes, i))
+        return decode_in_lanes(chunks, sizes, i, n_chunks, ts, values, loops);
 #endif
-    for (size_t k = i; k < end; k += 2) {
-        size_t r = parsed ? decode_two_parsed(chunks, sizes, k, end, h + (k + parsed - end), ts + done, values + done,
-                                              loops)
-                          : decode_two(chunks, sizes, k, end, ts + done, values + done, loops);
+    size_t done = 0;
+    for (size_t k = i; k < n_chunks; k += 2) {
+        size_t r = decode_two(chunks, sizes, k, n_chunks, ts + done, values + done, loops);
         if (tschunk_is_error(r)) return r;
         done += r;
     }
     return done;
 }
 
-/* A chunk's declared count from its header, without decoding. */
-static size_t header_count(const void *chunk, size_t size)
-{
-    if (!chunk) return TSC_ERROR(BAD_PARAMETER);
-    tsc_chunk_header h;
-    size_t err = tsc_chunk_parse((const uint8_t *)chunk, size, &h, TSC_PARSE_HEADER);
-    return err ? err : h.info.count;
-}
-
 size_t tsc_chunk_decode_chunks_with(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,
                                     double *values, size_t capacity, int loops)
 {
-    return tsc_decode_chunk_list(chunks, sizes, n_chunks, ts, values, capacity, loops, header_count, TSC_CHUNK_LANES,
+    return tsc_decode_chunk_list(chunks, sizes, n_chunks, ts, values, capacity, loops, header_count, SIZE_MAX,
                                  decode_some);
 }
 

@@ -4,9 +4,6 @@
 
 #include "../common/common.h"
 
-/* Chunks tschunk_decode_chunks takes a call of its walk: two sets of 8 lanes. */
-#define TSC_CHUNK_LANES 16
-
 /* What a constant (elided) stream's lane reads: zeros, a `0` field a step (dod 0, value unchanged). */
 #define TSC_CHUNK_LANE_ZEROS (TSCHUNK_MAX_SAMPLES / 8 + 64)
 extern const uint8_t tsc_chunk_lane_zeros[TSC_CHUNK_LANE_ZEROS];

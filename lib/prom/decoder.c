@@ -534,174 +534,116 @@ static void lanes_scalar_step(tsc_prom_lane *lanes, size_t count)
     }
 }
 
-/*
- * A lane without a chunk reads zeros (`0` `0`: dod 0, the same value; two bits a step) into a scratch, at
- * most IDLE_STEPS steps a call, so that 16 lanes run on with 9 to 15 chunks and 8 lanes with 7 or 8.
- * Below LANES_MIN_LIVE chunks the pair loop is faster (a step of 8 lanes costs about 7 pair samples).
- */
-#define IDLE_STEPS 128
-#define LANES_MIN_LIVE 7
-static const uint8_t idle_stream[LANE_BYTES + IDLE_STEPS / 4 + 8];
+/* A lane without a chunk reads zeros (`0` `0`: dod 0, the same value; two bits a step) into a scratch. */
+static const uint8_t idle_stream[LANE_BYTES + TSC_LANE_IDLE_STEPS / 4 + 8];
 
-/* A list of chunks in the lanes: each lane takes the list's next chunk when its own ends. */
+/* A list of Prometheus chunks in the lanes (tsc_lane_list_decode): each slot's iterator and lane. */
 typedef struct {
-    const void *const *chunks;
-    const size_t *sizes;
-    size_t n_chunks, next; /* the list, and its first chunk not started */
-    int64_t *ts;
-    double *values;
-    size_t out; /* where the next chunk's samples go: chunks start in list order */
-    int loops;
-    size_t live; /* slots 0 .. live - 1 hold a chunk; the others are idle */
-    size_t left[TSC_PROM_LANES]; /* samples a slot's chunk has left for the lanes */
-    tschunk_prom_iter it[TSC_PROM_LANES];
-    tsc_prom_lane lane[TSC_PROM_LANES];
-    int64_t idle_ts[IDLE_STEPS + 1];
-    uint64_t idle_bits[IDLE_STEPS + 1];
-} lane_list;
+    tsc_lane_list list;
+    tschunk_prom_iter it[TSC_LIST_LANES];
+    tsc_prom_lane lane[TSC_LIST_LANES];
+    int64_t idle_ts[TSC_LANE_IDLE_STEPS + 1];
+    uint64_t idle_bits[TSC_LANE_IDLE_STEPS + 1];
+} prom_lanes;
 
 /*
- * Start the list's next chunk in `slot`: its first two samples (varints) with the iterator, then the lanes
- * for the rest. A chunk too short for them, or under a byte a sample (mostly `00`: a constant series scraped
- * on time, which the scalar loop's shortcut takes faster), is decoded whole here and the next one tried.
- * @return 1 when the slot holds a chunk, 0 at the end of the list, or an error.
+ * Chunk j's first two samples (varints) with the iterator, then the lanes for the rest. A chunk too short for
+ * them, or under a byte a sample (mostly `00`: a constant series scraped on time, which the scalar loop's
+ * shortcut takes faster), is decoded whole here.
  */
-static size_t start_next(lane_list *L, size_t slot)
+static size_t start_chunk(tsc_lane_list *list, size_t slot, size_t j, size_t at, size_t *count)
 {
-    while (L->next < L->n_chunks) {
-        size_t j = L->next++, at = L->out;
-        tschunk_prom_iter *it = &L->it[slot];
-        size_t r = tschunk_prom_iter_init(it, L->chunks[j], L->sizes[j]);
-        if (r) return r;
-        L->out += it->count;
-        r = read_samples(it, L->ts + at, L->values + at, it->count < 2 ? it->count : 2, L->loops);
-        if (tschunk_is_error(r)) return r;
-        size_t left = it->count - it->index;
-        if (left >= FAST_MIN_SAMPLES && L->sizes[j] >= it->count) {
-            L->left[slot] = left;
-            L->lane[slot] = (tsc_prom_lane){it->in.base, (uint64_t)it->in.byte_len - LANE_BYTES, it->in.bit_pos,
-                                            it->delta, it->bits, it->ts, it->window_lead, it->window_width, 0,
-                                            L->ts + at + r, (uint64_t *)(void *)(L->values + at + r)};
-            return 1;
-        }
-        r = read_samples(it, L->ts + at + r, L->values + at + r, left, L->loops);
-        if (tschunk_is_error(r)) return r;
+    prom_lanes *P = (prom_lanes *)list;
+    tschunk_prom_iter *it = &P->it[slot];
+    size_t r = tschunk_prom_iter_init(it, list->chunks[j], list->sizes[j]);
+    if (r) return r;
+    *count = it->count;
+    int64_t *ts = list->ts + at;
+    double *values = list->values + at;
+    r = read_samples(it, ts, values, it->count < 2 ? it->count : 2, list->loops);
+    if (tschunk_is_error(r)) return r;
+    size_t left = it->count - it->index;
+    if (left < FAST_MIN_SAMPLES || list->sizes[j] < it->count) {
+        r = read_samples(it, ts + r, values + r, left, list->loops);
+        return tschunk_is_error(r) ? r : 0;
     }
-    return 0;
+    list->left[slot] = left;
+    P->lane[slot] = (tsc_prom_lane){it->in.base, (uint64_t)it->in.byte_len - LANE_BYTES, it->in.bit_pos, it->delta,
+                                    it->bits, it->ts, it->window_lead, it->window_width, 0, ts + r,
+                                    (uint64_t *)(void *)(values + r)};
+    return 1;
 }
 
-/* Steps of every live lane, as many as the shortest has left (IDLE_STEPS at most when a lane is idle). */
-static void run_lanes(lane_list *L)
+static void run_chunks(tsc_lane_list *list, size_t width, size_t n)
 {
-    size_t width = L->live > 8 ? 16 : 8, n = SIZE_MAX;
-    for (size_t l = 0; l < L->live; l++) n = L->left[l] < n ? L->left[l] : n;
-    for (size_t l = L->live; l < width; l++) {
-        L->lane[l] = (tsc_prom_lane){idle_stream, sizeof idle_stream - LANE_BYTES, 0, 0, 0, 0, 0, 64, 0,
-                                     L->idle_ts, L->idle_bits};
-        n = n < IDLE_STEPS ? n : IDLE_STEPS;
-    }
-    size_t k = 0;
-    for (;;) {
+    prom_lanes *P = (prom_lanes *)list;
+    for (size_t l = list->live; l < width; l++)
+        P->lane[l] = (tsc_prom_lane){idle_stream, sizeof idle_stream - LANE_BYTES, 0, 0, 0, 0, 0, 64, 0,
+                                     P->idle_ts, P->idle_bits};
+    for (size_t k = 0;;) {
         int escaped;
-        size_t steps = width == 16 ? tsc_prom_lanes16_avx512(L->lane, n - k, &escaped)
-                                   : tsc_prom_lanes8_avx512(L->lane, n - k, &escaped);
+        size_t steps = width == 16 ? tsc_prom_lanes16_avx512(P->lane, n - k, &escaped)
+                                   : tsc_prom_lanes8_avx512(P->lane, n - k, &escaped);
         for (size_t l = 0; l < width; l++) {
-            L->lane[l].ts_out += steps;
-            L->lane[l].bits_out += steps;
+            P->lane[l].ts_out += steps;
+            P->lane[l].bits_out += steps;
         }
         k += steps;
         if (k == n || !escaped) break;
-        lanes_scalar_step(L->lane, width); /* a 64-bit dod in some lane */
+        lanes_scalar_step(P->lane, width); /* a 64-bit dod in some lane */
         k++;
     }
-    for (size_t l = 0; l < L->live; l++) L->left[l] -= k;
 }
 
-/* The lanes' state back into slot's iterator (checked: a bad window, a stream overrun). @return 0 or an error. */
-static size_t lane_to_iter(lane_list *L, size_t slot)
+/* The lane's state back into the slot's iterator (checked: a bad window, a stream overrun). */
+static size_t finish_chunk(tsc_lane_list *list, size_t slot)
 {
-    run_state st = lane_state(&L->lane[slot]);
-    tschunk_prom_iter *it = &L->it[slot];
-    size_t r = save_state(it, &st, it->count - it->index - L->left[slot]);
+    prom_lanes *P = (prom_lanes *)list;
+    run_state st = lane_state(&P->lane[slot]);
+    tschunk_prom_iter *it = &P->it[slot];
+    size_t r = save_state(it, &st, it->count - it->index - list->left[slot]);
     return tschunk_is_error(r) ? r : 0;
 }
 
-/*
- * The ended chunks leave their slots (the last live slot moves in), and the idle slots take the list's next
- * chunks. While at most LANES_MAY_IDLE slots are idle, they wait instead for the live lanes to end when the
- * next chunk has as many samples as the live chunk that ends last (so would outlast it): a kernel call costs
- * about three steps (100 ns), and so lanes whose chunks end together (mostly 120-sample chunks and a few
- * short ones) keep ending together, one call for 16 chunks. Chunks of every length do not: they take the
- * idle lanes at once.
- */
-#define LANES_MAY_IDLE 4
-static size_t retire_ended(lane_list *L)
+/* The last few chunks, each past its lanes' samples: two at a time, then each one's rest. */
+static size_t drain_chunks(tsc_lane_list *list)
 {
-    size_t horizon = 0, horizon_count = 0, r;
-    for (size_t l = 0; l < L->live; l++)
-        if (L->left[l] > horizon) {
-            horizon = L->left[l];
-            horizon_count = L->it[l].count;
-        }
-    for (size_t l = 0; l < L->live;) {
-        if (L->left[l]) { l++; continue; }
-        if ((r = lane_to_iter(L, l))) return r;
-        if (l < --L->live) {
-            L->lane[l] = L->lane[L->live];
-            L->it[l] = L->it[L->live];
-            L->left[l] = L->left[L->live];
+    prom_lanes *P = (prom_lanes *)list;
+    size_t r = 0;
+    for (size_t l = 0; !r && l < list->live; l++) r = finish_chunk(list, l);
+    for (size_t l = 0; !r && l < list->live; l += 2) {
+        int64_t *ts[2] = {P->lane[l].ts_out, l + 1 < list->live ? P->lane[l + 1].ts_out : NULL};
+        double *values[2] = {(double *)(void *)P->lane[l].bits_out,
+                             l + 1 < list->live ? (double *)(void *)P->lane[l + 1].bits_out : NULL};
+        size_t pair =
+            ts[1] ? decode_pair(&P->it[l], ts[0], values[0], &P->it[l + 1], ts[1], values[1], list->loops) : 0;
+        if (tschunk_is_error(pair)) return pair;
+        for (size_t m = 0; m < 2 && ts[m] && !r; m++) {
+            tschunk_prom_iter *it = &P->it[l + m];
+            size_t got = read_samples(it, ts[m] + pair, values[m] + pair, it->count - it->index, list->loops);
+            r = tschunk_is_error(got) ? got : 0;
         }
     }
-    while (L->live < TSC_PROM_LANES && L->next < L->n_chunks) {
-        if (horizon && TSC_PROM_LANES - L->live <= LANES_MAY_IDLE &&
-            tschunk_prom_count(L->chunks[L->next], L->sizes[L->next]) == horizon_count)
-            break;
-        if ((r = start_next(L, L->live)) != 1) return r;
-        L->live++;
-    }
-    return 0;
+    return r;
 }
 
-/*
- * Chunks i.. into ts/values in the AVX-512 lanes, 16 (or 8) chunks a step, a lane taking the next chunk
- * when its own ends; the last few (under LANES_MIN_LIVE), each past its lanes' samples, in pairs.
- * @return samples written or an error.
- */
+static void move_chunk(tsc_lane_list *list, size_t to, size_t from)
+{
+    prom_lanes *P = (prom_lanes *)list;
+    P->it[to] = P->it[from];
+    P->lane[to] = P->lane[from];
+}
+
+static const tsc_lane_ops prom_lane_ops = {start_chunk, finish_chunk, drain_chunks, move_chunk, run_chunks,
+                                           tschunk_prom_count};
+
+/* Chunks i.. into ts/values in the AVX-512 lanes (tsc_lane_list_decode). @return samples written or an error. */
 static size_t decode_in_lanes(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks,
                               int64_t *ts, double *values, int loops)
 {
-    lane_list L;
-    L.chunks = chunks;
-    L.sizes = sizes;
-    L.n_chunks = n_chunks;
-    L.next = i;
-    L.ts = ts;
-    L.values = values;
-    L.out = 0;
-    L.loops = loops;
-    L.live = 0;
-    size_t r = retire_ended(&L); /* none has ended: this fills the slots */
-    if (r) return r;
-    while (L.live >= LANES_MIN_LIVE) {
-        run_lanes(&L);
-        if ((r = retire_ended(&L))) return r;
-    }
-    for (size_t l = 0; l < L.live; l++)
-        if ((r = lane_to_iter(&L, l))) return r;
-    for (size_t l = 0; l < L.live; l += 2) {
-        size_t pair = l + 1 < L.live ? decode_pair(&L.it[l], L.lane[l].ts_out, (double *)(void *)L.lane[l].bits_out,
-                                                   &L.it[l + 1], L.lane[l + 1].ts_out,
-                                                   (double *)(void *)L.lane[l + 1].bits_out, loops)
-                                     : 0;
-        if (tschunk_is_error(pair)) return pair;
-        for (size_t m = l; m < l + 2 && m < L.live; m++) {
-            tschunk_prom_iter *it = &L.it[m];
-            r = read_samples(it, L.lane[m].ts_out + pair, (double *)(void *)(L.lane[m].bits_out + pair),
-                             it->count - it->index, loops);
-            if (tschunk_is_error(r)) return r;
-        }
-    }
-    return L.out;
+    prom_lanes P;
+    P.list = (tsc_lane_list){chunks, sizes, n_chunks, 0, ts, values, 0, loops, 0, {0}, {0}};
+    return tsc_lane_list_decode(&P.list, i, &prom_lane_ops);
 }
 #endif
 
@@ -710,7 +652,7 @@ static size_t decode_some(const void *const *chunks, const size_t *sizes, size_t
                           double *values, int loops)
 {
 #ifdef TSC_HAVE_AVX2
-    if (n_chunks - i >= LANES_MIN_LIVE && loops == TSC_LOOPS_AUTO && tsc_lanes_here())
+    if (n_chunks - i >= 8 && loops == TSC_LOOPS_AUTO && tsc_lanes_here())
         return decode_in_lanes(chunks, sizes, i, n_chunks, ts, values, loops);
 #endif
     size_t done = 0;

@@ -11,9 +11,6 @@ size_t tsc_prom_decode_with(const void *chunk, size_t size, int64_t *ts, double 
 size_t tsc_prom_decode_chunks_with(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,
                                    double *values, size_t capacity, int loops);
 
-/* Chunks tschunk_prom_decode_chunks takes a call of its walk (the AVX-512 kernel's lanes, two sets of 8). */
-#define TSC_PROM_LANES 16
-
 /* One chunk in tsc_prom_lanes8_avx512: its stream, decode state and where its next samples go. */
 typedef struct {
     const uint8_t *base; /* the bit stream (after the count) */
