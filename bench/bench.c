@@ -6,10 +6,12 @@
  *
  *   bench [--quick] [--reps N] [--datasets DIR] [--only NAME] [--chunk N] [--codec tschunk|prom|tsc2]
  *         [--phase append|many|iter|batch|chunks]   (one phase only, for callgrind)
- *         [--per-call N]   (chunks a decode_chunks call takes, 16 unless told)
+ *         [--per-call N]   (chunks a decode_chunks call takes, 16 unless told, up to 512)
+ *         [--short-chunks P]   (P% of the chunks cut short, at 1 to N - 1 samples: lists of mixed lengths)
  *
  * "many": the same appends through tschunk_append_many / tschunk_prom_append_many, a chunk's samples per call.
- * "chunks": a series' chunks decoded 16 at a time by tschunk_decode_chunks / tschunk_prom_decode_chunks.
+ * "chunks": a series' chunks decoded 16 at a time (--per-call) by tschunk_decode_chunks /
+ * tschunk_prom_decode_chunks.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -41,7 +43,8 @@ typedef struct {
     const char *only;
     size_t chunk;
     const char *phase;
-    size_t per_call; /* chunks a decode_chunks call takes */
+    size_t per_call;     /* chunks a decode_chunks call takes */
+    unsigned short_pct; /* chunks cut short (at 1 .. chunk - 1 samples), in percent, for lists of mixed lengths */
 } bench_opts;
 
 /* A workload cut into chunks: [start, start+len) ranges and their encoded bytes. */
@@ -63,8 +66,9 @@ typedef struct {
 static volatile uint64_t sink;
 
 /* Cut where timestamps go backwards (as the CLI does) or at per_chunk samples. */
-static void chunk_plan(chunked *c, const wl_series *s, size_t per_chunk)
+static void chunk_plan(chunked *c, const wl_series *s, size_t per_chunk, unsigned short_pct)
 {
+    uint64_t rng = 12345;
     memset(c, 0, sizeof(*c));
     c->s = s;
     c->per_chunk = per_chunk;
@@ -74,8 +78,10 @@ static void chunk_plan(chunked *c, const wl_series *s, size_t per_chunk)
     c->offset = malloc(max_chunks * sizeof(size_t));
     c->size = malloc(max_chunks * sizeof(size_t));
     for (size_t i = 0; i < s->n;) {
-        size_t n = 1;
-        while (i + n < s->n && n < per_chunk && s->ts[i + n] >= s->ts[i + n - 1]) n++;
+        size_t n = 1, most = per_chunk;
+        uint64_t r = wl_rng(&rng);
+        if (per_chunk > 1 && r % 100 < short_pct) most = 1 + (r >> 8) % (per_chunk - 1);
+        while (i + n < s->n && n < most && s->ts[i + n] >= s->ts[i + n - 1]) n++;
         c->start[c->nchunks] = i;
         c->len[c->nchunks++] = n;
         c->cap += TSCHUNK_BOUND(n) > TSCHUNK_PROM_BOUND(n) ? TSCHUNK_BOUND(n) : TSCHUNK_PROM_BOUND(n);
@@ -160,14 +166,15 @@ static void decode_batch(const chunked *c, int codec, int64_t *ts, double *vals)
 
 /*
  * A series' chunks by tschunk_decode_chunks / tschunk_prom_decode_chunks
- * (codec-1 and Prometheus chunks two side by side; Prometheus chunks 8 or 16
- * in AVX-512 lanes), per_call a call into one reused buffer, as decode_batch
- * reuses its buffer chunk after chunk.
+ * (codec-1 and Prometheus chunks in AVX-512 lanes, else two side by side),
+ * per_call a call (fewer when their samples would not fit) into one reused
+ * buffer, as decode_batch reuses its buffer chunk after chunk.
  */
-#define MOST_PER_CALL 32 /* 32 chunks of 1,024 samples fit the buffer */
+#define MOST_PER_CALL 512
 static void decode_chunks(const chunked *c, int codec, int64_t *ts, double *vals, size_t per_call)
 {
     uint64_t acc = 0;
+    if (per_call > TSCHUNK_MAX_SAMPLES / c->per_chunk) per_call = TSCHUNK_MAX_SAMPLES / c->per_chunk;
     for (size_t k = 0; k < c->nchunks; k += per_call) {
         const void *ptrs[MOST_PER_CALL];
         size_t m = c->nchunks - k < per_call ? c->nchunks - k : per_call;
@@ -203,7 +210,7 @@ static int phase_on(const bench_opts *o, const char *p) { return !o->phase || !s
 static result run(const wl_series *s, size_t per_chunk, const bench_opts *o)
 {
     chunked c;
-    chunk_plan(&c, s, per_chunk);
+    chunk_plan(&c, s, per_chunk, o->short_pct);
     result r = {0};
     r.samples = s->n;
     int64_t *ts = malloc(TSCHUNK_MAX_SAMPLES * sizeof *ts);
@@ -391,7 +398,7 @@ static void bench_datasets(const bench_opts *o, const size_t *chunks, int nchunk
 
 int main(int argc, char **argv)
 {
-    bench_opts o = {7, 0, CODEC_NATIVE, "../shared/datasets", NULL, 0, NULL, 16};
+    bench_opts o = {7, 0, CODEC_NATIVE, "../shared/datasets", NULL, 0, NULL, 16, 0};
     int only_codec = 0;
     current = &o;
     for (int i = 1; i < argc; i++) {
@@ -402,6 +409,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) o.chunk = (size_t)atol(argv[++i]);
         else if (!strcmp(argv[i], "--phase") && i + 1 < argc) o.phase = argv[++i];
         else if (!strcmp(argv[i], "--per-call") && i + 1 < argc) o.per_call = (size_t)atol(argv[++i]);
+        else if (!strcmp(argv[i], "--short-chunks") && i + 1 < argc) o.short_pct = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--codec") && i + 1 < argc) {
             const char *c = argv[++i];
             o.codec = !strcmp(c, "prom") || !strcmp(c, "prom-xor") ? CODEC_PROM
