@@ -47,13 +47,19 @@ static int stream_tail_ok(const tschunk_bit_reader *r)
     return left == 0 || (tsc_br_window(r) >> (64 - left)) == 0;
 }
 
+/* The end of a chunk's streams, every sample read: 0 or RESERVED_BITS. */
+static tschunk_error_code streams_end_error(uint32_t count, unsigned flags, const tschunk_bit_reader *ts_in,
+                                           const tschunk_bit_reader *val_in)
+{
+    if (count >= 2 && !(flags & TSCHUNK_FLAG_VAL_CONST) && !stream_tail_ok(val_in)) return TSCHUNK_ERROR_RESERVED_BITS;
+    if (count >= 3 && !(flags & TSCHUNK_FLAG_TS_CONST) && !stream_tail_ok(ts_in)) return TSCHUNK_ERROR_RESERVED_BITS;
+    return TSCHUNK_OK;
+}
+
 static size_t finish_check(tschunk_iter *it)
 {
-    if (it->count >= 2 && !(it->flags & TSCHUNK_FLAG_VAL_CONST) && !stream_tail_ok(&it->val_in))
-        return fail(it, TSCHUNK_ERROR_RESERVED_BITS);
-    if (it->count >= 3 && !(it->flags & TSCHUNK_FLAG_TS_CONST) && !stream_tail_ok(&it->ts_in))
-        return fail(it, TSCHUNK_ERROR_RESERVED_BITS);
-    return 0;
+    tschunk_error_code code = streams_end_error(it->count, it->flags, &it->ts_in, &it->val_in);
+    return code ? fail(it, code) : 0;
 }
 
 /* Decode sample number it->index into it->ts / it->bits. @return 0 or an error. */
@@ -287,13 +293,22 @@ static run_state load_state(const tschunk_iter *it)
     return st;
 }
 
+/* The error a run of samples met (st: where it ended): a bad field or time going back, a stream overrun. */
+static tschunk_error_code run_error(unsigned flags, const run_state *st, uint64_t ts_bit_len, uint64_t val_bit_len)
+{
+    const int ts_const = flags & TSCHUNK_FLAG_TS_CONST, val_const = flags & TSCHUNK_FLAG_VAL_CONST;
+    if (TSC_UNLIKELY(st->bad)) return TSCHUNK_ERROR_CORRUPT;
+    if (TSC_UNLIKELY((!ts_const && st->tpos > ts_bit_len) || (!val_const && st->vpos > val_bit_len)))
+        return TSCHUNK_ERROR_TRUNCATED;
+    return TSCHUNK_OK;
+}
+
 /* Keeps n decoded samples' state, or the error they met (sticky). @return n or the error. */
 static size_t save_state(tschunk_iter *it, const run_state *st, size_t n)
 {
     const int ts_const = it->flags & TSCHUNK_FLAG_TS_CONST, val_const = it->flags & TSCHUNK_FLAG_VAL_CONST;
-    if (TSC_UNLIKELY(st->bad)) return fail(it, TSCHUNK_ERROR_CORRUPT);
-    if (TSC_UNLIKELY((!ts_const && st->tpos > it->ts_in.bit_len) || (!val_const && st->vpos > it->val_in.bit_len)))
-        return fail(it, TSCHUNK_ERROR_TRUNCATED);
+    tschunk_error_code code = run_error(it->flags, st, it->ts_in.bit_len, it->val_in.bit_len);
+    if (TSC_UNLIKELY(code)) return fail(it, code);
     if (!ts_const) it->ts_in.bit_pos = st->tpos;
     if (!val_const) it->val_in.bit_pos = st->vpos;
     it->ts = st->ts;
@@ -748,12 +763,25 @@ static void run_chunks(tsc_lane_list *list, size_t width, size_t n)
 }
 
 /*
- * The lane's state checked in an iterator (a bad field, time going back, an overrun), then the rest decoded,
- * if any: read_samples also checks the end of the streams (padding bits zero), even with none left.
+ * The lane's state checked (a bad field, time going back, an overrun) and, when the lanes read every
+ * sample, the end of the streams (padding bits zero), as the iterator checks them; else the rest decoded
+ * by an iterator, which checks all that.
  */
 static size_t finish_chunk(tsc_lane_list *list, size_t slot)
 {
     chunk_lanes *C = (chunk_lanes *)list;
+    if (!list->left[slot]) {
+        const tsc_chunk_header *h = &C->h[slot];
+        run_state st = lane_state(&C->lane[slot]);
+        tschunk_bit_reader ts_in, val_in;
+        tsc_br_init(&ts_in, C->chunk[slot] + h->ts_offset, h->info.ts_bytes);
+        tsc_br_init(&val_in, C->chunk[slot] + h->value_offset, h->info.value_bytes);
+        tschunk_error_code code = run_error(h->info.flags, &st, ts_in.bit_len, val_in.bit_len);
+        ts_in.bit_pos = st.tpos;
+        val_in.bit_pos = st.vpos;
+        if (!code) code = streams_end_error(h->info.count, h->info.flags, &ts_in, &val_in);
+        return code ? TSC_ERROR_CODE(code) : 0;
+    }
     tschunk_iter it;
     iter_start(&it, C->chunk[slot], C->size[slot], &C->h[slot]);
     it.index = 2;
