@@ -391,6 +391,45 @@ Test(chunk, decode_chunks_checks_padding_after_the_lanes)
 }
 
 /*
+ * A codec-1 chunk whose second sample's value field opens a window of lead + width > 64 (no encoder writes
+ * it: 1.0 then 1.3 is a 51-bit window at lead 13, rewritten to lead 31), the third opening a valid one
+ * (-1.3: the sign differs): the lanes start a chunk past its first two samples, reading that field
+ * themselves, and must report CORRUPT for a list of 16 as decoding the chunk alone does.
+ */
+Test(chunk, decode_chunks_checks_the_first_value_field)
+{
+    enum { N = 120 };
+    int64_t ts[16 * N];
+    double values[16 * N];
+    for (int i = 0; i < N; i++) {
+        ts[i] = 1700000000000 + 15000 * (int64_t)i;
+        values[i] = i == 0 ? 1.0 : i == 1 ? 1.3 : i == 2 ? -1.3 : 100.0 + 0.25 * i;
+    }
+    tschunk_encoder_options opts = {TSCHUNK_CODEC_GORILLA, 0, 0, 0};
+    unsigned char chunk[TSCHUNK_BOUND(N)];
+    size_t size = tschunk_encode(chunk, sizeof chunk, ts, values, N, &opts);
+    cr_assert(!tschunk_is_error(size), "%s", tschunk_error_name(size));
+    tschunk_chunk_info info;
+    cr_assert_eq(tschunk_chunk_info_get(chunk, size, &info), 0);
+    size_t first_field = info.header_bytes + info.ts_bytes;
+    cr_assert_eq(chunk[first_field] >> 1, 0x60 | 13, "`11`, lead 13: %02x", chunk[first_field]);
+    chunk[first_field] |= 0x3e; /* lead 31 */
+    const void *chunks[16];
+    size_t sizes[16];
+    for (int i = 0; i < 16; i++) {
+        chunks[i] = chunk;
+        sizes[i] = size;
+    }
+    size_t alone = tschunk_decode(chunk, size, ts, values, N);
+    cr_assert_eq(alone, TSC_ERROR(CORRUPT), "%s", tschunk_error_name(alone));
+    static const int loops[3] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO};
+    for (int l = 0; l < 3; l++) {
+        size_t r = tsc_chunk_decode_chunks_with(chunks, sizes, 16, ts, values, 16 * N, loops[l]);
+        cr_assert_eq(r, alone, "loops %d: %s", l, tschunk_error_name(r));
+    }
+}
+
+/*
  * Time going back inside the lanes: 16 codec-1 chunks whose step (100 +- 3) is 16 shorter at sample 41
  * alone; one chunk's first delta (header byte 12) rewritten from 100 to 5 takes 95 off every step, below 0
  * there only. Every loop choice must refuse the list, as decoding that chunk alone does.

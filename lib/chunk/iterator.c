@@ -662,17 +662,17 @@ static int lane_fits(const tsc_chunk_header *h)
            (uint64_t)(info->ts_bytes + info->value_bytes) * 8 >= info->count;
 }
 
-/* A chunk's lane from its iterator (past its first two samples): a constant stream reads zeros. */
-static tsc_chunk_lane lane_of(const tschunk_iter *it, int64_t *ts, double *values)
+/* A chunk's lane past its first two samples (st: where they left it): a constant stream reads zeros. */
+static tsc_chunk_lane lane_of(const uint8_t *src, const tsc_chunk_header *h, const run_state *st, int64_t *ts,
+                              double *values)
 {
-    int ts_const = it->flags & TSCHUNK_FLAG_TS_CONST, val_const = it->flags & TSCHUNK_FLAG_VAL_CONST;
-    tsc_chunk_lane one = {ts_const ? tsc_chunk_lane_zeros : it->ts_in.base,
-                          val_const ? tsc_chunk_lane_zeros : it->val_in.base,
-                          (uint64_t)(ts_const ? TSC_CHUNK_LANE_ZEROS : it->ts_in.byte_len) - LANE_BYTES,
-                          (uint64_t)(val_const ? TSC_CHUNK_LANE_ZEROS : it->val_in.byte_len) - LANE_BYTES,
-                          ts_const ? 0 : it->ts_in.bit_pos,
-                          val_const ? 0 : it->val_in.bit_pos,
-                          it->delta, it->bits, it->ts, it->window_lead, it->window_width, 0, ts,
+    const tschunk_chunk_info *info = &h->info;
+    int ts_const = info->flags & TSCHUNK_FLAG_TS_CONST, val_const = info->flags & TSCHUNK_FLAG_VAL_CONST;
+    tsc_chunk_lane one = {ts_const ? tsc_chunk_lane_zeros : src + h->ts_offset,
+                          val_const ? tsc_chunk_lane_zeros : src + h->value_offset,
+                          (uint64_t)(ts_const ? TSC_CHUNK_LANE_ZEROS : info->ts_bytes) - LANE_BYTES,
+                          (uint64_t)(val_const ? TSC_CHUNK_LANE_ZEROS : info->value_bytes) - LANE_BYTES,
+                          st->tpos, st->vpos, st->delta, st->bits, st->ts, st->lead, st->width, st->bad, ts,
                           (uint64_t *)(void *)values};
     return one;
 }
@@ -729,14 +729,22 @@ static size_t start_chunk(tsc_lane_list *list, size_t slot, size_t j, size_t at,
         r = decode_parsed(src, list->sizes[j], h, list->ts + at, list->values + at, h->info.count, list->loops);
         return tschunk_is_error(r) ? r : 0;
     }
-    tschunk_iter it;
-    iter_start(&it, src, list->sizes[j], h);
-    r = read_samples(&it, list->ts + at, list->values + at, 2, list->loops);
-    if (tschunk_is_error(r)) return r;
+    /* Sample 1 as the iterator's step takes it: the header's delta, the value stream's first field; its
+     * errors (a bad field, a stream overrun) are the lane's, reported when the chunk ends. */
+    const tschunk_chunk_info *info = &h->info;
+    run_state st = {0, 0, info->first_delta, info->first_bits, info->first_ts, 0, 0, 0};
+    read_sample(NULL, 0, src + h->value_offset, info->value_bytes, &st, 1, (info->flags & TSCHUNK_FLAG_VAL_CONST) != 0,
+                1);
+    int64_t *ts = list->ts + at;
+    uint64_t *bits = (uint64_t *)(void *)(list->values + at);
+    ts[0] = info->first_ts;
+    bits[0] = info->first_bits;
+    ts[1] = st.ts;
+    bits[1] = st.bits;
     C->chunk[slot] = src;
     C->size[slot] = list->sizes[j];
-    C->lane[slot] = lane_of(&it, list->ts + at + 2, list->values + at + 2);
-    list->left[slot] = it.count - 2;
+    C->lane[slot] = lane_of(src, h, &st, ts + 2, list->values + at + 2);
+    list->left[slot] = info->count - 2;
     return 1;
 }
 
