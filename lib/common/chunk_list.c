@@ -51,8 +51,8 @@ static size_t retire_and_refill(tsc_lane_list *L, const tsc_lane_ops *ops)
             horizon = L->left[l];
             horizon_count = L->count[l];
         }
-    for (size_t l = 0; l < L->live;) {
-        if (L->left[l]) { l++; continue; }
+    for (size_t l = L->live; l-- > 0;) { /* from the last: a slot moved into l is live, already seen */
+        if (L->left[l]) continue;
         if ((r = ops->finish(L, l))) return r;
         if (l < --L->live) {
             ops->move(L, l, L->live);
