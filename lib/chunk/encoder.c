@@ -560,7 +560,7 @@ size_t tschunk_encode(void *dst, size_t capacity, const int64_t *ts, const doubl
     if (n > TSCHUNK_MAX_SAMPLES) return TSC_ERROR(TOO_MANY_SAMPLES);
     tschunk_encoder enc;
     size_t r = tschunk_encoder_init(&enc, dst, capacity, opts);
-    if (tschunk_is_error(r)) return r;
+    if (tsc_is_error(r)) return r;
     r = tschunk_append_many(&enc, ts, values, n, NULL);
     return r ? r : tschunk_encoder_finish(&enc);
 }

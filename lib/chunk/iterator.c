@@ -99,7 +99,7 @@ static size_t next_group(tschunk_iter *it, int64_t *ts, uint64_t *bits, uint32_t
     const tsc_codec2_frame f = {it->flags, it->first_ts, it->first_delta, it->first_bits};
     size_t r = tsc_codec2_read_group(it->chunk, it->size, it->group_next, n, &f, it->index == 0,
                                      it->index + n == it->count, it->ts, it->bits, ts, bits);
-    if (tschunk_is_error(r)) return fail(it, tschunk_get_error_code(r));
+    if (tsc_is_error(r)) return fail(it, tschunk_get_error_code(r));
     it->group_next += r;
     it->ts = ts[n - 1];
     it->bits = bits[n - 1];
@@ -394,7 +394,7 @@ static size_t decode_pair(tschunk_iter *a, int64_t *ts_a, double *values_a, tsch
 #endif
         k = pair_unchecked(&la, &lb, n);
     size_t r = save_state(a, &la.st, k);
-    if (tschunk_is_error(r)) return r;
+    if (tsc_is_error(r)) return r;
     return save_state(b, &lb.st, k);
 }
 
@@ -539,10 +539,10 @@ static size_t read_samples(tschunk_iter *restrict it, int64_t *restrict ts, doub
         int64_t *t_dst = direct ? ts + n : ts_tmp;
         uint64_t *v_dst = direct ? (uint64_t *)(void *)(values + n) : bits_tmp;
         size_t got = it->index >= 2 ? decode_run(it, t_dst, v_dst, want, loops) : 0;
-        if (TSC_UNLIKELY(tschunk_is_error(got))) return got;
+        if (TSC_UNLIKELY(tsc_is_error(got))) return got;
         if (got < want) {
             size_t r = read_slow(it, t_dst + got, v_dst + got, 1);
-            if (TSC_UNLIKELY(tschunk_is_error(r))) return r;
+            if (TSC_UNLIKELY(tsc_is_error(r))) return r;
             got++;
         }
         if (!direct) {
@@ -599,7 +599,7 @@ static size_t decode_two_parsed(const void *const *chunks, const size_t *sizes, 
         for (size_t l = 0; l < lanes; l++) {
             r = decode_parsed((const uint8_t *)chunks[i + l], sizes[i + l], &h[l], ts + at[l], values + at[l],
                               h[l].info.count, loops);
-            if (tschunk_is_error(r)) return r;
+            if (tsc_is_error(r)) return r;
         }
         return at[lanes - 1] + h[lanes - 1].info.count;
     }
@@ -608,17 +608,17 @@ static size_t decode_two_parsed(const void *const *chunks, const size_t *sizes, 
     for (size_t l = 0; l < 2; l++) {
         /* The first two samples come from the header. */
         r = read_samples(&it[l], ts + at[l], values + at[l], it[l].count < 2 ? it[l].count : 2, loops);
-        if (tschunk_is_error(r)) return r;
+        if (tsc_is_error(r)) return r;
         at[l] += r;
     }
     r = decode_pair(&it[0], ts + at[0], values + at[0], &it[1], ts + at[1], values + at[1], loops);
-    if (tschunk_is_error(r)) return r;
+    if (tsc_is_error(r)) return r;
     at[0] += r;
     at[1] += r;
     size_t total = 0;
     for (size_t l = 0; l < 2; l++) {
         r = read_samples(&it[l], ts + at[l], values + at[l], it[l].count - it[l].index, loops);
-        if (tschunk_is_error(r)) return r;
+        if (tsc_is_error(r)) return r;
         total += it[l].count;
     }
     return total;
@@ -727,7 +727,7 @@ static size_t start_chunk(tsc_lane_list *list, size_t slot, size_t j, size_t at,
     *count = h->info.count;
     if (!lane_fits(h)) {
         r = decode_parsed(src, list->sizes[j], h, list->ts + at, list->values + at, h->info.count, list->loops);
-        return tschunk_is_error(r) ? r : 0;
+        return tsc_is_error(r) ? r : 0;
     }
     /* Sample 1 as the iterator's step takes it: the header's delta, the value stream's first field; its
      * errors (a bad field, a stream overrun) are the lane's, reported when the chunk ends. */
@@ -795,10 +795,10 @@ static size_t finish_chunk(tsc_lane_list *list, size_t slot)
     it.index = 2;
     run_state st = lane_state(&C->lane[slot]);
     size_t r = save_state(&it, &st, it.count - 2 - list->left[slot]);
-    if (!tschunk_is_error(r))
+    if (!tsc_is_error(r))
         r = read_samples(&it, C->lane[slot].ts_out, (double *)(void *)C->lane[slot].bits_out, list->left[slot],
                          list->loops);
-    return tschunk_is_error(r) ? r : 0;
+    return tsc_is_error(r) ? r : 0;
 }
 
 static size_t drain_chunks(tsc_lane_list *list)
@@ -852,7 +852,7 @@ static size_t decode_some(const void *const *chunks, const size_t *sizes, size_t
     size_t done = 0;
     for (size_t k = i; k < n_chunks; k += 2) {
         size_t r = decode_two(chunks, sizes, k, n_chunks, ts + done, values + done, loops);
-        if (tschunk_is_error(r)) return r;
+        if (tsc_is_error(r)) return r;
         done += r;
     }
     return done;

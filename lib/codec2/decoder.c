@@ -437,7 +437,7 @@ size_t tsc_codec2_decode_chunk(const uint8_t *src, size_t size, const tschunk_ch
         size_t n = info->count - done < TSC2_GROUP ? info->count - done : TSC2_GROUP;
         size_t r = read_group(src, size, at, n, &f, done == 0, done + n == info->count, prev_ts, prev_bits, ts + done,
                               bits + done);
-        if (tschunk_is_error(r)) return r;
+        if (tsc_is_error(r)) return r;
         at += r;
         done += (uint32_t)n;
         prev_ts = ts[done - 1];

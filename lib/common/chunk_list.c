@@ -13,7 +13,7 @@ size_t tsc_decode_chunk_list(const void *const *chunks, const size_t *sizes, siz
     size_t total = 0;
     for (size_t i = 0; i < n_chunks; i++) {
         size_t c = count(chunks[i], sizes[i]);
-        if (tschunk_is_error(c)) return c;
+        if (tsc_is_error(c)) return c;
         total += c;
     }
     if (total > capacity) return TSC_ERROR(DST_TOO_SMALL);
@@ -21,7 +21,7 @@ size_t tsc_decode_chunk_list(const void *const *chunks, const size_t *sizes, siz
     size_t done = 0;
     for (size_t i = 0; i < n_chunks; i = n_chunks - i < per_call ? n_chunks : i + per_call) {
         size_t r = some(chunks, sizes, i, n_chunks, ts + done, values + done, loops);
-        if (tschunk_is_error(r)) return r;
+        if (tsc_is_error(r)) return r;
         done += r;
     }
     return done;
@@ -67,7 +67,7 @@ static size_t retire_and_refill(tsc_lane_list *L, const tsc_lane_ops *ops)
             break;
         size_t count = 0;
         r = ops->start(L, L->live, j, L->out, &count);
-        if (tschunk_is_error(r)) return r;
+        if (tsc_is_error(r)) return r;
         L->next++;
         L->out += count;
         if (r == 1) L->count[L->live++] = count;

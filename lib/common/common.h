@@ -27,6 +27,10 @@ tschunk_allocator tsc_allocator_or_default(const tschunk_allocator *a);
 #define TSC_ERROR(name) ((size_t) - (ptrdiff_t)TSCHUNK_ERROR_##name)
 #define TSC_ERROR_CODE(code) ((size_t) - (ptrdiff_t)(code))
 
+/* tschunk_is_error for the library's own calls: inline, not a call to the exported symbol (which a shared
+ * library would make through the PLT). */
+TSC_INLINE int tsc_is_error(size_t result) { return result > TSC_ERROR_CODE(TSCHUNK_ERROR_MAX_CODE); }
+
 /* x86-64 with GCC or clang: AVX2 kernels are compiled in, used where the CPU has them (no state kept).
  * -DTSC_NO_X86_KERNELS leaves them out, as any other CPU or compiler gets it (CI builds and tests that). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(TSC_NO_X86_KERNELS)

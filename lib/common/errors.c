@@ -1,14 +1,11 @@
 /* Error results and their names. */
 #include "common.h"
 
-unsigned tschunk_is_error(size_t result)
-{
-    return result > TSC_ERROR_CODE(TSCHUNK_ERROR_MAX_CODE);
-}
+unsigned tschunk_is_error(size_t result) { return (unsigned)tsc_is_error(result); }
 
 tschunk_error_code tschunk_get_error_code(size_t result)
 {
-    return tschunk_is_error(result) ? (tschunk_error_code)(0 - result) : TSCHUNK_OK;
+    return tsc_is_error(result) ? (tschunk_error_code)(0 - result) : TSCHUNK_OK;
 }
 
 const char *tschunk_error_string(tschunk_error_code code)

@@ -168,7 +168,7 @@ size_t tschunk_prom_iter_init(tschunk_prom_iter *it, const void *chunk, size_t s
 {
     if (!it) return TSC_ERROR(BAD_PARAMETER);
     size_t count = tschunk_prom_count(chunk, size);
-    if (tschunk_is_error(count)) return count;
+    if (tsc_is_error(count)) return count;
     /* Sample 0 takes at least 9 bytes, every later one at least 2 bits. */
     if (count && (size - 2 < 9 || (uint64_t)(size - 2 - 9) * 8 < (uint64_t)(count - 1) * 2))
         return TSC_ERROR(TRUNCATED);
@@ -379,7 +379,7 @@ TSC_HOT_ALIGN size_t tschunk_prom_iter_next_bits(tschunk_prom_iter *it, int64_t 
 
 size_t tschunk_prom_iter_next(tschunk_prom_iter *it, int64_t *ts, double *value)
 {
-    uint64_t bits;
+    uint64_t bits = 0;
     size_t r = tschunk_prom_iter_next_bits(it, ts, &bits);
     if (r == 1 && value) memcpy(value, &bits, sizeof bits);
     return r;
@@ -433,7 +433,7 @@ static size_t read_samples(tschunk_prom_iter *restrict it, int64_t *restrict ts,
         if (!direct && want > READ_BLOCK) want = READ_BLOCK;
         size_t got = decode_run(it, direct ? ts + n : ts_tmp,
                                 direct ? (uint64_t *)(void *)(values + n) : bits_tmp, want, loops);
-        if (TSC_UNLIKELY(tschunk_is_error(got))) return got;
+        if (TSC_UNLIKELY(tsc_is_error(got))) return got;
         if (!direct) {
             if (ts) memcpy(ts + n, ts_tmp, got * sizeof *ts);
             if (values) memcpy(values + n, bits_tmp, got * sizeof *values);
@@ -478,7 +478,7 @@ static size_t decode_pair(tschunk_prom_iter *a, int64_t *ts_a, double *values_a,
 #endif
         k = pair_unchecked(&la, &lb, n);
     size_t r = save_state(a, &la.st, k);
-    if (tschunk_is_error(r)) return r;
+    if (tsc_is_error(r)) return r;
     return save_state(b, &lb.st, k);
 }
 
@@ -493,19 +493,19 @@ static size_t decode_two(const void *const *chunks, const size_t *sizes, size_t 
         if (r) return r;
         at[l] = l ? it[0].count : 0;
         r = read_samples(&it[l], ts + at[l], values + at[l], it[l].count < 2 ? it[l].count : 2, loops);
-        if (tschunk_is_error(r)) return r;
+        if (tsc_is_error(r)) return r;
         at[l] += r;
     }
     if (lanes == 2) {
         r = decode_pair(&it[0], ts + at[0], values + at[0], &it[1], ts + at[1], values + at[1], loops);
-        if (tschunk_is_error(r)) return r;
+        if (tsc_is_error(r)) return r;
         at[0] += r;
         at[1] += r;
     }
     size_t total = 0;
     for (size_t l = 0; l < lanes; l++) {
         r = read_samples(&it[l], ts + at[l], values + at[l], it[l].count - it[l].index, loops);
-        if (tschunk_is_error(r)) return r;
+        if (tsc_is_error(r)) return r;
         total += it[l].count;
     }
     return total;
@@ -561,11 +561,11 @@ static size_t start_chunk(tsc_lane_list *list, size_t slot, size_t j, size_t at,
     int64_t *ts = list->ts + at;
     double *values = list->values + at;
     r = read_samples(it, ts, values, it->count < 2 ? it->count : 2, list->loops);
-    if (tschunk_is_error(r)) return r;
+    if (tsc_is_error(r)) return r;
     size_t left = it->count - it->index;
     if (left < FAST_MIN_SAMPLES || list->sizes[j] < it->count) {
         r = read_samples(it, ts + r, values + r, left, list->loops);
-        return tschunk_is_error(r) ? r : 0;
+        return tsc_is_error(r) ? r : 0;
     }
     list->left[slot] = left;
     P->lane[slot] = (tsc_prom_lane){it->in.base, (uint64_t)it->in.byte_len - LANE_BYTES, it->in.bit_pos, it->delta,
@@ -602,7 +602,7 @@ static size_t finish_chunk(tsc_lane_list *list, size_t slot)
     run_state st = lane_state(&P->lane[slot]);
     tschunk_prom_iter *it = &P->it[slot];
     size_t r = save_state(it, &st, it->count - it->index - list->left[slot]);
-    return tschunk_is_error(r) ? r : 0;
+    return tsc_is_error(r) ? r : 0;
 }
 
 /* The last few chunks, each past its lanes' samples: two at a time, then each one's rest. */
@@ -617,11 +617,11 @@ static size_t drain_chunks(tsc_lane_list *list)
                              l + 1 < list->live ? (double *)(void *)P->lane[l + 1].bits_out : NULL};
         size_t pair =
             ts[1] ? decode_pair(&P->it[l], ts[0], values[0], &P->it[l + 1], ts[1], values[1], list->loops) : 0;
-        if (tschunk_is_error(pair)) return pair;
+        if (tsc_is_error(pair)) return pair;
         for (size_t m = 0; m < 2 && ts[m] && !r; m++) {
             tschunk_prom_iter *it = &P->it[l + m];
             size_t got = read_samples(it, ts[m] + pair, values[m] + pair, it->count - it->index, list->loops);
-            r = tschunk_is_error(got) ? got : 0;
+            r = tsc_is_error(got) ? got : 0;
         }
     }
     return r;
@@ -658,7 +658,7 @@ static size_t decode_some(const void *const *chunks, const size_t *sizes, size_t
     size_t done = 0;
     for (size_t k = i; k < n_chunks; k += 2) {
         size_t r = decode_two(chunks, sizes, k, n_chunks, ts + done, values + done, loops);
-        if (tschunk_is_error(r)) return r;
+        if (tsc_is_error(r)) return r;
         done += r;
     }
     return done;

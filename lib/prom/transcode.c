@@ -8,17 +8,17 @@ size_t tschunk_prom_to_native(const void *prom, size_t prom_size, void *dst, siz
 {
     tschunk_prom_iter it;
     size_t r = tschunk_prom_iter_init(&it, prom, prom_size);
-    if (tschunk_is_error(r)) return r;
+    if (tsc_is_error(r)) return r;
     tschunk_encoder enc;
     r = tschunk_encoder_init(&enc, dst, capacity, NULL);
-    if (tschunk_is_error(r)) return r;
+    if (tsc_is_error(r)) return r;
     int64_t ts[BATCH];
     double values[BATCH];
-    while ((r = tschunk_prom_iter_read(&it, ts, values, BATCH)) != 0 && !tschunk_is_error(r)) {
+    while ((r = tschunk_prom_iter_read(&it, ts, values, BATCH)) != 0 && !tsc_is_error(r)) {
         size_t err = tschunk_append_many(&enc, ts, values, r, NULL);
         if (err) return err; /* OUT_OF_ORDER: time goes backwards in the Prometheus chunk */
     }
-    if (tschunk_is_error(r)) return r;
+    if (tsc_is_error(r)) return r;
     return tschunk_encoder_finish(&enc);
 }
 
@@ -26,16 +26,16 @@ size_t tschunk_native_to_prom(const void *chunk, size_t size, void *dst, size_t 
 {
     tschunk_iter it;
     size_t r = tschunk_iter_init(&it, chunk, size);
-    if (tschunk_is_error(r)) return r;
+    if (tsc_is_error(r)) return r;
     tschunk_prom_encoder enc;
     r = tschunk_prom_encoder_init(&enc, dst, capacity, NULL);
-    if (tschunk_is_error(r)) return r;
+    if (tsc_is_error(r)) return r;
     int64_t ts[BATCH];
     double values[BATCH];
-    while ((r = tschunk_iter_read(&it, ts, values, BATCH)) != 0 && !tschunk_is_error(r)) {
+    while ((r = tschunk_iter_read(&it, ts, values, BATCH)) != 0 && !tsc_is_error(r)) {
         size_t err = tschunk_prom_append_many(&enc, ts, values, r, NULL);
         if (err) return err;
     }
-    if (tschunk_is_error(r)) return r;
+    if (tsc_is_error(r)) return r;
     return tschunk_prom_encoder_finish(&enc);
 }

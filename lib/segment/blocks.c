@@ -80,7 +80,7 @@ static size_t add_block(block_builder *b, const tsc_seg_entry *entries, size_t f
     size_t h = tsc_put_uvarint(head, first);
     h += tsc_put_uvarint(head + h, count);
     size_t blob = tschunk_summary_combine(b->scratch, b->refs, count, b->out + b->len + 30, bound);
-    if (tschunk_is_error(blob)) return blob;
+    if (tsc_is_error(blob)) return blob;
     h += tsc_put_uvarint(head + h, blob);
     memmove(b->out + b->len + h, b->out + b->len + 30, blob);
     memcpy(b->out + b->len, head, h);
@@ -191,7 +191,7 @@ size_t tsc_seg_check_blocks(const tschunk_segment *s)
             refs[i] = c.ref;
         }
         size_t size = err ? 0 : tschunk_summary_combine(scratch, refs, b->count, blob, cap);
-        if (!err && (tschunk_is_error(size) || size != b->size || memcmp(blob, b->blob, size) != 0))
+        if (!err && (tsc_is_error(size) || size != b->size || memcmp(blob, b->blob, size) != 0))
             err = TSC_ERROR(CORRUPT);
     }
     if (refs) s->allocator.free(s->allocator.opaque, refs);

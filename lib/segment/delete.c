@@ -25,7 +25,7 @@ static size_t positions_in_range(const tschunk_chunk_ref *ref, int64_t from, int
         if (ts >= from) *hi = pos;
         pos++;
     }
-    return tschunk_is_error(r) ? r : any != 0;
+    return tsc_is_error(r) ? r : any != 0;
 }
 
 /* The chunk's deleted positions after this delete: its old tombstone plus the range. */
@@ -40,7 +40,7 @@ static size_t chunk_tombstone(const tschunk_segment *s, size_t i, int64_t from, 
     if (!gone) return TSC_ERROR(ALLOCATION);
     uint32_t lo = 0, hi = 0;
     size_t any = positions_in_range(&c.ref, from, to, &lo, &hi);
-    if (tschunk_is_error(any)) {
+    if (tsc_is_error(any)) {
         roaring_bitmap_free(gone);
         return any;
     }

@@ -92,7 +92,7 @@ size_t tschunk_segment_decode(const tschunk_segment *s, size_t i, int64_t *ts, d
     size_t err = tschunk_segment_chunk(s, i, &c);
     if (err) return err;
     size_t n = tschunk_decode(c.ref.chunk, c.ref.chunk_size, ts, values, capacity);
-    if (tschunk_is_error(n)) return n;
+    if (tsc_is_error(n)) return n;
     if (n != c.count) return TSC_ERROR(CORRUPT);
     const tsc_seg_tomb *tomb = c.deleted ? tsc_seg_find_tomb(s, i) : NULL;
     return tomb ? drop_deleted(tomb, ts, values, n) : n;
@@ -103,12 +103,12 @@ static size_t merge_live(const tschunk_segment *s, size_t i, int64_t from, int64
                          tschunk_range_stats *st, int64_t *ts, double *values)
 {
     size_t n = tschunk_segment_decode(s, i, ts, values, TSCHUNK_MAX_SAMPLES);
-    if (tschunk_is_error(n)) return n;
+    if (tsc_is_error(n)) return n;
     for (size_t k = 0; k < n; k++) {
         if (ts[k] < from || ts[k] > to) continue;
         st->samples_decoded++;
         if (isnan(values[k])) st->nan_count++;
-        else if (tschunk_is_error(tschunk_sketch_add(acc, values[k]))) st->inf_count++;
+        else if (tsc_is_error(tschunk_sketch_add(acc, values[k]))) st->inf_count++;
     }
     st->chunks_decoded++;
     return 0;

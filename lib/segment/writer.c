@@ -173,7 +173,7 @@ size_t tsc_seg_scan_chunk(const void *chunk, size_t size, uint32_t *count, int64
         if (n++ == 0) *first = ts;
         *last = ts;
     }
-    if (tschunk_is_error(r)) return r;
+    if (tsc_is_error(r)) return r;
     *count = (uint32_t)n;
     return n ? 0 : TSC_ERROR(BAD_PARAMETER);
 }

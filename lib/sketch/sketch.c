@@ -208,7 +208,7 @@ TSC_INLINE void stats_accept(run_stats *r, double v)
 static void add_general(tschunk_sketch *s, double v, uint64_t *nan_count, uint64_t *refused)
 {
     if (isnan(v)) ++*nan_count;
-    else if (tschunk_is_error(tschunk_sketch_add(s, v))) ++*refused;
+    else if (tsc_is_error(tschunk_sketch_add(s, v))) ++*refused;
 }
 
 void tsc_sketch_add_bits_scalar(tschunk_sketch *s, const uint64_t *bits, size_t n, uint64_t *nan_count,

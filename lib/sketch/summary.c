@@ -71,7 +71,7 @@ size_t tschunk_encoder_write_summary(const tschunk_encoder *enc, void *dst, size
     if (capacity < h) return TSC_ERROR(DST_TOO_SMALL);
     memcpy(dst, head, h);
     size_t n = tschunk_sketch_encode(enc->summary, (uint8_t *)dst + h, capacity - h, TSCHUNK_SKETCH_EXACT_STATS);
-    return tschunk_is_error(n) ? n : h + n;
+    return tsc_is_error(n) ? n : h + n;
 }
 
 static size_t read_field(const uint8_t *p, size_t size, size_t *pos, uint64_t *v)
@@ -151,13 +151,13 @@ static size_t merge_decoded(tschunk_sketch *acc, const tschunk_chunk_ref *c, int
     if (r) return r;
     int64_t ts;
     double v;
-    if ((r = tschunk_iter_seek(&it, from)) != 1) return tschunk_is_error(r) ? r : 0;
+    if ((r = tschunk_iter_seek(&it, from)) != 1) return tsc_is_error(r) ? r : 0;
     while ((r = tschunk_iter_next(&it, &ts, &v)) == 1 && ts <= to) {
         st->samples_decoded++;
         if (isnan(v)) st->nan_count++;
-        else if (tschunk_is_error(tschunk_sketch_add(acc, v))) st->inf_count++;
+        else if (tsc_is_error(tschunk_sketch_add(acc, v))) st->inf_count++;
     }
-    return tschunk_is_error(r) ? r : 0;
+    return tsc_is_error(r) ? r : 0;
 }
 
 /* One chunk of a range query: skipped, merged from its summary, or decoded. */
@@ -241,7 +241,7 @@ size_t tschunk_summary_combine(tschunk_sketch *scratch, const tschunk_chunk_ref 
     if (capacity < h) return TSC_ERROR(DST_TOO_SMALL);
     memcpy(dst, head, h);
     size_t size = tschunk_sketch_encode(scratch, (uint8_t *)dst + h, capacity - h, TSCHUNK_SKETCH_EXACT_STATS);
-    return tschunk_is_error(size) ? size : h + size;
+    return tsc_is_error(size) ? size : h + size;
 }
 
 /*
