@@ -276,9 +276,11 @@ TSC_INLINE void put_sample_code(tschunk_bit_writer *w, const sample_code *c)
  * The fast path: the short forms (code_short_sample). Everything else (the
  * first two samples, the last ones before a limit, long fields, any append
  * after finish, whose fast_bit_limit is 0) is a tail call to append_checked,
- * so the fast path keeps few values live and saves few registers.
+ * so the fast path keeps few values live and saves few registers. It starts
+ * a 64-byte line, as the iterator's step does (decoder.c): where unrelated
+ * changes happened to move it, `bench`'s push took 3-14% longer.
  */
-size_t tschunk_prom_append_bits(tschunk_prom_encoder *restrict enc, int64_t ts, uint64_t bits)
+__attribute__((aligned(64))) size_t tschunk_prom_append_bits(tschunk_prom_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
     uint32_t count = enc->count;
     if (TSC_UNLIKELY(count < 2 || count >= enc->max_samples || enc->out.bit_count > enc->fast_bit_limit))
