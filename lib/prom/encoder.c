@@ -280,7 +280,8 @@ TSC_INLINE void put_sample_code(tschunk_bit_writer *w, const sample_code *c)
  * a 64-byte line, as the iterator's step does (decoder.c): where unrelated
  * changes happened to move it, `bench`'s push took 3-14% longer.
  */
-__attribute__((aligned(64))) size_t tschunk_prom_append_bits(tschunk_prom_encoder *restrict enc, int64_t ts, uint64_t bits)
+__attribute__((aligned(64))) size_t tschunk_prom_append_bits(tschunk_prom_encoder *restrict enc, int64_t ts,
+                                                            uint64_t bits)
 {
     uint32_t count = enc->count;
     if (TSC_UNLIKELY(count < 2 || count >= enc->max_samples || enc->out.bit_count > enc->fast_bit_limit))
