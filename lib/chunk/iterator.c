@@ -649,8 +649,6 @@ static size_t header_count(const void *chunk, size_t size)
 /* The kernel reads 32 bytes of a stream from a step's first byte (fewer, then zeros, past its last 32). */
 #define LANE_BYTES 32
 
-
-
 /*
  * Whether a chunk (header parsed) goes to the AVX-512 lanes: codec 1, 8 samples or more past the first two,
  * and a bit a sample or more (not both streams constant: those decode from their header alone, faster).
