@@ -68,8 +68,8 @@ AVX512_INLINE void lanes_store(const lane_set *s, tsc_chunk_lane *l)
         l[k].bits = bits[k];
         l[k].lead = (uint32_t)lead[k];
         l[k].width = (uint32_t)width[k];
-        l[k].bad |= (bad >> k) & 1;
     }
+    for (int k = 0; bad && k < 8; k++) l[k].bad |= (bad >> k) & 1; /* rare: not read otherwise */
 }
 
 enum { STEP_DONE, STEP_ESCAPE };
