@@ -746,27 +746,22 @@ static size_t start_chunk(tsc_lane_list *list, size_t slot, size_t j, size_t at,
     return 1;
 }
 
-static void run_chunks(tsc_lane_list *list, size_t width, size_t n)
+static void idle_lanes(tsc_lane_list *list, size_t width)
 {
     chunk_lanes *C = (chunk_lanes *)list;
     const uint64_t zeros_last = TSC_CHUNK_LANE_ZEROS - LANE_BYTES;
     for (size_t l = list->live; l < width; l++)
         C->lane[l] = (tsc_chunk_lane){tsc_chunk_lane_zeros, tsc_chunk_lane_zeros, zeros_last, zeros_last, 0, 0, 0, 0,
                                       0, 0, 0, 0, C->idle_ts, C->idle_bits};
-    for (size_t k = 0;;) {
-        int escaped;
-        size_t steps = width == 16 ? tsc_chunk_lanes16_avx512(C->lane, n - k, &escaped)
-                                   : tsc_chunk_lanes8_avx512(C->lane, n - k, &escaped);
-        for (size_t l = 0; l < width; l++) {
-            C->lane[l].ts_out += steps;
-            C->lane[l].bits_out += steps;
-        }
-        k += steps;
-        if (k == n || !escaped) break;
-        lanes_scalar_step(C->lane, width); /* a 64-bit dod in some lane */
-        k++;
-    }
 }
+
+static size_t run_kernel(tsc_lane_list *list, size_t width, size_t n, int *escaped)
+{
+    chunk_lanes *C = (chunk_lanes *)list;
+    return width == 16 ? tsc_chunk_lanes16_avx512(C->lane, n, escaped) : tsc_chunk_lanes8_avx512(C->lane, n, escaped);
+}
+
+static void scalar_step(tsc_lane_list *list, size_t width) { lanes_scalar_step(((chunk_lanes *)list)->lane, width); }
 
 /*
  * The lane's state checked (a bad field, time going back, an overrun) and, when the lanes read every
@@ -815,8 +810,8 @@ static void move_chunk(tsc_lane_list *list, size_t to, size_t from)
     C->lane[to] = C->lane[from];
 }
 
-static const tsc_lane_ops chunk_lane_ops = {start_chunk, finish_chunk, drain_chunks, move_chunk, run_chunks,
-                                            header_count};
+static const tsc_lane_ops chunk_lane_ops = {start_chunk, finish_chunk, drain_chunks, move_chunk,
+                                            idle_lanes, run_kernel, scalar_step, header_count};
 
 /* Chunks i.. into ts/values, codec 1 in the AVX-512 lanes (tsc_lane_list_decode). */
 static size_t decode_in_lanes(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks,

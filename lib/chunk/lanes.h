@@ -21,9 +21,9 @@ typedef struct {
 
 /*
  * Up to n samples of each of 8 (or 16) codec-1 chunks past their first two samples, one of each per step,
- * into the lanes' outputs; past a stream's end it reads zeros, as the checked scalar loop does (the caller
- * checks the positions against the lengths). Stops before a step in which a lane meets a 64-bit dod
- * (*escaped set): the caller takes that step with the scalar loop.
+ * into the lanes' outputs, each output moved past them; past a stream's end it reads zeros, as the checked
+ * scalar loop does (the caller checks the positions against the lengths). Stops before a step in which a
+ * lane meets a 64-bit dod (*escaped set): the caller takes that step with the scalar loop.
  * `bad` is set for a field no encoder writes or time going back, as the scalar loop sets it.
  * @return the steps done.
  */

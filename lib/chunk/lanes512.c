@@ -201,6 +201,7 @@ AVX512_INLINE size_t lanes_run(tsc_chunk_lane *restrict l, int sets, size_t n, i
     }
     lanes_store(&a, l);
     if (sets == 2) lanes_store(&b, l + 8);
+    TSC_LANE_ADVANCE(l, 8 * sets, done);
     *escaped = stop == STEP_ESCAPE;
     return done;
 }

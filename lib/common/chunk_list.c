@@ -84,7 +84,14 @@ size_t tsc_lane_list_decode(tsc_lane_list *L, size_t i, const tsc_lane_ops *ops)
     while (!r && L->live >= LANES_MIN_LIVE) {
         size_t width = L->live > 8 ? 16 : 8, n = L->live < width ? TSC_LANE_IDLE_STEPS : SIZE_MAX;
         for (size_t l = 0; l < L->live; l++) n = L->left[l] < n ? L->left[l] : n;
-        ops->run(L, width, n);
+        ops->idle(L, width);
+        for (size_t k = 0;;) {
+            int escaped;
+            k += ops->kernel(L, width, n - k, &escaped);
+            if (k == n || !escaped) break;
+            ops->scalar_step(L, width); /* a 64-bit dod in some lane */
+            k++;
+        }
         for (size_t l = 0; l < L->live; l++) L->left[l] -= n;
         r = retire_and_refill(L, ops);
     }

@@ -36,8 +36,12 @@ typedef struct {
     /* The live slots' lane states checked, and the samples the lanes left decoded. @return 0 or an error. */
     size_t (*drain)(tsc_lane_list *L);
     void (*move)(tsc_lane_list *L, size_t to, size_t from);
-    /* n steps of slots 0 .. width - 1 (8 or 16), slots from L->live on idle (n <= TSC_LANE_IDLE_STEPS then). */
-    void (*run)(tsc_lane_list *L, size_t width, size_t n);
+    /* Slots L->live .. width - 1 made idle lanes: zeros read into a scratch (TSC_LANE_IDLE_STEPS at most). */
+    void (*idle)(tsc_lane_list *L, size_t width);
+    /* Up to n steps of slots 0 .. width - 1 (8 or 16), each lane's outputs moved past them; stops before a
+     * step with a 64-bit dod in some lane (*escaped), which scalar_step takes. @return the steps done. */
+    size_t (*kernel)(tsc_lane_list *L, size_t width, size_t n, int *escaped);
+    void (*scalar_step)(tsc_lane_list *L, size_t width);
     size_t (*count)(const void *chunk, size_t size); /* a chunk's declared count, or an error */
 } tsc_lane_ops;
 

@@ -181,6 +181,13 @@ TSC_LANES_INLINE void tsc_lanes_write_rows(uint64_t *const *ts_out, uint64_t *co
           (bits)[lane_] = (l)[lane_].bits_out;                                                                  \
       }
 
+/* Each lane's outputs moved past the `done` steps a kernel call wrote. */
+#  define TSC_LANE_ADVANCE(l, count, done)                                                                        \
+      for (int lane_ = 0; lane_ < (count); lane_++) {                                                           \
+          (l)[lane_].ts_out += (done);                                                                          \
+          (l)[lane_].bits_out += (done);                                                                        \
+      }
+
 /* A field of eight lane structs, one a qword. */
 #  define TSC_LANE_FIELDS(l, field, type)                                                                         \
       _mm512_set_epi64((type)(l)[7].field, (type)(l)[6].field, (type)(l)[5].field, (type)(l)[4].field,          \

@@ -574,26 +574,21 @@ static size_t start_chunk(tsc_lane_list *list, size_t slot, size_t j, size_t at,
     return 1;
 }
 
-static void run_chunks(tsc_lane_list *list, size_t width, size_t n)
+static void idle_lanes(tsc_lane_list *list, size_t width)
 {
     prom_lanes *P = (prom_lanes *)list;
     for (size_t l = list->live; l < width; l++)
         P->lane[l] = (tsc_prom_lane){idle_stream, sizeof idle_stream - LANE_BYTES, 0, 0, 0, 0, 0, 64, 0,
                                      P->idle_ts, P->idle_bits};
-    for (size_t k = 0;;) {
-        int escaped;
-        size_t steps = width == 16 ? tsc_prom_lanes16_avx512(P->lane, n - k, &escaped)
-                                   : tsc_prom_lanes8_avx512(P->lane, n - k, &escaped);
-        for (size_t l = 0; l < width; l++) {
-            P->lane[l].ts_out += steps;
-            P->lane[l].bits_out += steps;
-        }
-        k += steps;
-        if (k == n || !escaped) break;
-        lanes_scalar_step(P->lane, width); /* a 64-bit dod in some lane */
-        k++;
-    }
 }
+
+static size_t run_kernel(tsc_lane_list *list, size_t width, size_t n, int *escaped)
+{
+    prom_lanes *P = (prom_lanes *)list;
+    return width == 16 ? tsc_prom_lanes16_avx512(P->lane, n, escaped) : tsc_prom_lanes8_avx512(P->lane, n, escaped);
+}
+
+static void scalar_step(tsc_lane_list *list, size_t width) { lanes_scalar_step(((prom_lanes *)list)->lane, width); }
 
 /* The lane's state back into the slot's iterator (checked: a bad window, a stream overrun). */
 static size_t finish_chunk(tsc_lane_list *list, size_t slot)
@@ -634,8 +629,8 @@ static void move_chunk(tsc_lane_list *list, size_t to, size_t from)
     P->lane[to] = P->lane[from];
 }
 
-static const tsc_lane_ops prom_lane_ops = {start_chunk, finish_chunk, drain_chunks, move_chunk, run_chunks,
-                                           tschunk_prom_count};
+static const tsc_lane_ops prom_lane_ops = {start_chunk, finish_chunk, drain_chunks, move_chunk,
+                                           idle_lanes, run_kernel, scalar_step, tschunk_prom_count};
 
 /* Chunks i.. into ts/values in the AVX-512 lanes (tsc_lane_list_decode). @return samples written or an error. */
 static size_t decode_in_lanes(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks,

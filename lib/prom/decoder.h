@@ -24,9 +24,9 @@ typedef struct {
 
 /*
  * Up to n samples of each of eight chunks (past their first two samples), one of each per step, into the
- * lanes' outputs; past a stream's end it reads zeros, as the checked scalar loop does (the caller checks the
- * positions against the lengths). Stops before a step in which a lane meets a 64-bit dod (*escaped set):
- * the caller takes that step with the scalar loop. @return the steps done.
+ * lanes' outputs, each output moved past them; past a stream's end it reads zeros, as the checked scalar
+ * loop does (the caller checks the positions against the lengths). Stops before a step in which a lane
+ * meets a 64-bit dod (*escaped set): the caller takes that step with the scalar loop. @return the steps done.
  */
 size_t tsc_prom_lanes8_avx512(tsc_prom_lane *restrict lanes, size_t n, int *restrict escaped);
 /* The same with sixteen chunks, two sets of eight lanes side by side. */
