@@ -36,8 +36,8 @@ typedef size_t (*count_fn)(const void *, size_t);
 
 /*
  * The input cut into up to sixteen chunks at points its first byte picks
- * (so that Prometheus's AVX-512 lanes, 8 or 16 chunks side by side, are
- * reached), then also taken whole 16 times; each chunk decoded alone, then
+ * (so that Prometheus's AVX-512 and AVX2 lanes, 8 or 16 chunks side by
+ * side, are reached), then also taken whole 16 times; each chunk decoded alone, then
  * all together by decode_chunks with every loop choice: the same samples,
  * and an error exactly when one chunk has one.
  */
@@ -59,8 +59,8 @@ static inline void list_matches_one_by_one(const void *const *chunks, const size
         if (tschunk_is_error(r)) err = r;
         pos += count_of(chunks[i], sizes[i]);
     }
-    static const int loops[3] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO};
-    for (int l = 0; l < 3; l++) {
+    static const int loops[4] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO, TSC_LOOPS_AVX2};
+    for (int l = 0; l < 4; l++) {
         size_t r = decode_chunks(chunks, sizes, n, ts + total + 1, v + total + 1, total, loops[l]);
         if (tschunk_is_error(r) != (err != 0)) __builtin_trap();
         if (err) continue;

@@ -364,6 +364,11 @@ Test(chunk, decode_chunks_in_lanes_matches_the_samples, .timeout = 60)
     decode_chunks_in_lanes_match(tsc_chunk_decode_chunks_with, tschunk_decode, chunk_count, gorilla_encode_all, 0, 98);
 }
 
+Test(chunk, decode_chunks_in_lanes_at_every_window_offset, .timeout = 60)
+{
+    decode_chunks_at_every_window_offset(tsc_chunk_decode_chunks_with, gorilla_encode_all);
+}
+
 /*
  * A codec-1 chunk whose samples all decode in the lanes but whose last byte has padding bits set (found by
  * fuzz_chunk_decode): 16 copies in one list must fail as the chunk alone does, with every loop choice (the

@@ -174,9 +174,9 @@ typedef size_t (*decode_with_fn)(const void *, size_t, int64_t *, double *, size
 static inline size_t decode_all_loops(decode_with_fn decode_with, const unsigned char *chunk, size_t size, size_t cap,
                                       int64_t *ts, uint64_t *bits, const char *what)
 {
-    static const int loops[3] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO};
+    static const int loops[4] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO, TSC_LOOPS_AVX2};
     size_t first = 0;
-    for (int l = 0; l < 3; l++) {
+    for (int l = 0; l < 4; l++) {
         int64_t *t = malloc((cap + 1) * 8);
         uint64_t *b = malloc((cap + 1) * 8);
         size_t r = decode_with(chunk, size, t, (double *)(void *)b, cap, loops[l]);
@@ -283,7 +283,7 @@ static inline void decode_chunks_match_one_by_one(decode_chunks_with_fn decode_c
     enum { MAX_CHUNKS = 20, MAX_SAMPLES = MAX_CHUNKS * 300 };
     static int64_t want_ts[MAX_SAMPLES], got_ts[MAX_SAMPLES];
     static uint64_t want_bits[MAX_SAMPLES], got_bits[MAX_SAMPLES];
-    static const int loops[3] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO};
+    static const int loops[4] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO, TSC_LOOPS_AVX2};
     uint64_t rng = seed;
     wl_series s[WL_SYNTHETIC_COUNT];
     for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) wl_synthetic(&s[kind], kind, 300, seed + (uint64_t)kind);
@@ -303,7 +303,7 @@ static inline void decode_chunks_match_one_by_one(decode_chunks_with_fn decode_c
         }
         const void *const *ptrs = (const void *const *)chunks;
         size_t want = decode_one_by_one(decode, count, ptrs, sizes, n, want_ts, want_bits, MAX_SAMPLES);
-        for (int l = 0; l < 3; l++) {
+        for (int l = 0; l < 4; l++) {
             size_t got = decode_chunks(ptrs, sizes, n, got_ts, (double *)(void *)got_bits, MAX_SAMPLES, loops[l]);
             cr_assert_eq(tschunk_is_error(got), tschunk_is_error(want), "round %d loops %d: %s vs %s", round, loops[l],
                          tschunk_error_name(got), tschunk_error_name(want));
@@ -388,11 +388,18 @@ static inline void decode_chunks_in_lanes_match(decode_chunks_with_fn decode_chu
                 memcpy(want_bits + n, s[c].bits, s[c].n * 8);
                 n += s[c].n;
             }
-            size_t r = decode_chunks((const void *const *)chunk, size, lists[k], ts, (double *)(void *)bits, n,
-                                     TSC_LOOPS_AUTO);
-            cr_assert_eq(r, n, "round %d, %zu chunks: %s", round, lists[k], tschunk_error_name(r));
-            cr_assert(memcmp(ts, want_ts, n * 8) == 0, "round %d, %zu chunks: timestamps", round, lists[k]);
-            cr_assert(memcmp(bits, want_bits, n * 8) == 0, "round %d, %zu chunks: values", round, lists[k]);
+            static const int lane_loops[2] = {TSC_LOOPS_AUTO, TSC_LOOPS_AVX2}; /* AVX-512 lanes, AVX2 lanes */
+            for (int l = 0; l < 2; l++) {
+                int loops = lane_loops[l];
+                size_t r = decode_chunks((const void *const *)chunk, size, lists[k], ts, (double *)(void *)bits, n,
+                                         loops);
+                cr_assert_eq(r, n, "round %d, %zu chunks, loops %d: %s", round, lists[k], loops,
+                             tschunk_error_name(r));
+                cr_assert(memcmp(ts, want_ts, n * 8) == 0, "round %d, %zu chunks, loops %d: timestamps", round,
+                          lists[k], loops);
+                cr_assert(memcmp(bits, want_bits, n * 8) == 0, "round %d, %zu chunks, loops %d: values", round,
+                          lists[k], loops);
+            }
         }
         for (size_t c = 0; c < CHUNKS; c++) {
             if (wl_rng(&rng) % 3 || size[c] <= damage_from) continue;
@@ -401,8 +408,8 @@ static inline void decode_chunks_in_lanes_match(decode_chunks_with_fn decode_chu
         }
         size_t want = decode_one_by_one(decode, count, (const void *const *)chunk, size, CHUNKS, want_ts, want_bits,
                                         total);
-        for (int l = 0; l < 3; l++) {
-            static const int loops[3] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO};
+        for (int l = 0; l < 4; l++) {
+            static const int loops[4] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO, TSC_LOOPS_AVX2};
             size_t got = decode_chunks((const void *const *)chunk, size, CHUNKS, ts, (double *)(void *)bits, total,
                                        loops[l]);
             cr_assert_eq(tschunk_is_error(got), tschunk_is_error(want), "round %d loops %d", round, l);
@@ -419,6 +426,58 @@ static inline void decode_chunks_in_lanes_match(decode_chunks_with_fn decode_chu
         free(want_ts);
         free(bits);
         free(want_bits);
+    }
+}
+
+/*
+ * A long field at every offset of the lanes' windows: 16 copies of a chunk of repeats (a few bits each, one
+ * step of one more millisecond in half of them, to reach odd offsets too), then, after `repeats` of them, a
+ * sample with a 20-bit dod and a new 64-bit window (the longest field the kernels read), then random values
+ * (so that Prometheus chunks have the byte a sample that sends them to the lanes).
+ * A kernel that keeps a window a bit too long reads that field's last bits past it. Exactly the samples,
+ * with the AVX-512 lanes and with the AVX2 ones.
+ */
+static inline void decode_chunks_at_every_window_offset(decode_chunks_with_fn decode_chunks, encode_all_fn encode)
+{
+    enum { N = 300, CHUNKS = 16 };
+    static int64_t ts[N * CHUNKS];
+    static uint64_t bits[N * CHUNKS];
+    for (size_t repeats = 0; repeats < 200; repeats++) {
+        for (int odd = 0; odd < 2; odd++) {
+            wl_series s = {malloc(N * sizeof(int64_t)), malloc(N * sizeof(uint64_t)), N, "window offsets"};
+            int64_t t = 1000, step = 15000;
+            for (size_t i = 0; i < N; i++) {
+                if (i == 3 && odd) step++;
+                t += i == repeats + 3 ? 100000 : step;
+                s.ts[i] = t;
+                uint64_t random = i * UINT64_C(0x9e3779b97f4a7c15);
+                s.bits[i] = i < repeats + 3    ? UINT64_C(0x4059000000000000)
+                            : i == repeats + 3 ? UINT64_C(0xc059000000000001)
+                                               : random ^ random >> 29;
+            }
+            unsigned char *chunk;
+            size_t size = encode(&s, &chunk);
+            const void *list[CHUNKS];
+            size_t sizes[CHUNKS];
+            for (size_t c = 0; c < CHUNKS; c++) {
+                list[c] = chunk;
+                sizes[c] = size;
+            }
+            static const int lane_loops[2] = {TSC_LOOPS_AUTO, TSC_LOOPS_AVX2};
+            for (int l = 0; l < 2; l++) {
+                size_t r = decode_chunks(list, sizes, CHUNKS, ts, (double *)(void *)bits, N * CHUNKS, lane_loops[l]);
+                cr_assert_eq(r, N * CHUNKS, "%zu repeats, odd %d, loops %d: %s", repeats, odd, lane_loops[l],
+                             tschunk_error_name(r));
+                for (size_t c = 0; c < CHUNKS; c++) {
+                    cr_assert(memcmp(ts + c * N, s.ts, N * 8) == 0, "%zu repeats, odd %d, loops %d: timestamps",
+                              repeats, odd, lane_loops[l]);
+                    cr_assert(memcmp(bits + c * N, s.bits, N * 8) == 0, "%zu repeats, odd %d, loops %d: values",
+                              repeats, odd, lane_loops[l]);
+                }
+            }
+            free(chunk);
+            wl_free(&s);
+        }
     }
 }
 

@@ -4,8 +4,9 @@
  * sixteen chunks (tschunk_decode_chunks). The Prometheus kernel's scheme
  * (lib/prom/lanes512.c) with codec 1's two streams: each lane fetches 32
  * bytes of its timestamp stream and 32 of its value stream at their
- * positions, enough for two samples (a dod takes at most 25 bits without the
- * 64-bit escape, an XOR field 77: 7 + 2 x 77 <= 256). A constant stream,
+ * positions, again for each stream only when some lane's window is spent
+ * (a dod takes at most 25 bits without the 64-bit escape, an XOR field 77;
+ * lanes_fetch). A constant stream,
  * elided from the chunk, is read from tsc_chunk_lane_zeros: a `0` field a
  * step, which is what it means (dod 0, value unchanged). A 64-bit dod stops
  * the kernel before that step; iterator.c takes that step of every lane with
@@ -80,21 +81,22 @@ typedef struct {
     __m512i tat, vat;
 } windows;
 
-/* The next 32 bytes of both streams of every lane. */
+/*
+ * The next 32 bytes of a stream of every lane where some lane's window is spent: tsc_lanes_window_bits reads
+ * 64 bits from bit 191 at most, so a timestamp window after bit 191 (a dod field takes up to 25 bits, read
+ * as the 64 from its start) and a value window after bit 178 (an XOR field's 13-bit head, then its
+ * meaningful bits read as the 64 from there). Two to thirty samples a fetch.
+ */
 AVX512_INLINE void lanes_fetch(const lane_set *s, windows *w)
 {
-    tsc_lanes_fetch(s->tbase, s->tlast, s->tpos, &w->t, &w->tat);
-    tsc_lanes_fetch(s->vbase, s->vlast, s->vpos, &w->v, &w->vat);
+    if (_mm512_cmpgt_epi64_mask(w->tat, _mm512_set1_epi64(191)))
+        tsc_lanes_fetch(s->tbase, s->tlast, s->tpos, &w->t, &w->tat);
+    if (_mm512_cmpgt_epi64_mask(w->vat, _mm512_set1_epi64(178)))
+        tsc_lanes_fetch(s->vbase, s->vlast, s->vpos, &w->v, &w->vat);
 }
 
-/* The 64 bits at `at` of a window (first: at < 64, the first two words hold the field). */
-AVX512_INLINE __m512i field_bits(const tsc_lanes_window *w, __m512i at, int first)
-{
-    return first ? tsc_lanes_bits_at(w->word[0], w->word[1], at) : tsc_lanes_window_bits(w, at);
-}
-
-/* The 64 bits at a set's next dod fields: the first 16 bytes hold two samples' (7 + 2 x 25 bits). */
-AVX512_INLINE __m512i dod_fields(const windows *w) { return tsc_lanes_bits_at(w->t.word[0], w->t.word[1], w->tat); }
+/* The 64 bits at a set's next dod fields. */
+AVX512_INLINE __m512i dod_fields(const windows *w) { return tsc_lanes_window_bits(&w->t, w->tat); }
 
 /*
  * The dod fields' leading ones (0-4; `0`, `10`+5, `110`+8, `1110`+11, `11110`+20) from their 64 bits.
@@ -132,10 +134,10 @@ AVX512_INLINE void lanes_timestamp(lane_set *s, windows *w, __m512i dod_bits, __
 }
 
 /* The value of every lane's sample: `0`, `10` + window bits, `11` + 5-bit lead + 6-bit (width - 1) + width bits. */
-AVX512_INLINE void lanes_value(lane_set *s, windows *w, int first)
+AVX512_INLINE void lanes_value(lane_set *s, windows *w)
 {
     const __m512i one = _mm512_set1_epi64(1), sixty_four = _mm512_set1_epi64(64);
-    __m512i head = field_bits(&w->v, w->vat, first);
+    __m512i head = tsc_lanes_window_bits(&w->v, w->vat);
     __m512i kind = _mm512_srli_epi64(head, 62), changed01 = _mm512_srli_epi64(kind, 1);
     __m512i changed = tsc_lanes_all_if(changed01), fresh = tsc_lanes_all_if(_mm512_and_si512(changed01, kind));
     __m512i control = _mm512_add_epi64(one, changed01); /* bits before the meaningful ones: 1, 2 or 13 */
@@ -151,15 +153,16 @@ AVX512_INLINE void lanes_value(lane_set *s, windows *w, int first)
     __m512i next = _mm512_add_epi64(meaningful_at, _mm512_and_si512(changed, s->width));
     s->vpos = _mm512_add_epi64(s->vpos, _mm512_sub_epi64(next, w->vat));
     w->vat = next;
-    __m512i meaningful = _mm512_srlv_epi64(field_bits(&w->v, meaningful_at, first),
+    __m512i meaningful = _mm512_srlv_epi64(tsc_lanes_window_bits(&w->v, meaningful_at),
                                            _mm512_sub_epi64(sixty_four, s->width));
     __m512i shift = _mm512_and_si512(_mm512_sub_epi64(sixty_four, end), _mm512_set1_epi64(63));
     s->bits = _mm512_xor_si512(s->bits, _mm512_and_si512(changed, _mm512_sllv_epi64(meaningful, shift)));
 }
 
 /*
- * Two samples a fetch; with two sets of eight lanes their steps interleaved. Both sets stop before the same
- * step: the dods' escapes are checked for both before either set moves.
+ * With two sets of eight lanes their steps interleaved, each stream fetched again when a window is spent
+ * (lanes_fetch). Both sets stop before the same step: the dods' escapes are checked for both before either
+ * set moves.
  */
 AVX512_INLINE size_t lanes_run(tsc_chunk_lane *restrict l, int sets, size_t n, int *restrict escaped)
 {
@@ -168,32 +171,28 @@ AVX512_INLINE size_t lanes_run(tsc_chunk_lane *restrict l, int sets, size_t n, i
     TSC_LANE_OUTPUTS(l, 8 * sets, ts_out, bits_out);
     size_t done = 0;
     int stop = STEP_DONE;
+    windows wa, wb;
+    wa.tat = wa.vat = _mm512_set1_epi64(256); /* spent: the first step fetches */
+    wb = wa;
     while (done < n && stop == STEP_DONE) {
         __m512i rows[4][8]; /* timestamps and values of set a, then of set b */
         size_t steps = 0, want = n - done < 8 ? n - done : 8;
-        while (steps < want) {
-            windows wa, wb;
-            wb.tat = wb.vat = a.tpos;
+        for (; steps < want; steps++) {
+            __m512i dod_a = a.tpos, dod_b = a.tpos, ones_a = a.tpos, ones_b = a.tpos;
             lanes_fetch(&a, &wa);
             if (sets == 2) lanes_fetch(&b, &wb);
-            for (int first = 1; first >= 0 && steps < want; first--) {
-                __m512i dod_a = a.tpos, dod_b = a.tpos, ones_a = a.tpos, ones_b = a.tpos;
-                if (stop == STEP_DONE) stop = lanes_dod_ones(dod_fields(&wa), &dod_a, &ones_a);
-                if (sets == 2 && stop == STEP_DONE) stop = lanes_dod_ones(dod_fields(&wb), &dod_b, &ones_b);
-                if (stop != STEP_DONE) break;
-                lanes_timestamp(&a, &wa, dod_a, ones_a);
-                lanes_value(&a, &wa, first);
-                rows[0][steps] = a.ts;
-                rows[1][steps] = a.bits;
-                if (sets == 2) {
-                    lanes_timestamp(&b, &wb, dod_b, ones_b);
-                    lanes_value(&b, &wb, first);
-                    rows[2][steps] = b.ts;
-                    rows[3][steps] = b.bits;
-                }
-                steps++;
+            if ((stop = lanes_dod_ones(dod_fields(&wa), &dod_a, &ones_a)) != STEP_DONE) break;
+            if (sets == 2 && (stop = lanes_dod_ones(dod_fields(&wb), &dod_b, &ones_b)) != STEP_DONE) break;
+            lanes_timestamp(&a, &wa, dod_a, ones_a);
+            lanes_value(&a, &wa);
+            rows[0][steps] = a.ts;
+            rows[1][steps] = a.bits;
+            if (sets == 2) {
+                lanes_timestamp(&b, &wb, dod_b, ones_b);
+                lanes_value(&b, &wb);
+                rows[2][steps] = b.ts;
+                rows[3][steps] = b.bits;
             }
-            if (stop != STEP_DONE) break;
         }
         tsc_lanes_write_rows(ts_out, bits_out, rows[0], rows[1], steps, done);
         if (sets == 2) tsc_lanes_write_rows(ts_out + 8, bits_out + 8, rows[2], rows[3], steps, done);

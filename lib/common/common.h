@@ -62,7 +62,8 @@ TSC_INLINE int tsc_avx512_here(void)
 enum {
     TSC_LOOPS_AUTO,    /* unchecked where the stream has room (BMI2 twin when the CPU has it), checked after */
     TSC_LOOPS_CHECKED, /* the bounds-checked loop only */
-    TSC_LOOPS_SCALAR   /* as AUTO, without the BMI2 twin */
+    TSC_LOOPS_SCALAR,  /* as AUTO, without the BMI2 twin */
+    TSC_LOOPS_AVX2     /* as AUTO, lists of chunks in AVX2 lanes even where AVX-512 lanes would run */
 };
 
 TSC_INLINE unsigned tsc_clz64(uint64_t x) { return x ? (unsigned)__builtin_clzll(x) : 64u; }

@@ -44,9 +44,9 @@ typedef struct {
 /* The 64 bits at bit `at` (< 192) of a window. */
 TSC_LANES_INLINE __m512i tsc_lanes_window_bits(const tsc_lanes_window *w, __m512i at)
 {
-    __m512i index = _mm512_srli_epi64(at, 6), one = _mm512_set1_epi64(1);
-    __m512i past0 = tsc_lanes_all_if(_mm512_srli_epi64(_mm512_add_epi64(index, one), 1));
-    __m512i past1 = tsc_lanes_all_if(_mm512_srli_epi64(index, 1));
+    /* all ones from bit 64 on, from bit 128 on: the sign of 63 - at, of 127 - at */
+    __m512i past0 = _mm512_srai_epi64(_mm512_sub_epi64(_mm512_set1_epi64(63), at), 63);
+    __m512i past1 = _mm512_srai_epi64(_mm512_sub_epi64(_mm512_set1_epi64(127), at), 63);
     __m512i hi = tsc_lanes_select(past1, w->word[2], tsc_lanes_select(past0, w->word[1], w->word[0]));
     __m512i lo = tsc_lanes_select(past1, w->word[3], tsc_lanes_select(past0, w->word[2], w->word[1]));
     return tsc_lanes_bits_at(hi, lo, _mm512_and_si512(at, _mm512_set1_epi64(63)));

@@ -544,6 +544,7 @@ typedef struct {
     tsc_prom_lane lane[TSC_LIST_LANES];
     int64_t idle_ts[TSC_LANE_IDLE_STEPS + 1];
     uint64_t idle_bits[TSC_LANE_IDLE_STEPS + 1];
+    int avx512; /* the AVX-512 kernels, else the AVX2 ones */
 } prom_lanes;
 
 /*
@@ -585,6 +586,8 @@ static void idle_lanes(tsc_lane_list *list, size_t width)
 static size_t run_kernel(tsc_lane_list *list, size_t width, size_t n, int *escaped)
 {
     prom_lanes *P = (prom_lanes *)list;
+    if (!P->avx512)
+        return width == 16 ? tsc_prom_lanes16_avx2(P->lane, n, escaped) : tsc_prom_lanes8_avx2(P->lane, n, escaped);
     return width == 16 ? tsc_prom_lanes16_avx512(P->lane, n, escaped) : tsc_prom_lanes8_avx512(P->lane, n, escaped);
 }
 
@@ -632,23 +635,27 @@ static void move_chunk(tsc_lane_list *list, size_t to, size_t from)
 static const tsc_lane_ops prom_lane_ops = {start_chunk, finish_chunk, drain_chunks, move_chunk,
                                            idle_lanes, run_kernel, scalar_step, tschunk_prom_count};
 
-/* Chunks i.. into ts/values in the AVX-512 lanes (tsc_lane_list_decode). @return samples written or an error. */
+/* Chunks i.. into ts/values in the AVX-512 or AVX2 lanes (tsc_lane_list_decode). @return samples written or an
+ * error. */
 static size_t decode_in_lanes(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks,
-                              int64_t *ts, double *values, int loops)
+                              int64_t *ts, double *values, int loops, int avx512)
 {
     prom_lanes P;
     P.list = (tsc_lane_list){chunks, sizes, n_chunks, 0, ts, values, 0, loops, 0, {0}, {0}};
+    P.avx512 = avx512;
     return tsc_lane_list_decode(&P.list, i, &prom_lane_ops);
 }
 #endif
 
-/* Chunks i.. (all of them): in AVX-512 lanes when the CPU has them, else two at a time. */
+/* Chunks i.. (all of them): in AVX-512 lanes when the CPU has them, else in AVX2 lanes, else two at a time. */
 static size_t decode_some(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks, int64_t *ts,
                           double *values, int loops)
 {
 #ifdef TSC_HAVE_AVX2
-    if (n_chunks - i >= 8 && loops == TSC_LOOPS_AUTO && tsc_lanes_here())
-        return decode_in_lanes(chunks, sizes, i, n_chunks, ts, values, loops);
+    if (n_chunks - i >= 8 && (loops == TSC_LOOPS_AUTO || loops == TSC_LOOPS_AVX2)) {
+        int avx512 = loops == TSC_LOOPS_AUTO && tsc_lanes_here();
+        if (avx512 || tsc_avx2_here()) return decode_in_lanes(chunks, sizes, i, n_chunks, ts, values, loops, avx512);
+    }
 #endif
     size_t done = 0;
     for (size_t k = i; k < n_chunks; k += 2) {

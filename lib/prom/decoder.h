@@ -31,5 +31,8 @@ typedef struct {
 size_t tsc_prom_lanes8_avx512(tsc_prom_lane *restrict lanes, size_t n, int *restrict escaped);
 /* The same with sixteen chunks, two sets of eight lanes side by side. */
 size_t tsc_prom_lanes16_avx512(tsc_prom_lane *restrict lanes, size_t n, int *restrict escaped);
+/* The same two with AVX2 (lanes_avx2.c): sets of four lanes. */
+size_t tsc_prom_lanes8_avx2(tsc_prom_lane *restrict lanes, size_t n, int *restrict escaped);
+size_t tsc_prom_lanes16_avx2(tsc_prom_lane *restrict lanes, size_t n, int *restrict escaped);
 
 #endif

@@ -10,11 +10,11 @@
  * load a lane, transposed), the dod's four prefix bits pick its length, bias
  * and mask from 16-entry tables (vpermt2q), and the XOR field's control bits
  * become masks. A sample without a 64-bit dod takes at most 24 + 13 + 64 =
- * 101 bits (dod, XOR control and window, meaningful bits), so a fetch from the
- * byte of a sample's first bit serves it and the next one (7 + 2 x 101 <=
- * 256). A 64-bit dod (the `1111` escape) stops the kernel before that step:
- * decoder.c takes that step of every lane with the scalar loop and calls it
- * again.
+ * 101 bits (dod, XOR control and window, meaningful bits): a fetch serves the
+ * samples that start by its bit 154 (window_spent), two of the longest, nine
+ * of a jittered constant's (a fetch is about 30 cycles of the chain). A 64-bit
+ * dod (the `1111` escape) stops the kernel before that step: decoder.c takes
+ * that step of every lane with the scalar loop and calls it again.
  *
  * The steps give the bits of decoder.c's read_sample (the tests and
  * fuzz_prom_decode compare every loop choice on the same chunks); a window
@@ -91,18 +91,17 @@ AVX512_INLINE void lanes_store(const lane_set *s, tsc_prom_lane *l)
 
 enum { STEP_DONE, STEP_ESCAPE };
 
-/* The 64 bits at *at: a sample's dod and XOR head (first: *at < 64, the first two words hold the sample).
+/* The 64 bits at `at`: a sample's dod and XOR head.
  * @return STEP_ESCAPE at a 64-bit dod (the sample is left to the scalar loop), else STEP_DONE. */
-AVX512_INLINE int lanes_fields(const tsc_lanes_window *w, __m512i at, int first, __m512i *fields)
+AVX512_INLINE int lanes_fields(const tsc_lanes_window *w, __m512i at, __m512i *fields)
 {
-    *fields = first ? tsc_lanes_bits_at(w->word[0], w->word[1], at) : tsc_lanes_window_bits(w, at);
+    *fields = tsc_lanes_window_bits(w, at);
     return _mm512_cmpeq_epi64_mask(_mm512_srli_epi64(*fields, 60), _mm512_set1_epi64(15)) ? STEP_ESCAPE : STEP_DONE;
 }
 
 /* One sample of every lane from its fields (lanes_fields), *at moved past it. */
 AVX512_INLINE void lanes_advance(lane_set *s, const tsc_lanes_window *w, __m512i *at, __m512i fields,
-                                  const table16 *dods,
-                                  int first)
+                                  const table16 *dods)
 {
     const __m512i sixty_four = _mm512_set1_epi64(64);
     __m512i entry = look_up(*dods, _mm512_srli_epi64(fields, 60));
@@ -131,8 +130,7 @@ AVX512_INLINE void lanes_advance(lane_set *s, const tsc_lanes_window *w, __m512i
     __m512i next = _mm512_add_epi64(meaningful_at, _mm512_and_si512(changed, s->width));
     s->pos = _mm512_add_epi64(s->pos, _mm512_sub_epi64(next, *at));
     *at = next;
-    __m512i raw = first ? tsc_lanes_bits_at(w->word[0], w->word[1], meaningful_at)
-                        : tsc_lanes_window_bits(w, meaningful_at);
+    __m512i raw = tsc_lanes_window_bits(w, meaningful_at);
     __m512i meaningful = _mm512_srlv_epi64(raw, _mm512_sub_epi64(sixty_four, s->width));
     /* sllv gives 0 for a count above 63: only a bad window's (lead + width > 64) */
     __m512i x = _mm512_and_si512(changed, _mm512_sllv_epi64(meaningful, _mm512_sub_epi64(sixty_four, end)));
@@ -141,10 +139,15 @@ AVX512_INLINE void lanes_advance(lane_set *s, const tsc_lanes_window *w, __m512i
     s->ts = _mm512_add_epi64(s->ts, s->delta);
 }
 
+/* Whether some lane's next sample may reach past its window: one starting after bit 154 may not (a dod
+ * and an XOR head take up to 24 + 13 bits, and the meaningful bits are read as the 64 from there, which
+ * tsc_lanes_window_bits takes from bit 191 at most). */
+AVX512_INLINE int window_spent(__m512i at) { return _mm512_cmpgt_epi64_mask(at, _mm512_set1_epi64(154)) != 0; }
+
 /*
- * Two samples a fetch, and with two sets of eight lanes their steps interleaved: a step's chain (fetch,
- * fields, lengths, next position) is about 30 cycles, which a second set's chain overlaps. Both sets stop
- * before the same step.
+ * With two sets of eight lanes their steps interleaved: a step's chain (fetch, fields, lengths, next
+ * position) is long, and a second set's chain overlaps it. A set fetches again only when a lane's window
+ * is spent: two to nine steps a fetch. Both sets stop before the same step.
  */
 AVX512_INLINE size_t lanes_run(tsc_prom_lane *restrict l, int sets, size_t n, int *restrict escaped)
 {
@@ -154,29 +157,25 @@ AVX512_INLINE size_t lanes_run(tsc_prom_lane *restrict l, int sets, size_t n, in
     TSC_LANE_OUTPUTS(l, 8 * sets, ts_out, bits_out);
     size_t done = 0;
     int stop = STEP_DONE;
+    tsc_lanes_window wa, wb = {{a.pos, a.pos, a.pos, a.pos}};
+    __m512i at_a = _mm512_set1_epi64(256), at_b = at_a, fields_b = at_a;
     while (done < n && stop == STEP_DONE) {
         __m512i rows[4][8]; /* timestamps and values of set a, then of set b */
         size_t steps = 0, want = n - done < 8 ? n - done : 8;
-        while (steps < want) {
-            tsc_lanes_window wa, wb = {{a.pos, a.pos, a.pos, a.pos}};
-            __m512i at_a, at_b = a.pos, fields_a, fields_b = a.pos;
-            tsc_lanes_fetch(a.base, a.last_byte, a.pos, &wa, &at_a);
-            if (sets == 2) tsc_lanes_fetch(b.base, b.last_byte, b.pos, &wb, &at_b);
-            for (int first = 1; first >= 0 && steps < want; first--) {
-                if (stop == STEP_DONE) stop = lanes_fields(&wa, at_a, first, &fields_a);
-                if (sets == 2 && stop == STEP_DONE) stop = lanes_fields(&wb, at_b, first, &fields_b);
-                if (stop != STEP_DONE) break;
-                lanes_advance(&a, &wa, &at_a, fields_a, &dods, first);
-                rows[0][steps] = a.ts;
-                rows[1][steps] = a.bits;
-                if (sets == 2) {
-                    lanes_advance(&b, &wb, &at_b, fields_b, &dods, first);
-                    rows[2][steps] = b.ts;
-                    rows[3][steps] = b.bits;
-                }
-                steps++;
+        for (; steps < want; steps++) {
+            __m512i fields_a;
+            if (window_spent(at_a)) tsc_lanes_fetch(a.base, a.last_byte, a.pos, &wa, &at_a);
+            if (sets == 2 && window_spent(at_b)) tsc_lanes_fetch(b.base, b.last_byte, b.pos, &wb, &at_b);
+            if ((stop = lanes_fields(&wa, at_a, &fields_a)) != STEP_DONE) break;
+            if (sets == 2 && (stop = lanes_fields(&wb, at_b, &fields_b)) != STEP_DONE) break;
+            lanes_advance(&a, &wa, &at_a, fields_a, &dods);
+            rows[0][steps] = a.ts;
+            rows[1][steps] = a.bits;
+            if (sets == 2) {
+                lanes_advance(&b, &wb, &at_b, fields_b, &dods);
+                rows[2][steps] = b.ts;
+                rows[3][steps] = b.bits;
             }
-            if (stop != STEP_DONE) break;
         }
         tsc_lanes_write_rows(ts_out, bits_out, rows[0], rows[1], steps, done);
         if (sets == 2) tsc_lanes_write_rows(ts_out + 8, bits_out + 8, rows[2], rows[3], steps, done);
