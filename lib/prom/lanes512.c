@@ -91,17 +91,17 @@ AVX512_INLINE void lanes_store(const lane_set *s, tsc_prom_lane *l)
 
 enum { STEP_DONE, STEP_ESCAPE };
 
-/* The 64 bits at `at`: a sample's dod and XOR head.
+/* The 64 bits at `at`: a sample's dod and XOR head (first: `at` < 64, the first two words hold the sample).
  * @return STEP_ESCAPE at a 64-bit dod (the sample is left to the scalar loop), else STEP_DONE. */
-AVX512_INLINE int lanes_fields(const tsc_lanes_window *w, __m512i at, __m512i *fields)
+AVX512_INLINE int lanes_fields(const tsc_lanes_window *w, __m512i at, int first, __m512i *fields)
 {
-    *fields = tsc_lanes_window_bits(w, at);
+    *fields = first ? tsc_lanes_bits_at(w->word[0], w->word[1], at) : tsc_lanes_window_bits(w, at);
     return _mm512_cmpeq_epi64_mask(_mm512_srli_epi64(*fields, 60), _mm512_set1_epi64(15)) ? STEP_ESCAPE : STEP_DONE;
 }
 
 /* One sample of every lane from its fields (lanes_fields), *at moved past it. */
 AVX512_INLINE void lanes_advance(lane_set *s, const tsc_lanes_window *w, __m512i *at, __m512i fields,
-                                  const table16 *dods)
+                                  const table16 *dods, int first)
 {
     const __m512i sixty_four = _mm512_set1_epi64(64);
     __m512i entry = look_up(*dods, _mm512_srli_epi64(fields, 60));
@@ -130,7 +130,8 @@ AVX512_INLINE void lanes_advance(lane_set *s, const tsc_lanes_window *w, __m512i
     __m512i next = _mm512_add_epi64(meaningful_at, _mm512_and_si512(changed, s->width));
     s->pos = _mm512_add_epi64(s->pos, _mm512_sub_epi64(next, *at));
     *at = next;
-    __m512i raw = tsc_lanes_window_bits(w, meaningful_at);
+    __m512i raw = first ? tsc_lanes_bits_at(w->word[0], w->word[1], meaningful_at)
+                        : tsc_lanes_window_bits(w, meaningful_at);
     __m512i meaningful = _mm512_srlv_epi64(raw, _mm512_sub_epi64(sixty_four, s->width));
     /* sllv gives 0 for a count above 63: only a bad window's (lead + width > 64) */
     __m512i x = _mm512_and_si512(changed, _mm512_sllv_epi64(meaningful, _mm512_sub_epi64(sixty_four, end)));
@@ -144,10 +145,30 @@ AVX512_INLINE void lanes_advance(lane_set *s, const tsc_lanes_window *w, __m512i
  * tsc_lanes_window_bits takes from bit 191 at most). */
 AVX512_INLINE int window_spent(__m512i at) { return _mm512_cmpgt_epi64_mask(at, _mm512_set1_epi64(154)) != 0; }
 
+/* A step of set a and of set b (when sets is 2), their samples into row `step`. first: every lane of both
+ * fetched just before it (so two words hold its sample). @return STEP_ESCAPE before a 64-bit dod. */
+AVX512_INLINE int lanes_step(lane_set *a, lane_set *b, tsc_lanes_window *wa, tsc_lanes_window *wb, __m512i *at_a,
+                             __m512i *at_b, int sets, const table16 *dods, int first, __m512i (*rows)[8], size_t step)
+{
+    __m512i fields_a, fields_b = *at_b;
+    if (lanes_fields(wa, *at_a, first, &fields_a) != STEP_DONE) return STEP_ESCAPE;
+    if (sets == 2 && lanes_fields(wb, *at_b, first, &fields_b) != STEP_DONE) return STEP_ESCAPE;
+    lanes_advance(a, wa, at_a, fields_a, dods, first);
+    rows[0][step] = a->ts;
+    rows[1][step] = a->bits;
+    if (sets == 2) {
+        lanes_advance(b, wb, at_b, fields_b, dods, first);
+        rows[2][step] = b->ts;
+        rows[3][step] = b->bits;
+    }
+    return STEP_DONE;
+}
+
 /*
  * With two sets of eight lanes their steps interleaved: a step's chain (fetch, fields, lengths, next
  * position) is long, and a second set's chain overlaps it. A set fetches again only when a lane's window
- * is spent: two to nine steps a fetch. Both sets stop before the same step.
+ * is spent: two to nine steps a fetch; a step right after both sets fetched reads its fields from the first
+ * two words (fewer instructions on the chain). Both sets stop before the same step.
  */
 AVX512_INLINE size_t lanes_run(tsc_prom_lane *restrict l, int sets, size_t n, int *restrict escaped)
 {
@@ -158,24 +179,21 @@ AVX512_INLINE size_t lanes_run(tsc_prom_lane *restrict l, int sets, size_t n, in
     size_t done = 0;
     int stop = STEP_DONE;
     tsc_lanes_window wa, wb = {{a.pos, a.pos, a.pos, a.pos}};
-    __m512i at_a = _mm512_set1_epi64(256), at_b = at_a, fields_b = at_a;
+    __m512i at_a = _mm512_set1_epi64(256), at_b = at_a;
     while (done < n && stop == STEP_DONE) {
         __m512i rows[4][8]; /* timestamps and values of set a, then of set b */
         size_t steps = 0, want = n - done < 8 ? n - done : 8;
-        for (; steps < want; steps++) {
-            __m512i fields_a;
-            if (window_spent(at_a)) tsc_lanes_fetch(a.base, a.last_byte, a.pos, &wa, &at_a);
-            if (sets == 2 && window_spent(at_b)) tsc_lanes_fetch(b.base, b.last_byte, b.pos, &wb, &at_b);
-            if ((stop = lanes_fields(&wa, at_a, &fields_a)) != STEP_DONE) break;
-            if (sets == 2 && (stop = lanes_fields(&wb, at_b, &fields_b)) != STEP_DONE) break;
-            lanes_advance(&a, &wa, &at_a, fields_a, &dods);
-            rows[0][steps] = a.ts;
-            rows[1][steps] = a.bits;
+        for (; steps < want && stop == STEP_DONE; steps++) {
+            int fetched = window_spent(at_a);
+            if (fetched) tsc_lanes_fetch(a.base, a.last_byte, a.pos, &wa, &at_a);
             if (sets == 2) {
-                lanes_advance(&b, &wb, &at_b, fields_b, &dods);
-                rows[2][steps] = b.ts;
-                rows[3][steps] = b.bits;
+                int fetched_b = window_spent(at_b);
+                if (fetched_b) tsc_lanes_fetch(b.base, b.last_byte, b.pos, &wb, &at_b);
+                fetched = fetched && fetched_b;
             }
+            stop = fetched ? lanes_step(&a, &b, &wa, &wb, &at_a, &at_b, sets, &dods, 1, rows, steps)
+                           : lanes_step(&a, &b, &wa, &wb, &at_a, &at_b, sets, &dods, 0, rows, steps);
+            if (stop != STEP_DONE) break;
         }
         tsc_lanes_write_rows(ts_out, bits_out, rows[0], rows[1], steps, done);
         if (sets == 2) tsc_lanes_write_rows(ts_out + 8, bits_out + 8, rows[2], rows[3], steps, done);
