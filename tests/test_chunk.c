@@ -369,6 +369,11 @@ Test(chunk, decode_chunks_in_lanes_at_every_window_offset, .timeout = 60)
     decode_chunks_at_every_window_offset(tsc_chunk_decode_chunks_with, gorilla_encode_all);
 }
 
+Test(chunk, decode_chunks_into_crowded_outputs)
+{
+    decode_chunks_into_crowded_outputs(tsc_chunk_decode_chunks_with, gorilla_encode_all, 78);
+}
+
 /*
  * A codec-1 chunk whose samples all decode in the lanes but whose last byte has padding bits set (found by
  * fuzz_chunk_decode): 16 copies in one list must fail as the chunk alone does, with every loop choice (the

@@ -420,6 +420,11 @@ Test(prom, decode_chunks_in_lanes_at_every_window_offset, .timeout = 60)
     decode_chunks_at_every_window_offset(tsc_prom_decode_chunks_with, prom_encode_all);
 }
 
+Test(prom, decode_chunks_into_crowded_outputs)
+{
+    decode_chunks_into_crowded_outputs(tsc_prom_decode_chunks_with, prom_encode_all, 77);
+}
+
 Test(prom, append_many_matches_one_by_one, .timeout = 60)
 {
     enum { N = 3000 };

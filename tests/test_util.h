@@ -481,4 +481,42 @@ static inline void decode_chunks_at_every_window_offset(decode_chunks_with_fn de
     }
 }
 
+/*
+ * Lists of 512-sample chunks (lane_edges_series: 64-bit dods and windows) decoded into arrays that start
+ * at a page, so that every lane's two outputs are 4 KiB apart and the kernels stage their rows (a stop
+ * before a 64-bit dod and the call's end flush part of a stage): exactly the series' samples.
+ */
+static inline void decode_chunks_into_crowded_outputs(decode_chunks_with_fn decode_chunks, encode_all_fn encode,
+                                                      uint64_t seed)
+{
+    enum { N = 512, CHUNKS = 24 };
+    int64_t *ts = aligned_alloc(4096, N * CHUNKS * 8), *want_ts = malloc(N * CHUNKS * 8);
+    uint64_t *bits = aligned_alloc(4096, N * CHUNKS * 8), *want_bits = malloc(N * CHUNKS * 8);
+    unsigned char *chunk[CHUNKS];
+    size_t size[CHUNKS];
+    for (size_t c = 0; c < CHUNKS; c++) {
+        wl_series s;
+        lane_edges_series(&s, N, seed + c, 0);
+        size[c] = encode(&s, &chunk[c]);
+        memcpy(want_ts + c * N, s.ts, N * 8);
+        memcpy(want_bits + c * N, s.bits, N * 8);
+        wl_free(&s);
+    }
+    static const size_t lists[] = {8, 16, 24};
+    static const int lane_loops[2] = {TSC_LOOPS_AUTO, TSC_LOOPS_AVX2};
+    for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
+        for (int l = 0; l < 2; l++) {
+            size_t r = decode_chunks((const void *const *)chunk, size, lists[k], ts, (double *)(void *)bits,
+                                     N * CHUNKS, lane_loops[l]);
+            cr_assert_eq(r, lists[k] * N, "%zu chunks, loops %d: %s", lists[k], lane_loops[l], tschunk_error_name(r));
+            cr_assert(memcmp(ts, want_ts, r * 8) == 0, "%zu chunks, loops %d: timestamps", lists[k], lane_loops[l]);
+            cr_assert(memcmp(bits, want_bits, r * 8) == 0, "%zu chunks, loops %d: values", lists[k], lane_loops[l]);
+        }
+    for (size_t c = 0; c < CHUNKS; c++) free(chunk[c]);
+    free(ts);
+    free(want_ts);
+    free(bits);
+    free(want_bits);
+}
+
 #endif

@@ -169,7 +169,11 @@ AVX512_INLINE size_t lanes_run(tsc_chunk_lane *restrict l, int sets, size_t n, i
     lane_set a = lanes_load(l), b = sets == 2 ? lanes_load(l + 8) : a;
     uint64_t *ts_out[16], *bits_out[16];
     TSC_LANE_OUTPUTS(l, 8 * sets, ts_out, bits_out);
-    size_t done = 0;
+    tsc_lane_stage stage;
+    tsc_lane_stage_init(&stage, 8 * sets);
+    int staging = tsc_lane_outputs_crowded(ts_out, bits_out, 8 * sets);
+    uint64_t **ts_rows = staging ? stage.ts_row : ts_out, **bits_rows = staging ? stage.bits_row : bits_out;
+    size_t done = 0, staged = 0;
     int stop = STEP_DONE;
     windows wa, wb;
     wa.tat = wa.vat = _mm512_set1_epi64(256); /* spent: the first step fetches */
@@ -194,9 +198,15 @@ AVX512_INLINE size_t lanes_run(tsc_chunk_lane *restrict l, int sets, size_t n, i
                 rows[3][steps] = b.bits;
             }
         }
-        tsc_lanes_write_rows(ts_out, bits_out, rows[0], rows[1], steps, done);
-        if (sets == 2) tsc_lanes_write_rows(ts_out + 8, bits_out + 8, rows[2], rows[3], steps, done);
+        size_t at = staging ? staged : done;
+        tsc_lanes_write_rows(ts_rows, bits_rows, rows[0], rows[1], steps, at);
+        if (sets == 2) tsc_lanes_write_rows(ts_rows + 8, bits_rows + 8, rows[2], rows[3], steps, at);
         done += steps;
+        staged += steps;
+        if (staging && (staged == TSC_LANE_STAGE_STEPS || done == n || stop != STEP_DONE)) {
+            tsc_lane_stage_flush(&stage, 8 * sets, ts_out, bits_out, done - staged, staged);
+            staged = 0;
+        }
     }
     lanes_store(&a, l);
     if (sets == 2) lanes_store(&b, l + 8);

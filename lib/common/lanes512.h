@@ -174,6 +174,61 @@ TSC_LANES_INLINE void tsc_lanes_write_rows(uint64_t *const *ts_out, uint64_t *co
     }
 }
 
+/*
+ * Where the lanes' outputs crowd into a few L1 sets, rows go to a stage of 64 steps a lane first, then to
+ * each lane's outputs 512 bytes at a time. Written straight out, a block of rows stores one 64-byte line
+ * to every lane's two outputs at once, and where those sit a multiple of 4 KiB apart (a list of 512- or
+ * 1,024-sample chunks decoded into one array, whose timestamps and values arrays start at the same page
+ * offset, as two large mallocs do) all 32 lines fall in one L1 set of 12 ways: 1,024-sample codec-1 chunks
+ * decoded 40% slower so. Elsewhere the stage's copy costs more than it saves (8-12% on 120-sample chunks).
+ */
+#  define TSC_LANE_STAGE_STEPS 64
+typedef struct {
+    uint64_t ts[16][TSC_LANE_STAGE_STEPS], bits[16][TSC_LANE_STAGE_STEPS];
+    uint64_t *ts_row[16], *bits_row[16]; /* where write_rows puts each lane's samples */
+} tsc_lane_stage;
+
+TSC_INLINE void tsc_lane_stage_init(tsc_lane_stage *stage, int lanes)
+{
+    for (int k = 0; k < lanes; k++) {
+        stage->ts_row[k] = stage->ts[k];
+        stage->bits_row[k] = stage->bits[k];
+    }
+}
+
+/* Whether more than 8 of the lanes' 2 x `lanes` outputs start in one of the L1's 64 sets (of 64-byte lines,
+ * 4 KiB a way): they move in step, so they stay so. */
+TSC_INLINE int tsc_lane_outputs_crowded(uint64_t *const *ts_out, uint64_t *const *bits_out, int lanes)
+{
+    uint8_t in_set[64] = {0};
+    for (int k = 0; k < lanes; k++) {
+        if (++in_set[((uintptr_t)ts_out[k] >> 6) & 63] > 8) return 1;
+        if (++in_set[((uintptr_t)bits_out[k] >> 6) & 63] > 8) return 1;
+    }
+    return 0;
+}
+
+/* n (<= 64) samples from a stage row to an output: whole lines, then the rest through a mask. */
+TSC_LANES_INLINE void tsc_lane_stage_copy(uint64_t *out, const uint64_t *row, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm512_storeu_si512(out + i, _mm512_loadu_si512(row + i));
+    if (i < n) {
+        __mmask8 rest = (__mmask8)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_epi64(out + i, rest, _mm512_maskz_loadu_epi64(rest, row + i));
+    }
+}
+
+/* The `staged` steps of each lane to its outputs from sample `at` on. */
+TSC_LANES_INLINE void tsc_lane_stage_flush(const tsc_lane_stage *stage, int lanes, uint64_t *const *ts_out,
+                                           uint64_t *const *bits_out, size_t at, size_t staged)
+{
+    for (int k = 0; k < lanes; k++) {
+        tsc_lane_stage_copy(ts_out[k] + at, stage->ts[k], staged);
+        tsc_lane_stage_copy(bits_out[k] + at, stage->bits[k], staged);
+    }
+}
+
 /* Each lane's outputs, taken once a call (both kernels' lane structs name them ts_out and bits_out). */
 #  define TSC_LANE_OUTPUTS(l, count, ts, bits)                                                                    \
       for (int lane_ = 0; lane_ < (count); lane_++) {                                                           \
