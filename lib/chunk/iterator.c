@@ -711,6 +711,7 @@ typedef struct {
     tsc_chunk_lane lane[TSC_LIST_LANES];
     int64_t idle_ts[TSC_LANE_IDLE_STEPS + 1];
     uint64_t idle_bits[TSC_LANE_IDLE_STEPS + 1];
+    int avx512; /* the AVX-512 kernels, else the AVX2 ones */
 } chunk_lanes;
 
 /* Chunk j's first two samples (from its header) with an iterator, then the lanes for the rest; a chunk that
@@ -758,6 +759,8 @@ static void idle_lanes(tsc_lane_list *list, size_t width)
 static size_t run_kernel(tsc_lane_list *list, size_t width, size_t n, int *escaped)
 {
     chunk_lanes *C = (chunk_lanes *)list;
+    if (!C->avx512)
+        return width == 16 ? tsc_chunk_lanes16_avx2(C->lane, n, escaped) : tsc_chunk_lanes8_avx2(C->lane, n, escaped);
     return width == 16 ? tsc_chunk_lanes16_avx512(C->lane, n, escaped) : tsc_chunk_lanes8_avx512(C->lane, n, escaped);
 }
 
@@ -813,12 +816,13 @@ static void move_chunk(tsc_lane_list *list, size_t to, size_t from)
 static const tsc_lane_ops chunk_lane_ops = {start_chunk, finish_chunk, drain_chunks, move_chunk,
                                             idle_lanes, run_kernel, scalar_step, header_count};
 
-/* Chunks i.. into ts/values, codec 1 in the AVX-512 lanes (tsc_lane_list_decode). */
+/* Chunks i.. into ts/values, codec 1 in the AVX-512 or AVX2 lanes (tsc_lane_list_decode). */
 static size_t decode_in_lanes(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks,
-                              int64_t *ts, double *values, int loops)
+                              int64_t *ts, double *values, int loops, int avx512)
 {
     chunk_lanes C;
     C.list = (tsc_lane_list){chunks, sizes, n_chunks, 0, ts, values, 0, loops, 0, {0}, {0}};
+    C.avx512 = avx512;
     return tsc_lane_list_decode(&C.list, i, &chunk_lane_ops);
 }
 #endif
@@ -832,15 +836,18 @@ static int starts_with_codec1(const void *const *chunks, const size_t *sizes, si
 #endif
 
 /*
- * Chunks i.. (all of them): a list of codec-1 chunks in AVX-512 lanes when the CPU has them (codec-2 chunks
- * in it decoded whole as they come), else two at a time.
+ * Chunks i.. (all of them): a list of codec-1 chunks in AVX-512 lanes when the CPU has them, else in AVX2
+ * lanes (codec-2 chunks in it decoded whole as they come); without AVX2, two at a time.
  */
 static size_t decode_some(const void *const *chunks, const size_t *sizes, size_t i, size_t n_chunks, int64_t *ts,
                           double *values, int loops)
 {
 #ifdef TSC_HAVE_AVX2
-    if (n_chunks - i >= 8 && loops == TSC_LOOPS_AUTO && tsc_lanes_here() && starts_with_codec1(chunks, sizes, i))
-        return decode_in_lanes(chunks, sizes, i, n_chunks, ts, values, loops);
+    if (n_chunks - i >= 8 && (loops == TSC_LOOPS_AUTO || loops == TSC_LOOPS_AVX2) &&
+        starts_with_codec1(chunks, sizes, i)) {
+        int avx512 = loops == TSC_LOOPS_AUTO && tsc_lanes_here();
+        if (avx512 || tsc_avx2_here()) return decode_in_lanes(chunks, sizes, i, n_chunks, ts, values, loops, avx512);
+    }
 #endif
     size_t done = 0;
     for (size_t k = i; k < n_chunks; k += 2) {

@@ -1,4 +1,4 @@
-/* Codec 1's AVX-512 lane decoder (lib/chunk/lanes512.c), called by tschunk_decode_chunks (iterator.c). */
+/* Codec 1's lane decoders (lib/chunk/lanes512.c, lanes_avx2.c), called by tschunk_decode_chunks (iterator.c). */
 #ifndef TSCHUNK_CHUNK_LANES_H
 #define TSCHUNK_CHUNK_LANES_H
 
@@ -29,5 +29,8 @@ typedef struct {
  */
 size_t tsc_chunk_lanes8_avx512(tsc_chunk_lane *restrict lanes, size_t n, int *restrict escaped);
 size_t tsc_chunk_lanes16_avx512(tsc_chunk_lane *restrict lanes, size_t n, int *restrict escaped);
+/* The same two with AVX2 (lanes_avx2.c): sets of four lanes. */
+size_t tsc_chunk_lanes8_avx2(tsc_chunk_lane *restrict lanes, size_t n, int *restrict escaped);
+size_t tsc_chunk_lanes16_avx2(tsc_chunk_lane *restrict lanes, size_t n, int *restrict escaped);
 
 #endif
