@@ -206,20 +206,13 @@ AVX2 size_t tsc_chunk_lanes8_avx2(tsc_chunk_lane *restrict lanes, size_t n, int 
     return lanes_run2(lanes, n, escaped);
 }
 
-/* Sixteen lanes as two calls of eight kept in step, as lib/prom/lanes_avx2.c does. */
+/* The eight-lane kernel as tsc_lanes16_as_two calls it (its copy holds lane structs of up to 128 bytes). */
+_Static_assert(sizeof(tsc_chunk_lane) <= 128, "tsc_lanes16_as_two's copy");
+static size_t run8(void *lanes, size_t n, int *escaped) { return tsc_chunk_lanes8_avx2(lanes, n, escaped); }
+
 AVX2 size_t tsc_chunk_lanes16_avx2(tsc_chunk_lane *restrict lanes, size_t n, int *restrict escaped)
 {
-    tsc_chunk_lane first_half[8];
-    memcpy(first_half, lanes, sizeof first_half);
-    int escaped_first, escaped_second;
-    size_t steps = lanes_run2(lanes, n, &escaped_first);
-    size_t second = lanes_run2(lanes + 8, steps, &escaped_second);
-    if (second < steps) {
-        memcpy(lanes, first_half, sizeof first_half);
-        steps = lanes_run2(lanes, second, &escaped_first);
-    }
-    *escaped = escaped_first || escaped_second;
-    return steps;
+    return tsc_lanes16_as_two(lanes, sizeof *lanes, run8, n, escaped);
 }
 
 #else

@@ -136,6 +136,30 @@ TSC_LANES4_INLINE void tsc_lanes4_write_rows(uint64_t *const *ts_out, uint64_t *
     }
 }
 
+/* An eight-lane kernel on lane structs of either format (through a void pointer: a call, not a sample). */
+typedef size_t (*tsc_lanes8_fn)(void *lanes, size_t n, int *escaped);
+
+/*
+ * Sixteen lanes (lane structs of `lane_size` bytes, at most 128) as two calls of an eight-lane kernel; when
+ * the second stops before a 64-bit dod earlier than the first did, the first is run again from a copy to
+ * that step (its outputs past it are rewritten later), so that every lane stops before the same step.
+ * Escapes are rare: the copy is cheap beside the steps.
+ */
+TSC_INLINE size_t tsc_lanes16_as_two(void *lanes, size_t lane_size, tsc_lanes8_fn run8, size_t n, int *escaped)
+{
+    unsigned char first_half[8 * 128];
+    memcpy(first_half, lanes, 8 * lane_size);
+    int escaped_first, escaped_second;
+    size_t steps = run8(lanes, n, &escaped_first);
+    size_t second = run8((unsigned char *)lanes + 8 * lane_size, steps, &escaped_second);
+    if (second < steps) {
+        memcpy(lanes, first_half, 8 * lane_size);
+        steps = run8(lanes, second, &escaped_first);
+    }
+    *escaped = escaped_first || escaped_second;
+    return steps;
+}
+
 /* A field of four lane structs, one a qword. */
 #  define TSC_LANE4_FIELDS(l, field, type)                                                                        \
       _mm256_set_epi64x((type)(l)[3].field, (type)(l)[2].field, (type)(l)[1].field, (type)(l)[0].field)

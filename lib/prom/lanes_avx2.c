@@ -180,24 +180,13 @@ AVX2 size_t tsc_prom_lanes8_avx2(tsc_prom_lane *restrict lanes, size_t n, int *r
     return lanes_run2(lanes, n, escaped);
 }
 
-/*
- * Sixteen lanes as two calls of eight; when the second stops before a 64-bit dod earlier than the first
- * did, the first is run again from a copy to that step (its outputs past it are rewritten later), so that
- * every lane stops before the same step. Escapes are rare: the copy is cheap beside the steps.
- */
+/* The eight-lane kernel as tsc_lanes16_as_two calls it (its copy holds lane structs of up to 128 bytes). */
+_Static_assert(sizeof(tsc_prom_lane) <= 128, "tsc_lanes16_as_two's copy");
+static size_t run8(void *lanes, size_t n, int *escaped) { return tsc_prom_lanes8_avx2(lanes, n, escaped); }
+
 AVX2 size_t tsc_prom_lanes16_avx2(tsc_prom_lane *restrict lanes, size_t n, int *restrict escaped)
 {
-    tsc_prom_lane first_half[8];
-    memcpy(first_half, lanes, sizeof first_half);
-    int escaped_first, escaped_second;
-    size_t steps = lanes_run2(lanes, n, &escaped_first);
-    size_t second = lanes_run2(lanes + 8, steps, &escaped_second);
-    if (second < steps) {
-        memcpy(lanes, first_half, sizeof first_half);
-        steps = lanes_run2(lanes, second, &escaped_first);
-    }
-    *escaped = escaped_first || escaped_second;
-    return steps;
+    return tsc_lanes16_as_two(lanes, sizeof *lanes, run8, n, escaped);
 }
 
 #else
