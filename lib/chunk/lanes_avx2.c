@@ -47,26 +47,17 @@ AVX2_INLINE void lanes_load(const tsc_chunk_lane *l, lane_streams *streams, lane
 
 AVX2_INLINE void lanes_store(const lane_set *s, tsc_chunk_lane *l)
 {
-    uint64_t tpos[4], vpos[4], delta[4], ts[4], bits[4], lead[4], width[4];
     __m256i clean = _mm256_cmpeq_epi64(s->bad, _mm256_setzero_si256());
     int bad = ~_mm256_movemask_pd(_mm256_castsi256_pd(clean)) & 15;
-    _mm256_storeu_si256((__m256i *)(void *)tpos, s->tpos);
-    _mm256_storeu_si256((__m256i *)(void *)vpos, s->vpos);
-    _mm256_storeu_si256((__m256i *)(void *)delta, s->delta);
-    _mm256_storeu_si256((__m256i *)(void *)ts, s->ts);
-    _mm256_storeu_si256((__m256i *)(void *)bits, s->bits);
-    _mm256_storeu_si256((__m256i *)(void *)lead, s->lead);
-    _mm256_storeu_si256((__m256i *)(void *)width, s->width);
-    for (int k = 0; k < 4; k++) {
-        l[k].tpos = tpos[k];
-        l[k].vpos = vpos[k];
-        l[k].delta = delta[k];
-        l[k].ts = (int64_t)ts[k];
-        l[k].bits = bits[k];
-        l[k].lead = (uint32_t)lead[k];
-        l[k].width = (uint32_t)width[k];
-    }
-    for (int k = 0; bad && k < 4; k++) l[k].bad |= (uint32_t)(bad >> k) & 1; /* rare: not read otherwise */
+    tsc_chunk_lane_rows r;
+    _mm256_storeu_si256((__m256i *)(void *)r.tpos, s->tpos);
+    _mm256_storeu_si256((__m256i *)(void *)r.vpos, s->vpos);
+    _mm256_storeu_si256((__m256i *)(void *)r.delta, s->delta);
+    _mm256_storeu_si256((__m256i *)(void *)r.ts, s->ts);
+    _mm256_storeu_si256((__m256i *)(void *)r.bits, s->bits);
+    _mm256_storeu_si256((__m256i *)(void *)r.lead, s->lead);
+    _mm256_storeu_si256((__m256i *)(void *)r.width, s->width);
+    tsc_chunk_lanes_put(l, 4, &r, (unsigned)bad);
 }
 
 enum { STEP_DONE, STEP_ESCAPE };

@@ -22,6 +22,25 @@ typedef struct {
     uint64_t *bits_out;
 } tsc_prom_lane;
 
+/* A kernel's lane state stored from its registers, a field's lanes in a row (8 lanes at most). */
+typedef struct {
+    uint64_t pos[8], delta[8], ts[8], bits[8], lead[8], width[8];
+} tsc_prom_lane_rows;
+
+/* Lanes 0 .. count - 1 back into their structs; `bad` (a bit a lane) is or-ed in. */
+static inline void tsc_prom_lanes_put(tsc_prom_lane *l, int count, const tsc_prom_lane_rows *r, unsigned bad)
+{
+    for (int k = 0; k < count; k++) {
+        l[k].pos = r->pos[k];
+        l[k].delta = r->delta[k];
+        l[k].ts = (int64_t)r->ts[k];
+        l[k].bits = r->bits[k];
+        l[k].lead = (uint32_t)r->lead[k];
+        l[k].width = (uint32_t)r->width[k];
+    }
+    for (int k = 0; bad && k < count; k++) l[k].bad |= (bad >> k) & 1; /* rare: not read otherwise */
+}
+
 /*
  * Up to n samples of each of eight chunks (past their first two samples), one of each per step, into the
  * lanes' outputs, each output moved past them; past a stream's end it reads zeros, as the checked scalar

@@ -70,23 +70,15 @@ AVX512_INLINE lane_set lanes_load(const tsc_prom_lane *l)
 
 AVX512_INLINE void lanes_store(const lane_set *s, tsc_prom_lane *l)
 {
-    uint64_t pos[8], delta[8], ts[8], bits[8], lead[8], width[8];
     __mmask8 bad = _mm512_cmplt_epi64_mask(s->bad, _mm512_setzero_si512());
-    _mm512_storeu_si512(pos, s->pos);
-    _mm512_storeu_si512(delta, s->delta);
-    _mm512_storeu_si512(ts, s->ts);
-    _mm512_storeu_si512(bits, s->bits);
-    _mm512_storeu_si512(lead, s->lead);
-    _mm512_storeu_si512(width, s->width);
-    for (int k = 0; k < 8; k++) {
-        l[k].pos = pos[k];
-        l[k].delta = delta[k];
-        l[k].ts = (int64_t)ts[k];
-        l[k].bits = bits[k];
-        l[k].lead = (uint32_t)lead[k];
-        l[k].width = (uint32_t)width[k];
-    }
-    for (int k = 0; bad && k < 8; k++) l[k].bad |= (bad >> k) & 1; /* rare: not read otherwise */
+    tsc_prom_lane_rows r;
+    _mm512_storeu_si512(r.pos, s->pos);
+    _mm512_storeu_si512(r.delta, s->delta);
+    _mm512_storeu_si512(r.ts, s->ts);
+    _mm512_storeu_si512(r.bits, s->bits);
+    _mm512_storeu_si512(r.lead, s->lead);
+    _mm512_storeu_si512(r.width, s->width);
+    tsc_prom_lanes_put(l, 8, &r, bad);
 }
 
 enum { STEP_DONE, STEP_ESCAPE };

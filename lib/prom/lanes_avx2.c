@@ -54,23 +54,15 @@ AVX2_INLINE void lanes_load(const tsc_prom_lane *l, lane_streams *streams, lane_
 
 AVX2_INLINE void lanes_store(const lane_set *s, tsc_prom_lane *l)
 {
-    uint64_t pos[4], delta[4], ts[4], bits[4], lead[4], width[4];
     int bad = _mm256_movemask_pd(_mm256_castsi256_pd(s->bad));
-    _mm256_storeu_si256((__m256i *)(void *)pos, s->pos);
-    _mm256_storeu_si256((__m256i *)(void *)delta, s->delta);
-    _mm256_storeu_si256((__m256i *)(void *)ts, s->ts);
-    _mm256_storeu_si256((__m256i *)(void *)bits, s->bits);
-    _mm256_storeu_si256((__m256i *)(void *)lead, s->lead);
-    _mm256_storeu_si256((__m256i *)(void *)width, s->width);
-    for (int k = 0; k < 4; k++) {
-        l[k].pos = pos[k];
-        l[k].delta = delta[k];
-        l[k].ts = (int64_t)ts[k];
-        l[k].bits = bits[k];
-        l[k].lead = (uint32_t)lead[k];
-        l[k].width = (uint32_t)width[k];
-    }
-    for (int k = 0; bad && k < 4; k++) l[k].bad |= (uint32_t)(bad >> k) & 1; /* rare: not read otherwise */
+    tsc_prom_lane_rows r;
+    _mm256_storeu_si256((__m256i *)(void *)r.pos, s->pos);
+    _mm256_storeu_si256((__m256i *)(void *)r.delta, s->delta);
+    _mm256_storeu_si256((__m256i *)(void *)r.ts, s->ts);
+    _mm256_storeu_si256((__m256i *)(void *)r.bits, s->bits);
+    _mm256_storeu_si256((__m256i *)(void *)r.lead, s->lead);
+    _mm256_storeu_si256((__m256i *)(void *)r.width, s->width);
+    tsc_prom_lanes_put(l, 4, &r, (unsigned)bad);
 }
 
 enum { STEP_DONE, STEP_ESCAPE };
