@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 19
+#define TSCHUNK_VERSION_MINOR 20
 #define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
@@ -175,7 +175,10 @@ typedef struct {
     uint64_t flushed_bits;
     union {                      /* REUSE, which needs the dictionary, is off under max_bytes */
         tschunk_group_bound bound;      /* kept only when max_bytes is set */
-        tschunk_split_dict last_split;  /* kept only when it is not */
+        struct {                        /* kept only when it is not */
+            tschunk_split_dict last_split;
+            uint8_t last_packing;       /* the last decimal group's packing and patched width, tried first */
+        };
     };
 } tschunk_codec2_state;
 

@@ -762,14 +762,14 @@ Test(codec2, a_reused_split_dictionary_follows_the_group)
     }
     for (size_t i = 0; i < s.n; i++) s.ts[i] = (int64_t)i * 1000;
     tschunk_split_dict dict = {{0}, 0};
-    tsc_codec2_choice first = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, 0, &dict};
+    tsc_codec2_choice first = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, 0, &dict, 0};
     uint8_t from_dict[TSC2_GROUP * 24 + 64], sorted[TSC2_GROUP * 24 + 64];
     tsc_codec2_encode_group(from_dict, s.ts, s.bits, TSC2_GROUP, 0, 0, TSC2_EFFORT_FULL, &first);
     cr_assert_eq(first.value_form, TSC2_FORM_SPLIT);
     for (size_t g = 1; g < GROUPS; g++) {
         size_t at = g * TSC2_GROUP;
         tsc_codec2_choice a = {{0, 0, 0}, TSC2_FORM_SPLIT, TSC2_TS_SEARCH, 0, first.split_left, TSC2_FORMS, 0, 0, 0,
-                               &dict};
+                               &dict, 0};
         tsc_codec2_choice b = a;
         b.split_dict = NULL;
         size_t got = tsc_codec2_encode_group(from_dict, s.ts + at, s.bits + at, TSC2_GROUP, s.ts[at - 1],
@@ -1084,6 +1084,56 @@ Test(codec2, simd_unpack_decimals_match_scalar)
 }
 
 /*
+ * The fused kernel with patches added in place (0.20.0) against its twin, both packings, every width the
+ * shuffle takes, every group length, patches anywhere (a third of the fields, high bits of up to 20
+ * bits), on exact-size buffers. The twin is checked against the format's formula.
+ */
+Test(codec2, simd_patched_decimals_match_scalar)
+{
+    uint64_t rng = 29, fields[128], want[128], got[128];
+    uint8_t at[128];
+    tsc_codec2_patches patches;
+    int compared = 0;
+    for (int round_no = 0; round_no < 4000; round_no++) {
+        unsigned width = (unsigned)(wl_rng(&rng) % 31), e = (unsigned)(wl_rng(&rng) % 16);
+        size_t n = 1 + wl_rng(&rng) % 128;
+        int as_float = (int)(wl_rng(&rng) & 1), delta = (int)(wl_rng(&rng) & 1);
+        size_t bytes;
+        unsigned char *exact = random_packed(&rng, fields, n, width, &bytes);
+        unsigned high_bits = width < 22 ? 20 : 42 - width; /* adds under 2^42: 128 of them sum under 2^49 */
+        patches.count = 0;
+        for (size_t i = 0; i < n; i++)
+            if (wl_rng(&rng) % 3 == 0) {
+                at[patches.count] = (uint8_t)i;
+                patches.add[patches.count++] = (wl_rng(&rng) % (UINT64_C(1) << high_bits)) << width;
+            }
+        patches.at = at;
+        /* |k| under 2^51: DELTA |start| < 2^40 and steps within 2^20 of zero, FOR |base| < 2^50 */
+        uint64_t start = delta ? (uint64_t)((int64_t)(wl_rng(&rng) % (UINT64_C(1) << 41)) - (INT64_C(1) << 40))
+                               : (uint64_t)((int64_t)(wl_rng(&rng) % (UINT64_C(1) << 51)) - (INT64_C(1) << 50));
+        uint64_t step = delta ? (uint64_t)(-(int64_t)(wl_rng(&rng) % (UINT64_C(1) << 20))) : 0;
+        tsc_codec2_unpack_patched_decimals_scalar(exact, bytes, n, width, delta, start, step, e, as_float, &patches,
+                                                  want);
+        uint64_t k = start;
+        for (size_t i = 0, p = 0; i < n; i++) { /* the twin against the format's formula */
+            uint64_t high = p < patches.count && at[p] == i ? patches.add[p++] : 0;
+            k = delta ? k + step + fields[i] + high : start + fields[i] + high;
+            cr_assert_eq(want[i], tsc_codec2_decimal_bits((int64_t)k, e, as_float), "twin: round %d value %zu",
+                         round_no, i);
+        }
+        for (unsigned isa = TSC_SIMD_AVX2; isa <= TSC_SIMD_AVX512; isa++)
+            if (tsc_codec2_unpack_patched_decimals_simd(isa, exact, bytes, n, width, delta, start, step, e, as_float,
+                                                        &patches, got)) {
+                compared++;
+                cr_assert(memcmp(want, got, n * 8) == 0, "isa %u delta %d width %u n %zu round %d", isa, delta,
+                          width, n, round_no);
+            }
+        free(exact);
+    }
+    cr_log_info("%d patched decimal blocks compared", compared);
+}
+
+/*
  * MASKED groups of every length (the last group of chunks of 129..256 samples), repeats at random: each
  * decodes to its samples, through the eight-at-a-time table and the tail alike.
  */
@@ -1331,8 +1381,8 @@ Test(codec2, regular_timestamp_blocks_match_the_general_path)
         }
         uint8_t general[TSC2_GROUP * 24 + 64], regular[TSC2_GROUP * 24 + 64];
         int scaled = round_no % 2; /* a TS_SCALED chunk's blocks: the regular one writes scale 1 */
-        tsc_codec2_choice a = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, scaled, NULL};
-        tsc_codec2_choice b = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 1, step, scaled, NULL};
+        tsc_codec2_choice a = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, scaled, NULL, 0};
+        tsc_codec2_choice b = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 1, step, scaled, NULL, 0};
         size_t ga = tsc_codec2_encode_group(general, ts, bits, n, prev, 0, TSC2_EFFORT_FULL, &a);
         size_t gb = tsc_codec2_encode_group(regular, ts, bits, n, prev, 0, TSC2_EFFORT_FULL, &b);
         cr_assert_eq(ga, gb, "round %d: %zu against %zu bytes", round_no, gb, ga);
@@ -1508,4 +1558,158 @@ Test(codec2, validate_agrees_with_info_on_a_damaged_first_group)
     size_t r = tschunk_chunk_info_get(chunk, sizeof chunk, &info);
     cr_assert(tschunk_is_error(r), "the fuzzer's chunk should be refused");
     cr_assert_eq(tschunk_validate(chunk, sizeof chunk), r);
+}
+
+/* Every group of a whole chunk parsed: how many are decimal (DECIMAL or MASKED), PATCHED, and DELTA. */
+static void count_patched(const unsigned char *chunk, size_t size, size_t *decimal, size_t *patched, size_t *delta)
+{
+    tsc_chunk_header h;
+    cr_assert_eq(tsc_chunk_parse(chunk, size, &h, TSC_PARSE_HEADER), 0);
+    *decimal = *patched = *delta = 0;
+    size_t at = h.ts_offset;
+    for (uint32_t done = 0; done < h.info.count;) {
+        size_t n = h.info.count - done < TSC2_GROUP ? h.info.count - done : TSC2_GROUP;
+        tsc_codec2_group g;
+        cr_assert_eq(tsc_codec2_parse_group(chunk + at, size - at, n, h.info.flags, &g), 0);
+        int is_decimal = (g.mode & 3) == TSC2_DECIMAL || (g.mode & 3) == TSC2_MASKED;
+        *decimal += is_decimal;
+        *patched += is_decimal && g.dec_patches > 0;
+        *delta += is_decimal && (g.mode & TSC2_DECIMAL_DELTA);
+        at += g.size;
+        done += (uint32_t)n;
+    }
+}
+
+/*
+ * Spiky decimals (0.20.0): a few values far above the rest become patches, not a wider field for every value,
+ * in both packings (FOR: spikes on a flat level, DELTA: jumps of a slowly moving level) and under a repeat
+ * mask, with negative and 2-digit decimals; the chunks round-trip bit for bit and cost what the narrow fields
+ * and the patches do.
+ */
+Test(codec2, spiky_decimals_are_patched)
+{
+    enum { N = 1024 };
+    wl_series s;
+    wl_alloc(&s, N, "spikes");
+    uint64_t rng = 2026;
+    for (int kind = 0; kind < 3; kind++) {
+        int64_t level = -3000;
+        for (size_t i = 0; i < N; i++) {
+            s.ts[i] = 1700000000 + (int64_t)i * 60;
+            int64_t k;
+            if (kind == 0) /* FOR: 6-bit noise on a flat level, a spike of ~17 bits every ~40 values */
+                k = level + (int64_t)(wl_rng(&rng) % 64) + (i % 41 == 7 ? 100000 + (int64_t)(wl_rng(&rng) % 9999) : 0);
+            else /* DELTA: steps of -3..3, a jump of the level every ~50 values (kind 2: every third value repeats) */
+                k = level += (int64_t)(wl_rng(&rng) % 7) - 3 + (i % 53 == 20 ? 70000 : 0);
+            s.bits[i] = kind == 2 && i % 3 == 1 ? s.bits[i - 1] : wl_bits((double)k / 100.0);
+        }
+        unsigned char *chunk;
+        size_t size = encode_range_codec(&s, 0, N, TSC2, &chunk), decimal, patched, delta;
+        check_chunk(chunk, size, &s, 0, N);
+        count_patched(chunk, size, &decimal, &patched, &delta);
+        cr_assert_eq(decimal, N / TSC2_GROUP, "kind %d: %zu decimal groups", kind, decimal);
+        cr_assert_geq(patched, decimal - 1, "kind %d: %zu of %zu groups patched", kind, patched, decimal);
+        cr_assert_eq(delta, kind ? decimal : 0, "kind %d: %zu DELTA groups", kind, delta);
+        /* FOR: 6 bits a value + 3-byte patches every 41 values; DELTA: 3 bits + the jumps' patches (unpatched,
+         * both would take 17 bits a value). */
+        double bits_per_value = (double)(size * 8) / N;
+        cr_assert_lt(bits_per_value, kind == 0 ? 7.5 : kind == 1 ? 5.0 : 5.5, "kind %d: %.2f bits a value", kind,
+                     bits_per_value);
+        free(chunk);
+    }
+    wl_free(&s);
+}
+
+/* A chunk of `count` samples (< 128), timestamps 0, 1, ... in the header (TS_CONST), then one value block as given. */
+static size_t patched_chunk_of(unsigned char *out, unsigned count, const unsigned char *block, size_t block_bytes)
+{
+    const unsigned char header[] = {0xC1, (unsigned char)(TSCHUNK_FLAG_TS_CONST << 4 | 2), (unsigned char)count, 0, 1};
+    memcpy(out, header, sizeof header);
+    memcpy(out + sizeof header, block, block_bytes);
+    return sizeof header + block_bytes;
+}
+
+static size_t patched_chunk(unsigned char *out, const unsigned char *block, size_t block_bytes)
+{
+    return patched_chunk_of(out, 4, block, block_bytes);
+}
+
+/*
+ * The PATCHED decimal form byte for byte, as README's format section gives it: form code 65 + width, the
+ * packed low bits, then u8 patch count, u8 high width, the patches' u8 field indexes and their high bits
+ * packed at that width, then the exceptions. Decoded values from hand-written blocks (FOR, DELTA, a patch
+ * that takes k past 2^51, which the SIMD conversion cannot take, and a field whose bits span 9 bytes); every
+ * malformed patch list is refused.
+ */
+Test(codec2, patched_decimal_blocks_decode_as_specified)
+{
+    unsigned char chunk[64];
+    int64_t ts[4];
+    double v[4];
+    /* FOR, e = 0, base 3, width 2: k - 3 = 0, 1000000 (low 00, high 250000: 18 bits), 2, 3. */
+    const unsigned char for_block[] = {TSC2_DECIMAL, 6, TSC2_TS_PATCHED + 2, 0xE0, 1, 18, 1, 0x90, 0xD0, 0x03, 0};
+    size_t size = patched_chunk(chunk, for_block, sizeof for_block);
+    cr_assert_eq(tschunk_decode(chunk, size, ts, v, 4), 4);
+    const double expect_for[] = {3, 1000003, 5, 6};
+    for (int i = 0; i < 4; i++) cr_assert_eq(v[i], expect_for[i], "FOR %d: %.17g", i, v[i]);
+    /* DELTA, e = 1, base -7 (0.7 below 0), min step 1, width 1: fields 0, 1 | 6 << 1 = 13, 1. */
+    const unsigned char delta_block[] = {TSC2_DECIMAL | TSC2_DECIMAL_DELTA | 1 << 4, 13, 2, TSC2_TS_PATCHED + 1,
+                                         0x06, 1, 3, 1, 0x06, 0};
+    size = patched_chunk(chunk, delta_block, sizeof delta_block);
+    cr_assert_eq(tschunk_decode(chunk, size, ts, v, 4), 4);
+    const double expect_delta[] = {-0.7, -0.6, 0.8, 1.0};
+    for (int i = 0; i < 4; i++) cr_assert_eq(v[i], expect_delta[i], "DELTA %d: %.17g", i, v[i]);
+    /* FOR at width 0, base 2^51 - 2, field 2 patched to 5: k = 2^51 + 3 (converted one by one). */
+    unsigned char far_block[16] = {TSC2_DECIMAL};
+    size_t n = 1 + tsc_put_uvarint(far_block + 1, tsc_zigzag((INT64_C(1) << 51) - 2));
+    far_block[n++] = TSC2_TS_PATCHED;
+    far_block[n++] = 1, far_block[n++] = 3, far_block[n++] = 2, far_block[n++] = 5, far_block[n++] = 0;
+    size = patched_chunk(chunk, far_block, n);
+    cr_assert_eq(tschunk_decode(chunk, size, ts, v, 4), 4);
+    cr_assert_eq(v[2], (double)((INT64_C(1) << 51) + 3), "%.17g", v[2]);
+    cr_assert_eq(v[3], (double)((INT64_C(1) << 51) - 2), "%.17g", v[3]);
+    /* DELTA the same way, over 9 samples (8 fields, so the SIMD conversion would take them): min step 0,
+     * field 4 patched to 5: k = 2^51 - 2 five times, then 2^51 + 3. */
+    int64_t ts9[9];
+    double v9[9];
+    far_block[0] = TSC2_DECIMAL | TSC2_DECIMAL_DELTA;
+    n = 1 + tsc_put_uvarint(far_block + 1, tsc_zigzag((INT64_C(1) << 51) - 2));
+    far_block[n++] = 0;
+    far_block[n++] = TSC2_TS_PATCHED;
+    far_block[n++] = 1, far_block[n++] = 3, far_block[n++] = 4, far_block[n++] = 5, far_block[n++] = 0;
+    size = patched_chunk_of(chunk, 9, far_block, n);
+    cr_assert_eq(tschunk_decode(chunk, size, ts9, v9, 9), 9);
+    for (int i = 0; i < 9; i++)
+        cr_assert_eq(v9[i], (double)((INT64_C(1) << 51) + (i < 5 ? -2 : 3)), "%d: %.17g", i, v9[i]);
+    /* FOR at width 62, field 1 all ones from bit 62 on (its bits span 9 bytes), patched with high 0. */
+    unsigned char wide_block[48] = {TSC2_DECIMAL, 0, TSC2_TS_PATCHED + 62};
+    for (unsigned bit = 62; bit < 124; bit++) wide_block[3 + bit / 8] |= (unsigned char)(1u << (bit % 8));
+    n = 3 + 31;
+    wide_block[n++] = 1, wide_block[n++] = 1, wide_block[n++] = 1, wide_block[n++] = 0, wide_block[n++] = 0;
+    size = patched_chunk(chunk, wide_block, n);
+    cr_assert_eq(tschunk_decode(chunk, size, ts, v, 4), 4);
+    cr_assert_eq(v[1], (double)((INT64_C(1) << 62) - 1), "%.17g", v[1]);
+    cr_assert_eq(v[0] + v[2] + v[3], 0);
+    /* Malformed: no patch, more patches than fields, a high width of 0 or past 64 bits, an index repeated or
+     * past the fields, a patched width over 62, and the high bits cut short. */
+    const struct {
+        unsigned char block[16];
+        size_t bytes;
+        size_t error;
+    } bad[] = {
+        {{TSC2_DECIMAL, 6, TSC2_TS_PATCHED + 2, 0xE0, 0, 18, 0}, 7, TSCHUNK_ERROR_CORRUPT},
+        {{TSC2_DECIMAL, 6, TSC2_TS_PATCHED + 2, 0xE0, 5, 1, 0, 1, 2, 3, 3, 0x1f, 0}, 13, TSCHUNK_ERROR_CORRUPT},
+        {{TSC2_DECIMAL, 6, TSC2_TS_PATCHED + 2, 0xE0, 1, 0, 1, 0}, 8, TSCHUNK_ERROR_CORRUPT},
+        {{TSC2_DECIMAL, 6, TSC2_TS_PATCHED + 2, 0xE0, 1, 63, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0}, 16,
+         TSCHUNK_ERROR_CORRUPT},
+        {{TSC2_DECIMAL, 6, TSC2_TS_PATCHED + 2, 0xE0, 2, 1, 1, 1, 0x03, 0}, 10, TSCHUNK_ERROR_CORRUPT},
+        {{TSC2_DECIMAL, 6, TSC2_TS_PATCHED + 2, 0xE0, 1, 1, 4, 0x01, 0}, 9, TSCHUNK_ERROR_CORRUPT},
+        {{TSC2_DECIMAL, 6, TSC2_TS_PATCHED + 63, 0xE0, 1, 1, 1, 0x01, 0}, 9, TSCHUNK_ERROR_CORRUPT},
+        {{TSC2_DECIMAL, 6, TSC2_TS_PATCHED + 2, 0xE0, 1, 18, 1, 0x90}, 8, TSCHUNK_ERROR_TRUNCATED},
+    };
+    for (size_t c = 0; c < sizeof bad / sizeof bad[0]; c++) {
+        size = patched_chunk(chunk, bad[c].block, bad[c].bytes);
+        size_t r = tschunk_decode(chunk, size, ts, v, 4);
+        cr_assert_eq(tschunk_get_error_code(r), bad[c].error, "case %zu: %s", c, tschunk_error_name(r));
+    }
 }

@@ -204,7 +204,10 @@ size_t tschunk_encoder_restart(tschunk_encoder *enc, void *dst, size_t capacity)
         enc->c2.last_ts_form = learned.c2.last_ts_form;
         enc->c2.last_ts_width = learned.c2.last_ts_width;
         enc->c2.last_split_left = learned.c2.last_split_left;
-        if (!enc->byte_limit) enc->c2.last_split = learned.c2.last_split; /* else the bytes are the bound's */
+        if (!enc->byte_limit) { /* else the bytes are the bound's */
+            enc->c2.last_split = learned.c2.last_split;
+            enc->c2.last_packing = learned.c2.last_packing;
+        }
         enc->c2.last_challenger = learned.c2.last_challenger;
         enc->c2.reuse_left = learned.c2.reuse_left;
         /* A series whose last chunk scaled its timestamps starts the next one scaled, without the first group's

@@ -88,7 +88,8 @@ static void encode_open_group(tschunk_encoder *enc, const int64_t *ts, const uin
     tsc_codec2_choice choice = {hint_of(enc), last, search ? TSC2_TS_SEARCH : enc->c2.last_ts_form,
                                 enc->c2.last_ts_width, enc->c2.last_split_left, enc->c2.last_challenger,
                                 !enc->c2.irregular, enc->first_delta, enc->c2.ts_scaled,
-                                enc->byte_limit ? NULL : &enc->c2.last_split};
+                                enc->byte_limit ? NULL : &enc->c2.last_split,
+                                enc->byte_limit ? 0 : enc->c2.last_packing};
     enc->c2.group_end += tsc_codec2_encode_group(at, ts, bits, enc->c2.pending, enc->c2.flushed_ts,
                                                  enc->c2.flushed_bits, effort, &choice);
     enc->c2.last_form = (uint8_t)choice.value_form;
@@ -97,6 +98,7 @@ static void encode_open_group(tschunk_encoder *enc, const int64_t *ts, const uin
     enc->c2.last_split_left = (uint8_t)choice.split_left;
     enc->c2.last_challenger = (uint8_t)choice.challenger;
     enc->c2.ts_scaled = (uint8_t)choice.ts_scaled;
+    if (!enc->byte_limit) enc->c2.last_packing = (uint8_t)choice.packing; /* else the bound's bytes */
     set_hint(enc, choice.reading);
     enc->c2.flushed_ts = ts[enc->c2.pending - 1];
     enc->c2.flushed_bits = bits[enc->c2.pending - 1];
@@ -445,7 +447,8 @@ size_t tsc_codec2_snapshot(const tschunk_encoder *enc, uint8_t *out, size_t capa
         int64_t ts[TSC2_GROUP];
         uint64_t bits[TSC2_GROUP];
         load_open_group(enc, ts, bits);
-        tsc_codec2_choice choice = {hint_of(enc), 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, enc->c2.ts_scaled, NULL};
+        tsc_codec2_choice choice = {hint_of(enc), 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, enc->c2.ts_scaled,
+                                    NULL, 0};
         size += tsc_codec2_encode_group(out + size, ts, bits, enc->c2.pending, enc->c2.flushed_ts, enc->c2.flushed_bits,
                                         TSC2_EFFORT_FULL, &choice);
     }

@@ -16,11 +16,32 @@ static size_t take_bytes(size_t avail, size_t *pos, size_t bytes)
     return 0;
 }
 
-static size_t take_width(const uint8_t *src, size_t avail, size_t *pos, unsigned *width)
+/* A form code: a width 0..64, or TSC2_TS_PATCHED + 0..62 (*patched set). */
+static size_t take_form(const uint8_t *src, size_t avail, size_t *pos, unsigned *width, int *patched)
 {
     if (*pos >= avail) return TSC_ERROR(TRUNCATED);
-    *width = src[(*pos)++];
-    return *width > 64 ? TSC_ERROR(CORRUPT) : 0;
+    unsigned form = src[(*pos)++];
+    *patched = form >= TSC2_TS_PATCHED;
+    *width = *patched ? form - TSC2_TS_PATCHED : form;
+    return form > 64 && (!*patched || *width > 62) ? TSC_ERROR(CORRUPT) : 0;
+}
+
+/* A PATCHED form's list: uvarint count (1 to the fields), then per patch u8 field index and uvarint high bits,
+ * which must fit above the width. The indexes are checked as the patches are applied. */
+static size_t parse_patches(const uint8_t *src, size_t avail, size_t *pos, size_t fields, unsigned width,
+                            size_t *count, const uint8_t **list)
+{
+    uint64_t patches, high;
+    size_t err = tsc_take_uvarint(src, avail, pos, &patches);
+    if (err) return err;
+    if (patches == 0 || patches > fields) return TSC_ERROR(CORRUPT);
+    *count = (size_t)patches;
+    *list = src + *pos;
+    for (size_t x = 0; x < *count; x++) {
+        if ((err = take_bytes(avail, pos, 1)) || (err = tsc_take_uvarint(src, avail, pos, &high))) return err;
+        if (width && high >> (64 - width)) return TSC_ERROR(CORRUPT);
+    }
+    return 0;
 }
 
 static size_t parse_timestamps(const uint8_t *src, size_t avail, size_t n, unsigned flags, tsc_codec2_group *g,
@@ -42,16 +63,7 @@ static size_t parse_timestamps(const uint8_t *src, size_t avail, size_t n, unsig
     if (g->ts_grid) g->min_delta = (uint64_t)tsc_unzigzag(g->min_delta);
     g->ts_packed = src + *pos;
     if ((err = take_bytes(avail, pos, tsc_codec2_packed_bytes(n - 1, g->ts_width))) || !patched) return err;
-    uint64_t patches, high;
-    if ((err = tsc_take_uvarint(src, avail, pos, &patches))) return err;
-    if (patches == 0 || patches > n - 1) return TSC_ERROR(CORRUPT);
-    g->ts_patches = (size_t)patches;
-    g->ts_patch_at = src + *pos;
-    for (size_t x = 0; x < g->ts_patches; x++) {
-        if ((err = take_bytes(avail, pos, 1)) || (err = tsc_take_uvarint(src, avail, pos, &high))) return err;
-        if (g->ts_width && high >> (64 - g->ts_width)) return TSC_ERROR(CORRUPT);
-    }
-    return 0;
+    return parse_patches(src, avail, pos, n - 1, g->ts_width, &g->ts_patches, &g->ts_patch_at);
 }
 
 /*
@@ -68,18 +80,33 @@ TSC_INLINE int next_index(const uint8_t **x, unsigned flags, size_t limit, int *
 }
 
 /* PATCHED fields: each patch ORs its high bits above the packed low ones. */
-static size_t apply_patches(const tsc_codec2_group *g, size_t fields, uint64_t *deltas)
+static size_t apply_patches(const uint8_t *list, size_t patches, unsigned width, size_t fields, uint64_t *restrict out)
 {
-    const uint8_t *x = g->ts_patch_at;
     int last = -1;
-    for (size_t p = 0; p < g->ts_patches; p++) {
-        int at = next_index(&x, 0, fields, &last);
+    for (size_t p = 0; p < patches; p++) {
+        int at = next_index(&list, 0, fields, &last);
         if (at < 0) return TSC_ERROR(CORRUPT);
         uint64_t high = 0;
-        x += tsc_get_uvarint(x, 10, &high);
-        deltas[at] |= high << g->ts_width;
+        list += tsc_get_uvarint(list, 10, &high);
+        out[at] |= high << width;
     }
     return 0;
+}
+
+/* PATCHED decimal fields' list: u8 count (1..fields), u8 high width (1..64 - width), the indexes, the high bits. */
+static size_t parse_decimal_patches(const uint8_t *src, size_t avail, size_t *pos, size_t fields, tsc_codec2_group *g)
+{
+    if (avail - *pos < 2) return TSC_ERROR(TRUNCATED);
+    g->dec_patches = src[*pos];
+    g->dec_high_width = src[*pos + 1];
+    *pos += 2;
+    if (g->dec_patches == 0 || g->dec_patches > fields || g->dec_high_width == 0 ||
+        g->dec_high_width > 64 - g->dec_width)
+        return TSC_ERROR(CORRUPT);
+    g->dec_patch_at = src + *pos;
+    size_t err = take_bytes(avail, pos, g->dec_patches);
+    g->dec_highs = src + *pos;
+    return err ? err : take_bytes(avail, pos, tsc_codec2_packed_bytes(g->dec_patches, g->dec_high_width));
 }
 
 static size_t parse_decimal(const uint8_t *src, size_t avail, size_t n, tsc_codec2_group *g, size_t *pos)
@@ -89,9 +116,12 @@ static size_t parse_decimal(const uint8_t *src, size_t avail, size_t n, tsc_code
     int delta = (g->mode & TSC2_DECIMAL_DELTA) != 0;
     if (delta && (err = tsc_take_uvarint(src, avail, pos, &g->dec_min_step))) return err;
     if (delta && n < 2) return TSC_ERROR(CORRUPT);
-    if ((err = take_width(src, avail, pos, &g->dec_width))) return err;
+    int patched;
+    if ((err = take_form(src, avail, pos, &g->dec_width, &patched))) return err;
     g->payload = src + *pos;
-    if ((err = take_bytes(avail, pos, tsc_codec2_packed_bytes(delta ? n - 1 : n, g->dec_width)))) return err;
+    size_t fields = delta ? n - 1 : n;
+    if ((err = take_bytes(avail, pos, tsc_codec2_packed_bytes(fields, g->dec_width)))) return err;
+    if (patched && (err = parse_decimal_patches(src, avail, pos, fields, g))) return err;
     uint64_t exceptions;
     if ((err = tsc_take_uvarint(src, avail, pos, &exceptions))) return err;
     if (exceptions > n) return TSC_ERROR(CORRUPT);
@@ -222,7 +252,8 @@ static size_t decode_timestamps(const tsc_codec2_group *g, size_t n, const uint8
         return bad | (unsigned)back ? TSC_ERROR(CORRUPT) : 0;
     uint64_t deltas[TSC2_GROUP];
     tsc_codec2_unpack(g->ts_packed, avail, deltas, n - 1, g->ts_width);
-    if (g->ts_patches && apply_patches(g, n - 1, deltas)) return TSC_ERROR(CORRUPT);
+    if (g->ts_patches && apply_patches(g->ts_patch_at, g->ts_patches, g->ts_width, n - 1, deltas))
+        return TSC_ERROR(CORRUPT);
     if (g->ts_scale != 1) /* wrapping, as the sums after it: damage shows as time going back, or passes */
         for (size_t i = 0; i + 1 < n; i++) deltas[i] *= g->ts_scale;
     if (g->ts_grid) bad |= (unsigned)tsc_codec2_grid((uint64_t)t, start, add, deltas, n - 1, rest);
@@ -233,27 +264,114 @@ static size_t decode_timestamps(const tsc_codec2_group *g, size_t n, const uint8
 /*
  * Whether every k of the group is below 2^51 in magnitude, from its fields
  * alone (k[i] = base + i * step + at most i fields of dec_width bits, or base
- * plus one field): the SIMD conversion's domain. Groups the encoder writes
+ * plus one field; patched_reach: a bound of the patches' high bits summed,
+ * or 2^51): the SIMD conversion's domain. Groups the encoder writes
  * pass unless their decimals span nearly 2^51; the others convert one by one.
  */
-static int decimals_small(const tsc_codec2_group *g, size_t n)
+static int decimals_small(const tsc_codec2_group *g, size_t n, uint64_t patched_reach)
 {
     const uint64_t limit = UINT64_C(1) << 51;
     int64_t base = tsc_unzigzag(g->dec_base), step = tsc_unzigzag(g->dec_min_step);
     uint64_t base_reach = base < 0 ? 0 - (uint64_t)base : (uint64_t)base;
     uint64_t step_reach = step < 0 ? 0 - (uint64_t)step : (uint64_t)step;
-    if (g->dec_width >= 51 || base_reach >= limit || step_reach >= limit) return 0;
+    if (g->dec_width >= 51 || base_reach >= limit || step_reach >= limit || patched_reach >= limit) return 0;
     uint64_t field_max = (UINT64_C(1) << g->dec_width) - 1;
     uint64_t reach = g->mode & TSC2_DECIMAL_DELTA ? (uint64_t)(n - 1) * (step_reach + field_max) : field_max;
-    return base_reach + reach < limit; /* n <= 128 terms under 2^52: no overflow */
+    return base_reach + reach + patched_reach < limit; /* n <= 128 terms under 2^52: no overflow */
 }
 
+/* Field i of fields packed at width <= 64 in `avail` bytes: two loads (a copy near the end), a few patches a group. */
+static uint64_t packed_field(const uint8_t *packed, size_t avail, size_t i, unsigned width)
+{
+    size_t bit = i * width, first = bit / 8;
+    unsigned shift = bit % 8;
+    uint64_t low, high;
+    if (avail - first >= 16) {
+        low = tsc_load64_le(packed + first);
+        high = tsc_load64_le(packed + first + 8);
+    } else {
+        uint8_t window[16] = {0};
+        memcpy(window, packed + first, avail - first);
+        low = tsc_load64_le(window);
+        high = tsc_load64_le(window + 8);
+    }
+    uint64_t word = low >> shift | (shift ? high << (64 - shift) : 0);
+    return width < 64 ? word & ((UINT64_C(1) << width) - 1) : word;
+}
+
+/*
+ * A PATCHED group's patches, their indexes checked (increasing, below the
+ * fields) and their high bits shifted in place; *reach: a bound of their sum
+ * (each is below 2^(width + high width)), or 2^51 (decimals_small's bound).
+ */
+static size_t read_patches(const tsc_codec2_group *g, size_t fields, const uint8_t *end, tsc_codec2_patches *patches,
+                           uint64_t *reach)
+{
+    unsigned top = g->dec_width + g->dec_high_width;
+    size_t avail = (size_t)(end - g->dec_highs);
+    patches->at = g->dec_patch_at;
+    patches->count = g->dec_patches;
+    *reach = top >= 51 ? UINT64_C(1) << 51 : (uint64_t)g->dec_patches << top;
+    int last = -1;
+    for (size_t p = 0; p < g->dec_patches; p++) {
+        int at = g->dec_patch_at[p];
+        if (at <= last) return TSC_ERROR(CORRUPT);
+        last = at;
+        patches->add[p] = packed_field(g->dec_highs, avail, p, g->dec_high_width) << g->dec_width;
+    }
+    return (size_t)last < fields ? 0 : TSC_ERROR(CORRUPT);
+}
+
+/*
+ * PATCHED fields where the fused kernels do not run (no AVX2, fields wider
+ * than 30 bits, or k past 2^51): unpacked, the high bits added, summed
+ * (DELTA), then converted.
+ */
+static void patched_passes(const tsc_codec2_group *g, size_t m, const uint8_t *end, int delta, uint64_t start,
+                           uint64_t step, int small, const tsc_codec2_patches *patches, uint64_t *restrict bits)
+{
+    unsigned exponent = g->mode >> 4;
+    int as_float = (g->mode & TSC2_DECIMAL_FLOAT32) != 0;
+    uint64_t ks[TSC2_GROUP], k = start;
+    tsc_codec2_unpack(g->payload, (size_t)(end - g->payload), ks, m, g->dec_width);
+    for (size_t p = 0; p < patches->count; p++) ks[patches->at[p]] += patches->add[p];
+    for (size_t i = 0; i < m; i++) {
+        k = delta ? k + step + ks[i] : start + ks[i];
+        ks[i] = k;
+    }
+    if (!small || !tsc_codec2_decimals_to_bits_simd(0, ks, m, exponent, as_float, bits))
+        tsc_codec2_decimals_to_bits_scalar(0, ks, m, exponent, as_float, bits);
+}
+
+/* A PATCHED DECIMAL block's values (0.20.0): the fused kernel with the patches added in place where it runs. */
+static size_t patched_decimals(const tsc_codec2_group *g, size_t n, const uint8_t *end, uint64_t *restrict bits)
+{
+    uint64_t base = (uint64_t)tsc_unzigzag(g->dec_base), step = (uint64_t)tsc_unzigzag(g->dec_min_step), reach;
+    tsc_codec2_patches patches;
+    unsigned exponent = g->mode >> 4;
+    int as_float = (g->mode & TSC2_DECIMAL_FLOAT32) != 0, delta = (g->mode & TSC2_DECIMAL_DELTA) != 0;
+    size_t m = delta ? n - 1 : n;
+    if (read_patches(g, m, end, &patches, &reach)) return TSC_ERROR(CORRUPT);
+    int small = decimals_small(g, n, reach);
+    if (delta) bits[0] = tsc_codec2_decimal_bits((int64_t)base, exponent, as_float);
+    uint64_t *out = delta ? bits + 1 : bits;
+    if (!small || !tsc_codec2_unpack_patched_decimals_simd(TSC_SIMD_BEST, g->payload, (size_t)(end - g->payload), m,
+                                                           g->dec_width, delta, base, step, exponent, as_float,
+                                                           &patches, out))
+        patched_passes(g, m, end, delta, base, step, small, &patches, out);
+    return 0;
+}
+
+/* DECIMAL fields, then the exceptions over them. */
 static size_t decode_decimal(const tsc_codec2_group *g, size_t n, const uint8_t *end, uint64_t *restrict bits)
 {
     uint64_t base = (uint64_t)tsc_unzigzag(g->dec_base);
     unsigned exponent = g->mode >> 4;
-    int as_float = (g->mode & TSC2_DECIMAL_FLOAT32) != 0, small = decimals_small(g, n);
-    if (g->mode & TSC2_DECIMAL_DELTA) {
+    int as_float = (g->mode & TSC2_DECIMAL_FLOAT32) != 0, small = !g->dec_patches && decimals_small(g, n, 0);
+    if (g->dec_patches) {
+        size_t err = patched_decimals(g, n, end, bits);
+        if (err) return err;
+    } else if (g->mode & TSC2_DECIMAL_DELTA) {
         uint64_t step = (uint64_t)tsc_unzigzag(g->dec_min_step);
         size_t avail = (size_t)(end - g->payload);
         bits[0] = tsc_codec2_decimal_bits((int64_t)base, exponent, as_float);

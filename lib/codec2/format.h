@@ -49,8 +49,14 @@
  *                 DECIMAL  mode bit 2 DELTA, bit 3 FLOAT32, bits 4-7 exponent e:
  *                          value = k / 10^e (rounded to float32 when FLOAT32)
  *                          uvarint zigzag(base), DELTA: uvarint zigzag(min_step),
- *                          u8 width, packed fields: k[i] - base (n of them), or
- *                          DELTA: k[0] = base, k[i] - k[i-1] - min_step (n - 1),
+ *                          u8 form, packed fields: k[i] - base (n of them), or
+ *                          DELTA: k[0] = base, k[i] - k[i-1] - min_step (n - 1);
+ *                          form 0..64: the width; 65..127 (0.20.0): PATCHED at
+ *                          width w = form - 65, the packed fields' low bits, then
+ *                          u8 patch count p (1..fields), u8 high width h (1..64 - w),
+ *                          p u8 field indexes (increasing, below the fields), p
+ *                          high parts packed at h bits (field = low | high << w);
+ *                          128..255: CORRUPT; then
  *                          uvarint exception count, then per exception
  *                          u8 position (increasing, below n) with bit 7 RAW:
  *                          RAW: 8 bytes of value bits; else uvarint
@@ -192,6 +198,14 @@ typedef struct {
     uint64_t value;   /* VAL_CONST */
 } tsc_codec2_frame;
 
+/* A PATCHED decimal block's patches, checked: field indexes increasing and below the fields, and the values to
+ * add to them (the high bits in place). */
+typedef struct {
+    const uint8_t *at;
+    uint64_t add[TSC2_GROUP];
+    size_t count;
+} tsc_codec2_patches;
+
 /* A group's fields, as parsed from its bytes (every length checked against the chunk). */
 typedef struct {
     uint64_t ts_offset;       /* zigzag-decoded: lead - expected (see above), wrapping */
@@ -209,6 +223,10 @@ typedef struct {
     uint64_t dec_base;        /* zigzag-decoded */
     uint64_t dec_min_step;
     unsigned dec_width;
+    size_t dec_patches;       /* PATCHED decimal fields (0.20.0): how many */
+    const uint8_t *dec_patch_at;  /* their field indexes */
+    const uint8_t *dec_highs;     /* their high bits, packed at dec_high_width */
+    unsigned dec_high_width;
     size_t exceptions;
     const uint8_t *exception_at;
     const uint8_t *mask;      /* MASKED: the repeat mask */
@@ -281,6 +299,14 @@ int tsc_codec2_grid_simd(uint64_t prev0, uint64_t start, uint64_t add, const uin
  * unpack_decimal_sums: decimal_sums_to_bits of the n (<= TSC2_GROUP) fields tsc_codec2_unpack gives from
  * src[0, avail); the SIMD version (widths 1..30 only: it returns 0 otherwise) needs every |k| < 2^51
  */
+/* PATCHED fields: patches->add[j] added to field patches->at[j] first (start: base for FOR, k[-1] for DELTA; add:
+ * DELTA's step). The SIMD forms need every k below 2^51 in magnitude, as the others do. */
+int tsc_codec2_unpack_patched_decimals_simd(unsigned isa, const uint8_t *src, size_t avail, size_t n, unsigned width,
+                                            int delta, uint64_t start, uint64_t add, unsigned e, int as_float,
+                                            const tsc_codec2_patches *patches, uint64_t *bits);
+void tsc_codec2_unpack_patched_decimals_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta,
+                                               uint64_t start, uint64_t add, unsigned e, int as_float,
+                                               const tsc_codec2_patches *patches, uint64_t *bits);
 int tsc_codec2_unpack_decimal_sums_simd(unsigned isa, const uint8_t *src, size_t avail, size_t n, unsigned width,
                                         uint64_t start, uint64_t step, unsigned e, int as_float, uint64_t *bits);
 void tsc_codec2_unpack_decimal_sums_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t start,
@@ -310,6 +336,9 @@ int tsc_codec2_unpack_timestamps_scalar(const uint8_t *src, size_t avail, size_t
 enum { TSC_SIMD_BEST, TSC_SIMD_AVX2, TSC_SIMD_AVX512 };
 int tsc_codec2_timestamps_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int grid, int check,
                                  uint64_t prev0, uint64_t start, uint64_t add, uint64_t *out);
+void tsc_codec2_patched_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta,
+                                        uint64_t start, uint64_t add, unsigned e, int as_float,
+                                        const tsc_codec2_patches *patches, uint64_t *bits);
 void tsc_codec2_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta, uint64_t start,
                                 uint64_t add, unsigned e, int as_float, uint64_t *bits);
 void tsc_codec2_deinterleave_avx512(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits);
@@ -390,6 +419,16 @@ int tsc_codec2_unpack_run_simd(const uint8_t *src, size_t avail, uint64_t *field
  */
 enum { TSC2_EFFORT_FULL = 0, TSC2_EFFORT_BOUND = 1, TSC2_EFFORT_REUSE = 2 };
 
+/*
+ * A decimal group's packing, for the next group: TSC2_PACK_FOR or _DELTA, and when PATCHED its width + 1 from bit
+ * 2 on (tsc2_packing_of). TSC2_PACK_BOTH asks a group coder to search the patched widths of both.
+ */
+enum { TSC2_PACK_FOR = 1, TSC2_PACK_DELTA = 2, TSC2_PACK_BOTH = 3 };
+TSC_INLINE unsigned tsc2_packing_of(int delta, int patched, unsigned width)
+{
+    return (delta ? TSC2_PACK_DELTA : TSC2_PACK_FOR) | (patched ? (width + 1) << 2 : 0);
+}
+
 /* The timestamp forms, for the caller's bookkeeping (SEARCH: try both). */
 enum { TSC2_TS_SEARCH, TSC2_TS_FORM_DELTA, TSC2_TS_FORM_GRID };
 
@@ -414,6 +453,9 @@ typedef struct {
                                  * out: TSC2_SCALE_USED when this group's scale is above 1 */
     tschunk_split_dict *split_dict; /* in: the last SPLIT group's dictionary (REUSE's candidates; size 0: none);
                                      * out: updated when this group is SPLIT. NULL: not kept */
+    unsigned packing;           /* in: the previous group's decimal packing (REUSE patches that form at that
+                                 * width only; a search sizes every width of both); out: this group's, 0 when
+                                 * it is not a decimal group */
 } tsc_codec2_choice;
 
 /*

@@ -1063,10 +1063,33 @@ __attribute__((target("avx2"), always_inline)) static inline __m256i biased_k_la
  * group) goes the same way through block_at. Needs width <= 30 (0: no bytes)
  * and every |k| < 2^51.
  */
+/*
+ * A PATCHED group's high bits added to the block of eight fields from `first` (a: the first four, b: the
+ * rest): the patches from *next on that fall in it (indexes increasing), each in registers, its lane picked
+ * by a mask (a patch array in memory read back as vectors would wait on the scalar stores).
+ */
+__attribute__((target("avx2"), always_inline)) static inline void patch_lanes(__m256i *a, __m256i *b, size_t first,
+                                                                              const tsc_codec2_patches *patches,
+                                                                              size_t *next)
+{
+    static const int64_t lane_mask[8][4] = {{-1, 0, 0, 0}, {0, -1, 0, 0}, {0, 0, -1, 0}, {0, 0, 0, -1},
+                                            {-1, 0, 0, 0}, {0, -1, 0, 0}, {0, 0, -1, 0}, {0, 0, 0, -1}};
+    while (*next < patches->count && patches->at[*next] < first + 8) {
+        size_t lane = patches->at[*next] - first;
+        __m256i mask, add = _mm256_set1_epi64x((int64_t)patches->add[*next]);
+        memcpy(&mask, lane_mask[lane], sizeof mask);
+        add = _mm256_and_si256(add, mask);
+        if (lane < 4) *a = _mm256_add_epi64(*a, add);
+        else *b = _mm256_add_epi64(*b, add);
+        ++*next;
+    }
+}
+
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 unpack_decimals_lanes(const uint8_t *src, size_t avail, size_t n, unsigned width, const int delta, uint64_t start,
-                      uint64_t add, unsigned e, const int as_float, uint64_t *bits)
+                      uint64_t add, unsigned e, const int as_float, const tsc_codec2_patches *patches, uint64_t *bits)
 {
+    size_t next = 0;
     const decimal_consts c = decimal_consts_of(e, as_float);
     const shuffle_plan p = shuffle_plan_of(width);
     /* k is carried as k + TSC2_MAGIC_BITS (mod 2^64): the conversion's bias comes for free. */
@@ -1076,6 +1099,7 @@ unpack_decimals_lanes(const uint8_t *src, size_t avail, size_t n, unsigned width
     const uint8_t *in = src;
     for (uint64_t *o = bits; blocks; blocks--, in += width, o += 8) { /* one counter: a short loop's control costs */
         unpack_eight(&p, in, &a, &b);
+        if (patches) patch_lanes(&a, &b, (size_t)(o - bits), patches, &next); /* PATCHED (NULL: none) */
         last = biased_k_lanes(a, delta, adds, last);
         __m256d v = biased_decimal_lanes(last, &c, as_float);
         memcpy(o, &v, sizeof v);
@@ -1088,6 +1112,7 @@ unpack_decimals_lanes(const uint8_t *src, size_t avail, size_t n, unsigned width
         __m256i store_a, store_b;
         tail_masks(n - i, &store_a, &store_b);
         unpack_eight(&p, block_at(src, avail, at, p.second, pad), &a, &b);
+        if (patches) patch_lanes(&a, &b, i, patches, &next);
         last = biased_k_lanes(a, delta, adds, last);
         _mm256_maskstore_pd((double *)(void *)(bits + i), store_a, biased_decimal_lanes(last, &c, as_float));
         last = biased_k_lanes(b, delta, adds, last);
@@ -1099,16 +1124,29 @@ __attribute__((target("avx2,fma"))) static void unpack_decimal_sums_avx2(const u
                                                                           unsigned width, uint64_t start, uint64_t step,
                                                                           unsigned e, int as_float, uint64_t *bits)
 {
-    if (as_float) unpack_decimals_lanes(src, avail, n, width, 1, start, step, e, 1, bits);
-    else unpack_decimals_lanes(src, avail, n, width, 1, start, step, e, 0, bits);
+    if (as_float) unpack_decimals_lanes(src, avail, n, width, 1, start, step, e, 1, NULL, bits);
+    else unpack_decimals_lanes(src, avail, n, width, 1, start, step, e, 0, NULL, bits);
 }
 
 __attribute__((target("avx2,fma"))) static void unpack_decimals_avx2(const uint8_t *src, size_t avail, size_t n,
                                                                       unsigned width, uint64_t base, unsigned e,
                                                                       int as_float, uint64_t *bits)
 {
-    if (as_float) unpack_decimals_lanes(src, avail, n, width, 0, base, base, e, 1, bits);
-    else unpack_decimals_lanes(src, avail, n, width, 0, base, base, e, 0, bits);
+    if (as_float) unpack_decimals_lanes(src, avail, n, width, 0, base, base, e, 1, NULL, bits);
+    else unpack_decimals_lanes(src, avail, n, width, 0, base, base, e, 0, NULL, bits);
+}
+
+/* PATCHED groups, both packings: the lanes above with the patches' high bits added in place. */
+__attribute__((target("avx2,fma"))) static void patched_decimals_avx2(const uint8_t *src, size_t avail, size_t n,
+                                                                       unsigned width, int delta, uint64_t start,
+                                                                       uint64_t add, unsigned e, int as_float,
+                                                                       const tsc_codec2_patches *patches,
+                                                                       uint64_t *bits)
+{
+    if (delta && as_float) unpack_decimals_lanes(src, avail, n, width, 1, start, add, e, 1, patches, bits);
+    else if (delta) unpack_decimals_lanes(src, avail, n, width, 1, start, add, e, 0, patches, bits);
+    else if (as_float) unpack_decimals_lanes(src, avail, n, width, 0, start, start, e, 1, patches, bits);
+    else unpack_decimals_lanes(src, avail, n, width, 0, start, start, e, 0, patches, bits);
 }
 #endif
 
@@ -1132,6 +1170,44 @@ static int decimals_simd(unsigned isa, const uint8_t *src, size_t avail, size_t 
     (void)isa, (void)src, (void)avail, (void)n, (void)width, (void)delta, (void)start, (void)add, (void)e;
     (void)as_float, (void)bits;
     return 0;
+}
+
+/* PATCHED decimal fields (0.20.0): as decimals_simd, with the patches' high bits added to their fields first. */
+int tsc_codec2_unpack_patched_decimals_simd(unsigned isa, const uint8_t *src, size_t avail, size_t n, unsigned width,
+                                            int delta, uint64_t start, uint64_t add, unsigned e, int as_float,
+                                            const tsc_codec2_patches *patches, uint64_t *bits)
+{
+#ifdef TSC_HAVE_AVX2
+    if (width > SHUFFLE_MAX_WIDTH || n > TSC2_GROUP) return 0;
+    src = fields_at(src, &avail, width);
+    if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) {
+        tsc_codec2_patched_decimals_avx512(src, avail, n, width, delta, start, add, e, as_float, patches, bits);
+        return 1;
+    }
+    if (isa != TSC_SIMD_AVX512 && avx2_fma_here()) {
+        patched_decimals_avx2(src, avail, n, width, delta, start, add, e, as_float, patches, bits);
+        return 1;
+    }
+    return 0;
+#else
+    (void)isa, (void)src, (void)avail, (void)n, (void)width, (void)delta, (void)start, (void)add, (void)e;
+    (void)as_float, (void)patches, (void)bits;
+    return 0;
+#endif
+}
+
+/* Its scalar twin: every value through the exact division. */
+void tsc_codec2_unpack_patched_decimals_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta,
+                                               uint64_t start, uint64_t add, unsigned e, int as_float,
+                                               const tsc_codec2_patches *patches, uint64_t *bits)
+{
+    uint64_t fields[TSC2_GROUP], k = start;
+    tsc_codec2_unpack(src, avail, fields, n, width);
+    for (size_t p = 0; p < patches->count; p++) fields[patches->at[p]] += patches->add[p];
+    for (size_t i = 0; i < n; i++) {
+        k = delta ? k + add + fields[i] : start + fields[i];
+        bits[i] = tsc_codec2_decimal_bits((int64_t)k, e, as_float);
+    }
 }
 
 int tsc_codec2_unpack_decimal_sums_simd(unsigned isa, const uint8_t *src, size_t avail, size_t n, unsigned width,

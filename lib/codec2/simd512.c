@@ -159,10 +159,31 @@ AVX512_INLINE __m512d decimal_wide(__m512i biased, const wide_decimal *c, const 
     return as_float ? _mm512_cvtps_pd(_mm512_cvtpd_ps(v)) : v;
 }
 
-/* delta: k[i] = k[i-1] + add + field, k[-1] = start; else k = add + field. k is carried biased by TSC2_MAGIC_BITS. */
-AVX512_INLINE void decimals_wide(const uint8_t *src, size_t avail, size_t n, unsigned width, const int delta,
-                                 uint64_t start, uint64_t add, unsigned e, const int as_float, uint64_t *bits)
+/*
+ * A PATCHED group's high bits added to the fields of the block of eight from `first`: the patches from *next
+ * on that fall in it (indexes increasing, values shifted in place), one masked add each. Tried and dropped:
+ * the block's patches spread to their lanes without a branch, by a load and an expand (twice as slow on this
+ * Zen 5: the expand, and the load of the freshly stored values), or by an expanding load (slower still).
+ */
+AVX512_INLINE __m512i patch_block(__m512i fields, size_t first, const tsc_codec2_patches *patches, size_t *next)
 {
+    while (*next < patches->count && patches->at[*next] < first + 8) {
+        __mmask8 lane = (__mmask8)(1u << (patches->at[*next] - first));
+        fields = _mm512_mask_add_epi64(fields, lane, fields, _mm512_set1_epi64((int64_t)patches->add[*next]));
+        ++*next;
+    }
+    return fields;
+}
+
+/*
+ * delta: k[i] = k[i-1] + add + field, k[-1] = start; else k = add + field. k is carried biased by TSC2_MAGIC_BITS.
+ * patches (NULL: none): a PATCHED group's high bits, added to their fields first.
+ */
+AVX512_INLINE void decimals_wide(const uint8_t *src, size_t avail, size_t n, unsigned width, const int delta,
+                                 uint64_t start, uint64_t add, unsigned e, const int as_float,
+                                 const tsc_codec2_patches *patches, uint64_t *bits)
+{
+    size_t next = 0;
     const wide_decimal c = {_mm512_set1_pd(tsc_codec2_pow10[e]), _mm512_set1_pd(tsc_codec2_pow10_inverse[e]),
                             _mm512_set1_pd(TSC2_MAGIC)};
     const wide_plan p = wide_plan_of(width);
@@ -172,11 +193,13 @@ AVX512_INLINE void decimals_wide(const uint8_t *src, size_t avail, size_t n, uns
     const uint8_t *in = src;
     for (uint64_t *o = bits; blocks; blocks--, in += width, o += 8) {
         fields = unpack_wide(&p, load_block(in));
+        if (patches) fields = patch_block(fields, (size_t)(o - bits), patches, &next);
         last = delta ? sum_wide(fields, adds, last) : _mm512_add_epi64(fields, adds);
         _mm512_storeu_pd(o, decimal_wide(last, &c, as_float));
     }
     for (; i < n; i += 8, at += width) {
         fields = unpack_wide(&p, load_block_tail(src, avail, at));
+        if (patches) fields = patch_block(fields, i, patches, &next);
         last = delta ? sum_wide(fields, adds, last) : _mm512_add_epi64(fields, adds);
         _mm512_mask_storeu_pd(bits + i, tail_lanes(n - i), decimal_wide(last, &c, as_float));
     }
@@ -185,15 +208,40 @@ AVX512_INLINE void decimals_wide(const uint8_t *src, size_t avail, size_t n, uns
 AVX512 static void decimal_sums_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t start,
                                        uint64_t step, unsigned e, int as_float, uint64_t *bits)
 {
-    if (as_float) decimals_wide(src, avail, n, width, 1, start, step, e, 1, bits);
-    else decimals_wide(src, avail, n, width, 1, start, step, e, 0, bits);
+    if (as_float) decimals_wide(src, avail, n, width, 1, start, step, e, 1, NULL, bits);
+    else decimals_wide(src, avail, n, width, 1, start, step, e, 0, NULL, bits);
 }
 
 AVX512 static void decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t base,
                                    unsigned e, int as_float, uint64_t *bits)
 {
-    if (as_float) decimals_wide(src, avail, n, width, 0, base, base, e, 1, bits);
-    else decimals_wide(src, avail, n, width, 0, base, base, e, 0, bits);
+    if (as_float) decimals_wide(src, avail, n, width, 0, base, base, e, 1, NULL, bits);
+    else decimals_wide(src, avail, n, width, 0, base, base, e, 0, NULL, bits);
+}
+
+/* PATCHED groups: the kernels above with the patches' high bits added in place, for both packings. */
+AVX512 static void patched_decimal_sums_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width,
+                                               uint64_t start, uint64_t step, unsigned e, int as_float,
+                                               const tsc_codec2_patches *patches, uint64_t *bits)
+{
+    if (as_float) decimals_wide(src, avail, n, width, 1, start, step, e, 1, patches, bits);
+    else decimals_wide(src, avail, n, width, 1, start, step, e, 0, patches, bits);
+}
+
+AVX512 static void patched_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t base,
+                                           unsigned e, int as_float, const tsc_codec2_patches *patches,
+                                           uint64_t *bits)
+{
+    if (as_float) decimals_wide(src, avail, n, width, 0, base, base, e, 1, patches, bits);
+    else decimals_wide(src, avail, n, width, 0, base, base, e, 0, patches, bits);
+}
+
+void tsc_codec2_patched_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta,
+                                        uint64_t start, uint64_t add, unsigned e, int as_float,
+                                        const tsc_codec2_patches *patches, uint64_t *bits)
+{
+    if (delta) patched_decimal_sums_avx512(src, avail, n, width, start, add, e, as_float, patches, bits);
+    else patched_decimals_avx512(src, avail, n, width, start, e, as_float, patches, bits);
 }
 
 void tsc_codec2_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta, uint64_t start,
