@@ -177,7 +177,7 @@ typedef struct {
         tschunk_group_bound bound;      /* kept only when max_bytes is set */
         struct {                        /* kept only when it is not */
             tschunk_split_dict last_split;
-            uint8_t last_packing;       /* the last decimal group's packing and patched width, tried first */
+            uint16_t last_packing;      /* the last decimal group's packing and width: when to try patches */
         };
     };
 } tschunk_codec2_state;

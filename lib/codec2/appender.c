@@ -98,7 +98,7 @@ static void encode_open_group(tschunk_encoder *enc, const int64_t *ts, const uin
     enc->c2.last_split_left = (uint8_t)choice.split_left;
     enc->c2.last_challenger = (uint8_t)choice.challenger;
     enc->c2.ts_scaled = (uint8_t)choice.ts_scaled;
-    if (!enc->byte_limit) enc->c2.last_packing = (uint8_t)choice.packing; /* else the bound's bytes */
+    if (!enc->byte_limit) enc->c2.last_packing = (uint16_t)choice.packing; /* else the bound's bytes */
     set_hint(enc, choice.reading);
     enc->c2.flushed_ts = ts[enc->c2.pending - 1];
     enc->c2.flushed_bits = bits[enc->c2.pending - 1];

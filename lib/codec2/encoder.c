@@ -470,25 +470,29 @@ static field_plan plan_at(const int64_t *v, size_t m, int64_t lowest, unsigned w
     size_t patches = 0;
     for (size_t i = 0; i < m; i++) patches += (uint64_t)v[i] - (uint64_t)lowest >= past;
     size_t bytes = patched_bytes(m, w, full, patches);
-    return patches && bytes < plain.bytes ? (field_plan){w, 1, bytes} : plain;
+    return patches && bytes + m / 16 < plain.bytes ? (field_plan){w, 1, bytes} : plain;
 }
 
 /*
  * The packing of decimal fields v[i] - lowest, whose largest needs `full` bits: PATCHED (0.20.0) where that
  * pays, sized at one width in one pass (plan_at; sizing every width from a histogram of widths, as the
  * timestamps' patches are, costs about 10 instructions and 3 cycles a field, and took 25% more time appending
- * spiky files). The width: in a reused group (PATCH_REUSE) the previous group's patched width (`previous`,
- * above full when it had none); else the widest below full of 8 fields spread over the group, when few of
- * the 8 need the top bits: none the top one, at most one the top two or two the top four (a patch costs 2
- * bytes or more, and narrowing the fields by j bits saves j bits a field). Gauges' and counters' fields fill
- * their width and stop there.
+ * spiky files). A reused group (PATCH_REUSE; `previous`: the previous group's packing of these fields, from
+ * tsc2_packing_of) takes its predecessor's patched width, or, when that one was not patched, looks further
+ * only if its fields came out wider (a spike). Then the width is the widest below full of 8 fields spread
+ * over the group, when few of the 8 need the top bits: none the top one, at most one the top two or two the
+ * top four (a patch costs 2 bytes or more, and narrowing the fields by j bits saves j bits a field). Gauges'
+ * and counters' fields fill their width and stop there.
  */
 enum { PATCH_NONE, PATCH_SEARCH, PATCH_REUSE };
 static field_plan pack_decimals(const int64_t *v, size_t m, int64_t lowest, unsigned full, int how, unsigned previous)
 {
     field_plan plain = {full, 0, tsc_codec2_packed_bytes(m, full)};
     if (how == PATCH_NONE || full <= 4 || m < 16) return plain;
-    if (how == PATCH_REUSE && previous < full) return plan_at(v, m, lowest, previous, full);
+    unsigned previous_width = previous >> 3;
+    if (how == PATCH_REUSE && (previous & TSC2_PACK_PATCHED))
+        return previous_width < full ? plan_at(v, m, lowest, previous_width, full) : plain;
+    if (how == PATCH_REUSE && full <= previous_width) return plain;
     unsigned top1 = 0, top2 = 0, top4 = 0, widest = 0;
     for (size_t j = 0; j < 8; j++) {
         unsigned width = 64u - (unsigned)__builtin_clzll(((uint64_t)v[j * m / 8] - (uint64_t)lowest) | 1);
@@ -545,12 +549,11 @@ static void plan_decimal(decimal_plan *d, const uint64_t *bits, size_t n, tsc_co
     int search = patch == TSC2_PACK_BOTH;
     int for_how = search ? PATCH_SEARCH : patch & TSC2_PACK_FOR ? PATCH_REUSE : PATCH_NONE;
     int delta_how = search ? PATCH_SEARCH : patch & TSC2_PACK_DELTA ? PATCH_REUSE : PATCH_NONE;
-    unsigned previous = (patch >> 2) - 1; /* the previous group's patched width; unpatched (0) wraps */
-    field_plan for_packing = pack_decimals(d->k, n, kmin, for_width, for_how, previous);
+    field_plan for_packing = pack_decimals(d->k, n, kmin, for_width, for_how, patch);
     field_plan delta_packing = {delta_width, 0, SIZE_MAX};
     size_t for_bytes = tsc_uvarint_len(tsc_zigzag(kmin)) + for_packing.bytes, delta_bytes = SIZE_MAX;
     if (n >= 2) {
-        delta_packing = pack_decimals(steps, n - 1, smin, delta_width, delta_how, previous);
+        delta_packing = pack_decimals(steps, n - 1, smin, delta_width, delta_how, patch);
         delta_bytes = tsc_uvarint_len(tsc_zigzag(d->k[0])) + tsc_uvarint_len(tsc_zigzag(smin)) + delta_packing.bytes;
     }
     int delta = delta_bytes < for_bytes;

@@ -420,13 +420,13 @@ int tsc_codec2_unpack_run_simd(const uint8_t *src, size_t avail, uint64_t *field
 enum { TSC2_EFFORT_FULL = 0, TSC2_EFFORT_BOUND = 1, TSC2_EFFORT_REUSE = 2 };
 
 /*
- * A decimal group's packing, for the next group: TSC2_PACK_FOR or _DELTA, and when PATCHED its width + 1 from bit
- * 2 on (tsc2_packing_of). TSC2_PACK_BOTH asks a group coder to search the patched widths of both.
+ * A decimal group's packing, for the next group: TSC2_PACK_FOR or _DELTA, TSC2_PACK_PATCHED, and the fields'
+ * width from bit 3 on (tsc2_packing_of). TSC2_PACK_BOTH asks a group coder to search the patches of both.
  */
-enum { TSC2_PACK_FOR = 1, TSC2_PACK_DELTA = 2, TSC2_PACK_BOTH = 3 };
+enum { TSC2_PACK_FOR = 1, TSC2_PACK_DELTA = 2, TSC2_PACK_BOTH = 3, TSC2_PACK_PATCHED = 4 };
 TSC_INLINE unsigned tsc2_packing_of(int delta, int patched, unsigned width)
 {
-    return (delta ? TSC2_PACK_DELTA : TSC2_PACK_FOR) | (patched ? (width + 1) << 2 : 0);
+    return (delta ? TSC2_PACK_DELTA : TSC2_PACK_FOR) | (patched ? TSC2_PACK_PATCHED : 0) | width << 3;
 }
 
 /* The timestamp forms, for the caller's bookkeeping (SEARCH: try both). */
