@@ -332,13 +332,8 @@ static void patched_passes(const tsc_codec2_group *g, size_t m, const uint8_t *e
 {
     unsigned exponent = g->mode >> 4;
     int as_float = (g->mode & TSC2_DECIMAL_FLOAT32) != 0;
-    uint64_t ks[TSC2_GROUP], k = start;
-    tsc_codec2_unpack(g->payload, (size_t)(end - g->payload), ks, m, g->dec_width);
-    for (size_t p = 0; p < patches->count; p++) ks[patches->at[p]] += patches->add[p];
-    for (size_t i = 0; i < m; i++) {
-        k = delta ? k + step + ks[i] : start + ks[i];
-        ks[i] = k;
-    }
+    uint64_t ks[TSC2_GROUP];
+    tsc_codec2_patched_ks(g->payload, (size_t)(end - g->payload), m, g->dec_width, delta, start, step, patches, ks);
     if (!small || !tsc_codec2_decimals_to_bits_simd(0, ks, m, exponent, as_float, bits))
         tsc_codec2_decimals_to_bits_scalar(0, ks, m, exponent, as_float, bits);
 }

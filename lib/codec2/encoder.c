@@ -209,20 +209,27 @@ int tsc_codec2_scaled_chunk(const int64_t *ts, size_t n)
     return scale_fields(fields, n - 1, max - min, 0, 0, &plan) > 1;
 }
 
+/* The fields wider than `width` bits: their indexes and high bits, the fields cut to their low bits.
+ * @return how many. */
+static size_t split_patches(uint64_t *fields, size_t m, unsigned width, uint8_t *at, uint64_t *high)
+{
+    uint64_t low_mask = width >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << width) - 1;
+    size_t patches = 0;
+    for (size_t i = 0; i < m; i++)
+        if (fields[i] > low_mask) {
+            at[patches] = (uint8_t)i;
+            high[patches++] = fields[i] >> width;
+            fields[i] &= low_mask;
+        }
+    return patches;
+}
+
 /* The form byte's low bits, the packed fields, and the patch list. @return bytes after the form byte's fields. */
 static size_t write_fields(uint8_t *p, uint64_t *fields, size_t m, field_plan fp)
 {
-    uint64_t low_mask = fp.width >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << fp.width) - 1;
     uint8_t at[TSC2_GROUP];
     uint64_t high[TSC2_GROUP];
-    size_t patches = 0;
-    if (fp.patched)
-        for (size_t i = 0; i < m; i++)
-            if (fields[i] > low_mask) {
-                at[patches] = (uint8_t)i;
-                high[patches++] = fields[i] >> fp.width;
-                fields[i] &= low_mask;
-            }
+    size_t patches = fp.patched ? split_patches(fields, m, fp.width, at, high) : 0;
     tsc_codec2_pack(p, fields, m, fp.width);
     size_t n = tsc_codec2_packed_bytes(m, fp.width);
     if (!fp.patched) return n;
@@ -573,16 +580,10 @@ static void plan_decimal(decimal_plan *d, const uint64_t *bits, size_t n, tsc_co
  */
 static size_t write_patched_decimals(uint8_t *p, uint64_t *fields, size_t m, unsigned w)
 {
-    uint64_t low_mask = (UINT64_C(1) << w) - 1, high[TSC2_GROUP], widest = 0;
+    uint64_t high[TSC2_GROUP], widest = 0;
     uint8_t at[TSC2_GROUP];
-    size_t patches = 0;
-    for (size_t i = 0; i < m; i++)
-        if (fields[i] > low_mask) {
-            at[patches] = (uint8_t)i;
-            high[patches++] = fields[i] >> w;
-            widest |= fields[i] >> w;
-            fields[i] &= low_mask;
-        }
+    size_t patches = split_patches(fields, m, w, at, high);
+    for (size_t x = 0; x < patches; x++) widest |= high[x];
     unsigned high_width = tsc_codec2_width(widest);
     size_t low_bytes = tsc_codec2_packed_bytes(m, w);
     tsc_codec2_pack(p, fields, m, w);

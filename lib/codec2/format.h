@@ -304,6 +304,9 @@ int tsc_codec2_grid_simd(uint64_t prev0, uint64_t start, uint64_t add, const uin
 int tsc_codec2_unpack_patched_decimals_simd(unsigned isa, const uint8_t *src, size_t avail, size_t n, unsigned width,
                                             int delta, uint64_t start, uint64_t add, unsigned e, int as_float,
                                             const tsc_codec2_patches *patches, uint64_t *bits);
+/* The k of PATCHED fields in passes (unpacked, patches added, summed for DELTA): the twin's and the fallback's. */
+void tsc_codec2_patched_ks(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta, uint64_t start,
+                           uint64_t add, const tsc_codec2_patches *patches, uint64_t *ks);
 void tsc_codec2_unpack_patched_decimals_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta,
                                                uint64_t start, uint64_t add, unsigned e, int as_float,
                                                const tsc_codec2_patches *patches, uint64_t *bits);

@@ -1196,18 +1196,26 @@ int tsc_codec2_unpack_patched_decimals_simd(unsigned isa, const uint8_t *src, si
 #endif
 }
 
-/* Its scalar twin: every value through the exact division. */
+void tsc_codec2_patched_ks(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta, uint64_t start,
+                           uint64_t add, const tsc_codec2_patches *patches, uint64_t *ks)
+{
+    uint64_t k = start;
+    tsc_codec2_unpack(src, avail, ks, n, width);
+    for (size_t p = 0; p < patches->count; p++) ks[patches->at[p]] += patches->add[p];
+    for (size_t i = 0; i < n; i++) {
+        k = delta ? k + add + ks[i] : start + ks[i];
+        ks[i] = k;
+    }
+}
+
+/* Its scalar twin: the k in passes, every value through the exact division. */
 void tsc_codec2_unpack_patched_decimals_scalar(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta,
                                                uint64_t start, uint64_t add, unsigned e, int as_float,
                                                const tsc_codec2_patches *patches, uint64_t *bits)
 {
-    uint64_t fields[TSC2_GROUP], k = start;
-    tsc_codec2_unpack(src, avail, fields, n, width);
-    for (size_t p = 0; p < patches->count; p++) fields[patches->at[p]] += patches->add[p];
-    for (size_t i = 0; i < n; i++) {
-        k = delta ? k + add + fields[i] : start + fields[i];
-        bits[i] = tsc_codec2_decimal_bits((int64_t)k, e, as_float);
-    }
+    uint64_t ks[TSC2_GROUP];
+    tsc_codec2_patched_ks(src, avail, n, width, delta, start, add, patches, ks);
+    tsc_codec2_decimals_to_bits_scalar(0, ks, n, e, as_float, bits);
 }
 
 int tsc_codec2_unpack_decimal_sums_simd(unsigned isa, const uint8_t *src, size_t avail, size_t n, unsigned width,
