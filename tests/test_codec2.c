@@ -1440,6 +1440,46 @@ Test(codec2, simd_repeat_mask_matches_scalar)
     }
 }
 
+/* A PATCHED list's split: the scalar twin against a plain reading, the AVX-512 kernel (where the CPU has it)
+ * against the twin, every length up to a group and widths 0 to 64; nothing written past the patches. */
+Test(codec2, simd_split_patches_matches_scalar)
+{
+    uint64_t rng = 13;
+    for (int round_no = 0; round_no < 4000; round_no++) {
+        size_t m = wl_rng(&rng) % (TSC2_GROUP + 1);
+        unsigned width = (unsigned)(wl_rng(&rng) % 65);
+        uint64_t low_mask = width >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << width) - 1;
+        uint64_t fields[3][TSC2_GROUP + 1], high[2][TSC2_GROUP + 1];
+        uint8_t at[2][TSC2_GROUP + 1];
+        size_t expect = 0;
+        for (size_t i = 0; i < m; i++) { /* one field in (1 + round_no % 9) wide, at any width above */
+            uint64_t wide = wl_rng(&rng) % (1 + round_no % 9) == 0;
+            fields[0][i] = wide ? wl_rng(&rng) >> (wl_rng(&rng) % 64) : wl_rng(&rng) & low_mask;
+            expect += fields[0][i] > low_mask;
+        }
+        memcpy(fields[1], fields[0], sizeof fields[0]);
+        memcpy(fields[2], fields[0], sizeof fields[0]);
+        memset(high, 0xa5, sizeof high);
+        memset(at, 0xa5, sizeof at);
+        size_t patches = tsc_codec2_split_patches_scalar(fields[1], m, width, at[0], high[0]);
+        cr_assert_eq(patches, expect, "round %d", round_no);
+        for (size_t i = 0, x = 0; i < m; i++) {
+            cr_assert_eq(fields[1][i], fields[0][i] & low_mask, "round %d", round_no);
+            if (fields[0][i] <= low_mask) continue;
+            cr_assert_eq(at[0][x], i, "round %d", round_no);
+            cr_assert_eq(high[0][x++], fields[0][i] >> width, "round %d", round_no);
+        }
+        size_t got = tsc_codec2_split_patches_simd(TSC_SIMD_AVX512, fields[2], m, width, at[1], high[1]);
+        if (got == SIZE_MAX) continue; /* no AVX-512 here */
+        cr_assert_eq(got, patches, "round %d", round_no);
+        cr_assert(memcmp(fields[2], fields[1], m * sizeof fields[0][0]) == 0, "round %d", round_no);
+        cr_assert(memcmp(at[1], at[0], patches) == 0, "round %d", round_no);
+        cr_assert(memcmp(high[1], high[0], patches * sizeof high[0][0]) == 0, "round %d", round_no);
+        cr_assert_eq(at[1][patches], 0xa5, "round %d: written past", round_no);
+        cr_assert_eq(high[1][patches], UINT64_C(0xa5a5a5a5a5a5a5a5), "round %d: written past", round_no);
+    }
+}
+
 /* The open group's raw samples split into times and values, SIMD against the scalar twin, every length up
  * to a group: the same words, and nothing written past n. */
 Test(codec2, simd_deinterleave_matches_scalar)

@@ -209,27 +209,12 @@ int tsc_codec2_scaled_chunk(const int64_t *ts, size_t n)
     return scale_fields(fields, n - 1, max - min, 0, 0, &plan) > 1;
 }
 
-/* The fields wider than `width` bits: their indexes and high bits, the fields cut to their low bits.
- * @return how many. */
-static size_t split_patches(uint64_t *fields, size_t m, unsigned width, uint8_t *at, uint64_t *high)
-{
-    uint64_t low_mask = width >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << width) - 1;
-    size_t patches = 0;
-    for (size_t i = 0; i < m; i++)
-        if (fields[i] > low_mask) {
-            at[patches] = (uint8_t)i;
-            high[patches++] = fields[i] >> width;
-            fields[i] &= low_mask;
-        }
-    return patches;
-}
-
 /* The form byte's low bits, the packed fields, and the patch list. @return bytes after the form byte's fields. */
 static size_t write_fields(uint8_t *p, uint64_t *fields, size_t m, field_plan fp)
 {
     uint8_t at[TSC2_GROUP];
     uint64_t high[TSC2_GROUP];
-    size_t patches = fp.patched ? split_patches(fields, m, fp.width, at, high) : 0;
+    size_t patches = fp.patched ? tsc_codec2_split_patches(fields, m, fp.width, at, high) : 0;
     tsc_codec2_pack(p, fields, m, fp.width);
     size_t n = tsc_codec2_packed_bytes(m, fp.width);
     if (!fp.patched) return n;
@@ -500,16 +485,19 @@ static field_plan pack_decimals(const int64_t *v, size_t m, int64_t lowest, unsi
     if (how == PATCH_REUSE && (previous & TSC2_PACK_PATCHED))
         return previous_width < full ? plan_at(v, m, lowest, previous_width, full) : plain;
     if (how == PATCH_REUSE && full <= previous_width) return plain;
-    unsigned top1 = 0, top2 = 0, top4 = 0, widest = 0;
+    /* A field reaches the top bit from 2^(full-1) on, the top two from 2^(full-2), the top four from 2^(full-4). */
+    uint64_t top1_from = UINT64_C(1) << (full - 1), top2_from = top1_from >> 1, top4_from = top1_from >> 3;
+    unsigned top1 = 0, top2 = 0, top4 = 0;
+    uint64_t below = 0; /* the largest sampled field under the top bit, | 1: it needs widest bits */
     for (size_t j = 0; j < 8; j++) {
-        unsigned width = 64u - (unsigned)__builtin_clzll(((uint64_t)v[j * m / 8] - (uint64_t)lowest) | 1);
-        top1 += width >= full;
-        top2 += width + 1 >= full;
-        top4 += width + 3 >= full;
-        widest = width < full && width > widest ? width : widest;
+        uint64_t field = (uint64_t)v[j * m / 8] - (uint64_t)lowest;
+        top1 += field >= top1_from;
+        top2 += field >= top2_from;
+        top4 += field >= top4_from;
+        below = field < top1_from && (field | 1) > below ? field | 1 : below;
     }
     int few = top1 == 0 || top2 <= 1 || top4 <= 2;
-    return few && widest ? plan_at(v, m, lowest, widest, full) : plain;
+    return few && below ? plan_at(v, m, lowest, tsc_codec2_width(below), full) : plain;
 }
 
 /*
@@ -582,7 +570,7 @@ static size_t write_patched_decimals(uint8_t *p, uint64_t *fields, size_t m, uns
 {
     uint64_t high[TSC2_GROUP], widest = 0;
     uint8_t at[TSC2_GROUP];
-    size_t patches = split_patches(fields, m, w, at, high);
+    size_t patches = tsc_codec2_split_patches(fields, m, w, at, high);
     for (size_t x = 0; x < patches; x++) widest |= high[x];
     unsigned high_width = tsc_codec2_width(widest);
     size_t low_bytes = tsc_codec2_packed_bytes(m, w);

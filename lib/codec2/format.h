@@ -354,6 +354,8 @@ void tsc_codec2_deltas_avx512(const int64_t *ts, size_t n, int64_t prev, uint64_
                               uint64_t *max);
 size_t tsc_codec2_repeats_avx512(const uint64_t *bits, size_t n, uint64_t prev);
 size_t tsc_codec2_repeat_mask_avx512(const uint64_t *bits, size_t n, uint64_t prev, uint64_t *mask, uint64_t *kept);
+size_t tsc_codec2_split_patches_avx512(uint64_t *fields, size_t m, unsigned width, uint8_t *at,
+                                       uint64_t *high);
 void tsc_codec2_read_block_avx512(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k,
                                   int64_t *diff);
 /* deinterleave: n <= TSC2_GROUP raw samples (16 bytes each: time, value, little-endian, as the open group
@@ -383,6 +385,13 @@ size_t tsc_codec2_repeat_mask(const uint64_t *bits, size_t n, uint64_t prev, uin
 size_t tsc_codec2_repeat_mask_scalar(const uint64_t *bits, size_t n, uint64_t prev, uint64_t *mask, uint64_t *kept);
 size_t tsc_codec2_repeat_mask_simd(unsigned isa, const uint64_t *bits, size_t n, uint64_t prev, uint64_t *mask,
                                    uint64_t *kept);
+/* split_patches: the fields wider than `width` bits, for a PATCHED list: their indexes into at and their high
+ * bits (fields[i] >> width) into high, in order, and those fields cut to their low bits (m <= TSC2_GROUP).
+ * @return how many; the _simd dispatcher SIZE_MAX when no kernel runs here. */
+size_t tsc_codec2_split_patches(uint64_t *fields, size_t m, unsigned width, uint8_t *at, uint64_t *high);
+size_t tsc_codec2_split_patches_scalar(uint64_t *fields, size_t m, unsigned width, uint8_t *at, uint64_t *high);
+size_t tsc_codec2_split_patches_simd(unsigned isa, uint64_t *fields, size_t m, unsigned width, uint8_t *at,
+                                     uint64_t *high);
 /* goes_back: whether some ts[i] < ts[i-1] (ts[-1] = prev), append_many's check before it takes a group whole */
 int tsc_codec2_goes_back(const int64_t *ts, size_t n, int64_t prev);
 int tsc_codec2_goes_back_scalar(const int64_t *ts, size_t n, int64_t prev);

@@ -717,6 +717,35 @@ size_t tsc_codec2_repeat_mask(const uint64_t *bits, size_t n, uint64_t prev, uin
     return nkept != SIZE_MAX ? nkept : tsc_codec2_repeat_mask_scalar(bits, n, prev, mask, kept);
 }
 
+size_t tsc_codec2_split_patches_scalar(uint64_t *fields, size_t m, unsigned width, uint8_t *at, uint64_t *high)
+{
+    uint64_t low_mask = width >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << width) - 1;
+    size_t patches = 0;
+    for (size_t i = 0; i < m; i++)
+        if (fields[i] > low_mask) {
+            at[patches] = (uint8_t)i;
+            high[patches++] = fields[i] >> width;
+            fields[i] &= low_mask;
+        }
+    return patches;
+}
+
+size_t tsc_codec2_split_patches_simd(unsigned isa, uint64_t *fields, size_t m, unsigned width, uint8_t *at,
+                                     uint64_t *high)
+{
+#ifdef TSC_HAVE_AVX2
+    if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) return tsc_codec2_split_patches_avx512(fields, m, width, at, high);
+#endif
+    (void)isa, (void)fields, (void)m, (void)width, (void)at, (void)high;
+    return SIZE_MAX;
+}
+
+size_t tsc_codec2_split_patches(uint64_t *fields, size_t m, unsigned width, uint8_t *at, uint64_t *high)
+{
+    size_t patches = tsc_codec2_split_patches_simd(TSC_SIMD_BEST, fields, m, width, at, high);
+    return patches != SIZE_MAX ? patches : tsc_codec2_split_patches_scalar(fields, m, width, at, high);
+}
+
 size_t tsc_codec2_repeats(const uint64_t *bits, size_t n, uint64_t prev)
 {
     size_t repeats;

@@ -472,6 +472,30 @@ AVX512 size_t tsc_codec2_repeat_mask_avx512(const uint64_t *bits, size_t n, uint
     return nkept;
 }
 
+/* split_patches, eight fields a step: one compare into a lane mask, the wide lanes' indexes and high bits
+ * compressed into at and high (stored through a lane mask: nothing past them), where the scalar twin's branch
+ * on each field mispredicts at every spike. */
+AVX512 size_t tsc_codec2_split_patches_avx512(uint64_t *fields, size_t m, unsigned width, uint8_t *at,
+                                              uint64_t *high)
+{
+    const __m512i low_mask = _mm512_set1_epi64(width >= 64 ? -1 : (int64_t)((UINT64_C(1) << width) - 1));
+    const __m128i shift = _mm_cvtsi32_si128((int)width); /* 64: no high bits, as no field is wider */
+    __m512i index = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    size_t patches = 0;
+    for (size_t i = 0; i < m; i += 8) {
+        __m512i now = _mm512_maskz_loadu_epi64(tail_lanes(m - i), fields + i);
+        __mmask8 wide = _mm512_cmpgt_epu64_mask(now, low_mask);
+        __mmask8 first = (__mmask8)((1u << __builtin_popcount(wide)) - 1u);
+        __m512i high_bits = _mm512_srl_epi64(now, shift);
+        _mm512_mask_storeu_epi64(high + patches, first, _mm512_maskz_compress_epi64(wide, high_bits));
+        _mm512_mask_cvtepi64_storeu_epi8(at + patches, first, _mm512_maskz_compress_epi64(wide, index));
+        _mm512_mask_storeu_epi64(fields + i, wide, _mm512_and_si512(now, low_mask));
+        patches += (size_t)__builtin_popcount(wide);
+        index = _mm512_add_epi64(index, _mm512_set1_epi64(8));
+    }
+    return patches;
+}
+
 /* n <= TSC2_GROUP raw samples (time, value: 16 bytes each) into two arrays: per eight samples two loads and
  * two two-register permutes, where the scalar twin moves each word on its own. */
 AVX512 void tsc_codec2_deinterleave_avx512(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits)
