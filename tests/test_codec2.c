@@ -1330,9 +1330,10 @@ Test(codec2, simd_split_codes_match_scalar)
         unsigned dict_size = 1 + (unsigned)(wl_rng(&rng) % TSC2_SPLIT_DICT), miss_in_16 = wl_rng(&rng) % 17;
         for (unsigned d = 0; d < dict_size; d++) /* distinct entries (their low 3 bits), as plan_split's runs are */
             dict[d] = ((wl_rng(&rng) >> (64 - left)) & ~(uint64_t)(TSC2_SPLIT_DICT - 1)) | d;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n; i++) { /* misses at random, some all ones (0xffff at 16 bits) */
             uint64_t part = wl_rng(&rng) % 16 < miss_in_16 ? wl_rng(&rng) >> (64 - left)
                                                          : dict[wl_rng(&rng) % dict_size];
+            if (wl_rng(&rng) % 32 == 0) part = (UINT64_C(1) << left) - 1;
             bits[i] = part << right_bits | (wl_rng(&rng) >> left);
         }
         size_t misses = 0;
@@ -1437,6 +1438,40 @@ Test(codec2, simd_repeat_mask_matches_scalar)
         cr_assert(memcmp(mask[1], mask[0], sizeof mask[0]) == 0, "round %d", round_no);
         cr_assert(memcmp(kept[1], kept[0], nkept * sizeof kept[0][0]) == 0, "round %d", round_no);
         cr_assert_eq(kept[1][nkept], UINT64_C(0xa5a5a5a5a5a5a5a5), "round %d: written past", round_no);
+    }
+}
+
+/* SPLIT reuse's left-part counts: the scalar twin against a plain reading, the AVX-512 kernel (where the CPU
+ * has it) against the twin, every length up to a group, left parts from 4 to 16 bits, unused candidates. */
+Test(codec2, simd_left_part_counts_matches_scalar)
+{
+    uint64_t rng = 14, bits[TSC2_GROUP], candidates[TSC2_SPLIT_DICT];
+    for (int round_no = 0; round_no < 4000; round_no++) {
+        size_t n = wl_rng(&rng) % (TSC2_GROUP + 1);
+        unsigned right_bits = 64 - 4 - (unsigned)(wl_rng(&rng) % 13), used = (unsigned)(wl_rng(&rng) % 9);
+        for (unsigned d = 0; d < TSC2_SPLIT_DICT; d++) candidates[d] = d < used ? wl_rng(&rng) % 12 : UINT64_MAX;
+        for (size_t i = 0; i < n; i++) { /* left parts 0..11 (some in no candidate) or all ones, any right bits */
+            uint64_t part = wl_rng(&rng) % 13, ones = (UINT64_C(1) << (64 - right_bits)) - 1;
+            bits[i] = (part == 12 ? ones : part) << right_bits | (wl_rng(&rng) & ((UINT64_C(1) << right_bits) - 1));
+        }
+        size_t counts[2][TSC2_SPLIT_DICT], expect[TSC2_SPLIT_DICT] = {0};
+        uint64_t outside[2][TSC2_GROUP / 64], expect_outside[TSC2_GROUP / 64] = {0};
+        for (size_t i = 0; i < n; i++) {
+            int hit = 0;
+            for (unsigned d = 0; d < TSC2_SPLIT_DICT; d++) {
+                int equal = bits[i] >> right_bits == candidates[d];
+                expect[d] += (size_t)equal;
+                hit |= equal;
+            }
+            if (!hit) expect_outside[i / 64] |= UINT64_C(1) << (i % 64);
+        }
+        tsc_codec2_left_part_counts_scalar(bits, n, right_bits, candidates, counts[0], outside[0]);
+        cr_assert(memcmp(counts[0], expect, sizeof expect) == 0, "round %d", round_no);
+        cr_assert(memcmp(outside[0], expect_outside, sizeof expect_outside) == 0, "round %d", round_no);
+        if (!tsc_codec2_left_part_counts_simd(TSC_SIMD_AVX512, bits, n, right_bits, candidates, counts[1], outside[1]))
+            continue; /* no AVX-512 here */
+        cr_assert(memcmp(counts[1], expect, sizeof expect) == 0, "round %d", round_no);
+        cr_assert(memcmp(outside[1], expect_outside, sizeof expect_outside) == 0, "round %d", round_no);
     }
 }
 

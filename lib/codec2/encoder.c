@@ -824,26 +824,6 @@ static void plan_split(split_plan *r, const uint64_t *bits, size_t n, unsigned w
 }
 
 /*
- * How many of bits[0, n) have each of the eight candidates as their left part (bits >> right_bits), and
- * which have one of them (hit[i] = 1). An unused candidate is UINT64_MAX, which no left part is.
- */
-TSC2_AVX2_CLONES
-static void count_left_parts(const uint64_t *bits, size_t n, unsigned right_bits, const uint64_t *candidates,
-                             size_t *counts, uint8_t *hit)
-{
-    memset(hit, 0, n);
-    for (unsigned d = 0; d < TSC2_SPLIT_DICT; d++) {
-        size_t count = 0;
-        for (size_t i = 0; i < n; i++) {
-            unsigned equal = (bits[i] >> right_bits) == candidates[d];
-            count += equal;
-            hit[i] |= (uint8_t)equal;
-        }
-        counts[d] = count;
-    }
-}
-
-/*
  * REUSE of SPLIT, without sorting the group: the last SPLIT group's dictionary as the candidates, counted
  * in one pass. When at most one value in 16 has another left part, those few are counted too, and then
  * every distinct left part of the group is known with its count: ordered as most_frequent orders runs
@@ -857,20 +837,20 @@ static int plan_split_from(split_plan *r, const uint64_t *bits, size_t n, unsign
     enum { MOST = 2 * TSC2_SPLIT_DICT };
     uint64_t part[MOST];
     size_t count[MOST], covered = 0;
-    uint8_t hit[TSC2_GROUP];
+    uint64_t outside[TSC2_GROUP / 64];
     for (unsigned d = 0; d < TSC2_SPLIT_DICT; d++) part[d] = d < candidate_count ? candidates[d] : UINT64_MAX;
-    count_left_parts(bits, n, 64 - left, part, count, hit);
+    tsc_codec2_left_part_counts(bits, n, 64 - left, part, count, outside);
     unsigned parts = TSC2_SPLIT_DICT;
     for (unsigned d = 0; d < TSC2_SPLIT_DICT; d++) covered += count[d];
     if ((n - covered) * 16 > n) return 0;
-    for (size_t i = 0; i < n && covered < n; i++) { /* the few outside: at most n / 16 */
-        if (hit[i]) continue;
-        uint64_t outside = bits[i] >> (64 - left);
-        unsigned d = TSC2_SPLIT_DICT;
-        while (d < parts && part[d] != outside) d++;
-        if (d == parts) part[parts] = outside, count[parts++] = 0;
-        count[d]++, covered++;
-    }
+    for (size_t word = 0; word < TSC2_GROUP / 64; word++) /* the few outside (at most n / 16), bit by bit */
+        for (uint64_t rest = outside[word]; rest; rest &= rest - 1) {
+            uint64_t left_part = bits[64 * word + (size_t)__builtin_ctzll(rest)] >> (64 - left);
+            unsigned d = TSC2_SPLIT_DICT;
+            while (d < parts && part[d] != left_part) d++;
+            if (d == parts) part[parts] = left_part, count[parts++] = 0;
+            count[d]++;
+        }
     unsigned order[MOST], kept = 0;
     for (unsigned d = 0; d < parts; d++) {
         if (count[d] == 0) continue;

@@ -354,6 +354,8 @@ void tsc_codec2_deltas_avx512(const int64_t *ts, size_t n, int64_t prev, uint64_
                               uint64_t *max);
 size_t tsc_codec2_repeats_avx512(const uint64_t *bits, size_t n, uint64_t prev);
 size_t tsc_codec2_repeat_mask_avx512(const uint64_t *bits, size_t n, uint64_t prev, uint64_t *mask, uint64_t *kept);
+void tsc_codec2_left_part_counts_avx512(const uint64_t *bits, size_t n, unsigned right_bits,
+                                        const uint64_t *candidates, size_t *counts, uint64_t *outside);
 size_t tsc_codec2_split_patches_avx512(uint64_t *fields, size_t m, unsigned width, uint8_t *at,
                                        uint64_t *high);
 void tsc_codec2_read_block_avx512(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k,
@@ -385,6 +387,15 @@ size_t tsc_codec2_repeat_mask(const uint64_t *bits, size_t n, uint64_t prev, uin
 size_t tsc_codec2_repeat_mask_scalar(const uint64_t *bits, size_t n, uint64_t prev, uint64_t *mask, uint64_t *kept);
 size_t tsc_codec2_repeat_mask_simd(unsigned isa, const uint64_t *bits, size_t n, uint64_t prev, uint64_t *mask,
                                    uint64_t *kept);
+/* left_part_counts: how many of bits[0, n) have each of the TSC2_SPLIT_DICT candidates as their left part
+ * (bits >> right_bits, right_bits < 64), and which have none of them: bit i of outside[i / 64] (the words past
+ * n zero; n <= TSC2_GROUP). An unused candidate is UINT64_MAX, which no left part is. */
+void tsc_codec2_left_part_counts(const uint64_t *bits, size_t n, unsigned right_bits, const uint64_t *candidates,
+                                 size_t *counts, uint64_t *outside);
+void tsc_codec2_left_part_counts_scalar(const uint64_t *bits, size_t n, unsigned right_bits,
+                                        const uint64_t *candidates, size_t *counts, uint64_t *outside);
+int tsc_codec2_left_part_counts_simd(unsigned isa, const uint64_t *bits, size_t n, unsigned right_bits,
+                                     const uint64_t *candidates, size_t *counts, uint64_t *outside);
 /* split_patches: the fields wider than `width` bits, for a PATCHED list: their indexes into at and their high
  * bits (fields[i] >> width) into high, in order, and those fields cut to their low bits (m <= TSC2_GROUP).
  * @return how many; the _simd dispatcher SIZE_MAX when no kernel runs here. */
@@ -408,6 +419,7 @@ size_t tsc_codec2_split_codes(const uint64_t *bits, size_t n, unsigned right_bit
                               unsigned dict_size, uint64_t *codes, uint64_t *rights, uint8_t *exception_at);
 size_t tsc_codec2_split_codes_scalar(const uint64_t *bits, size_t n, unsigned right_bits, const uint64_t *dict,
                                      unsigned dict_size, uint64_t *codes, uint64_t *rights, uint8_t *exception_at);
+/* (left parts of at most TSC2_SPLIT_MAX_LEFT bits: right_bits >= 48) */
 size_t tsc_codec2_split_codes_avx512(const uint64_t *bits, size_t n, unsigned right_bits, const uint64_t *dict,
                                      unsigned dict_size, uint64_t *codes, uint64_t *rights, uint8_t *exception_at);
 /* steps: out[i] = start + i * step (mod 2^64) */

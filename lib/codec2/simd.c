@@ -717,6 +717,51 @@ size_t tsc_codec2_repeat_mask(const uint64_t *bits, size_t n, uint64_t prev, uin
     return nkept != SIZE_MAX ? nkept : tsc_codec2_repeat_mask_scalar(bits, n, prev, mask, kept);
 }
 
+/* Compiled for AVX2 too (a static function: clang's clones of an external one are not linked by its name). */
+TSC2_AVX2_CLONES
+static void left_part_counts_loops(const uint64_t *bits, size_t n, unsigned right_bits, const uint64_t *candidates,
+                                   size_t *counts, uint64_t *outside)
+{
+    uint8_t hit[TSC2_GROUP] = {0};
+    for (unsigned d = 0; d < TSC2_SPLIT_DICT; d++) {
+        size_t count = 0;
+        for (size_t i = 0; i < n; i++) {
+            unsigned equal = (bits[i] >> right_bits) == candidates[d];
+            count += equal;
+            hit[i] |= (uint8_t)equal;
+        }
+        counts[d] = count;
+    }
+    for (size_t word = 0; word < TSC2_GROUP / 64; word++) outside[word] = 0;
+    for (size_t i = 0; i < n; i++) outside[i / 64] |= (uint64_t)!hit[i] << (i % 64);
+}
+
+void tsc_codec2_left_part_counts_scalar(const uint64_t *bits, size_t n, unsigned right_bits,
+                                        const uint64_t *candidates, size_t *counts, uint64_t *outside)
+{
+    left_part_counts_loops(bits, n, right_bits, candidates, counts, outside);
+}
+
+int tsc_codec2_left_part_counts_simd(unsigned isa, const uint64_t *bits, size_t n, unsigned right_bits,
+                                     const uint64_t *candidates, size_t *counts, uint64_t *outside)
+{
+#ifdef TSC_HAVE_AVX2
+    if (isa != TSC_SIMD_AVX2 && right_bits >= 64 - TSC2_SPLIT_MAX_LEFT && tsc_avx512_here()) {
+        tsc_codec2_left_part_counts_avx512(bits, n, right_bits, candidates, counts, outside);
+        return 1;
+    }
+#endif
+    (void)isa, (void)bits, (void)n, (void)right_bits, (void)candidates, (void)counts, (void)outside;
+    return 0;
+}
+
+void tsc_codec2_left_part_counts(const uint64_t *bits, size_t n, unsigned right_bits, const uint64_t *candidates,
+                                 size_t *counts, uint64_t *outside)
+{
+    if (!tsc_codec2_left_part_counts_simd(TSC_SIMD_BEST, bits, n, right_bits, candidates, counts, outside))
+        tsc_codec2_left_part_counts_scalar(bits, n, right_bits, candidates, counts, outside);
+}
+
 size_t tsc_codec2_split_patches_scalar(uint64_t *fields, size_t m, unsigned width, uint8_t *at, uint64_t *high)
 {
     uint64_t low_mask = width >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << width) - 1;
@@ -845,7 +890,7 @@ size_t tsc_codec2_split_codes(const uint64_t *bits, size_t n, unsigned right_bit
                               unsigned dict_size, uint64_t *codes, uint64_t *rights, uint8_t *exception_at)
 {
 #ifdef TSC_HAVE_AVX2
-    if (tsc_avx512_here())
+    if (right_bits >= 64 - TSC2_SPLIT_MAX_LEFT && tsc_avx512_here()) /* its left parts in 16-bit lanes */
         return tsc_codec2_split_codes_avx512(bits, n, right_bits, dict, dict_size, codes, rights, exception_at);
 #endif
     return tsc_codec2_split_codes_scalar(bits, n, right_bits, dict, dict_size, codes, rights, exception_at);

@@ -342,33 +342,63 @@ AVX512 void tsc_codec2_sorted_tops_avx512(const uint64_t *bits, size_t n, uint16
     }
 }
 
-/* split_codes, eight values a step: a compare with each dictionary entry, and the missing lanes' positions
- * compressed into exception_at (which has room for 8 past n). */
+/* Lanes of a block of eight from `from` below `left` values. */
+static inline __mmask8 lanes_from(size_t left, size_t from) { return left > from ? tail_lanes(left - from) : 0; }
+
+/* The left parts (at most 16 bits: right_bits >= 48) of the 32 values from bits (lanes past `left` zero) as
+ * 16-bit lanes: four loads, shifts and narrowing moves. */
+AVX512_INLINE __m512i left_parts32(const uint64_t *bits, size_t left, __m128i shift)
+{
+    __m128i part[4];
+    for (size_t k = 0; k < 4; k++)
+        part[k] = _mm512_cvtepi64_epi16(_mm512_srl_epi64(_mm512_maskz_loadu_epi64(lanes_from(left, 8 * k),
+                                                                                    bits + 8 * k), shift));
+    __m256i low = _mm256_inserti128_si256(_mm256_castsi128_si256(part[0]), part[1], 1);
+    __m256i high = _mm256_inserti128_si256(_mm256_castsi128_si256(part[2]), part[3], 1);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
+}
+
+/*
+ * split_codes, 32 values a step: their left parts in 16-bit lanes compared with the entries (left parts of at
+ * most 16 bits: TSC2_SPLIT_MAX_LEFT), the codes set by lane masks and widened eight at a time; the misses'
+ * positions compressed into exception_at per eight (up to 8 bytes stored past the last: room for n + 8).
+ */
 AVX512 size_t tsc_codec2_split_codes_avx512(const uint64_t *bits, size_t n, unsigned right_bits,
                                             const uint64_t *dict, unsigned dict_size, uint64_t *codes,
                                             uint64_t *rights, uint8_t *exception_at)
 {
     __m512i entry[TSC2_SPLIT_DICT];
-    for (unsigned d = 0; d < TSC2_SPLIT_DICT; d++) entry[d] = _mm512_set1_epi64(d < dict_size ? (int64_t)dict[d] : -1);
+    __mmask32 usable[TSC2_SPLIT_DICT];
+#pragma GCC unroll 8 /* the entries kept in registers (left_part_counts) */
+    for (unsigned d = 0; d < TSC2_SPLIT_DICT; d++) {
+        entry[d] = _mm512_set1_epi16((short)(uint16_t)(d < dict_size ? dict[d] : 0));
+        usable[d] = d < dict_size ? ~(__mmask32)0 : 0;
+    }
     const __m512i right_mask = _mm512_set1_epi64((int64_t)((UINT64_C(1) << right_bits) - 1));
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
     const __m128i shift = _mm_cvtsi32_si128((int)right_bits);
-    __m512i at = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
     size_t exceptions = 0;
-    for (size_t i = 0; i < n; i += 8, at = _mm512_add_epi64(at, _mm512_set1_epi64(8))) {
-        __mmask8 inside = tail_lanes(n - i), hit = 0;
-        __m512i v = _mm512_maskz_loadu_epi64(inside, bits + i), left = _mm512_srl_epi64(v, shift);
-        __m512i code = _mm512_setzero_si512();
+    for (size_t i = 0; i < n; i += 32) {
+        __mmask32 inside = n - i >= 32 ? ~(__mmask32)0 : (__mmask32)((UINT32_C(1) << (n - i)) - 1), hit = 0;
+        __m512i left = left_parts32(bits + i, n - i, shift), code = _mm512_setzero_si512();
+#pragma GCC unroll 8
         for (unsigned d = 0; d < TSC2_SPLIT_DICT; d++) {
-            __mmask8 equal = _mm512_cmpeq_epi64_mask(left, entry[d]);
-            code = _mm512_mask_mov_epi64(code, equal, _mm512_set1_epi64(d));
+            __mmask32 equal = _mm512_mask_cmpeq_epi16_mask(inside & usable[d], left, entry[d]);
+            code = _mm512_mask_mov_epi16(code, equal, _mm512_set1_epi16((short)d));
             hit |= equal;
         }
-        _mm512_mask_storeu_epi64(codes + i, inside, code);
-        _mm512_mask_storeu_epi64(rights + i, inside, _mm512_and_si512(v, right_mask));
-        __mmask8 missing = (__mmask8)(inside & ~hit);
-        _mm_storel_epi64((__m128i *)(void *)(exception_at + exceptions),
-                         _mm512_cvtepi64_epi8(_mm512_maskz_compress_epi64(missing, at)));
-        exceptions += (size_t)__builtin_popcount(missing);
+        __mmask32 missing = inside & ~hit;
+        for (size_t k = 0; k < 32; k += 8, code = _mm512_alignr_epi64(_mm512_setzero_si512(), code, 2)) {
+            __mmask8 lanes = lanes_from(n - i, k), miss = (__mmask8)(missing >> k);
+            __m512i v = _mm512_maskz_loadu_epi64(lanes, bits + i + k);
+            __m512i at = _mm512_add_epi64(lane, _mm512_set1_epi64((int64_t)(i + k)));
+            _mm512_mask_storeu_epi64(codes + i + k, lanes, _mm512_cvtepu16_epi64(_mm512_castsi512_si128(code)));
+            _mm512_mask_storeu_epi64(rights + i + k, lanes, _mm512_and_si512(v, right_mask));
+            if (!missing) continue; /* most blocks: every left part in the dictionary */
+            _mm_storel_epi64((__m128i *)(void *)(exception_at + exceptions),
+                             _mm512_cvtepi64_epi8(_mm512_maskz_compress_epi64(miss, at)));
+            exceptions += (size_t)__builtin_popcount(miss);
+        }
     }
     return exceptions;
 }
@@ -470,6 +500,38 @@ AVX512 size_t tsc_codec2_repeat_mask_avx512(const uint64_t *bits, size_t n, uint
     }
     for (size_t w = 0; w < TSC2_GROUP / 64; w++) mask[w] = words[w];
     return nkept;
+}
+
+/* left_part_counts, 32 values a step: their left parts in 16-bit lanes compared with the eight candidates into
+ * lane masks, counted and ORed, where the twin narrows each compare to bytes (a candidate past 16 bits, unused,
+ * is equal to none). Left parts of at most 16 bits only (TSC2_SPLIT_MAX_LEFT): the dispatcher checks. */
+AVX512 void tsc_codec2_left_part_counts_avx512(const uint64_t *bits, size_t n, unsigned right_bits,
+                                               const uint64_t *candidates, size_t *counts, uint64_t *outside)
+{
+    __m512i candidate[TSC2_SPLIT_DICT];
+    __mmask32 usable[TSC2_SPLIT_DICT];
+    size_t count[TSC2_SPLIT_DICT];
+    uint64_t words[TSC2_GROUP / 64] = {0};
+    const __m128i shift = _mm_cvtsi32_si128((int)right_bits);
+#pragma GCC unroll 8 /* the candidates kept in registers: without it they went through the stack */
+    for (unsigned d = 0; d < TSC2_SPLIT_DICT; d++) {
+        candidate[d] = _mm512_set1_epi16((short)(uint16_t)candidates[d]);
+        usable[d] = candidates[d] <= UINT16_MAX ? ~(__mmask32)0 : 0;
+        count[d] = 0;
+    }
+    for (size_t i = 0; i < n; i += 32) {
+        __mmask32 inside = n - i >= 32 ? ~(__mmask32)0 : (__mmask32)((UINT32_C(1) << (n - i)) - 1), hit = 0;
+        __m512i left = left_parts32(bits + i, n - i, shift);
+#pragma GCC unroll 8
+        for (unsigned d = 0; d < TSC2_SPLIT_DICT; d++) {
+            __mmask32 equal = _mm512_mask_cmpeq_epi16_mask(inside & usable[d], left, candidate[d]);
+            count[d] += (size_t)__builtin_popcount(equal);
+            hit |= equal;
+        }
+        words[i / 64] |= (uint64_t)(inside & ~hit) << (i % 64);
+    }
+    for (unsigned d = 0; d < TSC2_SPLIT_DICT; d++) counts[d] = count[d];
+    for (size_t w = 0; w < TSC2_GROUP / 64; w++) outside[w] = words[w];
 }
 
 /* split_patches, eight fields a step: one compare into a lane mask, the wide lanes' indexes and high bits
