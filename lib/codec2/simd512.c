@@ -350,6 +350,7 @@ static inline __mmask8 lanes_from(size_t left, size_t from) { return left > from
 AVX512_INLINE __m512i left_parts32(const uint64_t *bits, size_t left, __m128i shift)
 {
     __m128i part[4];
+#pragma GCC unroll 4 /* the parts kept in registers */
     for (size_t k = 0; k < 4; k++)
         part[k] = _mm512_cvtepi64_epi16(_mm512_srl_epi64(_mm512_maskz_loadu_epi64(lanes_from(left, 8 * k),
                                                                                     bits + 8 * k), shift));
