@@ -407,13 +407,24 @@ __attribute__((target("avx2,fma"))) static void decimals_avx2(uint64_t base, con
 }
 
 /* k of four lanes: the previous k (last's top lane) plus the running sum of step + field. */
-__attribute__((target("avx2"))) static inline __m256i sum_lanes(__m256i fields, __m256i steps, __m256i last)
+/* x[i] = sum of fields[0..i] + (i + 1) * steps: the four lanes' own running sum, without a carry-in. */
+__attribute__((target("avx2"))) static inline __m256i prefix_lanes(__m256i fields, __m256i steps)
 {
     const __m256i zero = _mm256_setzero_si256();
     __m256i x = _mm256_add_epi64(fields, steps);
     x = _mm256_add_epi64(x, _mm256_blend_epi32(_mm256_permute4x64_epi64(x, _MM_SHUFFLE(2, 1, 0, 0)), zero, 0x03));
-    x = _mm256_add_epi64(x, _mm256_permute2x128_si256(x, x, 0x08));
-    return _mm256_add_epi64(x, _mm256_permute4x64_epi64(last, _MM_SHUFFLE(3, 3, 3, 3)));
+    return _mm256_add_epi64(x, _mm256_permute2x128_si256(x, x, 0x08));
+}
+
+/* Lane 3 in every lane: a running sum's carry into the next four. */
+__attribute__((target("avx2"))) static inline __m256i top_lane(__m256i x)
+{
+    return _mm256_permute4x64_epi64(x, _MM_SHUFFLE(3, 3, 3, 3));
+}
+
+__attribute__((target("avx2"))) static inline __m256i sum_lanes(__m256i fields, __m256i steps, __m256i last)
+{
+    return _mm256_add_epi64(prefix_lanes(fields, steps), top_lane(last));
 }
 
 #endif
@@ -1174,11 +1185,19 @@ unpack_decimals_lanes(const uint8_t *src, size_t avail, size_t n, unsigned width
     for (uint64_t *o = bits; blocks; blocks--, in += width, o += 8) { /* one counter: a short loop's control costs */
         unpack_eight(&p, in, &a, &b);
         if (patches) patch_lanes(&a, &b, (size_t)(o - bits), patches, &next); /* PATCHED (NULL: none) */
-        last = biased_k_lanes(a, delta, adds, last);
-        __m256d v = biased_decimal_lanes(last, &c, as_float);
+        __m256i k_a, k_b;
+        if (delta) { /* the eight lanes' own sums first: the running sum's chain is one carry-in for eight */
+            __m256i own_a = prefix_lanes(a, adds), own_b = prefix_lanes(b, adds), carry = top_lane(last);
+            own_b = _mm256_add_epi64(own_b, top_lane(own_a));
+            k_a = _mm256_add_epi64(own_a, carry);
+            k_b = last = _mm256_add_epi64(own_b, carry);
+        } else {
+            k_a = _mm256_add_epi64(a, adds);
+            k_b = _mm256_add_epi64(b, adds);
+        }
+        __m256d v = biased_decimal_lanes(k_a, &c, as_float);
         memcpy(o, &v, sizeof v);
-        last = biased_k_lanes(b, delta, adds, last);
-        v = biased_decimal_lanes(last, &c, as_float);
+        v = biased_decimal_lanes(k_b, &c, as_float);
         memcpy(o + 4, &v, sizeof v);
     }
     uint8_t pad[32];

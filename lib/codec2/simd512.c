@@ -66,15 +66,23 @@ static inline size_t wide_blocks(size_t n, size_t avail, unsigned width)
     return blocks < inside ? blocks : inside;
 }
 
-/* x[i] = last[7] + sum of fields[0..i] + (i + 1) * add: three shifted adds and the carry-in. */
-AVX512_INLINE __m512i sum_wide(__m512i fields, __m512i adds, __m512i last)
+/* x[i] = sum of fields[0..i] + (i + 1) * add: the eight lanes' own running sum, three shifted adds. */
+AVX512_INLINE __m512i prefix_wide(__m512i fields, __m512i adds)
 {
-    const __m512i zero = _mm512_setzero_si512(), top = _mm512_set1_epi64(7);
+    const __m512i zero = _mm512_setzero_si512();
     __m512i x = _mm512_add_epi64(fields, adds);
     x = _mm512_add_epi64(x, _mm512_alignr_epi64(x, zero, 7));
     x = _mm512_add_epi64(x, _mm512_alignr_epi64(x, zero, 6));
-    x = _mm512_add_epi64(x, _mm512_alignr_epi64(x, zero, 4));
-    return _mm512_add_epi64(x, _mm512_permutexvar_epi64(top, last));
+    return _mm512_add_epi64(x, _mm512_alignr_epi64(x, zero, 4));
+}
+
+/* Lane 7 in every lane: a running sum's carry into the next eight. */
+AVX512_INLINE __m512i top_wide(__m512i x) { return _mm512_permutexvar_epi64(_mm512_set1_epi64(7), x); }
+
+/* x[i] = last[7] + sum of fields[0..i] + (i + 1) * add. */
+AVX512_INLINE __m512i sum_wide(__m512i fields, __m512i adds, __m512i last)
+{
+    return _mm512_add_epi64(prefix_wide(fields, adds), top_wide(last));
 }
 
 /* Lanes that went back: now[i] < now[i - 1] as int64, now[-1] = last[7]. */
@@ -191,7 +199,28 @@ AVX512_INLINE void decimals_wide(const uint8_t *src, size_t avail, size_t n, uns
     __m512i last = _mm512_set1_epi64((int64_t)(start + (uint64_t)TSC2_MAGIC_BITS)), fields;
     size_t blocks = wide_blocks(n, avail, width), i = 8 * blocks, at = width * blocks;
     const uint8_t *in = src;
-    for (uint64_t *o = bits; blocks; blocks--, in += width, o += 8) {
+    uint64_t *o = bits;
+    for (; blocks >= 2; blocks -= 2, in += 2 * width, o += 16) {
+        /* Two blocks a step, their own sums first: the running sum's chain (a permute and an add) is one
+         * carry-in for sixteen fields instead of eight. */
+        __m512i low = unpack_wide(&p, load_block(in)), high = unpack_wide(&p, load_block(in + width));
+        if (patches) {
+            low = patch_block(low, (size_t)(o - bits), patches, &next);
+            high = patch_block(high, (size_t)(o - bits) + 8, patches, &next);
+        }
+        if (delta) {
+            __m512i own_low = prefix_wide(low, adds), own_high = prefix_wide(high, adds), carry = top_wide(last);
+            own_high = _mm512_add_epi64(own_high, top_wide(own_low));
+            low = _mm512_add_epi64(own_low, carry);
+            high = last = _mm512_add_epi64(own_high, carry);
+        } else {
+            low = _mm512_add_epi64(low, adds);
+            high = _mm512_add_epi64(high, adds);
+        }
+        _mm512_storeu_pd(o, decimal_wide(low, &c, as_float));
+        _mm512_storeu_pd(o + 8, decimal_wide(high, &c, as_float));
+    }
+    for (; blocks; blocks--, in += width, o += 8) {
         fields = unpack_wide(&p, load_block(in));
         if (patches) fields = patch_block(fields, (size_t)(o - bits), patches, &next);
         last = delta ? sum_wide(fields, adds, last) : _mm512_add_epi64(fields, adds);
