@@ -374,13 +374,19 @@ __attribute__((target("avx2,fma"))) static inline decimal_consts decimal_consts_
     return c;
 }
 
+/* The fused kernels' `as_float` (a constant the compiler folds): float64 values, float32 ones, or e = 0, integers
+ * (counters), which skip the division. */
+enum { LANES_DOUBLES, LANES_FLOATS, LANES_INTEGERS };
+
 /* Four k + TSC2_MAGIC_BITS, |k| < 2^51, to their values' bits: the bits of TSC2_MAGIC + k, so minus TSC2_MAGIC
  * is k exactly. */
 __attribute__((target("avx2,fma"), always_inline)) static inline __m256d
 biased_decimal_lanes(__m256i biased, const decimal_consts *c, const int as_float)
 {
-    __m256d v = div_pow10(_mm256_sub_pd(_mm256_castsi256_pd(biased), c->magic), c->scale, c->inverse);
-    return as_float ? _mm256_cvtps_pd(_mm256_cvtpd_ps(v)) : v;
+    __m256d k = _mm256_sub_pd(_mm256_castsi256_pd(biased), c->magic);
+    if (as_float == LANES_INTEGERS) return k; /* e = 0: k / 1 is k, exactly */
+    __m256d v = div_pow10(k, c->scale, c->inverse);
+    return as_float == LANES_FLOATS ? _mm256_cvtps_pd(_mm256_cvtpd_ps(v)) : v;
 }
 
 /* Four k with |k| < 2^51 (the caller's bound) to their values' bits: k converts exactly through TSC2_MAGIC. */
@@ -1217,16 +1223,18 @@ __attribute__((target("avx2,fma"))) static void unpack_decimal_sums_avx2(const u
                                                                           unsigned width, uint64_t start, uint64_t step,
                                                                           unsigned e, int as_float, uint64_t *bits)
 {
-    if (as_float) unpack_decimals_lanes(src, avail, n, width, 1, start, step, e, 1, NULL, bits);
-    else unpack_decimals_lanes(src, avail, n, width, 1, start, step, e, 0, NULL, bits);
+    if (as_float) unpack_decimals_lanes(src, avail, n, width, 1, start, step, e, LANES_FLOATS, NULL, bits);
+    else if (e == 0) unpack_decimals_lanes(src, avail, n, width, 1, start, step, e, LANES_INTEGERS, NULL, bits);
+    else unpack_decimals_lanes(src, avail, n, width, 1, start, step, e, LANES_DOUBLES, NULL, bits);
 }
 
 __attribute__((target("avx2,fma"))) static void unpack_decimals_avx2(const uint8_t *src, size_t avail, size_t n,
                                                                       unsigned width, uint64_t base, unsigned e,
                                                                       int as_float, uint64_t *bits)
 {
-    if (as_float) unpack_decimals_lanes(src, avail, n, width, 0, base, base, e, 1, NULL, bits);
-    else unpack_decimals_lanes(src, avail, n, width, 0, base, base, e, 0, NULL, bits);
+    if (as_float) unpack_decimals_lanes(src, avail, n, width, 0, base, base, e, LANES_FLOATS, NULL, bits);
+    else if (e == 0) unpack_decimals_lanes(src, avail, n, width, 0, base, base, e, LANES_INTEGERS, NULL, bits);
+    else unpack_decimals_lanes(src, avail, n, width, 0, base, base, e, LANES_DOUBLES, NULL, bits);
 }
 
 /* PATCHED groups, both packings: the lanes above with the patches' high bits added in place. */
@@ -1236,10 +1244,10 @@ __attribute__((target("avx2,fma"))) static void patched_decimals_avx2(const uint
                                                                        const tsc_codec2_patches *patches,
                                                                        uint64_t *bits)
 {
-    if (delta && as_float) unpack_decimals_lanes(src, avail, n, width, 1, start, add, e, 1, patches, bits);
-    else if (delta) unpack_decimals_lanes(src, avail, n, width, 1, start, add, e, 0, patches, bits);
-    else if (as_float) unpack_decimals_lanes(src, avail, n, width, 0, start, start, e, 1, patches, bits);
-    else unpack_decimals_lanes(src, avail, n, width, 0, start, start, e, 0, patches, bits);
+    if (delta && as_float) unpack_decimals_lanes(src, avail, n, width, 1, start, add, e, LANES_FLOATS, patches, bits);
+    else if (delta) unpack_decimals_lanes(src, avail, n, width, 1, start, add, e, LANES_DOUBLES, patches, bits);
+    else if (as_float) unpack_decimals_lanes(src, avail, n, width, 0, start, start, e, LANES_FLOATS, patches, bits);
+    else unpack_decimals_lanes(src, avail, n, width, 0, start, start, e, LANES_DOUBLES, patches, bits);
 }
 #endif
 

@@ -157,14 +157,27 @@ typedef struct {
     __m512d scale, inverse, magic;
 } wide_decimal;
 
-/* Eight k + TSC2_MAGIC_BITS, |k| < 2^51, to their values' bits (simd.c's div_pow10, eight lanes). */
+/* The kernels' `as_float` (a constant the compiler folds): float64 values, float32 ones, or e = 0 (integers). */
+enum { WIDE_DOUBLES, WIDE_FLOATS, WIDE_INTEGERS };
+
+/* The reading a kernel is compiled for. */
+static inline int wide_reading(unsigned e, int as_float)
+{
+    return as_float ? WIDE_FLOATS : e ? WIDE_DOUBLES : WIDE_INTEGERS;
+}
+
+/*
+ * Eight k + TSC2_MAGIC_BITS, |k| < 2^51, to their values' bits (simd.c's div_pow10, eight lanes). With e = 0 the
+ * division by 1 gives k itself, exactly, so integers (counters) skip its three operations.
+ */
 AVX512_INLINE __m512d decimal_wide(__m512i biased, const wide_decimal *c, const int as_float)
 {
     __m512d k = _mm512_sub_pd(_mm512_castsi512_pd(biased), c->magic);
+    if (as_float == WIDE_INTEGERS) return k;
     __m512d q = _mm512_mul_pd(k, c->inverse);
     __m512d r = _mm512_fnmadd_pd(q, c->scale, k);
     __m512d v = _mm512_fmadd_pd(r, c->inverse, q);
-    return as_float ? _mm512_cvtps_pd(_mm512_cvtpd_ps(v)) : v;
+    return as_float == WIDE_FLOATS ? _mm512_cvtps_pd(_mm512_cvtpd_ps(v)) : v;
 }
 
 /*
@@ -237,15 +250,20 @@ AVX512_INLINE void decimals_wide(const uint8_t *src, size_t avail, size_t n, uns
 AVX512 static void decimal_sums_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t start,
                                        uint64_t step, unsigned e, int as_float, uint64_t *bits)
 {
-    if (as_float) decimals_wide(src, avail, n, width, 1, start, step, e, 1, NULL, bits);
-    else decimals_wide(src, avail, n, width, 1, start, step, e, 0, NULL, bits);
+    int reading = wide_reading(e, as_float);
+    if (reading == WIDE_FLOATS) decimals_wide(src, avail, n, width, 1, start, step, e, WIDE_FLOATS, NULL, bits);
+    else if (reading == WIDE_INTEGERS) decimals_wide(src, avail, n, width, 1, start, step, e, WIDE_INTEGERS, NULL,
+                                                    bits);
+    else decimals_wide(src, avail, n, width, 1, start, step, e, WIDE_DOUBLES, NULL, bits);
 }
 
 AVX512 static void decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t base,
                                    unsigned e, int as_float, uint64_t *bits)
 {
-    if (as_float) decimals_wide(src, avail, n, width, 0, base, base, e, 1, NULL, bits);
-    else decimals_wide(src, avail, n, width, 0, base, base, e, 0, NULL, bits);
+    int reading = wide_reading(e, as_float);
+    if (reading == WIDE_FLOATS) decimals_wide(src, avail, n, width, 0, base, base, e, WIDE_FLOATS, NULL, bits);
+    else if (reading == WIDE_INTEGERS) decimals_wide(src, avail, n, width, 0, base, base, e, WIDE_INTEGERS, NULL, bits);
+    else decimals_wide(src, avail, n, width, 0, base, base, e, WIDE_DOUBLES, NULL, bits);
 }
 
 /* PATCHED groups: the kernels above with the patches' high bits added in place, for both packings. */
@@ -253,16 +271,22 @@ AVX512 static void patched_decimal_sums_avx512(const uint8_t *src, size_t avail,
                                                uint64_t start, uint64_t step, unsigned e, int as_float,
                                                const tsc_codec2_patches *patches, uint64_t *bits)
 {
-    if (as_float) decimals_wide(src, avail, n, width, 1, start, step, e, 1, patches, bits);
-    else decimals_wide(src, avail, n, width, 1, start, step, e, 0, patches, bits);
+    int reading = wide_reading(e, as_float);
+    if (reading == WIDE_FLOATS) decimals_wide(src, avail, n, width, 1, start, step, e, WIDE_FLOATS, patches, bits);
+    else if (reading == WIDE_INTEGERS) decimals_wide(src, avail, n, width, 1, start, step, e, WIDE_INTEGERS, patches,
+                                                    bits);
+    else decimals_wide(src, avail, n, width, 1, start, step, e, WIDE_DOUBLES, patches, bits);
 }
 
 AVX512 static void patched_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t base,
                                            unsigned e, int as_float, const tsc_codec2_patches *patches,
                                            uint64_t *bits)
 {
-    if (as_float) decimals_wide(src, avail, n, width, 0, base, base, e, 1, patches, bits);
-    else decimals_wide(src, avail, n, width, 0, base, base, e, 0, patches, bits);
+    int reading = wide_reading(e, as_float);
+    if (reading == WIDE_FLOATS) decimals_wide(src, avail, n, width, 0, base, base, e, WIDE_FLOATS, patches, bits);
+    else if (reading == WIDE_INTEGERS) decimals_wide(src, avail, n, width, 0, base, base, e, WIDE_INTEGERS, patches,
+                                                    bits);
+    else decimals_wide(src, avail, n, width, 0, base, base, e, WIDE_DOUBLES, patches, bits);
 }
 
 void tsc_codec2_patched_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta,
