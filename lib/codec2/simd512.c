@@ -247,61 +247,39 @@ AVX512_INLINE void decimals_wide(const uint8_t *src, size_t avail, size_t n, uns
     }
 }
 
-AVX512 static void decimal_sums_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t start,
-                                       uint64_t step, unsigned e, int as_float, uint64_t *bits)
+/*
+ * decimals_wide for a block, its packing and reading made constants (six copies the compiler specializes); FOR
+ * takes start as its base. patches: NULL (a constant where the caller passes it) or a PATCHED group's.
+ */
+AVX512_INLINE void decimals_of(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta, uint64_t start,
+                               uint64_t add, unsigned e, int as_float, const tsc_codec2_patches *patches,
+                               uint64_t *bits)
 {
     int reading = wide_reading(e, as_float);
-    if (reading == WIDE_FLOATS) decimals_wide(src, avail, n, width, 1, start, step, e, WIDE_FLOATS, NULL, bits);
-    else if (reading == WIDE_INTEGERS) decimals_wide(src, avail, n, width, 1, start, step, e, WIDE_INTEGERS, NULL,
-                                                    bits);
-    else decimals_wide(src, avail, n, width, 1, start, step, e, WIDE_DOUBLES, NULL, bits);
+    if (delta && reading == WIDE_FLOATS)
+        decimals_wide(src, avail, n, width, 1, start, add, e, WIDE_FLOATS, patches, bits);
+    else if (delta && reading == WIDE_INTEGERS)
+        decimals_wide(src, avail, n, width, 1, start, add, e, WIDE_INTEGERS, patches, bits);
+    else if (delta) decimals_wide(src, avail, n, width, 1, start, add, e, WIDE_DOUBLES, patches, bits);
+    else if (reading == WIDE_FLOATS)
+        decimals_wide(src, avail, n, width, 0, start, start, e, WIDE_FLOATS, patches, bits);
+    else if (reading == WIDE_INTEGERS)
+        decimals_wide(src, avail, n, width, 0, start, start, e, WIDE_INTEGERS, patches, bits);
+    else decimals_wide(src, avail, n, width, 0, start, start, e, WIDE_DOUBLES, patches, bits);
 }
 
-AVX512 static void decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t base,
-                                   unsigned e, int as_float, uint64_t *bits)
-{
-    int reading = wide_reading(e, as_float);
-    if (reading == WIDE_FLOATS) decimals_wide(src, avail, n, width, 0, base, base, e, WIDE_FLOATS, NULL, bits);
-    else if (reading == WIDE_INTEGERS) decimals_wide(src, avail, n, width, 0, base, base, e, WIDE_INTEGERS, NULL, bits);
-    else decimals_wide(src, avail, n, width, 0, base, base, e, WIDE_DOUBLES, NULL, bits);
-}
-
-/* PATCHED groups: the kernels above with the patches' high bits added in place, for both packings. */
-AVX512 static void patched_decimal_sums_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width,
-                                               uint64_t start, uint64_t step, unsigned e, int as_float,
+/* PATCHED groups: the same kernels with the patches' high bits added in place. */
+AVX512 void tsc_codec2_patched_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta,
+                                               uint64_t start, uint64_t add, unsigned e, int as_float,
                                                const tsc_codec2_patches *patches, uint64_t *bits)
 {
-    int reading = wide_reading(e, as_float);
-    if (reading == WIDE_FLOATS) decimals_wide(src, avail, n, width, 1, start, step, e, WIDE_FLOATS, patches, bits);
-    else if (reading == WIDE_INTEGERS) decimals_wide(src, avail, n, width, 1, start, step, e, WIDE_INTEGERS, patches,
-                                                    bits);
-    else decimals_wide(src, avail, n, width, 1, start, step, e, WIDE_DOUBLES, patches, bits);
+    decimals_of(src, avail, n, width, delta, start, add, e, as_float, patches, bits);
 }
 
-AVX512 static void patched_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, uint64_t base,
-                                           unsigned e, int as_float, const tsc_codec2_patches *patches,
-                                           uint64_t *bits)
+AVX512 void tsc_codec2_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta,
+                                       uint64_t start, uint64_t add, unsigned e, int as_float, uint64_t *bits)
 {
-    int reading = wide_reading(e, as_float);
-    if (reading == WIDE_FLOATS) decimals_wide(src, avail, n, width, 0, base, base, e, WIDE_FLOATS, patches, bits);
-    else if (reading == WIDE_INTEGERS) decimals_wide(src, avail, n, width, 0, base, base, e, WIDE_INTEGERS, patches,
-                                                    bits);
-    else decimals_wide(src, avail, n, width, 0, base, base, e, WIDE_DOUBLES, patches, bits);
-}
-
-void tsc_codec2_patched_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta,
-                                        uint64_t start, uint64_t add, unsigned e, int as_float,
-                                        const tsc_codec2_patches *patches, uint64_t *bits)
-{
-    if (delta) patched_decimal_sums_avx512(src, avail, n, width, start, add, e, as_float, patches, bits);
-    else patched_decimals_avx512(src, avail, n, width, start, e, as_float, patches, bits);
-}
-
-void tsc_codec2_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta, uint64_t start,
-                                uint64_t add, unsigned e, int as_float, uint64_t *bits)
-{
-    if (delta) decimal_sums_avx512(src, avail, n, width, start, add, e, as_float, bits);
-    else decimals_avx512(src, avail, n, width, start, e, as_float, bits);
+    decimals_of(src, avail, n, width, delta, start, add, e, as_float, NULL, bits);
 }
 
 /* ------------------------------------------------------------------ SPLIT planning */
