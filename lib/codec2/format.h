@@ -345,6 +345,7 @@ void tsc_codec2_patched_decimals_avx512(const uint8_t *src, size_t avail, size_t
 void tsc_codec2_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta, uint64_t start,
                                 uint64_t add, unsigned e, int as_float, uint64_t *bits);
 void tsc_codec2_deinterleave_avx512(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits);
+size_t tsc_codec2_unpack_long_avx512(const uint8_t *src, uint64_t *fields, size_t n, unsigned width);
 uint64_t tsc_codec2_odd_deltas_avx512(const int64_t *ts, size_t n, int64_t prev, size_t from, uint64_t first_delta);
 uint64_t tsc_codec2_odd_values_avx512(const uint64_t *bits, size_t n, uint64_t first_bits);
 /* The encoder's planning kernels (range_i64, deltas, repeats, read_block) eight lanes at a time, any n; their

@@ -1470,6 +1470,11 @@ void tsc_codec2_unpack_decimal_sums_scalar(const uint8_t *src, size_t avail, siz
 int tsc_codec2_unpack_run_simd(const uint8_t *src, size_t avail, uint64_t *fields, size_t n, unsigned width)
 {
 #ifdef TSC_HAVE_AVX2
+    if (width > SHUFFLE_MAX_WIDTH && width <= 57 && tsc_avx512_here()) { /* SPLIT's rights, wide decimals */
+        size_t i = tsc_codec2_unpack_long_avx512(src, fields, n, width), skip = i * width / 8;
+        tsc_codec2_unpack_run_scalar(src + skip, avail - skip, fields + i, n - i, width);
+        return 1;
+    }
     if (avx2_here()) {
         unpack_run_avx2(src, avail, fields, n, width);
         return 1;

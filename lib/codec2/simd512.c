@@ -590,6 +590,24 @@ AVX512 size_t tsc_codec2_split_patches_avx512(uint64_t *fields, size_t m, unsign
     return patches;
 }
 
+/*
+ * unpack_run for fields of 31 to 57 bits, eight a step, where the AVX2 run gathers them: a block's eight fields
+ * fill exactly `width` bytes (at most 57), read by one masked load; each lane's eight bytes from its field's
+ * first one (byte 7 * width / 8 + 7 <= 56 at most) picked by one byte permute, then shifted and masked.
+ * @return the fields unpacked (the whole blocks below n).
+ */
+AVX512 size_t tsc_codec2_unpack_long_avx512(const uint8_t *src, uint64_t *fields, size_t n, unsigned width)
+{
+    const wide_plan p = wide_plan_of(width);
+    const __mmask64 block_bytes = ((__mmask64)1 << width) - 1;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8, src += width) {
+        __m512i bytes = _mm512_permutexvar_epi8(p.pick, _mm512_maskz_loadu_epi8(block_bytes, src));
+        _mm512_storeu_si512(fields + i, _mm512_and_si512(_mm512_srlv_epi64(bytes, p.shift), p.mask));
+    }
+    return i;
+}
+
 /* n <= TSC2_GROUP raw samples (time, value: 16 bytes each) into two arrays: per eight samples two loads and
  * two two-register permutes, where the scalar twin moves each word on its own. */
 AVX512 void tsc_codec2_deinterleave_avx512(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits)
