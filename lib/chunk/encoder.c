@@ -286,10 +286,11 @@ static size_t append_checked(tschunk_encoder *enc, int64_t ts, uint64_t bits)
 
 /*
  * Codec 2's fast path: the sample joins the open group raw (lib/codec2/appender.c
- * keeps safe_left). A separate function, so that the Gorilla path's register
- * saves are not paid here.
+ * keeps safe_left). Inlined into the two public appends, so that a sample costs
+ * one call and its return and no taken branch between them (a jump to it from
+ * each entry point cost 0.3-0.4 ns a sample); everything else is called.
  */
-__attribute__((noinline)) static size_t append_grouped(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
+TSC_INLINE size_t append_grouped(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
     if (TSC_UNLIKELY(enc->safe_left == 0 || ts < enc->prev_ts)) return append_checked(enc, ts, bits);
     uint32_t pending = enc->c2.pending; /* read once: the slot's byte stores may alias the encoder */
@@ -339,9 +340,15 @@ __attribute__((noinline)) static size_t append_gorilla(tschunk_encoder *restrict
     return 0;
 }
 
+/* Codec 2, the default, falls through; codec 1 jumps to its own function. */
+TSC_INLINE size_t append_one(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
+{
+    return TSC_LIKELY(enc->codec == TSCHUNK_CODEC_TSC2) ? append_grouped(enc, ts, bits) : append_gorilla(enc, ts, bits);
+}
+
 size_t tschunk_append_bits(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
-    return enc->codec == TSCHUNK_CODEC_TSC2 ? append_grouped(enc, ts, bits) : append_gorilla(enc, ts, bits);
+    return append_one(enc, ts, bits);
 }
 
 /*
@@ -497,7 +504,7 @@ size_t tschunk_append(tschunk_encoder *enc, int64_t ts, double value)
 {
     uint64_t bits;
     memcpy(&bits, &value, sizeof bits);
-    return tschunk_append_bits(enc, ts, bits);
+    return append_one(enc, ts, bits);
 }
 
 size_t tschunk_encoder_count(const tschunk_encoder *enc) { return enc ? enc->count : 0; }
