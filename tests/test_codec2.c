@@ -1539,6 +1539,40 @@ Test(codec2, simd_deinterleave_matches_scalar)
     }
 }
 
+/* A MASKED group's expansion: the scalar twin against a plain walk (a repeat takes the value before it), the
+ * AVX-512 kernel (where the CPU has it) against the twin; every length up to a group, repeats from none to
+ * all, the kept values at the end of their array (a read past them is an ASan error), nothing written past n. */
+Test(codec2, simd_expand_masked_matches_scalar)
+{
+    uint64_t rng = 17;
+    for (int round_no = 0; round_no < 3000; round_no++) {
+        size_t n = 1 + wl_rng(&rng) % TSC2_GROUP;
+        unsigned repeat_in = (unsigned)(round_no % 6); /* 0: none; k: one in k */
+        uint8_t mask[TSC2_GROUP / 8] = {0};
+        uint64_t expect[TSC2_GROUP], values[1 + TSC2_GROUP], prev = wl_rng(&rng);
+        size_t kept_count = 0;
+        for (size_t i = 0; i < n; i++) {
+            int repeat = repeat_in == 1 || (repeat_in > 1 && wl_rng(&rng) % repeat_in == 0);
+            if (repeat) mask[i / 8] |= (uint8_t)(1u << (i % 8));
+            else values[kept_count++] = wl_rng(&rng);
+            expect[i] = repeat ? (i ? expect[i - 1] : prev) : values[kept_count - 1];
+        }
+        uint64_t *kept = malloc((kept_count + 1) * sizeof *kept); /* exactly kept[-1 .. kept_count - 1] */
+        cr_assert_not_null(kept);
+        kept[0] = prev;
+        memcpy(kept + 1, values, kept_count * sizeof *kept);
+        uint64_t bits[2][TSC2_GROUP + 1];
+        memset(bits, 0xa5, sizeof bits);
+        tsc_codec2_expand_masked_scalar(mask, kept + 1, kept_count, n, bits[0]);
+        cr_assert(!memcmp(bits[0], expect, n * sizeof expect[0]), "round %d, n %zu", round_no, n);
+        if (tsc_codec2_expand_masked_simd(TSC_SIMD_AVX512, mask, kept + 1, kept_count, n, bits[1])) {
+            cr_assert(!memcmp(bits[1], bits[0], n * sizeof bits[0][0]), "round %d, n %zu", round_no, n);
+            cr_assert_eq(bits[1][n], UINT64_C(0xa5a5a5a5a5a5a5a5), "round %d: written past n", round_no);
+        }
+        free(kept);
+    }
+}
+
 /* The TS_CONST and VAL_CONST checks, SIMD against the scalar twins and a plain reading of their definition:
  * every length, every first compared sample (0 uses prev), steps that all match but one anywhere. */
 Test(codec2, simd_constant_checks_match_scalar)

@@ -438,47 +438,6 @@ static size_t decode_xor(const tsc_codec2_group *g, size_t n, uint64_t prev, uin
     return 0;
 }
 
-/*
- * Where each value of a mask byte comes from: value k is kept[j + source[k]],
- * j the byte's first kept value not yet used, -1 the value before it (a repeat
- * before any of the byte's own). source[7] + 1 is the kept values the byte
- * uses. Compile-time constants: value k's offset is k minus the repeats among
- * bits 0..k.
- */
-#define REPEATS_UP_TO(m, k) (int8_t)((k) - POPCOUNT8((m) & ((2u << (k)) - 1u)))
-#define POPCOUNT8(x)                                                                                        \
-    (((x) & 1u) + ((x) >> 1 & 1u) + ((x) >> 2 & 1u) + ((x) >> 3 & 1u) + ((x) >> 4 & 1u) + ((x) >> 5 & 1u) +    \
-     ((x) >> 6 & 1u) + ((x) >> 7 & 1u))
-#define SOURCES(m)                                                                                              \
-    {REPEATS_UP_TO(m, 0), REPEATS_UP_TO(m, 1), REPEATS_UP_TO(m, 2), REPEATS_UP_TO(m, 3),                       \
-     REPEATS_UP_TO(m, 4), REPEATS_UP_TO(m, 5), REPEATS_UP_TO(m, 6), REPEATS_UP_TO(m, 7)}
-#define SOURCES4(m) SOURCES(m), SOURCES((m) + 1u), SOURCES((m) + 2u), SOURCES((m) + 3u)
-#define SOURCES16(m) SOURCES4(m), SOURCES4((m) + 4u), SOURCES4((m) + 8u), SOURCES4((m) + 12u)
-#define SOURCES64(m) SOURCES16(m), SOURCES16((m) + 16u), SOURCES16((m) + 32u), SOURCES16((m) + 48u)
-static const int8_t mask_sources[256][8] = {SOURCES64(0u), SOURCES64(64u), SOURCES64(128u), SOURCES64(192u)};
-
-/*
- * MASKED values from the kept ones (kept[-1]: the previous group's last):
- * eight at a time through the table, with no branch on the repeats, which
- * come in no pattern a predictor learns. Every index stays below the kept
- * count: the parse counted it from the mask.
- */
-static void expand_masked(const uint8_t *mask, const uint64_t *kept, size_t n, uint64_t *restrict bits)
-{
-    size_t i = 0;
-    ptrdiff_t j = 0;
-    for (; i + 8 <= n; i += 8) {
-        const int8_t *source = mask_sources[mask[i >> 3]];
-        for (int k = 0; k < 8; k++) bits[i + k] = kept[j + source[k]];
-        j += source[7] + 1;
-    }
-    for (; i < n; i++) { /* the last byte's bits past n are zero, not repeats: no table */
-        ptrdiff_t repeat = (mask[i >> 3] >> (i & 7)) & 1;
-        j += repeat ^ 1;
-        bits[i] = kept[j - 1];
-    }
-}
-
 /* A parsed group's samples (first: the chunk's first group, whose lead is not checked against prev_ts). */
 static size_t decode_group(const tsc_codec2_group *g, const tsc_codec2_frame *f, size_t n, const uint8_t *end,
                            int first, int64_t prev_ts, uint64_t prev_bits, int64_t *restrict ts,
@@ -511,7 +470,7 @@ static size_t decode_group(const tsc_codec2_group *g, const tsc_codec2_frame *f,
         size_t err = decode_decimal(g, g->kept, end, kept + 1);
         if (err) return err;
         kept[0] = prev_bits; /* what a repeat before the first kept value repeats */
-        expand_masked(g->mask, kept + 1, n, bits);
+        tsc_codec2_expand_masked(g->mask, kept + 1, g->kept, n, bits);
         return 0;
     }
     case TSC2_DECIMAL: return decode_decimal(g, n, end, bits);

@@ -345,6 +345,8 @@ void tsc_codec2_patched_decimals_avx512(const uint8_t *src, size_t avail, size_t
 void tsc_codec2_decimals_avx512(const uint8_t *src, size_t avail, size_t n, unsigned width, int delta, uint64_t start,
                                 uint64_t add, unsigned e, int as_float, uint64_t *bits);
 void tsc_codec2_deinterleave_avx512(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits);
+void tsc_codec2_expand_masked_avx512(const uint8_t *mask, const uint64_t *kept, size_t kept_count, size_t n,
+                                     uint64_t *bits);
 size_t tsc_codec2_unpack_long_avx512(const uint8_t *src, uint64_t *fields, size_t n, unsigned width);
 uint64_t tsc_codec2_odd_deltas_avx512(const int64_t *ts, size_t n, int64_t prev, size_t from, uint64_t first_delta);
 uint64_t tsc_codec2_odd_values_avx512(const uint64_t *bits, size_t n, uint64_t first_bits);
@@ -366,6 +368,16 @@ void tsc_codec2_read_block_avx512(const uint64_t *bits, size_t n, unsigned e, in
 void tsc_codec2_deinterleave(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits);
 void tsc_codec2_deinterleave_scalar(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits);
 int tsc_codec2_deinterleave_simd(unsigned isa, const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits);
+/* expand_masked: a MASKED group's n values from its mask (bit i set: value i repeats the one before it) and its
+ * kept values, kept[-1] being what a repeat before the first kept value repeats (kept[-1 .. kept_count - 1]
+ * readable). mask_sources[m][k]: where value k of a mask byte m comes from, relative to the byte's first kept
+ * value not yet used (-1: the one before it); [m][7] + 1 is the kept values the byte uses. */
+extern const int8_t tsc_codec2_mask_sources[256][8];
+void tsc_codec2_expand_masked(const uint8_t *mask, const uint64_t *kept, size_t kept_count, size_t n, uint64_t *bits);
+void tsc_codec2_expand_masked_scalar(const uint8_t *mask, const uint64_t *kept, size_t kept_count, size_t n,
+                                     uint64_t *restrict bits);
+int tsc_codec2_expand_masked_simd(unsigned isa, const uint8_t *mask, const uint64_t *kept, size_t kept_count,
+                                  size_t n, uint64_t *bits);
 /* odd_deltas: the OR over i in [from, n) of (ts[i] - ts[i-1]) ^ first_delta (ts[-1] = prev), zero when every
  * step is the chunk's first; odd_values: the OR over all i of bits[i] ^ first_bits (TS_CONST and VAL_CONST's
  * checks). The SIMD versions only with AVX-512 (they return 0 otherwise). */

@@ -597,6 +597,64 @@ void tsc_codec2_deinterleave(const uint8_t *raw, size_t n, int64_t *ts, uint64_t
         tsc_codec2_deinterleave_scalar(raw, n, ts, bits);
 }
 
+/*
+ * Where each value of a mask byte comes from: value k is kept[j + source[k]],
+ * j the byte's first kept value not yet used, -1 the value before it (a repeat
+ * before any of the byte's own). source[7] + 1 is the kept values the byte
+ * uses. Compile-time constants: value k's offset is k minus the repeats among
+ * bits 0..k.
+ */
+#define REPEATS_UP_TO(m, k) (int8_t)((k) - POPCOUNT8((m) & ((2u << (k)) - 1u)))
+#define POPCOUNT8(x)                                                                                        \
+    (((x) & 1u) + ((x) >> 1 & 1u) + ((x) >> 2 & 1u) + ((x) >> 3 & 1u) + ((x) >> 4 & 1u) + ((x) >> 5 & 1u) +    \
+     ((x) >> 6 & 1u) + ((x) >> 7 & 1u))
+#define SOURCES(m)                                                                                              \
+    {REPEATS_UP_TO(m, 0), REPEATS_UP_TO(m, 1), REPEATS_UP_TO(m, 2), REPEATS_UP_TO(m, 3),                       \
+     REPEATS_UP_TO(m, 4), REPEATS_UP_TO(m, 5), REPEATS_UP_TO(m, 6), REPEATS_UP_TO(m, 7)}
+#define SOURCES4(m) SOURCES(m), SOURCES((m) + 1u), SOURCES((m) + 2u), SOURCES((m) + 3u)
+#define SOURCES16(m) SOURCES4(m), SOURCES4((m) + 4u), SOURCES4((m) + 8u), SOURCES4((m) + 12u)
+#define SOURCES64(m) SOURCES16(m), SOURCES16((m) + 16u), SOURCES16((m) + 32u), SOURCES16((m) + 48u)
+const int8_t tsc_codec2_mask_sources[256][8] = {SOURCES64(0u), SOURCES64(64u), SOURCES64(128u), SOURCES64(192u)};
+
+/* MASKED values, eight at a time through the table, with no branch on the repeats, which come in no pattern a
+ * predictor learns. Every index stays below kept_count: the parse counted it from the mask. */
+void tsc_codec2_expand_masked_scalar(const uint8_t *mask, const uint64_t *kept, size_t kept_count, size_t n,
+                                     uint64_t *restrict bits)
+{
+    size_t i = 0;
+    ptrdiff_t j = 0;
+    for (; i + 8 <= n; i += 8) {
+        const int8_t *source = tsc_codec2_mask_sources[mask[i >> 3]];
+        for (int k = 0; k < 8; k++) bits[i + k] = kept[j + source[k]];
+        j += source[7] + 1;
+    }
+    for (; i < n; i++) { /* the last byte's bits past n are zero, not repeats: no table */
+        ptrdiff_t repeat = (mask[i >> 3] >> (i & 7)) & 1;
+        j += repeat ^ 1;
+        bits[i] = kept[j - 1];
+    }
+    (void)kept_count;
+}
+
+int tsc_codec2_expand_masked_simd(unsigned isa, const uint8_t *mask, const uint64_t *kept, size_t kept_count,
+                                  size_t n, uint64_t *bits)
+{
+#ifdef TSC_HAVE_AVX2
+    if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) {
+        tsc_codec2_expand_masked_avx512(mask, kept, kept_count, n, bits);
+        return 1;
+    }
+#endif
+    (void)isa, (void)mask, (void)kept, (void)kept_count, (void)n, (void)bits;
+    return 0;
+}
+
+void tsc_codec2_expand_masked(const uint8_t *mask, const uint64_t *kept, size_t kept_count, size_t n, uint64_t *bits)
+{
+    if (!tsc_codec2_expand_masked_simd(TSC_SIMD_BEST, mask, kept, kept_count, n, bits))
+        tsc_codec2_expand_masked_scalar(mask, kept, kept_count, n, bits);
+}
+
 /* ------------------------------------------------------------------ constant steps and values */
 
 uint64_t tsc_codec2_odd_deltas_scalar(const int64_t *ts, size_t n, int64_t prev, size_t from, uint64_t first_delta)

@@ -624,6 +624,30 @@ AVX512 void tsc_codec2_deinterleave_avx512(const uint8_t *raw, size_t n, int64_t
     }
 }
 
+/* expand_masked, eight values a step: the mask byte's sources, widened to lanes, pick from the nine values
+ * kept[j - 1 .. j + 7] with one two-register permute, where the twin loads and stores each value alone. The
+ * loads stop at the kept values' end (masked-off lanes are not read). */
+AVX512 void tsc_codec2_expand_masked_avx512(const uint8_t *mask, const uint64_t *kept, size_t kept_count, size_t n,
+                                            uint64_t *bits)
+{
+    const uint64_t *from = kept - 1; /* kept[-1 .. kept_count - 1]: kept_count + 1 values */
+    size_t i = 0, j = 0;
+    for (; i + 8 <= n; i += 8) {
+        const int8_t *source = tsc_codec2_mask_sources[mask[i >> 3]];
+        __m128i offsets = _mm_loadl_epi64((const __m128i *)(const void *)source);
+        __m512i pick = _mm512_add_epi64(_mm512_cvtepi8_epi64(offsets), _mm512_set1_epi64(1));
+        size_t left = kept_count + 1 - j;
+        __m512i low = _mm512_maskz_loadu_epi64(tail_lanes(left), from + j);
+        __m512i high = left > 8 ? _mm512_maskz_loadu_epi64(tail_lanes(left - 8), from + j + 8) : _mm512_setzero_si512();
+        _mm512_storeu_si512(bits + i, _mm512_permutex2var_epi64(low, pick, high));
+        j += (size_t)(source[7] + 1);
+    }
+    for (; i < n; i++) { /* as the twin: the last byte's bits past n are zero */
+        j += ((mask[i >> 3] >> (i & 7)) & 1) ^ 1;
+        bits[i] = from[j];
+    }
+}
+
 AVX512 uint64_t tsc_codec2_odd_deltas_avx512(const int64_t *ts, size_t n, int64_t prev, size_t from,
                                              uint64_t first_delta)
 {
