@@ -1540,8 +1540,9 @@ Test(codec2, simd_deinterleave_matches_scalar)
 }
 
 /* A MASKED group's expansion: the scalar twin against a plain walk (a repeat takes the value before it), the
- * AVX-512 kernel (where the CPU has it) against the twin; every length up to a group, repeats from none to
- * all, the kept values at the end of their array (a read past them is an ASan error), nothing written past n. */
+ * AVX2 and AVX-512 kernels (where the CPU has them) against the twin; every length up to a group, repeats from
+ * none to all, the kept values at the end of their array (a read past them is an ASan error), nothing written
+ * past n. */
 Test(codec2, simd_expand_masked_matches_scalar)
 {
     uint64_t rng = 17;
@@ -1565,9 +1566,11 @@ Test(codec2, simd_expand_masked_matches_scalar)
         memset(bits, 0xa5, sizeof bits);
         tsc_codec2_expand_masked_scalar(mask, kept + 1, kept_count, n, bits[0]);
         cr_assert(!memcmp(bits[0], expect, n * sizeof expect[0]), "round %d, n %zu", round_no, n);
-        if (tsc_codec2_expand_masked_simd(TSC_SIMD_AVX512, mask, kept + 1, kept_count, n, bits[1])) {
-            cr_assert(!memcmp(bits[1], bits[0], n * sizeof bits[0][0]), "round %d, n %zu", round_no, n);
-            cr_assert_eq(bits[1][n], UINT64_C(0xa5a5a5a5a5a5a5a5), "round %d: written past n", round_no);
+        for (unsigned isa = TSC_SIMD_AVX2; isa <= TSC_SIMD_AVX512; isa++) {
+            memset(bits[1], 0xa5, sizeof bits[1]);
+            if (!tsc_codec2_expand_masked_simd(isa, mask, kept + 1, kept_count, n, bits[1])) continue;
+            cr_assert(!memcmp(bits[1], bits[0], n * sizeof bits[0][0]), "isa %u, round %d, n %zu", isa, round_no, n);
+            cr_assert_eq(bits[1][n], UINT64_C(0xa5a5a5a5a5a5a5a5), "isa %u, round %d: written past n", isa, round_no);
         }
         free(kept);
     }

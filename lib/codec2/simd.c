@@ -636,12 +636,54 @@ void tsc_codec2_expand_masked_scalar(const uint8_t *mask, const uint64_t *kept, 
     (void)kept_count;
 }
 
+#ifdef TSC_HAVE_AVX2
+/*
+ * A mask nibble's four values as doubleword picks from the window of four kept values the AVX2 twin loads:
+ * kept[j - 1 .. j + 2], or kept[j .. j + 3] for a nibble without repeats (value k then is kept[j + k]), j the
+ * nibble's first kept value not yet used; the sources of a low nibble are the table's first four.
+ */
+#define NIBBLE_WORD(q, k) (REPEATS_UP_TO(q, k) + 1 - ((q) == 0u))
+#define NIBBLE_WORDS(q, k) 2 * NIBBLE_WORD(q, k), 2 * NIBBLE_WORD(q, k) + 1
+#define NIBBLE_PICKS(q) {NIBBLE_WORDS(q, 0), NIBBLE_WORDS(q, 1), NIBBLE_WORDS(q, 2), NIBBLE_WORDS(q, 3)}
+#define NIBBLE_PICKS4(q) NIBBLE_PICKS(q), NIBBLE_PICKS((q) + 1u), NIBBLE_PICKS((q) + 2u), NIBBLE_PICKS((q) + 3u)
+static const int32_t nibble_picks[16][8] = {NIBBLE_PICKS4(0u), NIBBLE_PICKS4(4u), NIBBLE_PICKS4(8u), NIBBLE_PICKS4(12u)};
+
+/* expand_masked, four values a step: one load of the nibble's window (masked at the kept values' end) and
+ * one doubleword permute, where the twin loads and stores each value alone. */
+__attribute__((target("avx2"))) static void expand_masked_avx2(const uint8_t *mask, const uint64_t *kept,
+                                                                size_t kept_count, size_t n, uint64_t *bits)
+{
+    const uint64_t *from = kept - 1; /* kept[-1 .. kept_count - 1]: kept_count + 1 values */
+    const __m256i lane = _mm256_set_epi64x(3, 2, 1, 0);
+    size_t i = 0, j = 0;
+    for (; i + 4 <= n; i += 4) {
+        unsigned nibble = (mask[i >> 3] >> (i & 4)) & 15u;
+        size_t at = j + (nibble == 0), left = kept_count + 1 - at;
+        __m256i window, picks;
+        if (left >= 4) window = _mm256_loadu_si256((const __m256i *)(const void *)(from + at));
+        else window = _mm256_maskload_epi64((const long long *)(const void *)(from + at),
+                                            _mm256_cmpgt_epi64(_mm256_set1_epi64x((int64_t)left), lane));
+        memcpy(&picks, nibble_picks[nibble], sizeof picks);
+        _mm256_storeu_si256((__m256i *)(void *)(bits + i), _mm256_permutevar8x32_epi32(window, picks));
+        j += 4u - (unsigned)__builtin_popcount(nibble);
+    }
+    for (; i < n; i++) { /* as the twin: the last byte's bits past n are zero */
+        j += ((mask[i >> 3] >> (i & 7)) & 1) ^ 1;
+        bits[i] = from[j];
+    }
+}
+#endif
+
 int tsc_codec2_expand_masked_simd(unsigned isa, const uint8_t *mask, const uint64_t *kept, size_t kept_count,
                                   size_t n, uint64_t *bits)
 {
 #ifdef TSC_HAVE_AVX2
     if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) {
         tsc_codec2_expand_masked_avx512(mask, kept, kept_count, n, bits);
+        return 1;
+    }
+    if (isa != TSC_SIMD_AVX512 && avx2_here()) {
+        expand_masked_avx2(mask, kept, kept_count, n, bits);
         return 1;
     }
 #endif
