@@ -646,7 +646,8 @@ void tsc_codec2_expand_masked_scalar(const uint8_t *mask, const uint64_t *kept, 
 #define NIBBLE_WORDS(q, k) 2 * NIBBLE_WORD(q, k), 2 * NIBBLE_WORD(q, k) + 1
 #define NIBBLE_PICKS(q) {NIBBLE_WORDS(q, 0), NIBBLE_WORDS(q, 1), NIBBLE_WORDS(q, 2), NIBBLE_WORDS(q, 3)}
 #define NIBBLE_PICKS4(q) NIBBLE_PICKS(q), NIBBLE_PICKS((q) + 1u), NIBBLE_PICKS((q) + 2u), NIBBLE_PICKS((q) + 3u)
-static const int32_t nibble_picks[16][8] = {NIBBLE_PICKS4(0u), NIBBLE_PICKS4(4u), NIBBLE_PICKS4(8u), NIBBLE_PICKS4(12u)};
+static const int32_t nibble_picks[16][8] = {NIBBLE_PICKS4(0u), NIBBLE_PICKS4(4u), NIBBLE_PICKS4(8u),
+                                            NIBBLE_PICKS4(12u)};
 
 /* expand_masked, four values a step: one load of the nibble's window (masked at the kept values' end) and
  * one doubleword permute, where the twin loads and stores each value alone. */
