@@ -434,8 +434,9 @@ Test(codec2, simd_range_matches_scalar_and_packing_round_trips)
             if (width >= 1 && width <= 57) {
                 uint64_t simd[128], scalar[128];
                 tsc_codec2_unpack_run_scalar(packed, sizeof packed, scalar, n, width);
-                if (tsc_codec2_unpack_run_simd(packed, sizeof packed, simd, n, width))
-                    cr_assert(memcmp(simd, scalar, n * 8) == 0, "unpack_run width %u n %zu", width, n);
+                for (unsigned isa = TSC_SIMD_AVX2; isa <= TSC_SIMD_AVX512; isa++)
+                    if (tsc_codec2_unpack_run_simd(isa, packed, sizeof packed, simd, n, width))
+                        cr_assert(memcmp(simd, scalar, n * 8) == 0, "unpack_run isa %u width %u n %zu", isa, width, n);
                 cr_assert(memcmp(scalar, fields, n * 8) == 0);
             }
             free(exact);

@@ -443,7 +443,8 @@ int tsc_codec2_steps_simd(uint64_t start, uint64_t step, size_t n, uint64_t *out
  * reach further, never past avail) */
 void tsc_codec2_unpack_run(const uint8_t *src, size_t avail, uint64_t *fields, size_t n, unsigned width);
 void tsc_codec2_unpack_run_scalar(const uint8_t *src, size_t avail, uint64_t *fields, size_t n, unsigned width);
-int tsc_codec2_unpack_run_simd(const uint8_t *src, size_t avail, uint64_t *fields, size_t n, unsigned width);
+int tsc_codec2_unpack_run_simd(unsigned isa, const uint8_t *src, size_t avail, uint64_t *fields, size_t n,
+                               unsigned width);
 
 /* encoder.c */
 /*

@@ -1217,11 +1217,64 @@ __attribute__((target("avx2"))) static size_t unpack_shuffle_avx2(const uint8_t 
     return i;
 }
 
+/*
+ * Widths 31..57 without gathers: four fields from `first_bit` on (first_bit + 4 * width <= 232) lie in the
+ * 32 bytes loaded at their first byte. Lane k's field starts in doubleword d = bit / 32 and ends before
+ * doubleword d + 3: two doubleword permutes give each lane d, d + 1 (as one word) and d + 2, shifted together.
+ */
+typedef struct {
+    __m256i low, high, shift;
+} long_plan;
+
+__attribute__((target("avx2"))) static long_plan long_plan_of(unsigned width, unsigned first_bit)
+{
+    int32_t low[8], high[8];
+    int64_t shift[4];
+    for (unsigned k = 0; k < 4; k++) {
+        unsigned bit = first_bit + k * width, word = bit / 32;
+        low[2 * k] = (int32_t)word, low[2 * k + 1] = (int32_t)word + 1;
+        high[2 * k] = high[2 * k + 1] = (int32_t)word + 2; /* its copy in the upper half is shifted out */
+        shift[k] = bit % 32;
+    }
+    long_plan p;
+    memcpy(&p.low, low, sizeof low);
+    memcpy(&p.high, high, sizeof high);
+    memcpy(&p.shift, shift, sizeof shift);
+    return p;
+}
+
+__attribute__((target("avx2"), always_inline)) static inline __m256i long_lanes(const uint8_t *at, const long_plan *p,
+                                                                               __m256i mask)
+{
+    __m256i words = _mm256_loadu_si256((const __m256i *)(const void *)at);
+    __m256i low = _mm256_permutevar8x32_epi32(words, p->low), high = _mm256_permutevar8x32_epi32(words, p->high);
+    __m256i up = _mm256_sub_epi64(_mm256_set1_epi64x(64), p->shift); /* 64 when the field starts the word: 0 */
+    return _mm256_and_si256(_mm256_or_si256(_mm256_srlv_epi64(low, p->shift), _mm256_sllv_epi64(high, up)), mask);
+}
+
+/* Eight fields a step (they fill `width` bytes): fields 4..7 from the byte where they start. @return how many. */
+__attribute__((target("avx2"))) static size_t unpack_long_avx2(const uint8_t *src, size_t avail, uint64_t *fields,
+                                                                size_t n, unsigned width)
+{
+    const size_t second = 4 * width / 8;
+    const long_plan a = long_plan_of(width, 0), b = long_plan_of(width, 4 * width % 8);
+    const __m256i mask = _mm256_set1_epi64x((INT64_C(1) << width) - 1);
+    size_t i = 0, at = 0;
+    for (; i + 8 <= n && at + second + 32 <= avail; i += 8, at += width) {
+        __m256i low = long_lanes(src + at, &a, mask), high = long_lanes(src + at + second, &b, mask);
+        memcpy(fields + i, &low, sizeof low);
+        memcpy(fields + i + 4, &high, sizeof high);
+    }
+    return i;
+}
+
 /* Four fields a step: one gather of the 8 bytes at each field's first byte, then a per-lane shift. */
 __attribute__((target("avx2"))) static void unpack_run_avx2(const uint8_t *src, size_t avail, uint64_t *fields,
                                                              size_t n, unsigned width)
 {
-    size_t i = width <= SHUFFLE_MAX_WIDTH ? unpack_shuffle_avx2(src, avail, fields, n, width) : 0;
+    size_t i = width <= SHUFFLE_MAX_WIDTH ? unpack_shuffle_avx2(src, avail, fields, n, width)
+               : width <= 57           ? unpack_long_avx2(src, avail, fields, n, width)
+                                       : 0;
     const __m256i mask = _mm256_set1_epi64x((INT64_C(1) << width) - 1), seven = _mm256_set1_epi64x(7);
     const __m256i step = _mm256_set1_epi64x(4 * (int64_t)width);
     const int64_t at = (int64_t)(i * width);
@@ -1568,25 +1621,26 @@ void tsc_codec2_unpack_decimal_sums_scalar(const uint8_t *src, size_t avail, siz
     tsc_codec2_decimal_sums_to_bits_scalar(start, step, fields, n, e, as_float, bits);
 }
 
-int tsc_codec2_unpack_run_simd(const uint8_t *src, size_t avail, uint64_t *fields, size_t n, unsigned width)
+int tsc_codec2_unpack_run_simd(unsigned isa, const uint8_t *src, size_t avail, uint64_t *fields, size_t n,
+                               unsigned width)
 {
 #ifdef TSC_HAVE_AVX2
-    if (width > SHUFFLE_MAX_WIDTH && width <= 57 && tsc_avx512_here()) { /* SPLIT's rights, wide decimals */
+    if (isa != TSC_SIMD_AVX2 && width > SHUFFLE_MAX_WIDTH && width <= 57 && tsc_avx512_here()) { /* SPLIT's rights */
         size_t i = tsc_codec2_unpack_long_avx512(src, fields, n, width), skip = i * width / 8;
         tsc_codec2_unpack_run_scalar(src + skip, avail - skip, fields + i, n - i, width);
         return 1;
     }
-    if (avx2_here()) {
+    if (isa != TSC_SIMD_AVX512 && avx2_here()) {
         unpack_run_avx2(src, avail, fields, n, width);
         return 1;
     }
 #endif
-    (void)src, (void)avail, (void)fields, (void)n, (void)width;
+    (void)isa, (void)src, (void)avail, (void)fields, (void)n, (void)width;
     return 0;
 }
 
 void tsc_codec2_unpack_run(const uint8_t *src, size_t avail, uint64_t *fields, size_t n, unsigned width)
 {
-    if (!tsc_codec2_unpack_run_simd(src, avail, fields, n, width))
+    if (!tsc_codec2_unpack_run_simd(TSC_SIMD_BEST, src, avail, fields, n, width))
         tsc_codec2_unpack_run_scalar(src, avail, fields, n, width);
 }
