@@ -373,6 +373,16 @@ int tsc_codec2_deinterleave_simd(unsigned isa, const uint8_t *raw, size_t n, int
  * readable). mask_sources[m][k]: where value k of a mask byte m comes from, relative to the byte's first kept
  * value not yet used (-1: the one before it); [m][7] + 1 is the kept values the byte uses. */
 extern const int8_t tsc_codec2_mask_sources[256][8];
+/* expand_masked's values from i on, one at a time (j: the kept values used before value i; from = kept - 1),
+ * the kernels' and the twin's last byte: its bits past n are zero, not repeats, so no table. */
+TSC_INLINE void tsc_codec2_expand_masked_tail(const uint8_t *mask, const uint64_t *from, size_t i, size_t j, size_t n,
+                                              uint64_t *bits)
+{
+    for (; i < n; i++) {
+        j += ((mask[i >> 3] >> (i & 7)) & 1) ^ 1;
+        bits[i] = from[j];
+    }
+}
 void tsc_codec2_expand_masked(const uint8_t *mask, const uint64_t *kept, size_t kept_count, size_t n, uint64_t *bits);
 void tsc_codec2_expand_masked_scalar(const uint8_t *mask, const uint64_t *kept, size_t kept_count, size_t n,
                                      uint64_t *restrict bits);

@@ -628,11 +628,7 @@ void tsc_codec2_expand_masked_scalar(const uint8_t *mask, const uint64_t *kept, 
         for (int k = 0; k < 8; k++) bits[i + k] = kept[j + source[k]];
         j += source[7] + 1;
     }
-    for (; i < n; i++) { /* the last byte's bits past n are zero, not repeats: no table */
-        ptrdiff_t repeat = (mask[i >> 3] >> (i & 7)) & 1;
-        j += repeat ^ 1;
-        bits[i] = kept[j - 1];
-    }
+    tsc_codec2_expand_masked_tail(mask, kept - 1, i, (size_t)j, n, bits);
     (void)kept_count;
 }
 
@@ -668,10 +664,7 @@ __attribute__((target("avx2"))) static void expand_masked_avx2(const uint8_t *ma
         _mm256_storeu_si256((__m256i *)(void *)(bits + i), _mm256_permutevar8x32_epi32(window, picks));
         j += 4u - (unsigned)__builtin_popcount(nibble);
     }
-    for (; i < n; i++) { /* as the twin: the last byte's bits past n are zero */
-        j += ((mask[i >> 3] >> (i & 7)) & 1) ^ 1;
-        bits[i] = from[j];
-    }
+    tsc_codec2_expand_masked_tail(mask, from, i, j, n, bits);
 }
 #endif
 

@@ -642,10 +642,7 @@ AVX512 void tsc_codec2_expand_masked_avx512(const uint8_t *mask, const uint64_t 
         _mm512_storeu_si512(bits + i, _mm512_permutex2var_epi64(low, pick, high));
         j += (size_t)(source[7] + 1);
     }
-    for (; i < n; i++) { /* as the twin: the last byte's bits past n are zero */
-        j += ((mask[i >> 3] >> (i & 7)) & 1) ^ 1;
-        bits[i] = from[j];
-    }
+    tsc_codec2_expand_masked_tail(mask, from, i, j, n, bits);
 }
 
 AVX512 uint64_t tsc_codec2_odd_deltas_avx512(const int64_t *ts, size_t n, int64_t prev, size_t from,
