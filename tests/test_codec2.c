@@ -1516,6 +1516,59 @@ Test(codec2, simd_split_patches_matches_scalar)
     }
 }
 
+/* A decimal reading's exceptions: the scalar twin against a plain walk (the entries' bytes from
+ * tsc_codec2_exception_bytes), the AVX-512 kernel (where the CPU has it) against the twin, every length up to a
+ * group, diffs exact, NEAR at both ends of their one- and two-byte corrections, and FAR; nothing written past
+ * the exceptions by the kernel. */
+Test(codec2, simd_exceptions_matches_scalar)
+{
+    static const int64_t edges[] = {1, -1, 63, 64, -64, -65, TSC2_NEAR_ULPS - 1, -(TSC2_NEAR_ULPS - 1),
+                                    TSC2_NEAR_ULPS, -TSC2_NEAR_ULPS, INT64_MAX, INT64_MIN};
+    uint64_t rng = 17;
+    for (int round_no = 0; round_no < 4000; round_no++) {
+        size_t n = wl_rng(&rng) % (TSC2_GROUP + 1);
+        int64_t diffs[TSC2_GROUP + 1], correction[2][TSC2_GROUP + 1];
+        uint8_t at[2][TSC2_GROUP + 1];
+        size_t expect = 0, expect_bytes = 0, expect_first = SIZE_MAX;
+        for (size_t i = 0; i < n; i++) { /* one slot in (1 + round_no % 5) an exception */
+            uint64_t r = wl_rng(&rng);
+            diffs[i] = r % (1 + round_no % 5) ? 0
+                       : r % 3 == 0           ? edges[(r >> 8) % (sizeof edges / sizeof edges[0])]
+                                              : (int64_t)(r & 16 ? 0 - (wl_rng(&rng) >> (r >> 58))
+                                                                 : wl_rng(&rng) >> (r >> 58));
+            int near = diffs[i] > -TSC2_NEAR_ULPS && diffs[i] < TSC2_NEAR_ULPS;
+            if (near && expect_first == SIZE_MAX) expect_first = i;
+            if (diffs[i] == 0) continue;
+            expect++;
+            expect_bytes += tsc_codec2_exception_bytes(near ? TSC2_NEAR : TSC2_FAR, diffs[i]);
+        }
+        memset(correction, 0xa5, sizeof correction);
+        memset(at, 0xa5, sizeof at);
+        size_t bytes = 5, first = 0;
+        size_t count = tsc_codec2_exceptions_scalar(diffs, n, correction[0], at[0], &bytes, &first);
+        cr_assert_eq(count, expect, "round %d", round_no);
+        cr_assert_eq(bytes, 5 + expect_bytes, "round %d", round_no);
+        cr_assert_eq(first, expect_first, "round %d", round_no);
+        for (size_t i = 0, x = 0; i < n; i++) {
+            if (diffs[i] == 0) continue;
+            int far = !(diffs[i] > -TSC2_NEAR_ULPS && diffs[i] < TSC2_NEAR_ULPS);
+            cr_assert_eq(at[0][x], i | (far ? TSC2_EXCEPTION_RAW : 0), "round %d", round_no);
+            cr_assert_eq(correction[0][x++], diffs[i], "round %d", round_no);
+        }
+        size_t got_bytes = 5, got_first = 0;
+        size_t got =
+            tsc_codec2_exceptions_simd(TSC_SIMD_AVX512, diffs, n, correction[1], at[1], &got_bytes, &got_first);
+        if (got == SIZE_MAX) continue; /* no AVX-512 here */
+        cr_assert_eq(got, count, "round %d", round_no);
+        cr_assert_eq(got_bytes, bytes, "round %d", round_no);
+        cr_assert_eq(got_first, first, "round %d", round_no);
+        cr_assert(memcmp(correction[1], correction[0], count * sizeof correction[0][0]) == 0, "round %d", round_no);
+        cr_assert(memcmp(at[1], at[0], count) == 0, "round %d", round_no);
+        cr_assert_eq(at[1][count], 0xa5, "round %d: written past", round_no);
+        cr_assert_eq(correction[1][count], (int64_t)UINT64_C(0xa5a5a5a5a5a5a5a5), "round %d: written past", round_no);
+    }
+}
+
 /* The open group's raw samples split into times and values, SIMD against the scalar twin, every length up
  * to a group: the same words, and nothing written past n. */
 Test(codec2, simd_deinterleave_matches_scalar)

@@ -516,18 +516,7 @@ static void plan_decimal(decimal_plan *d, const uint64_t *bits, size_t n, tsc_co
     uint64_t any_diff = 0; /* clean decimal groups have none: skip the per-value walk */
     for (size_t i = 0; i < n; i++) any_diff |= (uint64_t)diffs[i];
     if (!any_diff) first_ok = 0;
-    for (size_t i = 0; any_diff && i < n; i++) {
-        if (diffs[i] == 0) {
-            if (first_ok == SIZE_MAX) first_ok = i;
-            continue;
-        }
-        int reading = diffs[i] > -TSC2_NEAR_ULPS && diffs[i] < TSC2_NEAR_ULPS ? TSC2_NEAR : TSC2_FAR;
-        size_t entry = tsc_codec2_exception_bytes(reading, diffs[i]);
-        exception_bytes += entry;
-        d->correction[d->exceptions] = diffs[i];
-        d->exception_at[d->exceptions++] = (uint8_t)(i | (entry == 9 ? TSC2_EXCEPTION_RAW : 0));
-        if (reading == TSC2_NEAR && first_ok == SIZE_MAX) first_ok = i;
-    }
+    else d->exceptions = tsc_codec2_exceptions(diffs, n, d->correction, d->exception_at, &exception_bytes, &first_ok);
     if (first_ok == SIZE_MAX) return;
     for (size_t x = 0; x < d->exceptions; x++) {
         size_t i = d->exception_at[x] & ~TSC2_EXCEPTION_RAW;

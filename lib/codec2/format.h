@@ -359,6 +359,8 @@ size_t tsc_codec2_repeats_avx512(const uint64_t *bits, size_t n, uint64_t prev);
 size_t tsc_codec2_repeat_mask_avx512(const uint64_t *bits, size_t n, uint64_t prev, uint64_t *mask, uint64_t *kept);
 void tsc_codec2_left_part_counts_avx512(const uint64_t *bits, size_t n, unsigned right_bits,
                                         const uint64_t *candidates, size_t *counts, uint64_t *outside);
+size_t tsc_codec2_exceptions_avx512(const int64_t *diffs, size_t n, int64_t *correction, uint8_t *at, size_t *bytes,
+                                    size_t *first_ok);
 size_t tsc_codec2_split_patches_avx512(uint64_t *fields, size_t m, unsigned width, uint8_t *at,
                                        uint64_t *high);
 void tsc_codec2_read_block_avx512(const uint64_t *bits, size_t n, unsigned e, int as_float, int64_t *k,
@@ -426,6 +428,17 @@ size_t tsc_codec2_split_patches(uint64_t *fields, size_t m, unsigned width, uint
 size_t tsc_codec2_split_patches_scalar(uint64_t *fields, size_t m, unsigned width, uint8_t *at, uint64_t *high);
 size_t tsc_codec2_split_patches_simd(unsigned isa, uint64_t *fields, size_t m, unsigned width, uint8_t *at,
                                      uint64_t *high);
+/* exceptions: the slots of a decimal reading's diffs (0: the value reads exactly; n <= TSC2_GROUP) that are
+ * not 0, in order: their diffs into correction and their index, | TSC2_EXCEPTION_RAW when FAR, into at; their
+ * entries' bytes (tsc_codec2_exception_bytes) added to *bytes; *first_ok the first slot that is not FAR
+ * (SIZE_MAX: none). The scalar twin may write any slot below n past the exceptions, the kernel none.
+ * @return how many; the _simd dispatcher SIZE_MAX when no kernel runs here. */
+size_t tsc_codec2_exceptions(const int64_t *diffs, size_t n, int64_t *correction, uint8_t *at, size_t *bytes,
+                             size_t *first_ok);
+size_t tsc_codec2_exceptions_scalar(const int64_t *diffs, size_t n, int64_t *correction, uint8_t *at, size_t *bytes,
+                                    size_t *first_ok);
+size_t tsc_codec2_exceptions_simd(unsigned isa, const int64_t *diffs, size_t n, int64_t *correction, uint8_t *at,
+                                  size_t *bytes, size_t *first_ok);
 /* goes_back: whether some ts[i] < ts[i-1] (ts[-1] = prev), append_many's check before it takes a group whole */
 int tsc_codec2_goes_back(const int64_t *ts, size_t n, int64_t prev);
 int tsc_codec2_goes_back_scalar(const int64_t *ts, size_t n, int64_t prev);

@@ -902,6 +902,48 @@ size_t tsc_codec2_split_patches(uint64_t *fields, size_t m, unsigned width, uint
     return patches != SIZE_MAX ? patches : tsc_codec2_split_patches_scalar(fields, m, width, at, high);
 }
 
+/*
+ * Without a branch on the values: float32 data printed to 16 digits (ETT's) has a NEAR value in four, at
+ * random, and a branch on each cost more than the rest of the decimal plan. Every slot is written; only an
+ * exception advances.
+ */
+size_t tsc_codec2_exceptions_scalar(const int64_t *diffs, size_t n, int64_t *correction, uint8_t *at, size_t *bytes,
+                                    size_t *first_ok)
+{
+    size_t count = 0, sum = 0, first = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        int64_t diff = diffs[i];
+        int near = diff > -TSC2_NEAR_ULPS && diff < TSC2_NEAR_ULPS, exception = diff != 0;
+        correction[count] = diff;
+        at[count] = (uint8_t)(i | (near ? 0u : TSC2_EXCEPTION_RAW));
+        count += (size_t)exception;
+        size_t entry = near ? 2u + (tsc_zigzag(diff) >= 0x80) : 9u; /* exception_bytes: a NEAR zigzag is < 2^14 */
+        sum += exception ? entry : 0;
+        first = first == SIZE_MAX && near ? i : first;
+    }
+    *bytes += sum;
+    *first_ok = first;
+    return count;
+}
+
+size_t tsc_codec2_exceptions_simd(unsigned isa, const int64_t *diffs, size_t n, int64_t *correction, uint8_t *at,
+                                  size_t *bytes, size_t *first_ok)
+{
+#ifdef TSC_HAVE_AVX2
+    if (isa != TSC_SIMD_AVX2 && tsc_avx512_here())
+        return tsc_codec2_exceptions_avx512(diffs, n, correction, at, bytes, first_ok);
+#endif
+    (void)isa, (void)diffs, (void)n, (void)correction, (void)at, (void)bytes, (void)first_ok;
+    return SIZE_MAX;
+}
+
+size_t tsc_codec2_exceptions(const int64_t *diffs, size_t n, int64_t *correction, uint8_t *at, size_t *bytes,
+                             size_t *first_ok)
+{
+    size_t count = tsc_codec2_exceptions_simd(TSC_SIMD_BEST, diffs, n, correction, at, bytes, first_ok);
+    return count != SIZE_MAX ? count : tsc_codec2_exceptions_scalar(diffs, n, correction, at, bytes, first_ok);
+}
+
 size_t tsc_codec2_repeats(const uint64_t *bits, size_t n, uint64_t prev)
 {
     size_t repeats;

@@ -590,6 +590,43 @@ AVX512 size_t tsc_codec2_split_patches_avx512(uint64_t *fields, size_t m, unsign
     return patches;
 }
 
+/* exceptions, eight slots a step: lane masks for "not exact" and "NEAR", the exceptions' diffs and tagged
+ * indexes compressed into correction and at (stored through a lane mask: nothing past them), their entry
+ * bytes summed in lanes. */
+AVX512 size_t tsc_codec2_exceptions_avx512(const int64_t *diffs, size_t n, int64_t *correction, uint8_t *at,
+                                           size_t *bytes, size_t *first_ok)
+{
+    /* NEAR (exact included): -TSC2_NEAR_ULPS < diff < TSC2_NEAR_ULPS; a correction of one varint byte (zigzag
+     * under 128): -64 <= diff < 64. Both as one unsigned compare of a biased diff. */
+    const __m512i near_bias = _mm512_set1_epi64(TSC2_NEAR_ULPS - 1);
+    const __m512i near_span = _mm512_set1_epi64(2 * (TSC2_NEAR_ULPS - 1));
+    const __m512i short_bias = _mm512_set1_epi64(64), short_span = _mm512_set1_epi64(127);
+    const __m512i raw_entry = _mm512_set1_epi64(9), short_entry = _mm512_set1_epi64(2);
+    const __m512i long_entry = _mm512_set1_epi64(3);
+    __m512i index = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), sum = _mm512_setzero_si512();
+    size_t count = 0, first = SIZE_MAX;
+    for (size_t i = 0; i < n; i += 8) {
+        __mmask8 lanes = tail_lanes(n - i);
+        __m512i diff = _mm512_maskz_loadu_epi64(lanes, diffs + i);
+        __mmask8 exception = _mm512_test_epi64_mask(diff, diff);
+        __mmask8 near = _mm512_mask_cmple_epu64_mask(lanes, _mm512_add_epi64(diff, near_bias), near_span);
+        __mmask8 one_byte = _mm512_cmple_epu64_mask(_mm512_add_epi64(diff, short_bias), short_span);
+        __m512i near_entry = _mm512_mask_blend_epi64(one_byte, long_entry, short_entry);
+        __m512i entry = _mm512_mask_blend_epi64(near, raw_entry, near_entry);
+        sum = _mm512_mask_add_epi64(sum, exception, sum, entry);
+        __mmask8 kept = (__mmask8)((1u << __builtin_popcount(exception)) - 1u);
+        __m512i tagged = _mm512_mask_or_epi64(index, (__mmask8)~near, index, _mm512_set1_epi64(TSC2_EXCEPTION_RAW));
+        _mm512_mask_storeu_epi64(correction + count, kept, _mm512_maskz_compress_epi64(exception, diff));
+        _mm512_mask_cvtepi64_storeu_epi8(at + count, kept, _mm512_maskz_compress_epi64(exception, tagged));
+        if (first == SIZE_MAX && near) first = i + (size_t)__builtin_ctz(near);
+        count += (size_t)__builtin_popcount(exception);
+        index = _mm512_add_epi64(index, _mm512_set1_epi64(8));
+    }
+    *bytes += (size_t)_mm512_reduce_add_epi64(sum);
+    *first_ok = first;
+    return count;
+}
+
 /*
  * unpack_run for fields of 31 to 57 bits, eight a step, where the AVX2 run gathers them: a block's eight fields
  * fill exactly `width` bytes (at most 57), read by one masked load; each lane's eight bytes from its field's
