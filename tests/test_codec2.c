@@ -1519,7 +1519,7 @@ Test(codec2, simd_split_patches_matches_scalar)
 /* A decimal reading's exceptions: the scalar twin against a plain walk (the entries' bytes from
  * tsc_codec2_exception_bytes), the AVX-512 kernel (where the CPU has it) against the twin, every length up to a
  * group, diffs exact, NEAR at both ends of their one- and two-byte corrections, and FAR; nothing written past
- * the exceptions by the kernel. */
+ * the exceptions. */
 Test(codec2, simd_exceptions_matches_scalar)
 {
     static const int64_t edges[] = {1, -1, 63, 64, -64, -65, TSC2_NEAR_ULPS - 1, -(TSC2_NEAR_ULPS - 1),
@@ -1549,6 +1549,8 @@ Test(codec2, simd_exceptions_matches_scalar)
         cr_assert_eq(count, expect, "round %d", round_no);
         cr_assert_eq(bytes, 5 + expect_bytes, "round %d", round_no);
         cr_assert_eq(first, expect_first, "round %d", round_no);
+        cr_assert_eq(at[0][count], 0xa5, "round %d: written past", round_no);
+        cr_assert_eq(correction[0][count], (int64_t)UINT64_C(0xa5a5a5a5a5a5a5a5), "round %d: written past", round_no);
         for (size_t i = 0, x = 0; i < n; i++) {
             if (diffs[i] == 0) continue;
             int far = !(diffs[i] > -TSC2_NEAR_ULPS && diffs[i] < TSC2_NEAR_ULPS);

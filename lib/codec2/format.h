@@ -431,7 +431,7 @@ size_t tsc_codec2_split_patches_simd(unsigned isa, uint64_t *fields, size_t m, u
 /* exceptions: the slots of a decimal reading's diffs (0: the value reads exactly; n <= TSC2_GROUP) that are
  * not 0, in order: their diffs into correction and their index, | TSC2_EXCEPTION_RAW when FAR, into at; their
  * entries' bytes (tsc_codec2_exception_bytes) added to *bytes; *first_ok the first slot that is not FAR
- * (SIZE_MAX: none). The scalar twin may write any slot below n past the exceptions, the kernel none.
+ * (SIZE_MAX: none); nothing written past the exceptions.
  * @return how many; the _simd dispatcher SIZE_MAX when no kernel runs here. */
 size_t tsc_codec2_exceptions(const int64_t *diffs, size_t n, int64_t *correction, uint8_t *at, size_t *bytes,
                              size_t *first_ok);

@@ -903,23 +903,28 @@ size_t tsc_codec2_split_patches(uint64_t *fields, size_t m, unsigned width, uint
 }
 
 /*
- * Without a branch on the values: float32 data printed to 16 digits (ETT's) has a NEAR value in four, at
- * random, and a branch on each cost more than the rest of the decimal plan. Every slot is written; only an
- * exception advances.
+ * Float32 data printed to 16 digits (ETT's) has a NEAR value in four, at random, and a branch on each value
+ * cost more than the rest of the decimal plan: the exceptions are found as bits of a mask first (no branch),
+ * then visited one set bit at a time.
  */
 size_t tsc_codec2_exceptions_scalar(const int64_t *diffs, size_t n, int64_t *correction, uint8_t *at, size_t *bytes,
                                     size_t *first_ok)
 {
+    uint64_t words[TSC2_GROUP / 64] = {0};
+    for (size_t i = 0; i < n; i++) words[i / 64] |= (uint64_t)(diffs[i] != 0) << (i % 64);
     size_t count = 0, sum = 0, first = SIZE_MAX;
-    for (size_t i = 0; i < n; i++) {
-        int64_t diff = diffs[i];
-        int near = diff > -TSC2_NEAR_ULPS && diff < TSC2_NEAR_ULPS, exception = diff != 0;
-        correction[count] = diff;
-        at[count] = (uint8_t)(i | (near ? 0u : TSC2_EXCEPTION_RAW));
-        count += (size_t)exception;
-        size_t entry = near ? 2u + (tsc_zigzag(diff) >= 0x80) : 9u; /* exception_bytes: a NEAR zigzag is < 2^14 */
-        sum += exception ? entry : 0;
-        first = first == SIZE_MAX && near ? i : first;
+    for (size_t w = 0; w < (n + 63) / 64; w++) {
+        uint64_t exact = ~words[w] & (n - 64 * w >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << (n - 64 * w)) - 1);
+        if (exact && first == SIZE_MAX) first = 64 * w + (size_t)__builtin_ctzll(exact);
+        for (uint64_t left = words[w]; left; left &= left - 1) {
+            size_t i = 64 * w + (size_t)__builtin_ctzll(left);
+            int64_t diff = diffs[i];
+            int near = diff > -TSC2_NEAR_ULPS && diff < TSC2_NEAR_ULPS;
+            correction[count] = diff;
+            at[count++] = (uint8_t)(i | (near ? 0u : TSC2_EXCEPTION_RAW));
+            sum += near ? 2u + (tsc_zigzag(diff) >= 0x80) : 9u; /* exception_bytes: a NEAR zigzag is < 2^14 */
+            first = near && i < first ? i : first;
+        }
     }
     *bytes += sum;
     *first_ok = first;
