@@ -1517,9 +1517,9 @@ Test(codec2, simd_split_patches_matches_scalar)
 }
 
 /* A decimal reading's exceptions: the scalar twin against a plain walk (the entries' bytes from
- * tsc_codec2_exception_bytes), the AVX-512 kernel (where the CPU has it) against the twin, every length up to a
- * group, diffs exact, NEAR at both ends of their one- and two-byte corrections, and FAR; nothing written past
- * the exceptions. */
+ * tsc_codec2_exception_bytes), the AVX2 and AVX-512 kernels (where the CPU has them) against the twin, every
+ * length up to a group, diffs exact, NEAR at both ends of their one- and two-byte corrections, and FAR;
+ * nothing written past the exceptions. */
 Test(codec2, simd_exceptions_matches_scalar)
 {
     static const int64_t edges[] = {1, -1, 63, 64, -64, -65, TSC2_NEAR_ULPS - 1, -(TSC2_NEAR_ULPS - 1),
@@ -1557,17 +1557,20 @@ Test(codec2, simd_exceptions_matches_scalar)
             cr_assert_eq(at[0][x], i | (far ? TSC2_EXCEPTION_RAW : 0), "round %d", round_no);
             cr_assert_eq(correction[0][x++], diffs[i], "round %d", round_no);
         }
-        size_t got_bytes = 5, got_first = 0;
-        size_t got =
-            tsc_codec2_exceptions_simd(TSC_SIMD_AVX512, diffs, n, correction[1], at[1], &got_bytes, &got_first);
-        if (got == SIZE_MAX) continue; /* no AVX-512 here */
-        cr_assert_eq(got, count, "round %d", round_no);
-        cr_assert_eq(got_bytes, bytes, "round %d", round_no);
-        cr_assert_eq(got_first, first, "round %d", round_no);
-        cr_assert(memcmp(correction[1], correction[0], count * sizeof correction[0][0]) == 0, "round %d", round_no);
-        cr_assert(memcmp(at[1], at[0], count) == 0, "round %d", round_no);
-        cr_assert_eq(at[1][count], 0xa5, "round %d: written past", round_no);
-        cr_assert_eq(correction[1][count], (int64_t)UINT64_C(0xa5a5a5a5a5a5a5a5), "round %d: written past", round_no);
+        for (unsigned isa = TSC_SIMD_AVX2; isa <= TSC_SIMD_AVX512; isa++) {
+            size_t got_bytes = 5, got_first = 0;
+            memset(correction[1], 0xa5, sizeof correction[1]);
+            memset(at[1], 0xa5, sizeof at[1]);
+            size_t got = tsc_codec2_exceptions_simd(isa, diffs, n, correction[1], at[1], &got_bytes, &got_first);
+            if (got == SIZE_MAX) continue; /* no such kernel here */
+            cr_assert_eq(got, count, "round %d isa %u", round_no, isa);
+            cr_assert_eq(got_bytes, bytes, "round %d isa %u", round_no, isa);
+            cr_assert_eq(got_first, first, "round %d isa %u", round_no, isa);
+            cr_assert(memcmp(correction[1], correction[0], count * sizeof correction[0][0]) == 0, "round %d", round_no);
+            cr_assert(memcmp(at[1], at[0], count) == 0, "round %d isa %u", round_no, isa);
+            cr_assert_eq(at[1][count], 0xa5, "round %d isa %u: written past", round_no, isa);
+            cr_assert_eq(correction[1][count], (int64_t)UINT64_C(0xa5a5a5a5a5a5a5a5), "round %d: past", round_no);
+        }
     }
 }
 
