@@ -52,7 +52,7 @@ BENCH_BIN := $(BUILD)/bench/bench
 SKETCH_BENCH_BIN := $(BUILD)/bench/sketch_bench
 SEGMENT_BENCH_BIN := $(BUILD)/bench/segment_bench
 
-.PHONY: all lib cli deps test test-run asan bench bench-ab bench-instr tune codec2-probe vectors mapping-memo fuzz fuzz-run fuzz-replay install uninstall version \
+.PHONY: all lib cli deps test test-run asan bench bench-ab bench-ab-series bench-instr tune codec2-probe vectors mapping-memo fuzz fuzz-run fuzz-replay install uninstall version \
         check-install check-symbols demo readme-example clean
 
 all: lib cli
@@ -179,6 +179,17 @@ $(BUILD)/bench/ab_libs: bench/ab_libs.c bench/workloads.h bench/timing.h include
 
 bench-ab: $(BUILD)/bench/ab_libs $(BUILD)/libtschunk.so
 	taskset -c 1 $(BUILD)/bench/ab_libs $(if $(AB_MANY),--many )$(if $(AB_SKETCH),--sketch)$(if $(AB_PROM),--prom)$(if $(AB_GORILLA),--gorilla) $(AB_A) $(if $(AB_B),$(AB_B),$(BUILD)/libtschunk.so) $(AB_DATA)
+
+# The same over whole series, no chunk seen twice in a row (mispredicted branches on values show):
+#   make bench-ab-series AB_A=old/libtschunk.so [AB_B=...] [AB_MODE=--many | --decode] [AB_DATA="..."]
+$(BUILD)/bench/ab_series: bench/ab_series.c bench/workloads.h bench/timing.h include/tschunk.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Ibench $< $(LDFLAGS) -ldl -lm -o $@
+
+AB_SERIES_DATA ?= $(wildcard ../shared/datasets/nab/*.gz ../shared/datasets/ett/*.gz ../shared/datasets/brew/*.gz)
+bench-ab-series: $(BUILD)/bench/ab_series $(BUILD)/libtschunk.so
+	taskset -c 1 $(BUILD)/bench/ab_series $(AB_MODE) $(AB_A) $(if $(AB_B),$(AB_B),$(BUILD)/libtschunk.so) \
+	  $(if $(AB_DATA),$(AB_DATA),$(AB_SERIES_DATA))
 
 # Instructions per push and per decoded sample under callgrind (stable on a noisy machine).
 bench-instr: $(BENCH_BIN)
