@@ -52,8 +52,9 @@ BENCH_BIN := $(BUILD)/bench/bench
 SKETCH_BENCH_BIN := $(BUILD)/bench/sketch_bench
 SEGMENT_BENCH_BIN := $(BUILD)/bench/segment_bench
 
-.PHONY: all lib cli deps test test-run asan bench bench-ab bench-ab-series bench-instr tune codec2-probe vectors mapping-memo fuzz fuzz-run fuzz-replay install uninstall version \
-        check-install check-symbols demo readme-example clean
+.PHONY: all lib cli deps test test-run asan bench bench-ab bench-ab-series bench-instr tune codec2-probe \
+        vectors mapping-memo fuzz fuzz-run fuzz-replay install uninstall version check-install check-symbols \
+        demo readme-example clean
 
 all: lib cli
 
