@@ -696,7 +696,9 @@ void tsc_codec2_expand_masked(const uint8_t *mask, const uint64_t *kept, size_t 
 uint64_t tsc_codec2_odd_deltas_scalar(const int64_t *ts, size_t n, int64_t prev, size_t from, uint64_t first_delta)
 {
     uint64_t odd = 0;
-    for (size_t i = from; i < n; i++) odd |= ((uint64_t)ts[i] - (uint64_t)(i ? ts[i - 1] : prev)) ^ first_delta;
+    size_t i = from;
+    if (i == 0 && n) odd = ((uint64_t)ts[i++] - (uint64_t)prev) ^ first_delta;
+    for (; i < n; i++) odd |= ((uint64_t)ts[i] - (uint64_t)ts[i - 1]) ^ first_delta; /* vectorized: no select */
     return odd;
 }
 
