@@ -571,12 +571,19 @@ int tsc_codec2_grid(uint64_t prev0, uint64_t start, uint64_t add, const uint64_t
 
 /* ------------------------------------------------------------------ the open group's raw samples */
 
-void tsc_codec2_deinterleave_scalar(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits)
+/* Compiled for AVX2 too (static: see left_part_counts_loops), for CPUs without the AVX-512 kernel. */
+TSC2_AVX2_CLONES
+static void deinterleave_loop(const uint8_t *raw, size_t n, int64_t *restrict ts, uint64_t *restrict bits)
 {
     for (size_t i = 0; i < n; i++) {
         ts[i] = (int64_t)tsc_load64_le(raw + 16 * i);
         bits[i] = tsc_load64_le(raw + 16 * i + 8);
     }
+}
+
+void tsc_codec2_deinterleave_scalar(const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits)
+{
+    deinterleave_loop(raw, n, ts, bits);
 }
 
 int tsc_codec2_deinterleave_simd(unsigned isa, const uint8_t *raw, size_t n, int64_t *ts, uint64_t *bits)
