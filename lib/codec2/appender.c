@@ -359,30 +359,47 @@ static size_t least_dropped(const tschunk_encoder *enc, unsigned flags)
 }
 
 /*
+ * The bytes of the group at `read` (n samples) that the flags keep: [*keep_from, *keep_to). The last group
+ * ends at group_end, so its value block is not walked for its size (a 120-sample chunk's only group: 5% of
+ * its append on the value-only files). @return the group's size.
+ */
+static size_t kept_range(const tschunk_encoder *enc, size_t read, uint32_t n, int last, unsigned flags,
+                         size_t *keep_from, size_t *keep_to)
+{
+    tsc_codec2_group g;
+    tsc_codec2_parse_group(group_area(enc) + read, enc->c2.group_end - read, n,
+                           scaled_flag(enc) | (last ? TSCHUNK_FLAG_VAL_CONST : 0u), &g);
+    size_t size = last ? enc->c2.group_end - read : g.size;
+    *keep_from = flags & TSCHUNK_FLAG_TS_CONST ? g.ts_bytes : 0;
+    *keep_to = flags & TSCHUNK_FLAG_VAL_CONST ? g.ts_bytes : size;
+    return size;
+}
+
+/*
  * Drop the blocks the flags make redundant, in place (each group moves down).
- * A first pass sizes the saving, unless least_dropped already shows it pays.
+ * A first pass sizes the saving, unless least_dropped already shows it pays;
+ * a chunk of one group is parsed once for both.
  * @return the groups' new size, or SIZE_MAX (nothing moved) when that is not smaller overall.
  */
 static size_t drop_constant_blocks(tschunk_encoder *enc, unsigned flags, size_t header_growth)
 {
     uint8_t *area = group_area(enc);
+    size_t from, to;
+    if (enc->count <= TSC2_GROUP) {
+        size_t size = kept_range(enc, 0, enc->count, 1, flags, &from, &to);
+        if (size - (to - from) <= header_growth) return SIZE_MAX;
+        memmove(area, area + from, to - from);
+        return to - from;
+    }
     size_t saved = 0;
     for (int pass = least_dropped(enc, flags) > header_growth; pass < 2; pass++) {
         size_t read = 0, write = 0;
         for (uint32_t done = 0; done < enc->count;) {
             uint32_t n = enc->count - done < TSC2_GROUP ? enc->count - done : TSC2_GROUP;
-            /* The last group ends at group_end: its value block is not walked for its size (a 120-sample
-             * chunk's only group: 5% of its append on the value-only files) */
-            int last = done + n == enc->count;
-            tsc_codec2_group g;
-            tsc_codec2_parse_group(area + read, enc->c2.group_end - read, n,
-                                   scaled_flag(enc) | (last ? TSCHUNK_FLAG_VAL_CONST : 0u), &g);
-            size_t size = last ? enc->c2.group_end - read : g.size;
-            size_t keep_from = flags & TSCHUNK_FLAG_TS_CONST ? g.ts_bytes : 0;
-            size_t keep_to = flags & TSCHUNK_FLAG_VAL_CONST ? g.ts_bytes : size;
-            if (pass == 0) saved += size - (keep_to - keep_from);
-            else if (keep_to > keep_from) memmove(area + write, area + read + keep_from, keep_to - keep_from);
-            write += keep_to > keep_from ? keep_to - keep_from : 0;
+            size_t size = kept_range(enc, read, n, done + n == enc->count, flags, &from, &to);
+            if (pass == 0) saved += size - (to - from);
+            else if (to > from) memmove(area + write, area + read + from, to - from);
+            write += to > from ? to - from : 0;
             read += size;
             done += n;
         }
@@ -423,16 +440,19 @@ size_t tsc_codec2_finish(tschunk_encoder *enc)
     unsigned flags = 0;
     if (enc->count >= 2)
         flags = (enc->c2.irregular ? 0u : TSCHUNK_FLAG_TS_CONST) | (enc->c2.varied ? 0u : TSCHUNK_FLAG_VAL_CONST);
-    uint8_t header[2 + 3 + 10 + 10 + 8];
-    size_t plain = write_header(enc, 0, header), groups = enc->c2.group_end;
+    /* TS_CONST drops the scaled blocks; TS_SCALED takes no header byte, so both headers size alike with it */
+    unsigned scaled = scaled_flag(enc);
+    uint8_t header[2 + 3 + 10 + 10 + 8], flagged_header[sizeof header];
+    size_t h = write_header(enc, scaled, header), groups = enc->c2.group_end;
     if (flags) {
-        size_t flagged = write_header(enc, flags, header);
-        size_t kept = drop_constant_blocks(enc, flags, flagged - plain);
-        if (kept != SIZE_MAX) groups = kept;
-        else flags = 0;
+        size_t flagged = write_header(enc, flags | (flags & TSCHUNK_FLAG_TS_CONST ? 0u : scaled), flagged_header);
+        size_t kept = drop_constant_blocks(enc, flags, flagged - h);
+        if (kept != SIZE_MAX) {
+            groups = kept;
+            memcpy(header, flagged_header, flagged);
+            h = flagged;
+        }
     }
-    if (!(flags & TSCHUNK_FLAG_TS_CONST)) flags |= scaled_flag(enc); /* TS_CONST dropped the scaled blocks */
-    size_t h = write_header(enc, flags, header);
     memmove(enc->dst + h, group_area(enc), groups);
     memcpy(enc->dst, header, h);
     return h + groups;
