@@ -3,14 +3,15 @@
  * appends (or decodes) every chunk of every series once, passes alternate
  * between the two libraries, and each keeps the median of its passes.
  *
- *   ab_series [--many | --decode] [--passes N] A.so B.so DATASET.gz ...
+ *   ab_series [--many | --decode] [--passes N] [--chunk N] A.so B.so DATASET.gz ...
  *
  * ab_libs keeps each library's fastest of 300 passes over one chunk: the
  * steadiest figure on this VM, but by the 300th pass the branch predictor
  * knows the chunk, so a cost that comes from mispredicted branches on the
  * values (0.23.0: codec 2's decimal exceptions) does not show there. Here no
  * chunk is seen again before every other chunk of the run has been.
- * Codec 2 (the default options), 1,024-sample chunks, one chunk per buffer.
+ * Codec 2 (the default options), 1,024-sample chunks unless --chunk says
+ * fewer, one chunk per buffer.
  * Pin it to one core (taskset -c 1).
  */
 #include "workloads.h" /* first: it sets _POSIX_C_SOURCE for popen */
@@ -20,7 +21,8 @@
 #include "tschunk.h"
 #include "timing.h"
 
-#define CHUNK 1024
+#define MAX_CHUNK 1024
+static size_t chunk = MAX_CHUNK, bound = TSCHUNK_BOUND(MAX_CHUNK); /* samples a chunk, its buffer's bytes */
 #define MAX_SERIES 64
 #define MAX_PASSES 101
 
@@ -66,7 +68,7 @@ static library load(const char *path)
 typedef struct {
     wl_series series[MAX_SERIES];
     size_t nseries, samples, nchunks;
-    unsigned char *buffers; /* one TSCHUNK_BOUND(CHUNK) buffer per chunk, as a TSDB's head chunks */
+    unsigned char *buffers; /* one `bound`-byte buffer per chunk, as a TSDB's head chunks */
     size_t *sizes;
 } workload;
 
@@ -77,11 +79,11 @@ static size_t append_all(const library *lib, workload *w, int mode)
     for (size_t k = 0; k < w->nseries; k++) {
         const wl_series *s = &w->series[k];
         tschunk_encoder enc;
-        for (size_t from = 0; from < s->n; from += CHUNK, at++) {
-            size_t take = s->n - from < CHUNK ? s->n - from : CHUNK;
-            unsigned char *buffer = w->buffers + at * TSCHUNK_BOUND(CHUNK);
-            if (from == 0) lib->init(&enc, buffer, TSCHUNK_BOUND(CHUNK), NULL);
-            else lib->restart(&enc, buffer, TSCHUNK_BOUND(CHUNK));
+        for (size_t from = 0; from < s->n; from += chunk, at++) {
+            size_t take = s->n - from < chunk ? s->n - from : chunk;
+            unsigned char *buffer = w->buffers + at * bound;
+            if (from == 0) lib->init(&enc, buffer, bound, NULL);
+            else lib->restart(&enc, buffer, bound);
             if (mode == MANY)
                 lib->append_many(&enc, s->ts + from, (const double *)(const void *)(s->bits + from), take, NULL);
             else
@@ -95,12 +97,12 @@ static size_t append_all(const library *lib, workload *w, int mode)
 
 static double decode_all(const library *lib, const workload *w)
 {
-    static int64_t ts[CHUNK];
-    static double values[CHUNK];
+    static int64_t ts[MAX_CHUNK];
+    static double values[MAX_CHUNK];
     double sum = 0;
     for (size_t c = 0; c < w->nchunks; c++) {
-        size_t got = lib->decode(w->buffers + c * TSCHUNK_BOUND(CHUNK), w->sizes[c], ts, values, CHUNK);
-        sum += got <= CHUNK && got ? values[got - 1] : 0;
+        size_t got = lib->decode(w->buffers + c * bound, w->sizes[c], ts, values, MAX_CHUNK);
+        sum += got <= MAX_CHUNK && got ? values[got - 1] : 0;
     }
     return sum;
 }
@@ -112,9 +114,9 @@ static int load_workload(workload *w, char **paths, int npaths)
         w->nseries += wl_load_dataset(paths[p], w->series + w->nseries, MAX_SERIES - w->nseries);
     for (size_t k = 0; k < w->nseries; k++) {
         w->samples += w->series[k].n;
-        w->nchunks += (w->series[k].n + CHUNK - 1) / CHUNK;
+        w->nchunks += (w->series[k].n + chunk - 1) / chunk;
     }
-    w->buffers = malloc(w->nchunks * TSCHUNK_BOUND(CHUNK) + 1);
+    w->buffers = malloc(w->nchunks * bound + 1);
     w->sizes = calloc(w->nchunks + 1, sizeof *w->sizes);
     return w->samples && w->buffers && w->sizes;
 }
@@ -126,10 +128,12 @@ int main(int argc, char **argv)
         if (!strcmp(argv[arg], "--many")) mode = MANY;
         else if (!strcmp(argv[arg], "--decode")) mode = DECODE;
         else if (!strcmp(argv[arg], "--passes") && arg + 1 < argc) passes = atoi(argv[++arg]);
+        else if (!strcmp(argv[arg], "--chunk") && arg + 1 < argc) chunk = (size_t)atoi(argv[++arg]);
     }
-    if (argc - arg < 3 || passes < 1 || passes > MAX_PASSES) {
-        fprintf(stderr, "usage: ab_series [--many | --decode] [--passes N<=%d] A.so B.so DATASET.gz ...\n",
-                MAX_PASSES);
+    bound = TSCHUNK_BOUND(chunk);
+    if (argc - arg < 3 || passes < 1 || passes > MAX_PASSES || chunk < 2 || chunk > MAX_CHUNK) {
+        fprintf(stderr, "usage: ab_series [--many | --decode] [--passes N<=%d] [--chunk 2..%d] A.so B.so DATASET ...\n",
+                MAX_PASSES, MAX_CHUNK);
         return 2;
     }
     library lib[2] = {load(argv[arg]), load(argv[arg + 1])};
@@ -149,8 +153,9 @@ int main(int argc, char **argv)
     }
     double a = median(took[0], passes), b = median(took[1], passes);
     const char *what = mode == DECODE ? "decode" : mode == MANY ? "append_many" : "append one at a time";
-    printf("%s, %zu series, %zu samples, %d passes each: A %.3f  B %.3f ns a sample (%+.1f%%); bytes A %zu B %zu\n",
-           what, w.nseries, w.samples, passes, a, b, 100 * (b / a - 1), bytes[0], bytes[1]);
+    printf("%s, %zu series, %zu samples, %zu-sample chunks, %d passes each: A %.3f  B %.3f ns a sample (%+.1f%%); "
+           "bytes A %zu B %zu\n",
+           what, w.nseries, w.samples, chunk, passes, a, b, 100 * (b / a - 1), bytes[0], bytes[1]);
     sink = sum; /* the decoded values are used */
     return 0;
 }
