@@ -178,6 +178,8 @@ typedef struct {
         struct {                        /* kept only when it is not */
             tschunk_split_dict last_split;
             uint16_t last_packing;      /* the last decimal group's packing and width: when to try patches */
+            uint16_t group_bytes[8];    /* the chunk's first finished groups' sizes: finish finds where they end
+                                         * without walking their value blocks */
         };
     };
 } tschunk_codec2_state;

@@ -964,6 +964,39 @@ Test(codec2, scaled_timestamps_round_trip_and_shrink)
     cr_assert_eq(tschunk_get_error_code(tschunk_validate(with_const, sizeof with_const)), TSCHUNK_ERROR_CORRUPT);
 }
 
+/* A restart after a TS_SCALED chunk starts scaled; a chunk of regular 1 ms steps after it (several groups, one at
+ * a time) drops its unit scales at finish and then, TS_CONST, its timestamp blocks: the groups' sizes the
+ * encoder kept (0.23.0) must follow both. */
+Test(codec2, restart_after_scaled_chunk_drops_unit_scales_and_constant_blocks)
+{
+    enum { HALF = 600 };
+    wl_series s;
+    wl_alloc(&s, 2 * HALF, "restart");
+    int64_t t = 1700000000000;
+    for (size_t i = 0; i < s.n; i++) {
+        t += i < HALF ? 60000 * (int64_t)(1 + i * i % 17) : 1; /* minutes with gaps, then regular milliseconds */
+        s.ts[i] = t;
+        s.bits[i] = wl_bits(20.0 + (double)(i % 13) * 0.25);
+    }
+    static unsigned char buf[2][TSCHUNK_BOUND(HALF)];
+    tschunk_encoder enc;
+    tschunk_encoder_options o = {TSC2, 0, 0, 0};
+    cr_assert_eq(tschunk_encoder_init(&enc, buf[0], sizeof buf[0], &o), 0);
+    cr_assert_eq(tschunk_append_many(&enc, s.ts, (const double *)(const void *)s.bits, HALF, NULL), 0);
+    size_t first = tschunk_encoder_finish(&enc);
+    cr_assert_eq(tschunk_encoder_restart(&enc, buf[1], sizeof buf[1]), 0);
+    for (size_t i = HALF; i < s.n; i++) cr_assert_eq(tschunk_append_bits(&enc, s.ts[i], s.bits[i]), 0);
+    size_t second = tschunk_encoder_finish(&enc);
+    tschunk_chunk_info info[2];
+    cr_assert_eq(tschunk_chunk_info_get(buf[0], first, &info[0]), 0);
+    cr_assert_eq(tschunk_chunk_info_get(buf[1], second, &info[1]), 0);
+    cr_assert(info[0].flags & TSCHUNK_FLAG_TS_SCALED);
+    cr_assert(info[1].flags & TSCHUNK_FLAG_TS_CONST);
+    check_chunk(buf[0], first, &s, 0, HALF);
+    check_chunk(buf[1], second, &s, HALF, HALF);
+    wl_free(&s);
+}
+
 /* float32 data printed to 16 digits and read back (as ETT's CSV is) sits a few ulps off float32: still decimals. */
 Test(codec2, printed_float32_values_read_as_float32_decimals)
 {

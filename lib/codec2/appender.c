@@ -90,8 +90,11 @@ static void encode_open_group(tschunk_encoder *enc, const int64_t *ts, const uin
                                 !enc->c2.irregular, enc->first_delta, enc->c2.ts_scaled,
                                 enc->byte_limit ? NULL : &enc->c2.last_split,
                                 enc->byte_limit ? 0 : enc->c2.last_packing};
-    enc->c2.group_end += tsc_codec2_encode_group(at, ts, bits, enc->c2.pending, enc->c2.flushed_ts,
-                                                 enc->c2.flushed_bits, effort, &choice);
+    size_t bytes = tsc_codec2_encode_group(at, ts, bits, enc->c2.pending, enc->c2.flushed_ts, enc->c2.flushed_bits,
+                                           effort, &choice);
+    size_t index = (enc->count - enc->c2.pending) / TSC2_GROUP; /* a group is under 2.2 KB */
+    if (!enc->byte_limit && index < TSC2_KNOWN_GROUPS) enc->c2.group_bytes[index] = (uint16_t)bytes;
+    enc->c2.group_end += bytes;
     enc->c2.last_form = (uint8_t)choice.value_form;
     enc->c2.last_ts_form = (uint8_t)choice.ts_form;
     enc->c2.last_ts_width = (uint8_t)choice.ts_width;
@@ -359,17 +362,21 @@ static size_t least_dropped(const tschunk_encoder *enc, unsigned flags)
 }
 
 /*
- * The bytes of the group at `read` (n samples) that the flags keep: [*keep_from, *keep_to). The last group
- * ends at group_end, so its value block is not walked for its size (a 120-sample chunk's only group: 5% of
- * its append on the value-only files). @return the group's size.
+ * The bytes of group `index` (at `read`, n samples) that the flags keep: [*keep_from, *keep_to). Where it
+ * ends is known for the last group (at group_end) and, without max_bytes, for the first TSC2_KNOWN_GROUPS
+ * (group_bytes): their value blocks are not walked (a 120-sample chunk's only group: 5% of its append on the
+ * value-only files; ETTh1's exceptions). @return the group's size.
  */
-static size_t kept_range(const tschunk_encoder *enc, size_t read, uint32_t n, int last, unsigned flags,
+static size_t kept_range(const tschunk_encoder *enc, size_t read, uint32_t n, size_t index, unsigned flags,
                          size_t *keep_from, size_t *keep_to)
 {
+    size_t known = (enc->count - 1) / TSC2_GROUP == index        ? enc->c2.group_end - read
+                   : !enc->byte_limit && index < TSC2_KNOWN_GROUPS ? enc->c2.group_bytes[index]
+                                                                   : 0;
     tsc_codec2_group g;
     tsc_codec2_parse_group(group_area(enc) + read, enc->c2.group_end - read, n,
-                           scaled_flag(enc) | (last ? TSCHUNK_FLAG_VAL_CONST : 0u), &g);
-    size_t size = last ? enc->c2.group_end - read : g.size;
+                           scaled_flag(enc) | (known ? TSCHUNK_FLAG_VAL_CONST : 0u), &g);
+    size_t size = known ? known : g.size;
     *keep_from = flags & TSCHUNK_FLAG_TS_CONST ? g.ts_bytes : 0;
     *keep_to = flags & TSCHUNK_FLAG_VAL_CONST ? g.ts_bytes : size;
     return size;
@@ -386,7 +393,7 @@ static size_t drop_constant_blocks(tschunk_encoder *enc, unsigned flags, size_t 
     uint8_t *area = group_area(enc);
     size_t from, to;
     if (enc->count <= TSC2_GROUP) {
-        size_t size = kept_range(enc, 0, enc->count, 1, flags, &from, &to);
+        size_t size = kept_range(enc, 0, enc->count, 0, flags, &from, &to);
         if (size - (to - from) <= header_growth) return SIZE_MAX;
         memmove(area, area + from, to - from);
         return to - from;
@@ -396,7 +403,7 @@ static size_t drop_constant_blocks(tschunk_encoder *enc, unsigned flags, size_t 
         size_t read = 0, write = 0;
         for (uint32_t done = 0; done < enc->count;) {
             uint32_t n = enc->count - done < TSC2_GROUP ? enc->count - done : TSC2_GROUP;
-            size_t size = kept_range(enc, read, n, done + n == enc->count, flags, &from, &to);
+            size_t size = kept_range(enc, read, n, done / TSC2_GROUP, flags, &from, &to);
             if (pass == 0) saved += size - (to - from);
             else if (to > from) memmove(area + write, area + read + from, to - from);
             write += to > from ? to - from : 0;
@@ -424,6 +431,8 @@ static void drop_unit_scales(tschunk_encoder *enc)
         size_t scale_at = n >= 2 ? tsc_uvarint_len(g.ts_offset) + 1 : g.size; /* the group's own bytes */
         memmove(area + write, area + read, scale_at);
         if (n >= 2) memmove(area + write + scale_at, area + read + scale_at + 1, g.size - scale_at - 1);
+        size_t index = done / TSC2_GROUP; /* its known size loses the byte too */
+        if (n >= 2 && !enc->byte_limit && index < TSC2_KNOWN_GROUPS) enc->c2.group_bytes[index]--;
         write += n >= 2 ? g.size - 1 : g.size;
         read += g.size;
         done += n;

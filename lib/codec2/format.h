@@ -82,6 +82,7 @@
 #include "../common/common.h"
 
 #define TSC2_GROUP TSCHUNK_GROUP_SAMPLES
+#define TSC2_KNOWN_GROUPS 8u /* tschunk_codec2_state.group_bytes */
 #define TSC2_MAX_EXPONENT 15u
 
 enum { TSC2_PLAIN = 0, TSC2_MASKED = 1, TSC2_DECIMAL = 2, TSC2_XOR = 3 }; /* mode & 3 */
