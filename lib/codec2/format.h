@@ -184,11 +184,12 @@ TSC_INLINE int tsc_codec2_decimal_of(uint64_t bits, unsigned e, int as_float, in
     return tsc_codec2_read(bits, e, as_float, k, &diff) == TSC2_EXACT;
 }
 
-/* Bytes of one decimal exception entry: a position byte, then a correction or the raw bits. */
+/* Bytes of one decimal exception entry: a position byte, then a correction or the raw bits. A NEAR
+ * correction's zigzag is under 2^14 (|diff| < TSC2_NEAR_ULPS): one uvarint byte under 128, else two; no
+ * loop, so that the exceptions kernels' scalar twin has no branch on it. */
 TSC_INLINE size_t tsc_codec2_exception_bytes(int reading, int64_t diff)
 {
-    size_t corrected = 1 + tsc_uvarint_len(tsc_zigzag(diff));
-    return reading == TSC2_NEAR && corrected < 9 ? corrected : 9;
+    return reading == TSC2_NEAR ? 2u + (tsc_zigzag(diff) >= 0x80) : 9u;
 }
 
 /* What a chunk's header says beyond its count: flags and the constants they carry. */

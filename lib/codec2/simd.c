@@ -944,7 +944,7 @@ TSC_INLINE size_t exceptions_of_mask(const int64_t *diffs, size_t n, const uint6
             int near = diff > -TSC2_NEAR_ULPS && diff < TSC2_NEAR_ULPS;
             correction[count] = diff;
             at[count++] = (uint8_t)(i | (near ? 0u : TSC2_EXCEPTION_RAW));
-            sum += near ? 2u + (tsc_zigzag(diff) >= 0x80) : 9u; /* exception_bytes: a NEAR zigzag is < 2^14 */
+            sum += tsc_codec2_exception_bytes(near ? TSC2_NEAR : TSC2_FAR, diff);
             first = near && i < first ? i : first;
         }
     }
