@@ -1350,13 +1350,13 @@ Test(codec2, simd_sorted_tops_match_scalar)
     }
 }
 
-/* SPLIT's codes, rights and exceptions: the SWAR lookup and the AVX-512 compares against a plain scan of the
- * dictionary, for every left width, dictionary size and group length, with misses at any share. */
+/* SPLIT's codes, rights and exceptions: the SWAR lookup and the AVX2 and AVX-512 compares against a plain scan
+ * of the dictionary, for every left width, dictionary size and group length, with misses at any share. */
 Test(codec2, simd_split_codes_match_scalar)
 {
     uint64_t rng = 37, bits[TSC2_GROUP], dict[TSC2_SPLIT_DICT];
-    uint64_t codes[2][TSC2_GROUP], rights[2][TSC2_GROUP];
-    uint8_t at[2][TSC2_GROUP + 8];
+    uint64_t codes[3][TSC2_GROUP], rights[3][TSC2_GROUP];
+    uint8_t at[3][TSC2_GROUP + 8];
     size_t total_misses = 0;
     for (int round_no = 0; round_no < 20000; round_no++) {
         size_t n = (size_t)round_no % (TSC2_GROUP + 1);
@@ -1371,15 +1371,13 @@ Test(codec2, simd_split_codes_match_scalar)
             bits[i] = part << right_bits | (wl_rng(&rng) >> left);
         }
         size_t misses = 0;
-        for (int kernel = 0; kernel < 2; kernel++) {
-            size_t got;
-            if (kernel == 0) got = tsc_codec2_split_codes_scalar(bits, n, right_bits, dict, dict_size, codes[0],
-                                                                 rights[0], at[0]);
-#ifdef TSC_HAVE_AVX2
-            else if (tsc_avx512_here())
-                got = tsc_codec2_split_codes_avx512(bits, n, right_bits, dict, dict_size, codes[1], rights[1], at[1]);
-#endif
-            else break;
+        for (int kernel = 0; kernel < 3; kernel++) { /* the twin, then the AVX2 and AVX-512 kernels */
+            size_t got = kernel == 0 ? tsc_codec2_split_codes_scalar(bits, n, right_bits, dict, dict_size, codes[0],
+                                                                     rights[0], at[0])
+                                     : tsc_codec2_split_codes_simd(kernel == 1 ? TSC_SIMD_AVX2 : TSC_SIMD_AVX512,
+                                                                   bits, n, right_bits, dict, dict_size,
+                                                                   codes[kernel], rights[kernel], at[kernel]);
+            if (got == SIZE_MAX) continue; /* no such kernel here */
             size_t x = 0;
             for (size_t i = 0; i < n; i++) {
                 unsigned code = dict_size;
@@ -1445,8 +1443,8 @@ Test(codec2, simd_repeats_match_scalar)
     }
 }
 
-/* MASKED's repeat mask and kept values: the scalar twin against a plain reading, the AVX-512 kernel (where the
- * CPU has it) against the twin, every length up to a group; nothing written past the kept values. */
+/* MASKED's repeat mask and kept values: the scalar twin against a plain reading, the AVX2 and AVX-512 kernels
+ * (where the CPU has them) against the twin, every length up to a group; nothing written past the kept values. */
 Test(codec2, simd_repeat_mask_matches_scalar)
 {
     uint64_t rng = 12, bits[TSC2_GROUP];
@@ -1466,12 +1464,15 @@ Test(codec2, simd_repeat_mask_matches_scalar)
         cr_assert(memcmp(mask[0], expect_mask, sizeof expect_mask) == 0, "round %d", round_no);
         for (size_t i = 0, k = 0; i < n; i++)
             if (!(expect_mask[i / 64] >> (i % 64) & 1)) cr_assert_eq(kept[0][k++], bits[i], "round %d", round_no);
-        size_t got = tsc_codec2_repeat_mask_simd(TSC_SIMD_AVX512, bits, n, prev, mask[1], kept[1]);
-        if (got == SIZE_MAX) continue; /* no AVX-512 here */
-        cr_assert_eq(got, nkept, "round %d", round_no);
-        cr_assert(memcmp(mask[1], mask[0], sizeof mask[0]) == 0, "round %d", round_no);
-        cr_assert(memcmp(kept[1], kept[0], nkept * sizeof kept[0][0]) == 0, "round %d", round_no);
-        cr_assert_eq(kept[1][nkept], UINT64_C(0xa5a5a5a5a5a5a5a5), "round %d: written past", round_no);
+        for (unsigned isa = TSC_SIMD_AVX2; isa <= TSC_SIMD_AVX512; isa++) {
+            memset(kept[1], 0xa5, sizeof kept[1]);
+            size_t got = tsc_codec2_repeat_mask_simd(isa, bits, n, prev, mask[1], kept[1]);
+            if (got == SIZE_MAX) continue; /* no such kernel here */
+            cr_assert_eq(got, nkept, "round %d isa %u", round_no, isa);
+            cr_assert(memcmp(mask[1], mask[0], sizeof mask[0]) == 0, "round %d isa %u", round_no, isa);
+            cr_assert(memcmp(kept[1], kept[0], nkept * sizeof kept[0][0]) == 0, "round %d isa %u", round_no, isa);
+            cr_assert_eq(kept[1][nkept], UINT64_C(0xa5a5a5a5a5a5a5a5), "round %d isa %u: written past", round_no, isa);
+        }
     }
 }
 

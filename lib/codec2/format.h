@@ -457,7 +457,10 @@ size_t tsc_codec2_split_codes(const uint64_t *bits, size_t n, unsigned right_bit
                               unsigned dict_size, uint64_t *codes, uint64_t *rights, uint8_t *exception_at);
 size_t tsc_codec2_split_codes_scalar(const uint64_t *bits, size_t n, unsigned right_bits, const uint64_t *dict,
                                      unsigned dict_size, uint64_t *codes, uint64_t *rights, uint8_t *exception_at);
-/* (left parts of at most TSC2_SPLIT_MAX_LEFT bits: right_bits >= 48) */
+/* (left parts of at most TSC2_SPLIT_MAX_LEFT bits: right_bits >= 48) SIZE_MAX: no kernel for isa here */
+size_t tsc_codec2_split_codes_simd(unsigned isa, const uint64_t *bits, size_t n, unsigned right_bits,
+                                   const uint64_t *dict, unsigned dict_size, uint64_t *codes, uint64_t *rights,
+                                   uint8_t *exception_at);
 size_t tsc_codec2_split_codes_avx512(const uint64_t *bits, size_t n, unsigned right_bits, const uint64_t *dict,
                                      unsigned dict_size, uint64_t *codes, uint64_t *rights, uint8_t *exception_at);
 /* steps: out[i] = start + i * step (mod 2^64) */

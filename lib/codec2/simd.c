@@ -835,11 +835,65 @@ size_t tsc_codec2_repeat_mask_scalar(const uint64_t *bits, size_t n, uint64_t pr
     return nkept;
 }
 
+#ifdef TSC_HAVE_AVX2
+/* The fresh lanes of a nibble moved to its low lanes: for each of the 16 masks, output lane j takes the lane of
+ * the mask's (j + 1)-th set bit (doubleword picks; lanes past the set bits are not stored). */
+#define POPCOUNT4(x) (((x) & 1u) + ((x) >> 1 & 1u) + ((x) >> 2 & 1u) + ((x) >> 3 & 1u))
+#define NTH_SET(f, j)                                                                                           \
+    (POPCOUNT4((f) & 1u) == (j) + 1u   ? 0                                                                     \
+     : POPCOUNT4((f) & 3u) == (j) + 1u ? 1                                                                     \
+     : POPCOUNT4((f) & 7u) == (j) + 1u ? 2                                                                     \
+     : POPCOUNT4(f) == (j) + 1u        ? 3                                                                     \
+                                       : 0)
+#define COMPRESS_WORDS(f, j) 2 * NTH_SET(f, j), 2 * NTH_SET(f, j) + 1
+#define COMPRESS_PICKS(f) {COMPRESS_WORDS(f, 0u), COMPRESS_WORDS(f, 1u), COMPRESS_WORDS(f, 2u), COMPRESS_WORDS(f, 3u)}
+#define COMPRESS_PICKS4(f)                                                                                      \
+    COMPRESS_PICKS(f), COMPRESS_PICKS((f) + 1u), COMPRESS_PICKS((f) + 2u), COMPRESS_PICKS((f) + 3u)
+static const int32_t compress_picks[16][8] = {COMPRESS_PICKS4(0u), COMPRESS_PICKS4(4u), COMPRESS_PICKS4(8u),
+                                              COMPRESS_PICKS4(12u)};
+
+/* repeat_mask, four values a step: the repeats as a movemask, the fresh values moved down by one doubleword
+ * permute and stored through a mask of their count (nothing past the kept values), where the twin stores
+ * every value and counts it. Steps never straddle a mask word (64 is a multiple of 4). */
+__attribute__((target("avx2"))) static size_t repeat_mask_avx2(const uint64_t *bits, size_t n, uint64_t prev,
+                                                                uint64_t *mask, uint64_t *kept)
+{
+    static const int64_t first_lanes[8] = {-1, -1, -1, -1, 0, 0, 0, 0}; /* from 4 - c on: lanes 0..c-1 */
+    __m256i last = _mm256_set1_epi64x((int64_t)prev);
+    size_t nkept = 0, i = 0;
+    for (size_t word = 0; word < TSC2_GROUP / 64; word++) {
+        uint64_t repeats = 0;
+        size_t end = n < 64 * word + 64 ? n : 64 * word + 64;
+        for (; i + 4 <= end; i += 4) {
+            __m256i now, picks, store;
+            memcpy(&now, bits + i, sizeof now);
+            __m256i equal = _mm256_cmpeq_epi64(now, lanes_before(now, last));
+            unsigned repeat = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(equal)), fresh = ~repeat & 15u;
+            size_t count = (size_t)__builtin_popcount(fresh);
+            repeats |= (uint64_t)repeat << (i & 63);
+            memcpy(&picks, compress_picks[fresh], sizeof picks);
+            memcpy(&store, first_lanes + 4 - count, sizeof store);
+            _mm256_maskstore_epi64((long long *)(void *)(kept + nkept), store,
+                                   _mm256_permutevar8x32_epi32(now, picks));
+            nkept += count;
+            last = now;
+        }
+        for (uint64_t before = i ? bits[i - 1] : prev; i < end; before = bits[i++]) { /* the last 1-3 */
+            if (bits[i] == before) repeats |= UINT64_C(1) << (i & 63);
+            else kept[nkept++] = bits[i];
+        }
+        mask[word] = repeats;
+    }
+    return nkept;
+}
+#endif
+
 size_t tsc_codec2_repeat_mask_simd(unsigned isa, const uint64_t *bits, size_t n, uint64_t prev, uint64_t *mask,
                                    uint64_t *kept)
 {
 #ifdef TSC_HAVE_AVX2
     if (isa != TSC_SIMD_AVX2 && tsc_avx512_here()) return tsc_codec2_repeat_mask_avx512(bits, n, prev, mask, kept);
+    if (isa != TSC_SIMD_AVX512 && avx2_here()) return repeat_mask_avx2(bits, n, prev, mask, kept);
 #endif
     (void)isa, (void)bits, (void)n, (void)prev, (void)mask, (void)kept;
     return SIZE_MAX;
@@ -1098,14 +1152,78 @@ size_t tsc_codec2_split_codes_scalar(const uint64_t *bits, size_t n, unsigned ri
     return exceptions;
 }
 
+#ifdef TSC_HAVE_AVX2
+/* The set lanes of a 4-bit mask as bytes, lowest first: a step's exception positions, less the step's first. */
+#define LANE_BYTE(m, j) ((uint32_t)NTH_SET(m, j) << (8 * (j)))
+#define LANE_BYTES(m) (LANE_BYTE(m, 0u) | LANE_BYTE(m, 1u) | LANE_BYTE(m, 2u) | LANE_BYTE(m, 3u))
+#define LANE_BYTES4(m) LANE_BYTES(m), LANE_BYTES((m) + 1u), LANE_BYTES((m) + 2u), LANE_BYTES((m) + 3u)
+static const uint32_t lane_bytes[16] = {LANE_BYTES4(0u), LANE_BYTES4(4u), LANE_BYTES4(8u), LANE_BYTES4(12u)};
+
+/*
+ * split_codes, four values a step: each left part compared with the eight entries (an unused one is all ones,
+ * which no left part of at most TSC2_SPLIT_MAX_LEFT bits equals), the first equal one blended in last; a
+ * step's misses appended as four position bytes at once (room for n + 8), where the twin's SWAR lookup takes
+ * a value at a time. The last 1-3 values go through the twin.
+ */
+__attribute__((target("avx2"))) static size_t split_codes_avx2(const uint64_t *bits, size_t n, unsigned right_bits,
+                                                                const uint64_t *dict, unsigned dict_size,
+                                                                uint64_t *codes, uint64_t *rights,
+                                                                uint8_t *exception_at)
+{
+    __m256i entry[TSC2_SPLIT_DICT];
+    for (unsigned d = 0; d < TSC2_SPLIT_DICT; d++) entry[d] = _mm256_set1_epi64x(d < dict_size ? (int64_t)dict[d] : -1);
+    const __m128i shift = _mm_cvtsi32_si128((int)right_bits);
+    const __m256i right_mask = _mm256_set1_epi64x((int64_t)((UINT64_C(1) << right_bits) - 1));
+    const __m256i none = _mm256_set1_epi64x(-1);
+    size_t exceptions = 0, i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256i v;
+        memcpy(&v, bits + i, sizeof v);
+        __m256i left = _mm256_srl_epi64(v, shift), code = none;
+        for (unsigned d = TSC2_SPLIT_DICT; d-- > 0;)
+            code = _mm256_blendv_epi8(code, _mm256_set1_epi64x((int64_t)d), _mm256_cmpeq_epi64(left, entry[d]));
+        __m256i missing = _mm256_cmpeq_epi64(code, none), right = _mm256_and_si256(v, right_mask);
+        code = _mm256_andnot_si256(missing, code);
+        memcpy(codes + i, &code, sizeof code);
+        memcpy(rights + i, &right, sizeof right);
+        unsigned miss = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(missing));
+        uint32_t at = lane_bytes[miss] + (uint32_t)i * UINT32_C(0x01010101); /* i + 3 < 256: no carry */
+        memcpy(exception_at + exceptions, &at, sizeof at);
+        exceptions += (size_t)__builtin_popcount(miss);
+    }
+    uint8_t tail_at[4];
+    size_t tail = tsc_codec2_split_codes_scalar(bits + i, n - i, right_bits, dict, dict_size, codes + i, rights + i,
+                                                tail_at);
+    for (size_t x = 0; x < tail; x++) exception_at[exceptions + x] = (uint8_t)(i + tail_at[x]);
+    return exceptions + tail;
+}
+#endif
+
+size_t tsc_codec2_split_codes_simd(unsigned isa, const uint64_t *bits, size_t n, unsigned right_bits,
+                                   const uint64_t *dict, unsigned dict_size, uint64_t *codes, uint64_t *rights,
+                                   uint8_t *exception_at)
+{
+#ifdef TSC_HAVE_AVX2
+    if (right_bits >= 64 - TSC2_SPLIT_MAX_LEFT) { /* left parts in 16-bit lanes (AVX-512), never all ones */
+        if (isa != TSC_SIMD_AVX2 && tsc_avx512_here())
+            return tsc_codec2_split_codes_avx512(bits, n, right_bits, dict, dict_size, codes, rights, exception_at);
+        if (isa != TSC_SIMD_AVX512 && avx2_here())
+            return split_codes_avx2(bits, n, right_bits, dict, dict_size, codes, rights, exception_at);
+    }
+#endif
+    (void)isa, (void)bits, (void)n, (void)right_bits, (void)dict, (void)dict_size, (void)codes, (void)rights;
+    (void)exception_at;
+    return SIZE_MAX;
+}
+
 size_t tsc_codec2_split_codes(const uint64_t *bits, size_t n, unsigned right_bits, const uint64_t *dict,
                               unsigned dict_size, uint64_t *codes, uint64_t *rights, uint8_t *exception_at)
 {
-#ifdef TSC_HAVE_AVX2
-    if (right_bits >= 64 - TSC2_SPLIT_MAX_LEFT && tsc_avx512_here()) /* its left parts in 16-bit lanes */
-        return tsc_codec2_split_codes_avx512(bits, n, right_bits, dict, dict_size, codes, rights, exception_at);
-#endif
-    return tsc_codec2_split_codes_scalar(bits, n, right_bits, dict, dict_size, codes, rights, exception_at);
+    size_t exceptions =
+        tsc_codec2_split_codes_simd(TSC_SIMD_BEST, bits, n, right_bits, dict, dict_size, codes, rights, exception_at);
+    return exceptions != SIZE_MAX
+               ? exceptions
+               : tsc_codec2_split_codes_scalar(bits, n, right_bits, dict, dict_size, codes, rights, exception_at);
 }
 
 /* ------------------------------------------------------------------ time going back */
