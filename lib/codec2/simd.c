@@ -838,12 +838,11 @@ size_t tsc_codec2_repeat_mask_scalar(const uint64_t *bits, size_t n, uint64_t pr
 #ifdef TSC_HAVE_AVX2
 /* The fresh lanes of a nibble moved to its low lanes: for each of the 16 masks, output lane j takes the lane of
  * the mask's (j + 1)-th set bit (doubleword picks; lanes past the set bits are not stored). */
-#define POPCOUNT4(x) (((x) & 1u) + ((x) >> 1 & 1u) + ((x) >> 2 & 1u) + ((x) >> 3 & 1u))
 #define NTH_SET(f, j)                                                                                           \
-    (POPCOUNT4((f) & 1u) == (j) + 1u   ? 0                                                                     \
-     : POPCOUNT4((f) & 3u) == (j) + 1u ? 1                                                                     \
-     : POPCOUNT4((f) & 7u) == (j) + 1u ? 2                                                                     \
-     : POPCOUNT4(f) == (j) + 1u        ? 3                                                                     \
+    (POPCOUNT8((f) & 1u) == (j) + 1u   ? 0                                                                     \
+     : POPCOUNT8((f) & 3u) == (j) + 1u ? 1                                                                     \
+     : POPCOUNT8((f) & 7u) == (j) + 1u ? 2                                                                     \
+     : POPCOUNT8(f) == (j) + 1u        ? 3                                                                     \
                                        : 0)
 #define COMPRESS_WORDS(f, j) 2 * NTH_SET(f, j), 2 * NTH_SET(f, j) + 1
 #define COMPRESS_PICKS(f) {COMPRESS_WORDS(f, 0u), COMPRESS_WORDS(f, 1u), COMPRESS_WORDS(f, 2u), COMPRESS_WORDS(f, 3u)}
