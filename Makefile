@@ -174,7 +174,7 @@ bench: $(BENCH_BIN) $(SKETCH_BENCH_BIN) $(SEGMENT_BENCH_BIN) $(BUILD)/bench/code
 # Same-process A/B of two builds' shared libraries (README "Wall time"):
 #   make bench-ab AB_A=old/libtschunk.so AB_B=$(BUILD)/libtschunk.so [AB_DATA="../shared/datasets/*/*.gz"] [AB_SKETCH=1 | AB_PROM=1]
 #   [AB_MANY=1: B appends through tschunk_append_many; AB_A=$(BUILD)/libtschunk.so too compares one by one with bulk]
-$(BUILD)/bench/ab_libs: bench/ab_libs.c bench/workloads.h bench/timing.h include/tschunk.h
+$(BUILD)/bench/ab_libs: bench/ab_libs.c bench/workloads.h bench/timing.h bench/dl_load.h include/tschunk.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Ibench $< $(LDFLAGS) -ldl -lm -o $@
 
@@ -183,7 +183,7 @@ bench-ab: $(BUILD)/bench/ab_libs $(BUILD)/libtschunk.so
 
 # The same over whole series, no chunk seen twice in a row (mispredicted branches on values show):
 #   make bench-ab-series AB_A=old/libtschunk.so [AB_B=...] [AB_MODE=--many | --decode] [AB_DATA="..."]
-$(BUILD)/bench/ab_series: bench/ab_series.c bench/workloads.h bench/timing.h include/tschunk.h
+$(BUILD)/bench/ab_series: bench/ab_series.c bench/workloads.h bench/timing.h bench/dl_load.h include/tschunk.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Ibench $< $(LDFLAGS) -ldl -lm -o $@
 

@@ -17,7 +17,7 @@
  */
 #include "workloads.h" /* first: it sets _POSIX_C_SOURCE for popen */
 
-#include <dlfcn.h>
+#include "dl_load.h"
 
 #include "tschunk.h"
 #include "timing.h"
@@ -45,15 +45,7 @@ typedef struct {
     tschunk_encoder_options options;
 } library;
 
-static void *symbol(void *handle, const char *name)
-{
-    void *p = dlsym(handle, name);
-    if (!p) {
-        fprintf(stderr, "ab_libs: %s\n", dlerror());
-        exit(2);
-    }
-    return p;
-}
+static void *symbol(void *handle, const char *name) { return bench_symbol("ab_libs", handle, name); }
 
 typedef struct {
     size_t (*create)(tschunk_sketch **, const tschunk_sketch_options *);
@@ -67,15 +59,7 @@ typedef struct {
     size_t (*set_summary)(tschunk_encoder *, tschunk_sketch *);
 } sketch_library;
 
-static void *open_library(const char *path)
-{
-    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-        fprintf(stderr, "ab_libs: %s\n", dlerror());
-        exit(2);
-    }
-    return handle;
-}
+static void *open_library(const char *path) { return bench_open_library("ab_libs", path); }
 
 static sketch_library load_sketch(const char *path)
 {
@@ -279,7 +263,7 @@ int main(int argc, char **argv)
     }
     library libs[2] = {load(argv[1]), load(argv[2])};
     for (int l = many == 2 ? 0 : 1; many && l < 2; l++) {
-        void *handle = dlopen(argv[1 + l], RTLD_NOW | RTLD_LOCAL);
+        void *handle = open_library(argv[1 + l]);
         *(void **)&libs[l].append_many = symbol(handle, "tschunk_append_many");
         *(void **)&libs[l].prom_append_many = symbol(handle, "tschunk_prom_append_many");
         libs[l].many = 1;

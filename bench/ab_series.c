@@ -16,7 +16,7 @@
  */
 #include "workloads.h" /* first: it sets _POSIX_C_SOURCE for popen */
 
-#include <dlfcn.h>
+#include "dl_load.h"
 
 #include "tschunk.h"
 #include "timing.h"
@@ -38,23 +38,11 @@ typedef struct {
 enum { APPEND, MANY, DECODE };
 static volatile double sink;
 
-static void *symbol(void *handle, const char *name)
-{
-    void *p = dlsym(handle, name);
-    if (!p) {
-        fprintf(stderr, "ab_series: %s\n", dlerror());
-        exit(2);
-    }
-    return p;
-}
+static void *symbol(void *handle, const char *name) { return bench_symbol("ab_series", handle, name); }
 
 static library load(const char *path)
 {
-    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-        fprintf(stderr, "ab_series: %s\n", dlerror());
-        exit(2);
-    }
+    void *handle = bench_open_library("ab_series", path);
     library lib;
     *(void **)&lib.init = symbol(handle, "tschunk_encoder_init");
     *(void **)&lib.restart = symbol(handle, "tschunk_encoder_restart");
