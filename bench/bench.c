@@ -5,15 +5,18 @@
  * Each figure is the median of REPS repetitions. Never asserts a time.
  *
  *   bench [--quick] [--reps N] [--datasets DIR] [--only NAME] [--chunk N] [--codec tschunk|prom|tsc2]
- *         [--phase append|many|iter|batch|chunks]   (one phase only, for callgrind)
+ *         [--phase append|inline|many|iter|batch|chunks]   (one phase only, for callgrind)
  *         [--per-call N]   (chunks a decode_chunks call takes, 16 unless told, up to 512)
  *         [--short-chunks P]   (P% of the chunks cut short, at 1 to N - 1 samples: lists of mixed lengths)
  *
  * "many": the same appends through tschunk_append_many / tschunk_prom_append_many, a chunk's samples per call.
+ * "inline" (the last column): the native appends one at a time through tschunk_append_inline
+ * (TSCHUNK_STATIC_LINKING_ONLY; the bench links libtschunk.a), not measured for prom-xor.
  * "chunks": a series' chunks decoded 16 at a time (--per-call) by tschunk_decode_chunks /
  * tschunk_prom_decode_chunks.
  */
 #define _POSIX_C_SOURCE 200809L
+#define TSCHUNK_STATIC_LINKING_ONLY /* tschunk_append_inline */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +61,7 @@ typedef struct {
 } chunked;
 
 typedef struct {
-    double push_ns, many_ns, iter_ns, batch_ns, chunks_ns;
+    double push_ns, many_ns, iter_ns, batch_ns, chunks_ns, inline_ns;
     double bits_sample, bits_ts, bits_value;
     size_t samples;
 } result;
@@ -101,8 +104,10 @@ static void chunked_free(chunked *c)
 
 static size_t bound_of(int codec, size_t n) { return codec != CODEC_PROM ? TSCHUNK_BOUND(n) : TSCHUNK_PROM_BOUND(n); }
 
+enum { ONE_BY_ONE, MANY, INLINE };
+
 /* One series' chunks, as a TSDB head cuts them: the native encoder restarts for each (tschunk_encoder_restart). */
-static size_t encode_all(chunked *c, int codec, int many)
+static size_t encode_all(chunked *c, int codec, int how)
 {
     size_t off = 0, total = 0;
     tschunk_encoder enc;
@@ -115,14 +120,17 @@ static size_t encode_all(chunked *c, int codec, int many)
             tschunk_encoder_options opts = native_opts(codec);
             if (k == 0) tschunk_encoder_init(&enc, c->bytes + off, bound, &opts);
             else tschunk_encoder_restart(&enc, c->bytes + off, bound);
-            if (many) tschunk_append_many(&enc, ts, (const double *)(const void *)bits, c->len[k], NULL);
+            const double *values = (const double *)(const void *)bits;
+            if (how == MANY) tschunk_append_many(&enc, ts, values, c->len[k], NULL);
+            else if (how == INLINE)
+                for (size_t i = 0; i < c->len[k]; i++) tschunk_append_inline(&enc, ts[i], values[i]);
             else
                 for (size_t i = 0; i < c->len[k]; i++) tschunk_append_bits(&enc, ts[i], bits[i]);
             c->size[k] = tschunk_encoder_finish(&enc);
         } else {
             tschunk_prom_encoder prom;
             tschunk_prom_encoder_init(&prom, c->bytes + off, bound, NULL);
-            if (many) tschunk_prom_append_many(&prom, ts, (const double *)(const void *)bits, c->len[k], NULL);
+            if (how == MANY) tschunk_prom_append_many(&prom, ts, (const double *)(const void *)bits, c->len[k], NULL);
             else
                 for (size_t i = 0; i < c->len[k]; i++) tschunk_prom_append_bits(&prom, ts[i], bits[i]);
             c->size[k] = tschunk_prom_encoder_finish(&prom);
@@ -216,15 +224,17 @@ static result run(const wl_series *s, size_t per_chunk, const bench_opts *o)
     int64_t *ts = malloc(TSCHUNK_MAX_SAMPLES * sizeof *ts);
     double *vals = malloc(TSCHUNK_MAX_SAMPLES * sizeof *vals);
     double *t = malloc((size_t)o->reps * sizeof *t);
-    encode_all(&c, o->codec, 0); /* warm-up, and the bytes the decoders read */
-    for (int many = 0; many < 2; many++) {
-        if (!phase_on(o, many ? "many" : "append")) continue;
+    encode_all(&c, o->codec, ONE_BY_ONE); /* warm-up, and the bytes the decoders read */
+    static const char *const append_phases[] = {"append", "many", "inline"};
+    double *append_ns[] = {&r.push_ns, &r.many_ns, &r.inline_ns};
+    for (int how = ONE_BY_ONE; how <= INLINE; how++) {
+        if (!phase_on(o, append_phases[how]) || (how == INLINE && o->codec == CODEC_PROM)) continue;
         for (int i = 0; i < o->reps; i++) {
             double t0 = now_ns();
-            encode_all(&c, o->codec, many);
+            encode_all(&c, o->codec, how);
             t[i] = (now_ns() - t0) / (double)s->n;
         }
-        *(many ? &r.many_ns : &r.push_ns) = median(t, o->reps);
+        *append_ns[how] = median(t, o->reps);
     }
     if (phase_on(o, "iter")) {
         for (int i = 0; i < o->reps; i++) {
@@ -281,8 +291,8 @@ static const prom_ref *prom_for(const char *name)
 static void print_header(void)
 {
     printf("| workload | codec | chunk | samples | push ns | many ns | iter ns/sample | batch ns/sample | chunks ns/sample | "
-           "bits/sample | bits/ts | bits/value | bytes/sample | Prom XOR bytes/sample | vs Prom |\n");
-    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+           "bits/sample | bits/ts | bits/value | bytes/sample | Prom XOR bytes/sample | vs Prom | inline ns |\n");
+    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 }
 
 static const bench_opts *current;
@@ -297,8 +307,10 @@ static void print_row(const char *name, size_t chunk, const result *r)
     printf(" %.2f | %.2f |", r->chunks_ns, r->bits_sample);
     if (current->codec != CODEC_PROM) printf(" %.2f | %.2f | %.3f |", r->bits_ts, r->bits_value, bps);
     else printf(" - | - | %.3f |", bps);
-    if (prom > 0) printf(" %.3f | %+.1f%% |\n", prom, (bps / prom - 1) * 100);
-    else printf(" | |\n");
+    if (prom > 0) printf(" %.3f | %+.1f%% |", prom, (bps / prom - 1) * 100);
+    else printf(" | |");
+    if (current->codec != CODEC_PROM) printf(" %.2f |\n", r->inline_ns);
+    else printf(" - |\n");
     fflush(stdout);
 }
 
@@ -308,6 +320,7 @@ static void accumulate(result *sum, const result *r)
     double n = (double)r->samples;
     sum->push_ns += r->push_ns * n;
     sum->many_ns += r->many_ns * n;
+    sum->inline_ns += r->inline_ns * n;
     sum->iter_ns += r->iter_ns * n;
     sum->batch_ns += r->batch_ns * n;
     sum->chunks_ns += r->chunks_ns * n;
@@ -321,7 +334,7 @@ static result mean_of(const result *sum)
 {
     result m = *sum;
     double n = sum->samples ? (double)sum->samples : 1;
-    m.push_ns /= n; m.many_ns /= n; m.iter_ns /= n; m.batch_ns /= n; m.chunks_ns /= n;
+    m.push_ns /= n; m.many_ns /= n; m.inline_ns /= n; m.iter_ns /= n; m.batch_ns /= n; m.chunks_ns /= n;
     m.bits_sample /= n; m.bits_ts /= n; m.bits_value /= n;
     return m;
 }

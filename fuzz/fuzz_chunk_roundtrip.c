@@ -1,5 +1,6 @@
-/* Bytes -> samples -> encode (codec 1 or 2, from the input; one by one and with tschunk_append_many, which
- * must agree) -> decode -> compare bits; aborts on any mismatch. */
+/* Bytes -> samples -> encode (codec 1 or 2, from the input; one by one, with tschunk_append_many and with
+ * tschunk_append_inline, which must agree) -> decode -> compare bits; aborts on any mismatch. */
+#define TSCHUNK_STATIC_LINKING_ONLY /* tschunk_append_inline */
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t r = tschunk_append_many(&bulk, ts, values, n, &taken);
     if (taken != accepted || (r != 0) != (accepted < n)) __builtin_trap();
     if (tschunk_encoder_finish(&bulk) != chunk || memcmp(again, buf, chunk) != 0) __builtin_trap();
+    /* tschunk_append_inline: the same samples taken, the same bytes. */
+    tschunk_encoder inlined;
+    if (tschunk_encoder_init(&inlined, again, cap, &opts) != 0) __builtin_trap();
+    size_t kept = 0;
+    while (kept < n && !tschunk_is_error(tschunk_append_inline(&inlined, ts[kept], values[kept]))) kept++;
+    if (kept != accepted || tschunk_encoder_finish(&inlined) != chunk || memcmp(again, buf, chunk) != 0)
+        __builtin_trap();
     size_t got = tschunk_decode(buf, chunk, out_ts, out_v, MAX_SAMPLES);
     if (got != accepted) __builtin_trap();
     if (memcmp(out_ts, ts, got * 8) != 0 || memcmp(out_v, bits, got * 8) != 0) __builtin_trap();

@@ -13,17 +13,25 @@ PROM = {'const-regular': (9.7, 5.1), 'const-jitter': (13.2, 11.4), 'counter': (5
 CODECS = ['tsc2', 'tschunk', 'prom-xor']  # codec 2, codec 1 (Gorilla), this library's Prometheus XOR
 
 
+# The `make bench` columns read, by their header's names (columns were added over releases).
+COLUMNS = {'push': 'push ns', 'iter': 'iter ns/sample', 'batch': 'batch ns/sample', 'bytes': 'bytes/sample'}
+
+
 def read(paths, chunk):
     cells = {}
     for path in paths:
+        at = None
         for line in open(path):
             c = [x.strip() for x in line.strip().strip('|').split('|')]
-            if len(c) < 11 or c[2] != chunk or c[0] not in ROWS:
+            if c and c[0] == 'workload':
+                at = {k: c.index(name) for k, name in COLUMNS.items() if name in c}
                 continue
-            for k, col in (('push', 4), ('iter', 5), ('batch', 6), ('bytes', 10)):
+            if at is None or len(c) < 4 or c[2] != chunk or c[0] not in ROWS:
+                continue
+            for k, col in at.items():
                 try:
                     cells.setdefault((c[0], c[1], k), []).append(float(c[col]))
-                except ValueError:
+                except (ValueError, IndexError):
                     pass
     return cells
 

@@ -33,4 +33,28 @@ readelf -d "$stage$prefix/lib/libtschunk.so.$version" | grep -q 'SONAME.*libtsch
   || { echo "check-install: soname missing" >&2; exit 1; }
 cc -static -std=c99 $(pkg-config --cflags libtschunk) "$stage/consumer.c" \
    "$stage$prefix/lib/libtschunk.a" -lm -o "$stage/consumer-static" && "$stage/consumer-static" >/dev/null
-echo "check-install: ok (pkg-config, shared with soname libtschunk.so.0, static)"
+# The static-linking-only inline append: the same chunk as tschunk_append, from a -Wpedantic C99 consumer
+# linked with the installed libtschunk.a; and the header under -Wpedantic C++ where there is a C++ compiler.
+cat > "$stage/inline.c" <<'C'
+#define TSCHUNK_STATIC_LINKING_ONLY
+#include <string.h>
+#include <tschunk.h>
+int main(void) {
+    unsigned char a[TSCHUNK_BOUND(300)], b[TSCHUNK_BOUND(300)];
+    tschunk_encoder ea, eb;
+    if (tschunk_encoder_init(&ea, a, sizeof a, NULL) || tschunk_encoder_init(&eb, b, sizeof b, NULL)) return 1;
+    for (int i = 0; i < 300; i++) {
+        double v = (i % 17) * 0.25;
+        if (tschunk_append_inline(&ea, 1000 * (int64_t)i, v) || tschunk_append(&eb, 1000 * (int64_t)i, v)) return 1;
+    }
+    size_t na = tschunk_encoder_finish(&ea), nb = tschunk_encoder_finish(&eb);
+    return na != nb || tschunk_is_error(na) || memcmp(a, b, na) != 0;
+}
+C
+cc -static -std=c99 -Wall -Wextra -Wpedantic -Wconversion -Werror $(pkg-config --cflags libtschunk) "$stage/inline.c" \
+   "$stage$prefix/lib/libtschunk.a" -lm -o "$stage/inline" && "$stage/inline"
+if command -v c++ >/dev/null 2>&1; then
+  printf '#define TSCHUNK_STATIC_LINKING_ONLY\n#include <tschunk.h>\nint main() { return 0; }\n' > "$stage/header.cc"
+  c++ -std=c++11 -Wall -Wextra -Wpedantic -Werror $(pkg-config --cflags libtschunk) -fsyntax-only "$stage/header.cc"
+fi
+echo "check-install: ok (pkg-config, shared with soname libtschunk.so.0, static, the inline append)"

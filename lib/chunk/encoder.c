@@ -10,6 +10,7 @@
  * Every append first works out exactly how many bits the sample costs, checks
  * every limit, and only then writes: a refused sample changes nothing.
  */
+#define TSCHUNK_STATIC_LINKING_ONLY /* tschunk_append_bits_layout1 */
 #include "format.h"
 #include "../codec/xor.h"
 #include "../codec2/format.h"
@@ -349,6 +350,13 @@ TSC_INLINE size_t append_one(tschunk_encoder *restrict enc, int64_t ts, uint64_t
 size_t tschunk_append_bits(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
     return append_one(enc, ts, bits);
+}
+
+/* tschunk_append_inline's slow path: its name says which encoder fields that inline code relies on. */
+_Static_assert(TSCHUNK_ENCODER_LAYOUT == 1, "a new encoder layout renames tschunk_append_bits_layout1");
+size_t tschunk_append_bits_layout1(tschunk_encoder *enc, int64_t ts, uint64_t value_bits)
+{
+    return append_one(enc, ts, value_bits);
 }
 
 /*

@@ -1,0 +1,145 @@
+/* tschunk_append_inline (TSCHUNK_STATIC_LINKING_ONLY): the same results and bytes as tschunk_append. */
+#define TSCHUNK_STATIC_LINKING_ONLY
+#include <inttypes.h>
+
+#include "test_util.h"
+
+/* A series with what the fast path must hand to the library: equal timestamps, time going back, NaNs. */
+static void awkward_series(wl_series *s, size_t n, uint64_t seed)
+{
+    wl_alloc(s, n, "inline-awkward");
+    uint64_t rng = seed;
+    int64_t t = 1700000000000;
+    for (size_t i = 0; i < n; i++) {
+        unsigned pick = (unsigned)(wl_rng(&rng) % 64);
+        t += pick == 0 ? -5000 : pick == 1 ? 0 : 15000 + (int64_t)(wl_rng(&rng) % 11) - 5;
+        s->ts[i] = t;
+        double v = (double)(int64_t)(wl_rng(&rng) % 100000) / 100.0;
+        s->bits[i] = pick == 2 ? 0x7ff8000000000001 : pick == 3 ? wl_rng(&rng) : wl_bits(v);
+    }
+}
+
+typedef struct {
+    uint32_t codec, max_samples, max_bytes;
+    size_t capacity; /* 0: TSCHUNK_BOUND(chunk) */
+    int summary;
+} inline_case;
+
+/* The two encoders hold the same state but for where their buffers and summaries are. */
+static void same_state(const tschunk_encoder *ea, const tschunk_encoder *eb, size_t i)
+{
+    tschunk_encoder moved = *eb;
+    moved.dst = ea->dst;
+    moved.ts_out.base = ea->ts_out.base;
+    moved.val_out.base = ea->val_out.base;
+    moved.summary = ea->summary;
+    cr_assert(memcmp(&moved, ea, sizeof moved) == 0, "the encoders differ after sample %zu", i);
+}
+
+/*
+ * Two encoders side by side, one appended through tschunk_append_inline and one through tschunk_append:
+ * every result the same, and at every refusal (the chunk full, the buffer full) and at the end the two
+ * finished chunks byte for byte the same, as their snapshots are along the way.
+ */
+static void compare_appends(const wl_series *s, inline_case c)
+{
+    enum { CHUNK = 1000 };
+    size_t capacity = c.capacity ? c.capacity : TSCHUNK_BOUND(CHUNK);
+    unsigned char *a = malloc(capacity), *b = malloc(capacity), *snap_a = malloc(capacity), *snap_b = malloc(capacity);
+    cr_assert(a && b && snap_a && snap_b);
+    tschunk_sketch *sketch_a = NULL, *sketch_b = NULL;
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 2048, 0, {0, 0, 0}};
+    tschunk_encoder ea, eb;
+    tschunk_encoder_options opts = {c.codec, c.max_samples ? c.max_samples : CHUNK, c.max_bytes, 0};
+    cr_assert_eq(tschunk_encoder_init(&ea, a, capacity, &opts), 0);
+    cr_assert_eq(tschunk_encoder_init(&eb, b, capacity, &opts), 0);
+    if (c.summary) {
+        cr_assert_eq(tschunk_sketch_create(&sketch_a, &so), 0);
+        cr_assert_eq(tschunk_sketch_create(&sketch_b, &so), 0);
+        cr_assert_eq(tschunk_encoder_set_summary(&ea, sketch_a), 0);
+        cr_assert_eq(tschunk_encoder_set_summary(&eb, sketch_b), 0);
+    }
+    size_t chunks = 0, refused = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        double v;
+        memcpy(&v, &s->bits[i], sizeof v);
+        size_t ra = tschunk_append_inline(&ea, s->ts[i], v), rb = tschunk_append(&eb, s->ts[i], v);
+        cr_assert_eq(ra, rb, "sample %zu: inline %s, function %s", i, tschunk_error_name(ra), tschunk_error_name(rb));
+        cr_assert_eq(tschunk_encoder_count(&ea), tschunk_encoder_count(&eb), "sample %zu", i);
+        same_state(&ea, &eb, i);
+        if (i % 97 == 0) {
+            size_t sa = tschunk_encoder_snapshot(&ea, snap_a, capacity), sb = tschunk_encoder_snapshot(&eb, snap_b, capacity);
+            cr_assert_eq(sa, sb, "snapshot at %zu", i);
+            cr_assert(tschunk_is_error(sa) || memcmp(snap_a, snap_b, sa) == 0, "snapshot bytes at %zu", i);
+        }
+        if (!tschunk_is_error(ra)) continue;
+        refused++;
+        tschunk_error_code code = tschunk_get_error_code(ra);
+        if (code == TSCHUNK_ERROR_OUT_OF_ORDER) continue;
+        cr_assert(code == TSCHUNK_ERROR_CHUNK_FULL || code == TSCHUNK_ERROR_DST_TOO_SMALL, "%s", tschunk_error_name(ra));
+        size_t fa = tschunk_encoder_finish(&ea), fb = tschunk_encoder_finish(&eb);
+        cr_assert_eq(fa, fb);
+        cr_assert(!tschunk_is_error(fa) && memcmp(a, b, fa) == 0, "chunk %zu differs", chunks);
+        chunks++;
+        cr_assert_eq(tschunk_encoder_restart(&ea, a, capacity), 0);
+        cr_assert_eq(tschunk_encoder_restart(&eb, b, capacity), 0);
+        i--; /* the refused sample opens the next chunk */
+    }
+    size_t fa = tschunk_encoder_finish(&ea), fb = tschunk_encoder_finish(&eb);
+    cr_assert_eq(fa, fb);
+    cr_assert(!tschunk_is_error(fa) && memcmp(a, b, fa) == 0, "the last chunk differs");
+    cr_assert_gt(refused, 0, "the case refused nothing: it tests less than it says");
+    if (c.summary) {
+        tschunk_sketch_stats sa, sb;
+        tschunk_sketch_get_stats(sketch_a, &sa);
+        tschunk_sketch_get_stats(sketch_b, &sb);
+        cr_assert(sa.count == sb.count && sa.count > 0, "summaries hold %g and %g values", sa.count, sb.count);
+        tschunk_sketch_free(sketch_a);
+        tschunk_sketch_free(sketch_b);
+    }
+    free(a);
+    free(b);
+    free(snap_a);
+    free(snap_b);
+}
+
+Test(inline_append, same_results_and_bytes_as_tschunk_append)
+{
+    wl_series s;
+    awkward_series(&s, 20000, 5);
+    const inline_case cases[] = {
+        {0, 0, 0, 0, 0},                                     /* codec 2, 1,000-sample chunks */
+        {TSCHUNK_CODEC_TSC2, 300, 0, 0, 1},                  /* max_samples inside a group, a summary */
+        {TSCHUNK_CODEC_TSC2, 0, 700, 0, 0},                  /* max_bytes: every append checked */
+        {TSCHUNK_CODEC_TSC2, 0, 0, TSCHUNK_BOUND(200), 0},   /* the buffer fills first */
+        {TSCHUNK_CODEC_GORILLA, 0, 0, 0, 1},                 /* codec 1: always the library */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) compare_appends(&s, cases[k]);
+    wl_free(&s);
+}
+
+/* A refused inline append changes nothing, neither the encoder nor its buffer; a finished encoder refuses. */
+Test(inline_append, refused_appends_change_nothing)
+{
+    enum { N = 500 };
+    size_t capacity = TSCHUNK_BOUND(N);
+    unsigned char *buf = malloc(capacity), *copy = malloc(capacity);
+    cr_assert(buf && copy);
+    memset(buf, 0xA5, capacity);
+    tschunk_encoder enc;
+    cr_assert_eq(tschunk_encoder_init(&enc, buf, capacity, NULL), 0);
+    for (int64_t i = 0; i < N / 2; i++) {
+        cr_assert_eq(tschunk_append_inline(&enc, 1000 * i, (double)i / 4), 0);
+        tschunk_encoder before = enc;
+        memcpy(copy, buf, capacity);
+        size_t r = tschunk_append_inline(&enc, 1000 * i - 1, 1.0);
+        cr_assert_eq(tschunk_get_error_code(r), TSCHUNK_ERROR_OUT_OF_ORDER, "at %" PRId64, i);
+        cr_assert(memcmp(&before, &enc, sizeof enc) == 0, "the encoder changed at %" PRId64, i);
+        cr_assert(memcmp(copy, buf, capacity) == 0, "the buffer changed at %" PRId64, i);
+    }
+    size_t size = tschunk_encoder_finish(&enc);
+    cr_assert(!tschunk_is_error(size));
+    cr_assert_eq(tschunk_get_error_code(tschunk_append_inline(&enc, 1000 * N, 1.0)), TSCHUNK_ERROR_STAGE);
+    free(buf);
+    free(copy);
+}
