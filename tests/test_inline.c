@@ -68,7 +68,8 @@ static void compare_appends(const wl_series *s, inline_case c)
         cr_assert_eq(tschunk_encoder_count(&ea), tschunk_encoder_count(&eb), "sample %zu", i);
         same_state(&ea, &eb, i);
         if (i % 97 == 0) {
-            size_t sa = tschunk_encoder_snapshot(&ea, snap_a, capacity), sb = tschunk_encoder_snapshot(&eb, snap_b, capacity);
+            size_t sa = tschunk_encoder_snapshot(&ea, snap_a, capacity);
+            size_t sb = tschunk_encoder_snapshot(&eb, snap_b, capacity);
             cr_assert_eq(sa, sb, "snapshot at %zu", i);
             cr_assert(tschunk_is_error(sa) || memcmp(snap_a, snap_b, sa) == 0, "snapshot bytes at %zu", i);
         }
@@ -76,7 +77,8 @@ static void compare_appends(const wl_series *s, inline_case c)
         refused++;
         tschunk_error_code code = tschunk_get_error_code(ra);
         if (code == TSCHUNK_ERROR_OUT_OF_ORDER) continue;
-        cr_assert(code == TSCHUNK_ERROR_CHUNK_FULL || code == TSCHUNK_ERROR_DST_TOO_SMALL, "%s", tschunk_error_name(ra));
+        cr_assert(code == TSCHUNK_ERROR_CHUNK_FULL || code == TSCHUNK_ERROR_DST_TOO_SMALL, "%s",
+                  tschunk_error_name(ra));
         size_t fa = tschunk_encoder_finish(&ea), fb = tschunk_encoder_finish(&eb);
         cr_assert_eq(fa, fb);
         cr_assert(!tschunk_is_error(fa) && memcmp(a, b, fa) == 0, "chunk %zu differs", chunks);
