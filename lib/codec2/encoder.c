@@ -997,9 +997,11 @@ static size_t reuse_form(uint8_t *out, const uint64_t *bits, size_t n, uint64_t 
     masked_plan m;
     d.bytes = m.plan.bytes = SIZE_MAX;
     int reused_decimal = c->value_form == FORM_DECIMAL;
-    tsc_codec2_decimal decimal_reading = reused_decimal ? hint : choose_exponent(bits, n, hint);
-    if (reused_decimal || !masked_may_pay)
+    tsc_codec2_decimal decimal_reading = hint;
+    if (reused_decimal || !masked_may_pay) {
+        if (!reused_decimal) decimal_reading = choose_exponent(bits, n, hint);
         plan_decimal(&d, bits, n, decimal_reading, reused_decimal && !masked_may_pay ? patch : TSC2_PACK_BOTH);
+    }
     if (masked_may_pay)
         plan_masked(&m, bits, n, prev_bits, hint, reused_decimal ? (tsc_codec2_decimal){0, 0, 0} : hint,
                     reused_decimal ? TSC2_PACK_BOTH : patch);
