@@ -1918,3 +1918,35 @@ Test(codec2, patched_decimal_blocks_decode_as_specified)
         cr_assert_eq(tschunk_get_error_code(r), bad[c].error, "case %zu: %s", c, tschunk_error_name(r));
     }
 }
+
+/*
+ * Reused groups trade DECIMAL and MASKED as their repeats come and go (0.25.0: both planned in the reused
+ * reading, no search): in one chunk, groups of 2-digit decimals without repeats alternate with groups where
+ * every other value repeats the one before; after the first group's search, every group is written in the
+ * form that suits it, and the chunk decodes exactly.
+ */
+Test(codec2, reused_groups_trade_decimal_and_masked_as_repeats_come_and_go)
+{
+    wl_series s;
+    wl_alloc(&s, 8 * TSC2_GROUP, "repeats-come-and-go");
+    uint64_t rng = 41;
+    for (size_t i = 0; i < s.n; i++) {
+        s.ts[i] = (int64_t)i * 15000;
+        int repeats = (i / TSC2_GROUP) % 2 == 1 && i % 2 == 1;
+        s.bits[i] = repeats ? s.bits[i - 1] : wl_bits((double)(int64_t)(wl_rng(&rng) % 200000 - 100000) / 100);
+    }
+    unsigned char *chunk;
+    tsc_chunk_header h;
+    tsc_codec2_group g;
+    size_t size = encode_and_parse_first_group(&s, &chunk, &h, &g);
+    size_t at = h.ts_offset;
+    for (size_t group = 0; group < 8; group++) {
+        cr_assert_eq(tsc_codec2_parse_group(chunk + at, size - at, TSC2_GROUP, h.info.flags, &g), 0);
+        unsigned want = group % 2 ? TSC2_MASKED : TSC2_DECIMAL;
+        cr_assert_eq(g.mode & 3, want, "group %zu: mode %#x", group, g.mode);
+        at += g.size;
+    }
+    cr_assert_eq(at, size);
+    free(chunk);
+    wl_free(&s);
+}
