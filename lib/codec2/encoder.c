@@ -988,7 +988,7 @@ static size_t reuse_form(uint8_t *out, const uint64_t *bits, size_t n, uint64_t 
      * predecessor's packing (PACK_BOTH beside the other), the other form in a reading chosen from a sample
      * (hint first). Until 0.25.0 a group whose repeats crossed that line searched every form, and when the
      * two came within a quarter the next group searched again: ETTh1's hourly values cross it often, and 37%
-     * of their groups searched (now 14%, about the every-8th searches: -4.1% of its append's instructions;
+     * of their groups searched (now 14%, about the every-8th searches: -4.2% of its append's instructions;
      * five value-only files take 0.1-0.5% more bits, the mean over the datasets none).
      */
     size_t repeats = tsc_codec2_repeats(bits, n, prev_bits);
