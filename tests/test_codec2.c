@@ -1950,3 +1950,32 @@ Test(codec2, reused_groups_trade_decimal_and_masked_as_repeats_come_and_go)
     free(chunk);
     wl_free(&s);
 }
+
+/*
+ * A reused group whose reading leaves more than one value in 16 raw is searched again, though its plan would
+ * still be under 4 bytes a value: here the second group's 2-digit reading leaves 10 of its 3-digit values raw
+ * (9 bytes each), and the search reads them all with 3 digits. The chunk costs no more than the two groups
+ * encoded apart (each searched), plus a few bytes.
+ */
+Test(codec2, a_reused_reading_that_leaves_many_raw_values_is_searched_again)
+{
+    wl_series s;
+    wl_alloc(&s, 2 * TSC2_GROUP, "raw-share");
+    uint64_t rng = 43;
+    for (size_t i = 0; i < s.n; i++) {
+        s.ts[i] = (int64_t)i * 1000;
+        int64_t k = (int64_t)(wl_rng(&rng) % 100000);
+        int three_digits = i >= TSC2_GROUP && i % 12 == 0; /* 10 or 11 of the second group */
+        s.bits[i] = wl_bits(three_digits ? (double)(10 * k + 7) / 1000 : (double)k / 100);
+    }
+    unsigned char *chunk;
+    size_t whole = encode_range_codec(&s, 0, s.n, TSC2, &chunk);
+    check_chunk(chunk, whole, &s, 0, s.n);
+    free(chunk);
+    size_t first = encode_range_codec(&s, 0, TSC2_GROUP, TSC2, &chunk);
+    free(chunk);
+    size_t second = encode_range_codec(&s, TSC2_GROUP, TSC2_GROUP, TSC2, &chunk);
+    free(chunk);
+    cr_assert_leq(whole, first + second + 16, "%zu against %zu + %zu", whole, first, second);
+    wl_free(&s);
+}

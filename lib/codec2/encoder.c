@@ -436,7 +436,7 @@ typedef struct {
     int64_t k[TSC2_GROUP];
     uint8_t exception_at[TSC2_GROUP]; /* position | TSC2_EXCEPTION_RAW */
     int64_t correction[TSC2_GROUP];   /* NEAR: bits - decoded bits */
-    size_t exceptions;
+    size_t exceptions, raw; /* raw: the FAR ones, stored as 8 raw bytes */
     unsigned mode;
     uint64_t base, min_step;
     field_plan packing; /* the fields' width, PATCHED or not (0.20.0) */
@@ -509,7 +509,7 @@ static void plan_decimal(decimal_plan *d, const uint64_t *bits, size_t n, tsc_co
 {
     d->bytes = SIZE_MAX;
     if (!c.usable) return;
-    d->exceptions = 0;
+    d->exceptions = d->raw = 0;
     size_t first_ok = SIZE_MAX, exception_bytes = 0;
     int64_t diffs[TSC2_GROUP];
     tsc_codec2_read_block(bits, n, c.exponent, c.as_float, d->k, diffs);
@@ -519,9 +519,10 @@ static void plan_decimal(decimal_plan *d, const uint64_t *bits, size_t n, tsc_co
     else d->exceptions = tsc_codec2_exceptions(diffs, n, d->correction, d->exception_at, &exception_bytes, &first_ok);
     if (first_ok == SIZE_MAX) return;
     for (size_t x = 0; x < d->exceptions; x++) {
+        if (!(d->exception_at[x] & TSC2_EXCEPTION_RAW)) continue; /* NEAR: its own k */
         size_t i = d->exception_at[x] & ~TSC2_EXCEPTION_RAW;
-        if (!(diffs[i] > -TSC2_NEAR_ULPS && diffs[i] < TSC2_NEAR_ULPS)) /* FAR */
-            d->k[i] = i < first_ok ? d->k[first_ok] : d->k[i - 1];
+        d->k[i] = i < first_ok ? d->k[first_ok] : d->k[i - 1];
+        d->raw++;
     }
     int64_t kmin, kmax, smin = 0, smax = 0, steps[TSC2_GROUP];
     tsc_codec2_range_i64(d->k, n, &kmin, &kmax);
@@ -918,10 +919,7 @@ enum {
  */
 static int clean_plan(const decimal_plan *d, size_t n)
 {
-    if (d->bytes == SIZE_MAX) return 0;
-    size_t raw = 0;
-    for (size_t x = 0; x < d->exceptions; x++) raw += (d->exception_at[x] & TSC2_EXCEPTION_RAW) != 0;
-    if (raw * 16 > n) return 0;
+    if (d->bytes == SIZE_MAX || d->raw * 16 > n) return 0;
     /* Many small corrections are float32 data printed to 16 digits: still a steady win. */
     return d->exceptions * 16 <= n || d->bytes <= 4 * n;
 }
