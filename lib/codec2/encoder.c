@@ -436,8 +436,8 @@ typedef struct {
     int64_t k[TSC2_GROUP];
     uint8_t exception_at[TSC2_GROUP]; /* position | TSC2_EXCEPTION_RAW */
     int64_t correction[TSC2_GROUP];   /* NEAR: bits - decoded bits */
-    size_t exceptions, raw; /* raw: the FAR ones, stored as 8 raw bytes */
-    unsigned mode;
+    size_t exceptions;
+    unsigned mode, raw; /* raw: the FAR exceptions, stored as 8 raw bytes */
     uint64_t base, min_step;
     field_plan packing; /* the fields' width, PATCHED or not (0.20.0) */
     size_t bytes; /* the whole value block, mode byte included; SIZE_MAX when not a decimal group */
