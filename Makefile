@@ -23,10 +23,10 @@ WERROR ?=
 BASE_CFLAGS := -std=c11 $(WARN) $(WERROR) -Iinclude -MMD -MP
 # gcc on x86-64 clears or copies a known 100-1,000 bytes (a group's parse state, an iterator, an encoder's
 # learned state) with `rep stos` / `rep movs`, whose start-up costs dozens of cycles on AMD cores: about
-# 40 ns of each codec-2 group's parse (README, "Clearing without rep stos, the append's entry, and MASKED
-# groups (0.22.0)"). Up to 512 bytes they are inline vector stores instead; above, the C library's call,
-# whose wide copies beat a 16-byte loop there. Compilers without the flags (clang, other targets) keep
-# their own choice.
+# 40 ns of each codec-2 group's parse (bench/MEASUREMENTS.md, "Clearing without rep stos, the append's
+# entry, and MASKED groups (0.22.0)"). Up to 512 bytes they are inline vector stores instead; above, the
+# C library's call, whose wide copies beat a 16-byte loop there. Compilers without the flags (clang, other
+# targets) keep their own choice.
 STRINGOP := vector_loop:512:noalign,libcall:-1:noalign
 STRINGOP_FLAGS := $(shell $(CC) -Werror -mmemset-strategy=$(STRINGOP) -mmemcpy-strategy=$(STRINGOP) \
                     -x c -c /dev/null -o /dev/null 2>/dev/null && echo -mmemset-strategy=$(STRINGOP) -mmemcpy-strategy=$(STRINGOP))
@@ -171,7 +171,7 @@ bench: $(BENCH_BIN) $(SKETCH_BENCH_BIN) $(SEGMENT_BENCH_BIN) $(BUILD)/bench/code
 	$(SKETCH_BENCH_BIN) $(BENCH_ARGS)
 	$(SEGMENT_BENCH_BIN) $(BENCH_ARGS)
 
-# Same-process A/B of two builds' shared libraries (README "Wall time"):
+# Same-process A/B of two builds' shared libraries (bench/MEASUREMENTS.md, "Wall time, ns per sample (0.4.0)"):
 #   make bench-ab AB_A=old/libtschunk.so AB_B=$(BUILD)/libtschunk.so [AB_DATA="../shared/datasets/*/*.gz"] [AB_SKETCH=1 | AB_PROM=1]
 #   [AB_MANY=1: B appends through tschunk_append_many; AB_A=$(BUILD)/libtschunk.so too compares one by one with bulk]
 $(BUILD)/bench/ab_libs: bench/ab_libs.c bench/workloads.h bench/timing.h bench/dl_load.h include/tschunk.h

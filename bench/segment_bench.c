@@ -1,5 +1,5 @@
 /*
- * Segment figures (README "Segment figures"): a segment of 10,000 series, one
+ * Segment figures (README "Sketch, summary and segment figures"): a segment of 10,000 series, one
  * 120-sample chunk each, the five synthetic workloads in turn. Write and
  * full-scan throughput, open and one-series lookup time, and the bytes the
  * container adds to the chunks it holds.

@@ -994,7 +994,8 @@ TSCHUNK_API size_t tschunk_append_bits_layout1(tschunk_encoder *enc, int64_t ts,
  * As tschunk_append, same bytes, same errors, transactional; codec 2's
  * common case (the sample joins the open group raw, in order, within every
  * limit and not the one that fills the group) inlined: no call, about half a
- * nanosecond a sample on the timestamped files (README, "An inline append").
+ * nanosecond a sample on the timestamped files (README "Targets: where each
+ * stands"; bench/MEASUREMENTS.md, "An inline append").
  * Everything else (codec 1, the first samples, a full group, limits, errors)
  * is the library's tschunk_append_bits_layout1.
  */
