@@ -1019,6 +1019,56 @@ static size_t reuse_form(uint8_t *out, const uint64_t *bits, size_t n, uint64_t 
     return write_decimal(out, &d, bits, n, NULL, 0, c);
 }
 
+/* XOR's stream for a search: written (and kept for writing) or only sized. */
+typedef struct {
+    size_t bytes;
+    int written;
+    uint8_t stream[(TSC2_GROUP * TSC_XOR_WORST_BITS + 7) / 8 + 8];
+} xor_sizing;
+
+/*
+ * XOR's size in a search, or SIZE_MAX where it cannot win. It is sized only when it may: always under
+ * max_bytes (`exhaustive`: the bound needs it), else when the decimal forms cost more than a rough XOR cost
+ * (1 bit a repeat, XOR_CHANGE_BITS a change), and not when even its lower bound is a quarter above them:
+ * then it can neither win nor be the close runner-up, so every choice is the same as with its exact size.
+ * When XOR won the group before (`won_before`) it likely wins again: its stream is written, not only sized.
+ */
+static size_t size_xor(xor_sizing *x, const uint64_t *bits, size_t n, uint64_t prev_bits, int exhaustive,
+                       size_t best_decimal, size_t repeats, int won_before)
+{
+    int may_win = exhaustive || best_decimal == SIZE_MAX;
+    if (!may_win) may_win = best_decimal * 8 > repeats + XOR_CHANGE_BITS * (n - repeats);
+    if (may_win && !exhaustive && best_decimal != SIZE_MAX && !won_before) {
+        size_t lower = xor_stream_lower_bound(bits, n, prev_bits);
+        may_win = (1 + tsc_uvarint_len(lower) + lower) / 5 < best_decimal / 4;
+    }
+    if (!may_win) return SIZE_MAX;
+    x->written = won_before;
+    x->bytes = won_before ? xor_stream(x->stream, sizeof x->stream, bits, n, prev_bits)
+                          : xor_stream_size(bits, n, prev_bits);
+    return 1 + tsc_uvarint_len(x->bytes) + x->bytes;
+}
+
+/*
+ * The smallest of the sized forms (ties to the earlier one in FORM order), and what the next group reuses:
+ * DECIMAL and MASKED only when they won by a quarter over every other form sized (SPLIT wins narrowly, but
+ * steadily); a close XOR runner-up is sized again beside the reused form (the challenger), instead of a
+ * search.
+ */
+static int choose_form(const size_t size[FORMS], tsc_codec2_choice *c)
+{
+    int form = 0;
+    for (int f = 1; f < FORMS; f++) form = size[f] < size[form] ? f : form;
+    size_t runner_up = SIZE_MAX;
+    for (int f = 0; f < FORMS; f++) runner_up = f != form && size[f] < runner_up ? size[f] : runner_up;
+    int reusable = form == FORM_DECIMAL || form == FORM_MASKED;
+    int clear = !reusable || runner_up == SIZE_MAX || runner_up / 5 >= size[form] / 4;
+    int xor_close = !clear && size[FORM_XOR] == runner_up;
+    c->value_form = clear || xor_close ? (unsigned)form : TSC2_FORMS;
+    c->challenger = xor_close ? FORM_XOR : TSC2_FORMS;
+    return form;
+}
+
 /* The smallest of the forms (after REUSE, when it applies); ties go to the earlier one in FORM order. */
 static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits, int effort,
                            tsc_codec2_choice *c, tsc_codec2_decimal *used)
@@ -1069,30 +1119,12 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
         plan_masked(&masked, bits, n, prev_bits, hint, (tsc_codec2_decimal){0, 0, 0}, TSC2_PACK_BOTH);
     size[FORM_MASKED] = masked.plan.bytes == SIZE_MAX ? SIZE_MAX : masked.plan.bytes + masked.mask_bytes;
     size_t best_decimal = size[FORM_DECIMAL] < size[FORM_MASKED] ? size[FORM_DECIMAL] : size[FORM_MASKED];
-    /*
-     * XOR is sized only when it may win: always under max_bytes (the bound
-     * needs it), else when the decimal forms cost more than a rough XOR cost
-     * (1 bit a repeat, XOR_CHANGE_BITS a change). SPLIT only when nothing reaches 7 bytes a value.
-     */
-    uint8_t stream[(TSC2_GROUP * TSC_XOR_WORST_BITS + 7) / 8 + 8];
-    size_t stream_bytes = 0;
-    int stream_written = 0;
-    size[FORM_XOR] = SIZE_MAX;
-    int xor_may_win = exhaustive || best_decimal == SIZE_MAX;
-    if (!xor_may_win) xor_may_win = best_decimal * 8 > repeats + XOR_CHANGE_BITS * (n - repeats);
-    /* Nor when even its lower bound is a quarter above the decimal forms: then it can neither win nor be
-     * the close runner-up, so every choice below is the same as with its exact size. */
-    if (xor_may_win && !exhaustive && best_decimal != SIZE_MAX && prev_form != FORM_XOR) {
-        size_t lower = xor_stream_lower_bound(bits, n, prev_bits);
-        xor_may_win = (1 + tsc_uvarint_len(lower) + lower) / 5 < best_decimal / 4;
-    }
-    if (xor_may_win && !one_value) {
-        /* Written when XOR won the group before (it likely wins again), else only sized. */
-        stream_written = prev_form == FORM_XOR;
-        stream_bytes = stream_written ? xor_stream(stream, sizeof stream, bits, n, prev_bits)
-                                      : xor_stream_size(bits, n, prev_bits);
-        size[FORM_XOR] = 1 + tsc_uvarint_len(stream_bytes) + stream_bytes;
-    }
+    xor_sizing xor_form; /* its stream (1 KB) is not cleared: only what size_xor writes is read */
+    xor_form.bytes = 0, xor_form.written = 0;
+    size[FORM_XOR] = one_value ? SIZE_MAX
+                               : size_xor(&xor_form, bits, n, prev_bits, exhaustive, best_decimal, repeats,
+                                          prev_form == FORM_XOR);
+    /* SPLIT only when nothing reaches 7 bytes a value. */
     split_plan split = {0, 0, {0}, SIZE_MAX};
     size[FORM_SPLIT] = SIZE_MAX;
     size_t so_far = best_decimal < size[FORM_XOR] ? best_decimal : size[FORM_XOR];
@@ -1100,18 +1132,7 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
         plan_split(&split, bits, n, TSC2_SPLIT_MAX_LEFT, 4);
         size[FORM_SPLIT] = split.bytes;
     }
-    int form = 0;
-    for (int f = 1; f < FORMS; f++) form = size[f] < size[form] ? f : form;
-    /* DECIMAL and MASKED are reported (so reused next time) only when they won by a quarter over every other form sized. */
-    size_t runner_up = SIZE_MAX;
-    for (int f = 0; f < FORMS; f++) runner_up = f != form && size[f] < runner_up ? size[f] : runner_up;
-    int reusable = form == FORM_DECIMAL || form == FORM_MASKED; /* SPLIT wins narrowly, but steadily */
-    int clear = !reusable || runner_up == SIZE_MAX || runner_up / 5 >= size[form] / 4;
-    /* A close XOR runner-up is sized again beside the reused form (the challenger), instead of a search. */
-    int xor_close = !clear && size[FORM_XOR] == runner_up;
-    c->value_form = clear || xor_close ? (unsigned)form : TSC2_FORMS;
-    c->challenger = xor_close ? FORM_XOR : TSC2_FORMS;
-    switch (form) {
+    switch (choose_form(size, c)) {
     case FORM_CONST:
         out[0] = TSC2_CONST;
         tsc_store64_le(out + 1, bits[0]);
@@ -1122,7 +1143,8 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
     case FORM_DECIMAL:
         *used = pick ? hint : sampled;
         return write_decimal(out, d, bits, n, NULL, 0, c);
-    case FORM_XOR: return stream_written ? write_xor(out, stream, stream_bytes) : write_xor_of(out, bits, n, prev_bits);
+    case FORM_XOR:
+        return xor_form.written ? write_xor(out, xor_form.stream, xor_form.bytes) : write_xor_of(out, bits, n, prev_bits);
     case FORM_SPLIT:
         c->split_left = split.left_bits;
         keep_split_dict(c, &split);
