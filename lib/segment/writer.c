@@ -433,19 +433,17 @@ size_t tsc_seg_encode_footer(const tsc_seg_footer *f, uint8_t out[TSC_SEG_FOOTER
     return TSC_SEG_FOOTER_SIZE;
 }
 
-size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
+/* The chunk records' index entries and their hashes, sorted by (series ordinal, time). @return 0, or -1 (memory). */
+static int sorted_entries(tschunk_segment_writer *w, tsc_seg_entry **entries, uint64_t **hashes)
 {
-    if (!w) return TSC_ERROR(BAD_PARAMETER);
-    qsort(w->series, w->nseries, sizeof *w->series, by_id);
     sorted_entry *sorted = wr_alloc(w, (w->nchunks + 1) * sizeof *sorted);
-    tsc_seg_entry *entries = wr_alloc(w, (w->nchunks + 1) * sizeof *entries);
-    uint64_t *hashes = wr_alloc(w, (w->nchunks + 1) * sizeof *hashes);
-    if (!sorted || !entries || !hashes) {
+    *entries = wr_alloc(w, (w->nchunks + 1) * sizeof **entries);
+    *hashes = wr_alloc(w, (w->nchunks + 1) * sizeof **hashes);
+    if (!sorted || !*entries || !*hashes) {
         wr_free(w, sorted);
-        wr_free(w, entries);
-        wr_free(w, hashes);
-        tschunk_segment_writer_abort(w);
-        return TSC_ERROR(ALLOCATION);
+        wr_free(w, *entries);
+        wr_free(w, *hashes);
+        return -1;
     }
     for (size_t i = 0; i < w->nchunks; i++) {
         const chunk_entry *c = &w->chunks[i];
@@ -454,10 +452,44 @@ size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
         sorted[i].hash = c->hash;
     }
     qsort(sorted, w->nchunks, sizeof *sorted, by_series_time);
-    for (size_t i = 0; i < w->nchunks; i++) entries[i] = sorted[i].e, hashes[i] = sorted[i].hash;
+    for (size_t i = 0; i < w->nchunks; i++) (*entries)[i] = sorted[i].e, (*hashes)[i] = sorted[i].hash;
     wr_free(w, sorted);
+    return 0;
+}
+
+/* The footer's section offsets: the sections follow the chunk records (which end at w->pos) in file order. */
+static tsc_seg_footer footer_of(const tschunk_segment_writer *w, const metadata *m, size_t blocks_len,
+                                size_t bitmap_len)
+{
     tsc_seg_footer f = {0};
-    for (size_t i = 0; i < w->nchunks; i++) f.samples += entries[i].count;
+    f.version = TSC_SEG_VERSION;
+    f.series_off = w->pos;
+    f.series_len = m->series_len;
+    f.index_off = f.series_off + m->series_len;
+    f.index_len = m->index_len;
+    f.fence_off = f.index_off + m->index_len;
+    f.fence_len = m->fence_len;
+    f.blocks_off = f.fence_off + m->fence_len;
+    f.blocks_len = blocks_len;
+    f.bitmap_off = f.blocks_off + blocks_len;
+    f.bitmap_len = bitmap_len;
+    f.tomb_off = f.bitmap_off + bitmap_len; /* no deletions yet: an empty section */
+    f.chunks = (uint32_t)w->nchunks;
+    f.series = (uint32_t)w->nseries;
+    return f;
+}
+
+size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
+{
+    if (!w) return TSC_ERROR(BAD_PARAMETER);
+    qsort(w->series, w->nseries, sizeof *w->series, by_id);
+    tsc_seg_entry *entries;
+    uint64_t *hashes, samples = 0;
+    if (sorted_entries(w, &entries, &hashes)) {
+        tschunk_segment_writer_abort(w);
+        return TSC_ERROR(ALLOCATION);
+    }
+    for (size_t i = 0; i < w->nchunks; i++) samples += entries[i].count;
     size_t bitmap_len = 0, blocks_len = 0;
     uint8_t *blocks = NULL;
     size_t err = fflush(w->out) == 0 ? 0 : TSC_ERROR(GENERIC); /* the block summaries read records back */
@@ -475,20 +507,8 @@ size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
         tschunk_segment_writer_abort(w);
         return err ? err : TSC_ERROR(ALLOCATION);
     }
-    f.version = TSC_SEG_VERSION;
-    f.series_off = w->pos;
-    f.series_len = m.series_len;
-    f.index_off = f.series_off + m.series_len;
-    f.index_len = m.index_len;
-    f.fence_off = f.index_off + m.index_len;
-    f.fence_len = m.fence_len;
-    f.blocks_off = f.fence_off + m.fence_len;
-    f.blocks_len = blocks_len;
-    f.bitmap_off = f.blocks_off + blocks_len;
-    f.bitmap_len = bitmap_len;
-    f.tomb_off = f.bitmap_off + bitmap_len; /* no deletions yet: an empty section */
-    f.chunks = (uint32_t)w->nchunks;
-    f.series = (uint32_t)w->nseries;
+    tsc_seg_footer f = footer_of(w, &m, blocks_len, bitmap_len);
+    f.samples = samples;
     size_t meta_len = m.series_len + m.index_len + m.fence_len;
     tsc_span meta_parts[3] = {{m.buf, meta_len}, {blocks, blocks_len}, {bitmap, bitmap_len}};
     f.meta_hash = tsc_xxh3_spans(meta_parts, 3);
