@@ -1069,29 +1069,15 @@ static int choose_form(const size_t size[FORMS], tsc_codec2_choice *c)
     return form;
 }
 
-/* The smallest of the forms (after REUSE, when it applies); ties go to the earlier one in FORM order. */
-static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits, int effort,
-                           tsc_codec2_choice *c, tsc_codec2_decimal *used)
+/*
+ * A search: every form that may win sized, the smallest written. `same`: how many values from the first are
+ * equal to it; `hint`: the previous group's decimal reading; `exhaustive`: under max_bytes, where the bound
+ * needs XOR sized; `prev_form`: the previous group's form.
+ */
+static size_t search_forms(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits, size_t same,
+                           tsc_codec2_decimal hint, int exhaustive, unsigned prev_form, tsc_codec2_choice *c,
+                           tsc_codec2_decimal *used)
 {
-    tsc_codec2_decimal hint = c->reading;
-    unsigned prev_form = c->value_form; /* c->value_form becomes this group's */
-    unsigned previous_packing = c->packing; /* and c->packing */
-    c->packing = 0;
-    int exhaustive = effort == TSC2_EFFORT_BOUND;
-    size_t same = 1;
-    while (same < n && bits[same] == bits[0]) same++;
-    *used = (tsc_codec2_decimal){0, 0, 0};
-    if (same == n && bits[0] == prev_bits) { /* one byte: nothing is smaller */
-        c->value_form = FORM_CONST;
-        c->challenger = TSC2_FORMS;
-        out[0] = TSC2_CONST | TSC2_CONST_REPEAT;
-        return 1;
-    }
-    if (effort == TSC2_EFFORT_REUSE && same < n) {
-        size_t written = reuse_form(out, bits, n, prev_bits, c, used, previous_packing);
-        if (written) return written;
-        *used = (tsc_codec2_decimal){0, 0, 0};
-    }
     c->challenger = TSC2_FORMS;
     decimal_plan plans[2];
     size_t size[FORMS];
@@ -1154,6 +1140,31 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
         for (size_t i = 0; i < n; i++) tsc_store64_le(out + 1 + 8 * i, bits[i]);
         return size[FORM_RAW];
     }
+}
+
+/* The smallest of the forms (after REUSE, when it applies); ties go to the earlier one in FORM order. */
+static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_t prev_bits, int effort,
+                           tsc_codec2_choice *c, tsc_codec2_decimal *used)
+{
+    tsc_codec2_decimal hint = c->reading;
+    unsigned prev_form = c->value_form; /* c->value_form becomes this group's */
+    unsigned previous_packing = c->packing; /* and c->packing */
+    c->packing = 0;
+    size_t same = 1;
+    while (same < n && bits[same] == bits[0]) same++;
+    *used = (tsc_codec2_decimal){0, 0, 0};
+    if (same == n && bits[0] == prev_bits) { /* one byte: nothing is smaller */
+        c->value_form = FORM_CONST;
+        c->challenger = TSC2_FORMS;
+        out[0] = TSC2_CONST | TSC2_CONST_REPEAT;
+        return 1;
+    }
+    if (effort == TSC2_EFFORT_REUSE && same < n) {
+        size_t written = reuse_form(out, bits, n, prev_bits, c, used, previous_packing);
+        if (written) return written;
+        *used = (tsc_codec2_decimal){0, 0, 0};
+    }
+    return search_forms(out, bits, n, prev_bits, same, hint, effort == TSC2_EFFORT_BOUND, prev_form, c, used);
 }
 
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
