@@ -109,7 +109,7 @@ static size_t parse_decimal_patches(const uint8_t *src, size_t avail, size_t *po
     return err ? err : take_bytes(avail, pos, tsc_codec2_packed_bytes(g->dec_patches, g->dec_high_width));
 }
 
-static size_t parse_decimal(const uint8_t *src, size_t avail, size_t n, tsc_codec2_group *g, size_t *pos)
+TSC_INLINE size_t parse_decimal(const uint8_t *src, size_t avail, size_t n, tsc_codec2_group *g, size_t *pos)
 {
     size_t err = tsc_take_uvarint(src, avail, pos, &g->dec_base);
     if (err) return err;
@@ -233,7 +233,7 @@ static int64_t first_ts_of(const tsc_codec2_group *g, size_t n, int64_t prev_ts)
     return (int64_t)((uint64_t)prev_ts + (uint64_t)tsc_unzigzag(g->ts_offset) + expected);
 }
 
-static size_t decode_timestamps(const tsc_codec2_group *g, size_t n, const uint8_t *end, int first, int64_t prev_ts,
+TSC_INLINE size_t decode_timestamps(const tsc_codec2_group *g, size_t n, const uint8_t *end, int first, int64_t prev_ts,
                                 int64_t *restrict ts)
 {
     int64_t t = first_ts_of(g, n, prev_ts);
@@ -268,7 +268,7 @@ static size_t decode_timestamps(const tsc_codec2_group *g, size_t n, const uint8
  * or 2^51): the SIMD conversion's domain. Groups the encoder writes
  * pass unless their decimals span nearly 2^51; the others convert one by one.
  */
-static int decimals_small(const tsc_codec2_group *g, size_t n, uint64_t patched_reach)
+TSC_INLINE int decimals_small(const tsc_codec2_group *g, size_t n, uint64_t patched_reach)
 {
     const uint64_t limit = UINT64_C(1) << 51;
     int64_t base = tsc_unzigzag(g->dec_base), step = tsc_unzigzag(g->dec_min_step);
@@ -358,7 +358,7 @@ static size_t patched_decimals(const tsc_codec2_group *g, size_t n, const uint8_
 }
 
 /* DECIMAL fields, then the exceptions over them. */
-static size_t decode_decimal(const tsc_codec2_group *g, size_t n, const uint8_t *end, uint64_t *restrict bits)
+TSC_INLINE size_t decode_decimal(const tsc_codec2_group *g, size_t n, const uint8_t *end, uint64_t *restrict bits)
 {
     uint64_t base = (uint64_t)tsc_unzigzag(g->dec_base);
     unsigned exponent = g->mode >> 4;
