@@ -5,6 +5,9 @@
  * go through a zero-padded copy.
  */
 #include "format.h"
+#ifdef TSC_HAVE_AVX2
+#  include <immintrin.h>
+#endif
 
 /*
  * Fields of up to 16 bits, eight at a time: eight fields fill exactly `width`
@@ -83,14 +86,52 @@ static size_t pack_fours(uint8_t *restrict dst, const uint64_t *restrict fields,
     return 4 * q;
 }
 
-void tsc_codec2_pack_scalar(uint8_t *restrict dst, const uint64_t *restrict fields, size_t n, unsigned width)
+/* The fields from `done` on (a multiple of 8: a byte boundary), one by one. */
+static void pack_rest(uint8_t *restrict dst, const uint64_t *restrict fields, size_t done, size_t n, unsigned width)
 {
-    if (width == 0) return;
-    size_t done = width <= 16 ? pack_eights(dst, fields, n, width) : pack_fours(dst, fields, n, width);
-    pack_run rest = {dst + done / 8 * width, 0, 0}; /* the fields after the blocks, from a byte boundary */
+    pack_run rest = {dst + done / 8 * width, 0, 0};
     for (size_t i = done; i < n; i++) pack_field(&rest, fields[i], width);
     pack_end(&rest);
 }
+
+void tsc_codec2_pack_scalar(uint8_t *restrict dst, const uint64_t *restrict fields, size_t n, unsigned width)
+{
+    if (width == 0) return;
+    pack_rest(dst, fields, width <= 16 ? pack_eights(dst, fields, n, width) : pack_fours(dst, fields, n, width), n,
+              width);
+}
+
+#ifdef TSC_HAVE_AVX2
+/*
+ * pack_eights for CPUs with AVX2 but not AVX-512 (whose kernel packs sixteen at a time with byte permutes):
+ * each four fields shifted to their places in one word by one variable shift and ORed across lanes, then
+ * the two words as one 128-bit value (the second shifted up by 4 * width), stored as 16 bytes while they
+ * stay inside the packed bytes. Fields of 1 to 16 bits.
+ */
+__attribute__((target("avx2"))) static void pack_eights_avx2(uint8_t *restrict dst, const uint64_t *restrict fields,
+                                                              size_t n, unsigned width)
+{
+    const int64_t w = width, half = 4 * w;
+    const __m256i places = _mm256_set_epi64x(3 * w, 2 * w, w, 0);
+    const __m128i up = _mm_set_epi64x(half, 0), down = _mm_set_epi64x(64 - half, 64); /* 64: shifted out */
+    const size_t total = tsc_codec2_packed_bytes(n, width);
+    size_t i = 0, at = 0;
+    for (; i + 8 <= n && at + 16 <= total; i += 8, at += width) {
+        __m256i a, b;
+        memcpy(&a, fields + i, sizeof a);
+        memcpy(&b, fields + i + 4, sizeof b);
+        a = _mm256_sllv_epi64(a, places);
+        b = _mm256_sllv_epi64(b, places);
+        __m256i pairs = _mm256_or_si256(_mm256_unpacklo_epi64(a, b), _mm256_unpackhi_epi64(a, b));
+        __m128i words = _mm_or_si128(_mm256_castsi256_si128(pairs), _mm256_extracti128_si256(pairs, 1));
+        __m128i low = _mm_sllv_epi64(words, up); /* the first word, the second's low part above it */
+        low = _mm_or_si128(low, _mm_bsrli_si128(low, 8));
+        __m128i block = _mm_blend_epi32(low, _mm_srlv_epi64(words, down), 0xc); /* the second's high part */
+        memcpy(dst + at, &block, sizeof block);
+    }
+    pack_rest(dst, fields, i, n, width);
+}
+#endif
 
 int tsc_codec2_pack_simd(uint8_t *dst, const uint64_t *fields, size_t n, unsigned width)
 {
@@ -99,6 +140,10 @@ int tsc_codec2_pack_simd(uint8_t *dst, const uint64_t *fields, size_t n, unsigne
         if (width <= 16) tsc_codec2_pack_narrow_avx512(dst, fields, n, width);
         else if (width <= 32) tsc_codec2_pack_wide_avx512(dst, fields, n, width);
         else tsc_codec2_pack_long_avx512(dst, fields, n, width);
+        return 1;
+    }
+    if (width >= 1 && width <= 16 && tsc_avx2_here()) {
+        pack_eights_avx2(dst, fields, n, width);
         return 1;
     }
 #endif
