@@ -13,14 +13,15 @@
  * Fields of up to 16 bits, eight at a time: eight fields fill exactly `width`
  * bytes, built as two 4-field words without a branch, stored as one 8-byte
  * word (up to 8 bits) or 16 bytes (the bytes past the block are zeros the
- * next block overwrites). Runs while the stores stay inside the packed bytes.
- * @return fields packed.
+ * next block overwrites). Runs while the stores stay inside the packed bytes, from field `from` (a
+ * multiple of 8) on. @return fields packed (from the first).
  */
-static size_t pack_eights(uint8_t *restrict dst, const uint64_t *restrict fields, size_t n, unsigned width)
+static size_t pack_eights(uint8_t *restrict dst, const uint64_t *restrict fields, size_t from, size_t n,
+                          unsigned width)
 {
     const unsigned w = width, half = 4 * width;
     const size_t total = tsc_codec2_packed_bytes(n, width);
-    size_t i = 0, at = 0;
+    size_t i = from, at = from / 8 * width;
     if (width <= 8) { /* eight fields fit one word: one store */
         for (; i + 8 <= n && at + 8 <= total; i += 8, at += width) {
             const uint64_t *f = fields + i;
@@ -97,8 +98,8 @@ static void pack_rest(uint8_t *restrict dst, const uint64_t *restrict fields, si
 void tsc_codec2_pack_scalar(uint8_t *restrict dst, const uint64_t *restrict fields, size_t n, unsigned width)
 {
     if (width == 0) return;
-    pack_rest(dst, fields, width <= 16 ? pack_eights(dst, fields, n, width) : pack_fours(dst, fields, n, width), n,
-              width);
+    pack_rest(dst, fields, width <= 16 ? pack_eights(dst, fields, 0, n, width) : pack_fours(dst, fields, n, width),
+              n, width);
 }
 
 #ifdef TSC_HAVE_AVX2
@@ -129,7 +130,8 @@ __attribute__((target("avx2"))) static void pack_eights_avx2(uint8_t *restrict d
         __m128i block = _mm_blend_epi32(low, _mm_srlv_epi64(words, down), 0xc); /* the second's high part */
         memcpy(dst + at, &block, sizeof block);
     }
-    pack_rest(dst, fields, i, n, width);
+    /* Up to 8 bits, the scalar loop's 8-byte stores take a block or two more before the fields one by one. */
+    pack_rest(dst, fields, width <= 8 ? pack_eights(dst, fields, i, n, width) : i, n, width);
 }
 #endif
 
