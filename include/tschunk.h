@@ -833,7 +833,7 @@ typedef struct {
  */
 TSCHUNK_API size_t tschunk_segment_writer_create(tschunk_segment_writer **w, const char *path,
                                                  const tschunk_segment_options *opts);
-/** Name a series (optional; any time before finish). @return 0, BAD_PARAMETER (name over 4 KiB). */
+/** Name a series (optional; any time before finish). @return 0, BAD_PARAMETER (name over 4 KiB), ALLOCATION. */
 TSCHUNK_API size_t tschunk_segment_writer_add_series(tschunk_segment_writer *w, uint64_t series_id, const char *name,
                                                      size_t name_len);
 /**
@@ -843,7 +843,8 @@ TSCHUNK_API size_t tschunk_segment_writer_add_series(tschunk_segment_writer *w, 
  * (tschunk_encoder_write_summary: same count and time range). Chunks added in
  * index order (by series, then time) cost the fewest index bytes.
  * @return 0, or the chunk's decode error, BAD_PARAMETER (before min_ts, empty, summary missing, given to
- * a segment without summaries, or one of another chunk), GENERIC (write error).
+ * a segment without summaries, or one of another chunk), ALLOCATION, GENERIC (write error). A refused chunk
+ * is not added (after ALLOCATION the writer can go on, or be aborted).
  */
 TSCHUNK_API size_t tschunk_segment_writer_add_chunk(tschunk_segment_writer *w, uint64_t series_id, const void *chunk,
                                                     size_t chunk_size, const void *summary, size_t summary_size);

@@ -1181,3 +1181,109 @@ Test(segment, v3_chunks_of_one_series_cost_a_flag_and_a_length)
         free(b.data);
     }
 }
+
+/* An allocator that refuses its call number `refuse_at` (from 0) and counts the blocks still held. */
+static size_t alloc_calls, alloc_refuse_at, alloc_held;
+static void *refusing_alloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    if (alloc_calls++ == alloc_refuse_at) return NULL;
+    void *p = malloc(size);
+    alloc_held += p != NULL;
+    return p;
+}
+static void refusing_free(void *opaque, void *p)
+{
+    (void)opaque;
+    alloc_held -= p != NULL;
+    free(p);
+}
+
+/* Either the call's success, or ALLOCATION. */
+static int refused(size_t r)
+{
+    cr_assert(r == 0 || r == TSC_ERROR(ALLOCATION), "%s", tschunk_error_name(r));
+    return r != 0;
+}
+
+/*
+ * Every allocation the writer and both opens make, refused in turn: each refusal is ALLOCATION (never a
+ * crash or another error), leaves neither the segment nor its temporary file on disk, and holds no memory
+ * once the writer is aborted or finished; the run where nothing is refused writes a segment that verifies
+ * and opens.
+ */
+Test(segment, every_refused_allocation_fails_cleanly, .timeout = 60)
+{
+    char path[128], tmp[160];
+    snprintf(path, sizeof path, "%s/refused.tseg", tmpdir);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    tschunk_sketch *sk;
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
+    tschunk_sketch_stats st;
+    tschunk_sketch_get_stats(sk, &st);
+    enum { CHUNKS = 90 }; /* past the writer's first 64-entry arrays, and two stored block summaries */
+    static unsigned char chunks[CHUNKS][TSCHUNK_BOUND(40)], summaries[CHUNKS][1024];
+    size_t sizes[CHUNKS], ssizes[CHUNKS];
+    for (int c = 0; c < CHUNKS; c++) {
+        tschunk_encoder enc;
+        cr_assert_eq(tschunk_encoder_init(&enc, chunks[c], sizeof chunks[c], NULL), 0);
+        tschunk_encoder_set_summary(&enc, sk);
+        for (int i = 0; i < 40; i++) tschunk_append(&enc, 1000 + c * 1000 + i * 10, c + i * 0.5);
+        sizes[c] = tschunk_encoder_finish(&enc);
+        ssizes[c] = tschunk_encoder_write_summary(&enc, summaries[c], sizeof summaries[c]);
+        cr_assert(!tschunk_is_error(ssizes[c]));
+    }
+    tschunk_sketch_free(sk);
+    tschunk_allocator refusing = {refusing_alloc, refusing_free, NULL};
+    tschunk_segment_options o = {.min_ts = 0, .has_summaries = 1, .summary_mapping = TSCHUNK_MAPPING_CUBIC,
+                                 .summary_gamma = st.gamma, .summary_offset = st.index_offset,
+                                 .allocator = refusing};
+    size_t refusals = 0;
+    for (alloc_refuse_at = 0;; alloc_refuse_at++) {
+        cr_assert_lt(alloc_refuse_at, 5000);
+        alloc_calls = alloc_held = 0;
+        remove(path);
+        tschunk_segment_writer *w;
+        int failed = refused(tschunk_segment_writer_create(&w, path, &o));
+        for (int c = 0; c < CHUNKS && !failed; c++) {
+            uint64_t id = (uint64_t)(c % 30) * 977; /* 30 series of 3 chunks */
+            char name[16];
+            int len = snprintf(name, sizeof name, "series-%d", c % 30);
+            failed = refused(tschunk_segment_writer_add_series(w, id, name, (size_t)len)) ||
+                     refused(tschunk_segment_writer_add_chunk(w, id, chunks[c], sizes[c], summaries[c], ssizes[c]));
+            if (failed) tschunk_segment_writer_abort(w);
+        }
+        if (!failed) {
+            size_t r = tschunk_segment_writer_finish(w);
+            failed = tschunk_is_error(r);
+            if (failed) refused(r);
+        }
+        cr_assert_eq(alloc_held, 0, "refusing call %zu: %zu blocks held", alloc_refuse_at, alloc_held);
+        cr_assert_neq(access(tmp, F_OK), 0, "refusing call %zu left the temporary file", alloc_refuse_at);
+        if (!failed) break;
+        cr_assert_neq(access(path, F_OK), 0, "refusing call %zu left a segment", alloc_refuse_at);
+        refusals++;
+    }
+    cr_assert_gt(refusals, 5);
+    blob b = read_all(path);
+    cr_assert_eq(tschunk_segment_verify(b.data, b.size, NULL), 0);
+    /* The opens, refused in turn the same way. */
+    for (int lazy = 0; lazy <= 1; lazy++)
+        for (alloc_refuse_at = 0;; alloc_refuse_at++) {
+            cr_assert_lt(alloc_refuse_at, 5000);
+            alloc_calls = alloc_held = 0;
+            tschunk_segment *seg;
+            if (refused(tschunk_segment_open(&seg, b.data, b.size, lazy ? TSCHUNK_SEGMENT_LAZY : 0, &refusing))) {
+                cr_assert_eq(alloc_held, 0, "open refusing call %zu: %zu blocks held", alloc_refuse_at, alloc_held);
+                continue;
+            }
+            tschunk_segment_info info;
+            tschunk_segment_get_info(seg, &info);
+            cr_assert_eq(info.chunks, CHUNKS);
+            tschunk_segment_close(seg);
+            cr_assert_eq(alloc_held, 0);
+            break;
+        }
+    free(b.data);
+}

@@ -152,10 +152,13 @@ static series_entry *find_or_add_series(tschunk_segment_writer *w, uint64_t id)
 size_t tschunk_segment_writer_add_series(tschunk_segment_writer *w, uint64_t id, const char *name, size_t name_len)
 {
     if (!w || (!name && name_len) || name_len > TSC_SEG_MAX_NAME) return TSC_ERROR(BAD_PARAMETER);
-    series_entry *s = find_or_add_series(w, id);
-    if (!s) return TSC_ERROR(ALLOCATION);
-    char *copy = dup_str(w, name ? name : "", name_len);
+    char *copy = dup_str(w, name ? name : "", name_len); /* first: a refused call adds no series */
     if (!copy) return TSC_ERROR(ALLOCATION);
+    series_entry *s = find_or_add_series(w, id);
+    if (!s) {
+        wr_free(w, copy);
+        return TSC_ERROR(ALLOCATION);
+    }
     wr_free(w, s->name);
     s->name = copy;
     s->name_len = name_len;
@@ -192,9 +195,10 @@ size_t tschunk_segment_writer_add_chunk(tschunk_segment_writer *w, uint64_t seri
     if (summary_size && (tschunk_summary_parse(summary, summary_size, &si) || si.count != count ||
                          (count != si.nan_count && (si.first_ts != first || si.last_ts != last))))
         return TSC_ERROR(BAD_PARAMETER);
-    if (!find_or_add_series(w, series_id)) return TSC_ERROR(ALLOCATION);
+    /* The chunk's room first: a series added for a chunk that is then refused would be an empty one. */
     if (w->nchunks == w->chunks_cap && grow(w, (void **)&w->chunks, &w->chunks_cap, sizeof *w->chunks))
         return TSC_ERROR(ALLOCATION);
+    if (!find_or_add_series(w, series_id)) return TSC_ERROR(ALLOCATION);
     /* Record (v3): the summary's length and bytes when the segment has summaries, then the chunk, whose length
      * the index gives. Series, times, count and codec are the index's and the chunk header's. */
     uint8_t slen[10];
