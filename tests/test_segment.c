@@ -1285,5 +1285,36 @@ Test(segment, every_refused_allocation_fails_cleanly, .timeout = 60)
             cr_assert_eq(alloc_held, 0);
             break;
         }
+    /* A delete through a segment opened with that allocator, its allocations refused in turn. */
+    char deleted_path[160], deleted_tmp[200];
+    snprintf(deleted_path, sizeof deleted_path, "%s/refused-deleted.tseg", tmpdir);
+    snprintf(deleted_tmp, sizeof deleted_tmp, "%s.tmp.%ld", deleted_path, (long)getpid());
+    tschunk_segment *seg;
+    alloc_refuse_at = SIZE_MAX;
+    cr_assert_eq(tschunk_segment_open(&seg, b.data, b.size, 0, &refusing), 0);
+    size_t open_held = alloc_held;
+    uint32_t ord = (uint32_t)tschunk_segment_find_series(seg, 977);
+    for (alloc_refuse_at = 0;; alloc_refuse_at++) {
+        cr_assert_lt(alloc_refuse_at, 5000);
+        alloc_calls = 0;
+        remove(deleted_path);
+        uint64_t gone = 0;
+        size_t r = tschunk_segment_delete(seg, deleted_path, ord, 0, INT64_MAX, &gone);
+        cr_assert_eq(alloc_held, open_held, "delete refusing call %zu", alloc_refuse_at);
+        cr_assert_neq(access(deleted_tmp, F_OK), 0, "delete refusing call %zu left the temporary file",
+                      alloc_refuse_at);
+        if (!refused(r)) {
+            cr_assert_eq(gone, 3 * 40);
+            break;
+        }
+        cr_assert_eq(gone, 0);
+        cr_assert_neq(access(deleted_path, F_OK), 0, "delete refusing call %zu left a segment", alloc_refuse_at);
+    }
+    cr_assert_gt(alloc_refuse_at, 1);
+    tschunk_segment_close(seg);
+    cr_assert_eq(alloc_held, 0);
+    blob d = read_all(deleted_path);
+    cr_assert_eq(tschunk_segment_verify(d.data, d.size, NULL), 0);
+    free(d.data);
     free(b.data);
 }
