@@ -923,6 +923,12 @@ static void counting_free(void *opaque, void *p)
     free(p);
 }
 
+static void *refusing_alloc(void *opaque, size_t size)
+{
+    (void)opaque, (void)size;
+    return NULL;
+}
+
 Test(sketch, allocates_once_through_the_hooks)
 {
     tschunk_sketch_options o = {TSCHUNK_MAPPING_CUBIC, 0.02, 512, 1, {counting_alloc, counting_free, NULL}};
@@ -936,6 +942,14 @@ Test(sketch, allocates_once_through_the_hooks)
     cr_assert(!tschunk_is_error(n));
     cr_assert_eq(tschunk_sketch_decode_merge(s, buf, n, NULL), 0);
     cr_assert_eq(allocations, 1, "adding, encoding and decoding allocated");
+    tschunk_sketch *decoded = s; /* not NULL: a refused decode must clear it */
+    tschunk_sketch_options refuse = o;
+    refuse.allocator.alloc = refusing_alloc;
+    cr_assert_eq(tschunk_sketch_decode_new(&decoded, buf, n, &refuse, NULL), TSC_ERROR(ALLOCATION));
+    cr_assert_null(decoded);
+    tschunk_sketch *none = s;
+    cr_assert_eq(tschunk_sketch_create(&none, &refuse), TSC_ERROR(ALLOCATION));
+    cr_assert_null(none);
     tschunk_sketch_free(s);
     cr_assert_eq(allocations, 0);
 }
