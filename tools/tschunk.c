@@ -30,14 +30,15 @@ static int usage(void)
 {
     fputs("usage:\n"
           "  tschunk compress IN.csv -o OUT [--samples-per-chunk N] [--max-chunk-bytes B]\n"
-          "                   [--ts-unit s|ms|us|ns] [--codec tsc2|gorilla] [--verify]\n"
+          "                   [--ts-unit s|ms|us|ns] [--codec tsc2|gorilla] [--verify] [--wide]\n"
           "  tschunk decompress IN -o OUT.csv [--iso] [--bits]\n"
           "  tschunk stats IN [--json]\n"
           "  tschunk ls FILE            (series, id, chunks, samples, time range, bytes; tab-separated)\n"
-          "  tschunk cat SEGMENT SERIES [--from T --to T] [--bits]   (bounds inclusive)\n"
+          "  tschunk cat SEGMENT SERIES [--from T --to T] [--bits] [--iso]   (bounds inclusive)\n"
+          "  tschunk delete SEGMENT SERIES --from T --to T   (rewrites the segment without those samples)\n"
           "  tschunk verify FILE        (a chunk file or a segment: every checksum, structure and chunk)\n"
           "  tschunk export-prom IN.csv -o OUT [--samples-per-chunk N]   (Prometheus XOR chunks)\n"
-          "  tschunk import-prom IN -o OUT                               (Prometheus XOR -> native)\n"
+          "  tschunk import-prom IN -o OUT [--codec tsc2|gorilla]        (Prometheus XOR -> native)\n"
           "  tschunk sketch encode [--mapping logarithmic|cubic] [--alpha A] [--store dense|sparse]\n"
           "                        [--exact-stats] [--omit-mapping]  < values   (DDSketch, hex out)\n"
           "  tschunk sketch decode HEX [--q 0.5,0.99] [--json]\n"
@@ -46,7 +47,8 @@ static int usage(void)
           "  (compress --summary [--mapping cubic|logarithmic] [--alpha A] keeps a DDSketch per chunk,\n"
           "   and one per --summary-block N consecutive chunks of a series, default 64, 1 = none)\n"
           "  tschunk version\n"
-          "IN.csv: 'timestamp,value' or 'value' lines, header optional; '-' reads stdin.\n",
+          "IN.csv: 'timestamp,value' or 'value' lines (one series), 'series,timestamp,value' lines (many),\n"
+          "or with --wide a 'timestamp,name1,name2,...' table; header optional but for --wide; '-' reads stdin.\n",
           stderr);
     return 2;
 }
