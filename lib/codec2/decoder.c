@@ -233,8 +233,8 @@ static int64_t first_ts_of(const tsc_codec2_group *g, size_t n, int64_t prev_ts)
     return (int64_t)((uint64_t)prev_ts + (uint64_t)tsc_unzigzag(g->ts_offset) + expected);
 }
 
-TSC_INLINE size_t decode_timestamps(const tsc_codec2_group *g, size_t n, const uint8_t *end, int first, int64_t prev_ts,
-                                int64_t *restrict ts)
+TSC_INLINE size_t decode_timestamps(const tsc_codec2_group *g, size_t n, const uint8_t *end, int first,
+                                    int64_t prev_ts, int64_t *restrict ts)
 {
     int64_t t = first_ts_of(g, n, prev_ts);
     unsigned bad = !first && t < prev_ts;

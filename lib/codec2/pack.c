@@ -13,8 +13,8 @@
  * Fields of up to 16 bits, eight at a time: eight fields fill exactly `width`
  * bytes, built as two 4-field words without a branch, stored as one 8-byte
  * word (up to 8 bits) or 16 bytes (the bytes past the block are zeros the
- * next block overwrites). Runs while the stores stay inside the packed bytes, from field `from` (a
- * multiple of 8) on. @return fields packed (from the first).
+ * next block overwrites). Runs from field `from` (a multiple of 8) while the
+ * stores stay inside the packed bytes. @return fields packed (from the first).
  */
 static size_t pack_eights(uint8_t *restrict dst, const uint64_t *restrict fields, size_t from, size_t n,
                           unsigned width)
