@@ -1130,7 +1130,8 @@ static size_t search_forms(uint8_t *out, const uint64_t *bits, size_t n, uint64_
         *used = pick ? hint : sampled;
         return write_decimal(out, d, bits, n, NULL, 0, c);
     case FORM_XOR:
-        return xor_form.written ? write_xor(out, xor_form.stream, xor_form.bytes) : write_xor_of(out, bits, n, prev_bits);
+        if (xor_form.written) return write_xor(out, xor_form.stream, xor_form.bytes);
+        return write_xor_of(out, bits, n, prev_bits);
     case FORM_SPLIT:
         c->split_left = split.left_bits;
         keep_split_dict(c, &split);
