@@ -50,7 +50,7 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 26
+#define TSCHUNK_VERSION_MINOR 27
 #define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
@@ -170,6 +170,9 @@ typedef struct {
     /* Codec 2: finished groups follow the header room; the open group's samples are kept raw behind them. */
     size_t group_end;            /* bytes of finished groups */
     uint32_t pending;            /* samples in the open group */
+    uint32_t fast_end;           /* the fast path takes a sample while pending < fast_end (every limit holds) */
+    uint32_t synced;             /* the fast path moves only pending and prev_ts: count, safe_left and prev_bits
+                                  * are those of the open group's first `synced` samples (lib/codec2/appender.c) */
     uint8_t hint_usable;         /* decimal reading the max_bytes bound counts the open group's values in */
     uint8_t hint_exponent;
     uint8_t hint_float;
@@ -198,10 +201,9 @@ typedef struct {
 /**
  * Encoder state. Caller-allocated (the stack is fine); its fields are private
  * and may change in any release: use it only through the functions below.
- * (tschunk_append_inline, static linking only, reads codec, safe_left,
- * prev_ts, dst, c2.pending and c2.group_end and writes prev_ts, prev_bits,
- * count, safe_left and c2.pending: a change to those is a new
- * TSCHUNK_ENCODER_LAYOUT.)
+ * (tschunk_append_inline, static linking only, reads codec, prev_ts, dst,
+ * c2.pending, c2.fast_end and c2.group_end and writes prev_ts and
+ * c2.pending: a change to those is a new TSCHUNK_ENCODER_LAYOUT.)
  */
 typedef struct {
     tschunk_bit_writer ts_out;   /* delta-of-delta stream, first after the header */
@@ -986,10 +988,10 @@ TSCHUNK_API size_t tschunk_native_to_prom(const void *chunk, size_t size, void *
 #if defined(TSCHUNK_STATIC_LINKING_ONLY) && !defined(TSCHUNK_H_STATIC_LINKING_ONLY)
 #define TSCHUNK_H_STATIC_LINKING_ONLY
 
-#define TSCHUNK_ENCODER_LAYOUT 1
+#define TSCHUNK_ENCODER_LAYOUT 2
 
 /** tschunk_append_bits under the name of this release's encoder layout: tschunk_append_inline's slow path. */
-TSCHUNK_API size_t tschunk_append_bits_layout1(tschunk_encoder *enc, int64_t ts, uint64_t value_bits);
+TSCHUNK_API size_t tschunk_append_bits_layout2(tschunk_encoder *enc, int64_t ts, uint64_t value_bits);
 
 /**
  * As tschunk_append, same bytes, same errors, transactional; codec 2's
@@ -998,7 +1000,7 @@ TSCHUNK_API size_t tschunk_append_bits_layout1(tschunk_encoder *enc, int64_t ts,
  * nanosecond a sample on the timestamped files (README "Targets: where each
  * stands"; bench/MEASUREMENTS.md, "An inline append").
  * Everything else (codec 1, the first samples, a full group, limits, errors)
- * is the library's tschunk_append_bits_layout1.
+ * is the library's tschunk_append_bits_layout2.
  */
 static inline size_t tschunk_append_inline(tschunk_encoder *enc, int64_t ts, double value)
 {
@@ -1006,21 +1008,19 @@ static inline size_t tschunk_append_inline(tschunk_encoder *enc, int64_t ts, dou
     memcpy(&bits, &value, sizeof bits);
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     /* The library's fast path (lib/chunk/encoder.c, append_grouped): the raw slot is little-endian, and
-     * safe_left >= 2 also says that the open group does not fill with this sample. */
-    if (enc->codec == TSCHUNK_CODEC_TSC2 && enc->safe_left >= 2 && ts >= enc->prev_ts) {
+     * fast_end <= TSCHUNK_GROUP_SAMPLES, so pending + 1 < fast_end also says that the open group does not
+     * fill with this sample. */
+    if (enc->codec == TSCHUNK_CODEC_TSC2 && enc->c2.pending + 1 < enc->c2.fast_end && ts >= enc->prev_ts) {
         uint32_t pending = enc->c2.pending;
         uint8_t *slot = enc->dst + TSCHUNK_HEADER_MAX + enc->c2.group_end + 16 * (size_t)pending;
         memcpy(slot, &ts, sizeof ts);
         memcpy(slot + 8, &bits, sizeof bits);
         enc->prev_ts = ts;
-        enc->prev_bits = bits;
-        enc->count++;
-        enc->safe_left--;
         enc->c2.pending = pending + 1;
         return 0;
     }
 #endif
-    return tschunk_append_bits_layout1(enc, ts, bits);
+    return tschunk_append_bits_layout2(enc, ts, bits);
 }
 #endif /* TSCHUNK_STATIC_LINKING_ONLY */
 

@@ -265,6 +265,64 @@ Test(codec2, refused_append_changes_nothing)
     wl_free(&s);
 }
 
+/*
+ * The fast path moves only pending and prev_ts (lib/codec2/format.h, tsc_codec2_lag): while count, safe_left
+ * and prev_bits lag behind the open group, the count, snapshots, max_samples and refusals (one sample or a
+ * bulk call, refused before anything is brought up to date) must be what an encoder fed in bulk gives.
+ */
+Test(codec2, lagging_state_reads_as_up_to_date)
+{
+    enum { N = 700, MAX = 600 };
+    wl_series s;
+    wl_synthetic(&s, WL_GAUGE_2DP, N, 17);
+    size_t cap = TSCHUNK_BOUND(N);
+    unsigned char *buf = malloc(cap), *bulk_buf = malloc(cap), *snap = malloc(cap), *bulk_snap = malloc(cap),
+                  *before_buf = malloc(cap);
+    tschunk_encoder_options o = {TSC2, MAX, 0, 0};
+    tschunk_encoder enc, before;
+    cr_assert_eq(tschunk_encoder_init(&enc, buf, cap, &o), 0);
+    const double *values = (const double *)(const void *)s.bits;
+    size_t lagged = 0;
+    for (size_t i = 0; i < N; i++) {
+        size_t r = tschunk_append(&enc, s.ts[i], values[i]);
+        if (i >= MAX) {
+            cr_assert_eq(tschunk_get_error_code(r), TSCHUNK_ERROR_CHUNK_FULL, "sample %zu", i);
+            break;
+        }
+        cr_assert_eq(r, 0, "sample %zu: %s", i, tschunk_error_name(r));
+        cr_assert_eq(tschunk_encoder_count(&enc), i + 1);
+        lagged += tsc_codec2_lag(&enc) > 0;
+        if (i % 37 != 5) continue;
+        /* A refused sample and a refused bulk call change nothing, not even the lag. */
+        before = enc;
+        memcpy(before_buf, buf, cap);
+        cr_assert_eq(tschunk_get_error_code(tschunk_append(&enc, s.ts[i] - 1, 0.0)), TSCHUNK_ERROR_OUT_OF_ORDER);
+        int64_t back[2] = {s.ts[i] - 1, s.ts[i]};
+        double two[2] = {1.0, 2.0};
+        size_t taken = 9;
+        cr_assert_eq(tschunk_get_error_code(tschunk_append_many(&enc, back, two, 2, &taken)),
+                     TSCHUNK_ERROR_OUT_OF_ORDER);
+        cr_assert_eq(taken, 0);
+        expect_same(&enc, &before, buf, before_buf, cap);
+        /* The snapshot is the one of the same samples appended in bulk. */
+        tschunk_encoder bulk;
+        cr_assert_eq(tschunk_encoder_init(&bulk, bulk_buf, cap, &o), 0);
+        cr_assert_eq(tschunk_append_many(&bulk, s.ts, values, i + 1, NULL), 0);
+        size_t a = tschunk_encoder_snapshot(&enc, snap, cap), b = tschunk_encoder_snapshot(&bulk, bulk_snap, cap);
+        cr_assert(!tschunk_is_error(a) && a == b && memcmp(snap, bulk_snap, a) == 0, "snapshot after %zu", i + 1);
+        check_chunk(snap, a, &s, 0, i + 1);
+        expect_same(&enc, &before, buf, before_buf, cap);
+    }
+    cr_assert_gt(lagged, MAX / 2, "the fast path should have run");
+    cr_assert_eq(tschunk_encoder_count(&enc), MAX);
+    size_t size = tschunk_encoder_finish(&enc);
+    cr_assert(!tschunk_is_error(size));
+    cr_assert_eq(tschunk_encoder_count(&enc), MAX);
+    check_chunk(buf, size, &s, 0, MAX);
+    free(buf), free(bulk_buf), free(snap), free(bulk_snap), free(before_buf);
+    wl_free(&s);
+}
+
 /* max_bytes is never exceeded, and the bound that enforces it leaves little unused. */
 Test(codec2, max_bytes_is_never_exceeded)
 {

@@ -10,7 +10,7 @@
  * Every append first works out exactly how many bits the sample costs, checks
  * every limit, and only then writes: a refused sample changes nothing.
  */
-#define TSCHUNK_STATIC_LINKING_ONLY /* tschunk_append_bits_layout1 */
+#define TSCHUNK_STATIC_LINKING_ONLY /* tschunk_append_bits_layout2 */
 #include "format.h"
 #include "../codec/xor.h"
 #include "../codec2/format.h"
@@ -286,22 +286,21 @@ static size_t append_checked(tschunk_encoder *enc, int64_t ts, uint64_t bits)
 }
 
 /*
- * Codec 2's fast path: the sample joins the open group raw (lib/codec2/appender.c
- * keeps safe_left). Inlined into the two public appends, so that a sample costs
- * one call and its return and no taken branch between them (a jump to it from
- * each entry point cost 0.3-0.4 ns a sample); everything else is called.
+ * Codec 2's fast path: the sample joins the open group raw, and only pending
+ * and prev_ts move (lib/codec2/format.h, tsc_codec2_sync: count, safe_left
+ * and prev_bits catch up off this path). Inlined into the two public appends,
+ * so that a sample costs one call and its return and no taken branch between
+ * them (a jump to it from each entry point cost 0.3-0.4 ns a sample);
+ * everything else is called.
  */
 TSC_INLINE size_t append_grouped(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
-    if (TSC_UNLIKELY(enc->safe_left == 0 || ts < enc->prev_ts)) return append_checked(enc, ts, bits);
     uint32_t pending = enc->c2.pending; /* read once: the slot's byte stores may alias the encoder */
+    if (TSC_UNLIKELY(pending >= enc->c2.fast_end || ts < enc->prev_ts)) return append_checked(enc, ts, bits);
     uint8_t *slot = enc->dst + TSCHUNK_HEADER_MAX + enc->c2.group_end + 16 * (size_t)pending;
     tsc_store64_le(slot, (uint64_t)ts);
     tsc_store64_le(slot + 8, bits);
     enc->prev_ts = ts;
-    enc->prev_bits = bits;
-    enc->count++;
-    enc->safe_left--;
     enc->c2.pending = ++pending;
     if (TSC_UNLIKELY(pending == TSCHUNK_GROUP_SAMPLES)) tsc_codec2_flush(enc); /* summary included */
     return 0;
@@ -353,8 +352,8 @@ size_t tschunk_append_bits(tschunk_encoder *restrict enc, int64_t ts, uint64_t b
 }
 
 /* tschunk_append_inline's slow path: its name says which encoder fields that inline code relies on. */
-_Static_assert(TSCHUNK_ENCODER_LAYOUT == 1, "a new encoder layout renames tschunk_append_bits_layout1");
-size_t tschunk_append_bits_layout1(tschunk_encoder *enc, int64_t ts, uint64_t value_bits)
+_Static_assert(TSCHUNK_ENCODER_LAYOUT == 2, "a new encoder layout renames tschunk_append_bits_layout2");
+size_t tschunk_append_bits_layout2(tschunk_encoder *enc, int64_t ts, uint64_t value_bits)
 {
     return append_one(enc, ts, value_bits);
 }
@@ -458,10 +457,7 @@ static size_t append_grouped_run(tschunk_encoder *restrict enc, const int64_t *r
     }
     if (i == 0) return 0;
     enc->prev_ts = prev_ts;
-    memcpy(&enc->prev_bits, &values[i - 1], sizeof enc->prev_bits);
-    enc->count += (uint32_t)i;
-    enc->safe_left -= (uint32_t)i;
-    enc->c2.pending += (uint32_t)i;
+    enc->c2.pending += (uint32_t)i; /* as the fast path: count, safe_left and prev_bits lag */
     if (enc->c2.pending == TSCHUNK_GROUP_SAMPLES) tsc_codec2_flush(enc);
     return i;
 }
@@ -492,9 +488,10 @@ size_t tschunk_append_many(tschunk_encoder *enc, const int64_t *ts, const double
             done += taken;
             if (taken) continue;
         }
-        if (enc->safe_left > 0) {
-            int grouped = enc->codec == TSCHUNK_CODEC_TSC2;
-            size_t limit = n - done < enc->safe_left ? n - done : enc->safe_left;
+        int grouped = enc->codec == TSCHUNK_CODEC_TSC2;
+        uint32_t safe_left = grouped ? tsc_codec2_safe_left(enc) : enc->safe_left;
+        if (safe_left > 0) {
+            size_t limit = n - done < safe_left ? n - done : safe_left;
             size_t run = grouped ? append_grouped_run(enc, ts + done, values + done, limit)
                                  : append_run(enc, ts + done, values + done, limit);
             if (!grouped && enc->summary) summarize_run(enc, values + done, run);
@@ -515,7 +512,11 @@ size_t tschunk_append(tschunk_encoder *enc, int64_t ts, double value)
     return append_one(enc, ts, bits);
 }
 
-size_t tschunk_encoder_count(const tschunk_encoder *enc) { return enc ? enc->count : 0; }
+size_t tschunk_encoder_count(const tschunk_encoder *enc)
+{
+    if (!enc) return 0;
+    return enc->codec == TSCHUNK_CODEC_TSC2 ? tsc_codec2_count(enc) : enc->count;
+}
 
 /*
  * Lay codec 1's chunk out at `out`: the encoder's own buffer at finish (the
@@ -557,8 +558,8 @@ size_t tschunk_encoder_finish(tschunk_encoder *enc)
 {
     if (!enc || enc->stage != STAGE_ACTIVE) return TSC_ERROR(STAGE);
     enc->stage = STAGE_FINISHED;
+    if (enc->codec == TSCHUNK_CODEC_TSC2) return tsc_codec2_finish(enc); /* its safe_left too */
     enc->safe_left = 0;
-    if (enc->codec == TSCHUNK_CODEC_TSC2) return tsc_codec2_finish(enc);
     hand_held_values(enc);
     return lay_out(enc, enc->dst, enc->capacity);
 }

@@ -25,6 +25,7 @@ TSC_INLINE uint8_t *group_area(const tschunk_encoder *enc) { return enc->dst + T
 
 static size_t chunk_header_bytes(uint32_t count) { return 2 + tsc_uvarint_len(count); }
 
+
 static tsc_codec2_decimal hint_of(const tschunk_encoder *enc)
 {
     return (tsc_codec2_decimal){enc->c2.hint_exponent, enc->c2.hint_float, enc->c2.hint_usable};
@@ -105,7 +106,7 @@ static void encode_open_group(tschunk_encoder *enc, const int64_t *ts, const uin
     set_hint(enc, choice.reading);
     enc->c2.flushed_ts = ts[enc->c2.pending - 1];
     enc->c2.flushed_bits = bits[enc->c2.pending - 1];
-    enc->c2.pending = 0;
+    enc->c2.pending = enc->c2.synced = 0;
 }
 
 static void flush_group(tschunk_encoder *enc)
@@ -251,10 +252,13 @@ static void refresh_safe_left(tschunk_encoder *enc)
     left = fit < left ? fit : left;
     left = enc->max_samples - enc->count < left ? enc->max_samples - enc->count : left;
     enc->safe_left = enc->byte_limit || enc->count == 0 ? 0 : (uint32_t)left;
+    enc->c2.synced = enc->c2.pending; /* count was up to date */
+    enc->c2.fast_end = enc->c2.pending + enc->safe_left;
 }
 
 void tsc_codec2_flush(tschunk_encoder *enc)
 {
+    tsc_codec2_sync(enc);
     flush_group(enc);
     refresh_safe_left(enc);
 }
@@ -276,7 +280,7 @@ size_t tsc_codec2_append_groups(tschunk_encoder *enc, const int64_t *ts, const d
     size_t done = 0;
     for (;;) {
         uint32_t open = enc->c2.pending, wanted = TSC2_GROUP - open; /* the open group's raw samples, then ours */
-        if (enc->count == 0 || n - done < wanted || enc->safe_left < wanted) break;
+        if (enc->count == 0 || n - done < wanted || tsc_codec2_safe_left(enc) < wanted) break;
         int64_t group_ts[TSC2_GROUP];
         uint64_t bits[TSC2_GROUP];
         const int64_t *times = ts + done; /* no open group (every group of a chunk but its first): read in place */
@@ -290,8 +294,9 @@ size_t tsc_codec2_append_groups(tschunk_encoder *enc, const int64_t *ts, const d
             break; /* the raw path takes the samples before it and refuses it */
         size_t next = done + wanted, ahead = n - next < TSC2_GROUP ? n - next : TSC2_GROUP;
         prefetch_samples(ts + next, values + next, ahead);
+        tsc_codec2_sync(enc);
         enc->count += wanted;
-        enc->c2.pending = TSC2_GROUP;
+        enc->c2.pending = enc->c2.synced = TSC2_GROUP;
         enc->prev_ts = times[TSC2_GROUP - 1];
         enc->prev_bits = bits[TSC2_GROUP - 1];
         encode_open_group(enc, times, bits);
@@ -304,13 +309,14 @@ size_t tsc_codec2_append_groups(tschunk_encoder *enc, const int64_t *ts, const d
 size_t tsc_codec2_append(tschunk_encoder *enc, int64_t ts, uint64_t bits)
 {
     if (enc->count && ts < enc->prev_ts) return TSC_ERROR(OUT_OF_ORDER);
-    if (enc->count >= enc->max_samples) return TSC_ERROR(CHUNK_FULL);
+    if (tsc_codec2_count(enc) >= enc->max_samples) return TSC_ERROR(CHUNK_FULL);
     size_t room = enc->capacity - TSCHUNK_HEADER_MAX;
     if (enc->c2.group_end + tsc_codec2_group_bound(enc->c2.pending + 1) > room) return TSC_ERROR(DST_TOO_SMALL);
     if (enc->byte_limit) {
         size_t err = admit_bytes(enc, ts, bits);
         if (err) return err;
     }
+    tsc_codec2_sync(enc); /* taken: from here on the state changes */
     uint8_t *slot = group_area(enc) + enc->c2.group_end + RAW_SAMPLE * enc->c2.pending;
     tsc_store64_le(slot, (uint64_t)ts);
     tsc_store64_le(slot + 8, bits);
@@ -321,7 +327,8 @@ size_t tsc_codec2_append(tschunk_encoder *enc, int64_t ts, uint64_t bits)
     enc->prev_ts = ts;
     enc->prev_bits = bits;
     enc->count++;
-    if (++enc->c2.pending == TSC2_GROUP) flush_group(enc);
+    enc->c2.synced = ++enc->c2.pending;
+    if (enc->c2.pending == TSC2_GROUP) flush_group(enc);
     refresh_safe_left(enc);
     return 0;
 }
@@ -337,7 +344,7 @@ static size_t write_header(const tschunk_encoder *enc, unsigned flags, uint8_t *
     if ((flags & TSCHUNK_FLAG_VAL_CONST) && tsc_uvarint_len(reversed) < 8) flags |= TSCHUNK_FLAG_VAL_SHORT;
     out[h++] = (uint8_t)(TSC_MAGIC_NIBBLE << 4 | TSC_FORMAT_VERSION);
     out[h++] = (uint8_t)(flags << 4 | TSCHUNK_CODEC_TSC2);
-    h += tsc_put_uvarint(out + h, enc->count);
+    h += tsc_put_uvarint(out + h, tsc_codec2_count(enc)); /* a snapshot's encoder may lag */
     if (flags & TSCHUNK_FLAG_TS_CONST) {
         h += tsc_put_uvarint(out + h, tsc_zigzag(enc->first_ts));
         h += tsc_put_uvarint(out + h, enc->first_delta);
@@ -443,7 +450,8 @@ static void drop_unit_scales(tschunk_encoder *enc)
 
 size_t tsc_codec2_finish(tschunk_encoder *enc)
 {
-    enc->safe_left = 0;
+    tsc_codec2_sync(enc);
+    enc->safe_left = enc->c2.fast_end = 0;
     if (enc->c2.pending) flush_group(enc);
     if (enc->c2.ts_scaled == TSC2_SCALE_ON) drop_unit_scales(enc);
     unsigned flags = 0;

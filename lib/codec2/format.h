@@ -538,7 +538,29 @@ int tsc_codec2_scaled_chunk(const int64_t *ts, size_t n);
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
                                size_t n, int64_t prev_ts, uint64_t prev_bits, int effort, tsc_codec2_choice *choice);
 
-/* appender.c: the append fast path (lib/chunk/encoder.c) runs while safe_left > 0; a full group is flushed here. */
+/*
+ * The append fast path (lib/chunk/encoder.c, and the inline append) stores a sample and moves only pending
+ * and prev_ts: keeping count, safe_left and prev_bits up to date too was three more stores in a path of 24
+ * instructions (0.27.0: 4% fewer instructions one at a time, 4% less time inline). Those three are the
+ * open group's first c2.synced samples' (the lag, read here), and tsc_codec2_sync brings them up to date
+ * before anything else uses them. Refusals are decided before any sync, so a refused sample changes
+ * nothing at all, not even the lag.
+ */
+TSC_INLINE uint32_t tsc_codec2_lag(const tschunk_encoder *enc) { return enc->c2.pending - enc->c2.synced; }
+TSC_INLINE uint32_t tsc_codec2_count(const tschunk_encoder *enc) { return enc->count + tsc_codec2_lag(enc); }
+TSC_INLINE uint32_t tsc_codec2_safe_left(const tschunk_encoder *enc) { return enc->safe_left - tsc_codec2_lag(enc); }
+TSC_INLINE void tsc_codec2_sync(tschunk_encoder *enc)
+{
+    uint32_t lag = tsc_codec2_lag(enc);
+    if (!lag) return;
+    enc->count += lag;
+    enc->safe_left -= lag;
+    /* the open group's last raw sample: 16 bytes, its value second */
+    enc->prev_bits = tsc_load64_le(enc->dst + TSCHUNK_HEADER_MAX + enc->c2.group_end + 16 * (enc->c2.pending - 1) + 8);
+    enc->c2.synced = enc->c2.pending;
+}
+
+/* appender.c: the append fast path runs while pending < fast_end; a full group is flushed here (synced first). */
 void tsc_codec2_flush(tschunk_encoder *enc);
 /*
  * appender.c, for tschunk_append_many: groups completed from the caller's
