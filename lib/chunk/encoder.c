@@ -437,14 +437,15 @@ static size_t append_run(tschunk_encoder *restrict enc, const int64_t *restrict 
 }
 
 /*
- * Codec 2's bulk path: up to `limit` (<= safe_left, so within the open group)
- * samples join the group raw, as append_grouped's; a full group is flushed
- * (its summary values added there). Stops before a timestamp that goes back.
- * @return the samples taken.
+ * Codec 2's bulk path: of the n samples, those that certainly fit (safe_left,
+ * so within the open group) join the group raw, as append_grouped's; a full
+ * group is flushed (its summary values added there). Stops before a timestamp
+ * that goes back. @return the samples taken.
  */
 static size_t append_grouped_run(tschunk_encoder *restrict enc, const int64_t *restrict ts,
-                                 const double *restrict values, size_t limit)
+                                 const double *restrict values, size_t n)
 {
+    size_t limit = n < tsc_codec2_safe_left(enc) ? n : tsc_codec2_safe_left(enc);
     uint8_t *slot = enc->dst + TSCHUNK_HEADER_MAX + enc->c2.group_end + 16 * (size_t)enc->c2.pending;
     int64_t prev_ts = enc->prev_ts;
     size_t i = 0;
@@ -485,16 +486,13 @@ size_t tschunk_append_many(tschunk_encoder *enc, const int64_t *ts, const double
         /* A run while the limits certainly hold; one checked sample (which refreshes safe_left) between runs. */
         if (enc->codec == TSCHUNK_CODEC_TSC2) {
             size_t taken = tsc_codec2_append_groups(enc, ts + done, values + done, n - done);
+            if (!taken) taken = append_grouped_run(enc, ts + done, values + done, n - done);
             done += taken;
             if (taken) continue;
-        }
-        int grouped = enc->codec == TSCHUNK_CODEC_TSC2;
-        uint32_t safe_left = grouped ? tsc_codec2_safe_left(enc) : enc->safe_left;
-        if (safe_left > 0) {
-            size_t limit = n - done < safe_left ? n - done : safe_left;
-            size_t run = grouped ? append_grouped_run(enc, ts + done, values + done, limit)
-                                 : append_run(enc, ts + done, values + done, limit);
-            if (!grouped && enc->summary) summarize_run(enc, values + done, run);
+        } else if (enc->safe_left > 0) {
+            size_t limit = n - done < enc->safe_left ? n - done : enc->safe_left;
+            size_t run = append_run(enc, ts + done, values + done, limit);
+            if (enc->summary) summarize_run(enc, values + done, run);
             done += run;
             if (run == limit) continue;
         }
