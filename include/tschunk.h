@@ -172,7 +172,7 @@ typedef struct {
     uint32_t pending;            /* samples in the open group */
     uint32_t fast_end;           /* the fast path takes a sample while pending < fast_end (every limit holds) */
     uint32_t synced;             /* the fast path moves only pending and prev_ts: count, safe_left and prev_bits
-                                  * are those of the open group's first `synced` samples (lib/codec2/appender.c) */
+                                  * are those of the open group's first `synced` samples (lib/codec2/format.h) */
     uint8_t hint_usable;         /* decimal reading the max_bytes bound counts the open group's values in */
     uint8_t hint_exponent;
     uint8_t hint_float;

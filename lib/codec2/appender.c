@@ -25,7 +25,6 @@ TSC_INLINE uint8_t *group_area(const tschunk_encoder *enc) { return enc->dst + T
 
 static size_t chunk_header_bytes(uint32_t count) { return 2 + tsc_uvarint_len(count); }
 
-
 static tsc_codec2_decimal hint_of(const tschunk_encoder *enc)
 {
     return (tsc_codec2_decimal){enc->c2.hint_exponent, enc->c2.hint_float, enc->c2.hint_usable};
