@@ -29,6 +29,23 @@ static size_t samples_from_bytes(const uint8_t *data, size_t size, int64_t *ts, 
     return n;
 }
 
+/* The snapshot of n appended samples decodes to them; a sample going back is refused and changes nothing. */
+static void check_snapshot_and_refusal(tschunk_encoder *enc, const int64_t *ts, const uint64_t *bits, size_t n)
+{
+    static unsigned char snap[TSCHUNK_BOUND(MAX_SAMPLES)];
+    static int64_t snap_ts[MAX_SAMPLES];
+    static double snap_v[MAX_SAMPLES];
+    size_t size = tschunk_encoder_snapshot(enc, snap, sizeof snap);
+    if (tschunk_is_error(size) || tschunk_decode(snap, size, snap_ts, snap_v, MAX_SAMPLES) != n ||
+        memcmp(snap_ts, ts, n * 8) != 0 || memcmp(snap_v, bits, n * 8) != 0)
+        __builtin_trap();
+    if (ts[n - 1] == INT64_MIN) return;
+    tschunk_encoder before = *enc;
+    if (tschunk_get_error_code(tschunk_append_bits(enc, ts[n - 1] - 1, 0)) != TSCHUNK_ERROR_OUT_OF_ORDER ||
+        memcmp(&before, enc, sizeof before) != 0)
+        __builtin_trap();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static int64_t ts[MAX_SAMPLES], out_ts[MAX_SAMPLES];
@@ -41,13 +58,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tschunk_encoder enc;
     tschunk_encoder_options opts = {size > 1 && (data[1] & 1) ? TSCHUNK_CODEC_GORILLA : TSCHUNK_CODEC_TSC2, 0, 0, 0};
     if (tschunk_encoder_init(&enc, buf, cap, &opts) != 0) __builtin_trap();
-    size_t accepted = 0;
+    size_t accepted = 0, snap_at = size > 2 ? data[2] * 8u : 0; /* where a snapshot and a refusal are checked */
     for (; accepted < n; accepted++) {
         size_t r = tschunk_append_bits(&enc, ts[accepted], bits[accepted]);
         if (tschunk_is_error(r)) {
             if (tschunk_get_error_code(r) != TSCHUNK_ERROR_DST_TOO_SMALL) __builtin_trap();
             break;
         }
+        /* The count, a snapshot and a refusal while codec 2's state lags behind its open group. */
+        if (tschunk_encoder_count(&enc) != accepted + 1) __builtin_trap();
+        if (accepted == snap_at) check_snapshot_and_refusal(&enc, ts, bits, accepted + 1);
     }
     size_t chunk = tschunk_encoder_finish(&enc);
     if (tschunk_is_error(chunk) || chunk > cap) __builtin_trap();
