@@ -445,7 +445,7 @@ static size_t append_run(tschunk_encoder *restrict enc, const int64_t *restrict 
 static size_t append_grouped_run(tschunk_encoder *restrict enc, const int64_t *restrict ts,
                                  const double *restrict values, size_t n)
 {
-    size_t limit = n < tsc_codec2_safe_left(enc) ? n : tsc_codec2_safe_left(enc);
+    size_t room = tsc_codec2_safe_left(enc), limit = n < room ? n : room;
     uint8_t *slot = enc->dst + TSCHUNK_HEADER_MAX + enc->c2.group_end + 16 * (size_t)enc->c2.pending;
     int64_t prev_ts = enc->prev_ts;
     size_t i = 0;
