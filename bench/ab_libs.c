@@ -9,6 +9,7 @@
  *   ab_libs --sketch A.so B.so              (DDSketch encode and decode of 100,000-value sketches)
  *   ab_libs --prom A.so B.so [DATASET.gz ...]  (Prometheus XOR chunks of 120 samples, as Prometheus cuts them)
  *   ab_libs --gorilla A.so B.so [DATASET.gz ...]  (codec 1 chunks of 1,024 samples)
+ *   ab_libs --chunk N ...                  (chunks of N <= 1,024 samples; --prom's default is 120)
  *   ab_libs --many [--prom | --gorilla] A.so B.so [...]  (B appends a chunk's samples in one
  *                                         tschunk_append_many call: with A = B, one by one against bulk;
  *                                         --many-both: A too, two builds' bulk paths compared)
@@ -120,16 +121,17 @@ static void time_chunk(const library *lib, const wl_series *s, size_t from, doub
         size = encode_prom(lib, s, from);
     } else {
         lib->init(&enc, chunk, sizeof chunk, &lib->options);
-        if (lib->many) lib->append_many(&enc, s->ts + from, (const double *)(const void *)(s->bits + from), CHUNK, NULL);
+        if (lib->many)
+            lib->append_many(&enc, s->ts + from, (const double *)(const void *)(s->bits + from), lib->chunk, NULL);
         else
-            for (size_t i = from; i < from + CHUNK; i++) lib->append(&enc, s->ts[i], s->bits[i]);
+            for (size_t i = from; i < from + lib->chunk; i++) lib->append(&enc, s->ts[i], s->bits[i]);
         size = lib->finish(&enc);
     }
     double t = now_ns() - start;
     if (t < *best_append) *best_append = t;
     start = now_ns();
     if (lib->prom) lib->prom_decode(chunk, size, ts_out, values_out, lib->chunk);
-    else lib->decode(chunk, size, ts_out, values_out, CHUNK);
+    else lib->decode(chunk, size, ts_out, values_out, lib->chunk);
     t = now_ns() - start;
     if (t < *best_decode) *best_decode = t;
 }
@@ -250,17 +252,25 @@ int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "--sketch")) return sketch_ab(argv[2], argv[3]);
     int prom = 0, gorilla = 0, many = 0;
+    size_t chunk_samples = 0; /* --chunk's, else 120 for --prom and CHUNK for the others */
     for (; argc > 1 && argv[1][0] == '-' && argv[1][1] == '-'; argc--, argv++) {
         if (!strcmp(argv[1], "--prom")) prom = 1;
+        else if (!strcmp(argv[1], "--chunk") && argc > 2) {
+            chunk_samples = (size_t)strtoul(argv[2], NULL, 10);
+            argc--, argv++;
+            if (chunk_samples < 2 || chunk_samples > CHUNK) argc = 0;
+        }
         else if (!strcmp(argv[1], "--gorilla")) gorilla = 1;
         else if (!strcmp(argv[1], "--many")) many = 1;
         else if (!strcmp(argv[1], "--many-both")) many = 2;
         else argc = 0;
     }
     if (argc < 3) {
-        fprintf(stderr, "usage: ab_libs [--many] [--prom | --gorilla] A.so B.so [DATASET.gz ...] | ab_libs --sketch A.so B.so\n");
+        fprintf(stderr, "usage: ab_libs [--many] [--prom | --gorilla] [--chunk N] A.so B.so [DATASET.gz ...] | "
+                        "ab_libs --sketch A.so B.so\n");
         return 2;
     }
+    if (!chunk_samples) chunk_samples = prom ? 120 : CHUNK;
     library libs[2] = {load(argv[1]), load(argv[2])};
     for (int l = many == 2 ? 0 : 1; many && l < 2; l++) {
         void *handle = open_library(argv[1 + l]);
@@ -268,7 +278,6 @@ int main(int argc, char **argv)
         *(void **)&libs[l].prom_append_many = symbol(handle, "tschunk_prom_append_many");
         libs[l].many = 1;
     }
-    const size_t chunk_samples = prom ? 120 : CHUNK;
     for (int l = 0; l < 2; l++) {
         libs[l].prom = prom;
         libs[l].chunk = chunk_samples;

@@ -1364,36 +1364,60 @@ __attribute__((target("avx2"))) static inline shuffle_plan shuffle_plan_of(unsig
     return p;
 }
 
-__attribute__((target("avx2"))) static inline void unpack_eight(const shuffle_plan *p, const uint8_t *block,
-                                                                 __m256i *a, __m256i *b)
+__attribute__((target("avx2"))) static inline void unpack_eight_bytes(const shuffle_plan *p, __m128i first,
+                                                                       __m128i second, __m256i *a, __m256i *b)
 {
-    __m256i x = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)block));
-    __m256i y = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(block + p->second)));
+    __m256i x = _mm256_broadcastsi128_si256(first), y = _mm256_broadcastsi128_si256(second);
     *a = _mm256_and_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(x, p->pick_a), p->shift_a), p->mask);
     *b = _mm256_and_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(y, p->pick_b), p->shift_b), p->mask);
 }
 
-/*
- * The eight fields at src + at when the block's two 16-byte loads stay inside
- * avail, else a zero-padded copy of what is left (the loads reach at most
- * second + 16 <= 31 bytes): the fields inside avail unpack as tsc_codec2_unpack
- * gives them, the lanes past the caller's n are not used. A stream of 32 bytes
- * or more is copied as its last 32 bytes, placed so that what is left of it ends
- * where the zeros start: two fixed-size copies, where a copy of `left` bytes
- * called memcpy (a tenth of a 120-sample chunk's decode).
- */
-static inline const uint8_t *block_at(const uint8_t *src, size_t avail, size_t at, size_t second, uint8_t pad[64])
+__attribute__((target("avx2"))) static inline void unpack_eight(const shuffle_plan *p, const uint8_t *block,
+                                                                 __m256i *a, __m256i *b)
 {
-    if (at + second + 16 <= avail) return src + at;
-    size_t left = at < avail ? avail - at : 0; /* < second + 16 <= 31 */
-    if (avail >= 32) {
-        memcpy(pad, src + avail - 32, 32);
-        memset(pad + 32, 0, 32);
-        return pad + 32 - left;
+    unpack_eight_bytes(p, _mm_loadu_si128((const __m128i *)(const void *)block),
+                       _mm_loadu_si128((const __m128i *)(const void *)(block + p->second)), a, b);
+}
+
+/* Byte shuffle controls: from window_shuffle + past, bytes move down by past (0..16) and the top past are zeros. */
+static const uint8_t window_shuffle[32] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                                           0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                           0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
+
+/*
+ * The 16 bytes from src + at, zeros from avail on (avail >= 16), near the stream's end: its last 16 bytes
+ * shuffled down. (0.27.0 copied them into a zero-padded buffer and loaded from it: each load waited for the
+ * copy's stores to retire, about a tenth of a 120-sample chunk's AVX2 decode.)
+ */
+__attribute__((target("avx2"))) static inline __m128i bytes_within(const uint8_t *src, size_t avail, size_t at)
+{
+    if (at + 16 <= avail) return _mm_loadu_si128((const __m128i *)(const void *)(src + at));
+    size_t past = at < avail ? 16 - (avail - at) : 16;
+    __m128i last = _mm_loadu_si128((const __m128i *)(const void *)(src + avail - 16));
+    return _mm_shuffle_epi8(last, _mm_loadu_si128((const __m128i *)(const void *)(window_shuffle + past)));
+}
+
+/* A stream of fewer than 16 bytes, copied with zeros after it (the block's loads reach at + second + 16 <= 46). */
+static inline const uint8_t *short_stream_block(const uint8_t *src, size_t avail, size_t at, uint8_t pad[64])
+{
+    memset(pad, 0, 64);
+    memcpy(pad, src, avail);
+    return pad + (at < avail ? at : avail);
+}
+
+/* unpack_eight of the eight fields at src + at, where its loads would reach past avail: the fields inside avail
+ * unpack as tsc_codec2_unpack gives them, the lanes past the caller's n are not used. */
+__attribute__((target("avx2"), always_inline)) static inline void unpack_eight_near_end(const shuffle_plan *p,
+                                                                                       const uint8_t *src,
+                                                                                       size_t avail, size_t at,
+                                                                                       __m256i *a, __m256i *b)
+{
+    if (avail >= 16) {
+        unpack_eight_bytes(p, bytes_within(src, avail, at), bytes_within(src, avail, at + p->second), a, b);
+        return;
     }
-    memset(pad, 0, 32);
-    if (left) memcpy(pad, src + at, left);
-    return pad;
+    uint8_t pad[64];
+    unpack_eight(p, short_stream_block(src, avail, at, pad), a, b);
 }
 
 /* The lanes of a block of eight that hold one of the `left` fields still to write: the masked stores' masks. */
@@ -1524,7 +1548,7 @@ __attribute__((target("avx2"), always_inline)) static inline __m256i biased_k_la
  * fields unpacked by byte shuffle go through the running sum (delta: k[i] =
  * k[i-1] + add + field, k[-1] = start) or onto the base (k = add + field) and the
  * conversion without being stored. The last block (127 fields a full DELTA
- * group) goes the same way through block_at. Needs width <= 30 (0: no bytes)
+ * group) goes the same way through unpack_eight_near_end. Needs width <= 30 (0: no bytes)
  * and every |k| < 2^51.
  */
 /*
@@ -1579,11 +1603,10 @@ unpack_decimals_lanes(const uint8_t *src, size_t avail, size_t n, unsigned width
         v = biased_decimal_lanes(k_b, &c, as_float);
         memcpy(o + 4, &v, sizeof v);
     }
-    uint8_t pad[64];
     for (; i < n; i += 8, at += width) {
         __m256i store_a, store_b;
         tail_masks(n - i, &store_a, &store_b);
-        unpack_eight(&p, block_at(src, avail, at, p.second, pad), &a, &b);
+        unpack_eight_near_end(&p, src, avail, at, &a, &b);
         if (patches) patch_lanes(&a, &b, i, patches, &next);
         last = biased_k_lanes(a, delta, adds, last);
         _mm256_maskstore_pd((double *)(void *)(bits + i), store_a, biased_decimal_lanes(last, &c, as_float));
@@ -1736,11 +1759,10 @@ unpack_timestamps_lanes(const uint8_t *src, size_t avail, size_t n, unsigned wid
         memcpy(o + 4, &now, sizeof now);
         last = now;
     }
-    uint8_t pad[64];
     for (; i < n; i += 8, at += width) {
         __m256i store_a, store_b;
         tail_masks(n - i, &store_a, &store_b);
-        unpack_eight(&p, block_at(src, avail, at, p.second, pad), &a, &b);
+        unpack_eight_near_end(&p, src, avail, at, &a, &b);
         now = timestamp_lanes(a, grid, &base, step4, adds, last);
         __m256i went_back = _mm256_cmpgt_epi64(lanes_before(now, last), now);
         if (check) back = _mm256_or_si256(back, _mm256_and_si256(went_back, store_a));
