@@ -512,6 +512,9 @@ size_t tsc_codec2_decode_chunk(const uint8_t *src, size_t size, const tschunk_ch
         if (tsc_is_error(r)) return r;
         at += r;
         done += (uint32_t)n;
+        /* Nothing read back after the last group: a load from the kernels' masked stores waits for them to reach
+         * the cache (2-3% of a 120-sample chunk's decode). */
+        if (done == info->count) break;
         prev_ts = ts[done - 1];
         prev_bits = bits[done - 1];
     }
