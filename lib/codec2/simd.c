@@ -1387,7 +1387,7 @@ static const uint8_t window_shuffle[32] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
 /*
  * The 16 bytes from src + at, zeros from avail on (avail >= 16), near the stream's end: its last 16 bytes
  * shuffled down. (0.27.0 copied them into a zero-padded buffer and loaded from it: each load waited for the
- * copy's stores to retire, about a tenth of a 120-sample chunk's AVX2 decode.)
+ * copy's stores to reach the cache, about a seventh of a 120-sample chunk's AVX2 decode.)
  */
 __attribute__((target("avx2"))) static inline __m128i bytes_within(const uint8_t *src, size_t avail, size_t at)
 {
