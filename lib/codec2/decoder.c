@@ -443,6 +443,15 @@ static size_t decode_group(const tsc_codec2_group *g, const tsc_codec2_frame *f,
                            int first, int64_t prev_ts, uint64_t prev_bits, int64_t *restrict ts,
                            uint64_t *restrict bits)
 {
+    /* MASKED's kept values are decoded before the timestamps: the expansion loads them across the kernel's
+     * stores, and such a load waits until they reach the cache, which the timestamps' work leaves them time to do
+     * (3-6% of the decode of the value-only files with repeats, with AVX2). */
+    uint64_t kept[1 + TSC2_GROUP];
+    if (!(f->flags & TSCHUNK_FLAG_VAL_CONST) && (g->mode & 3) == TSC2_MASKED) {
+        size_t err = decode_decimal(g, g->kept, end, kept + 1);
+        if (err) return err;
+        kept[0] = prev_bits; /* what a repeat before the first kept value repeats */
+    }
     if (f->flags & TSCHUNK_FLAG_TS_CONST) {
         /* The header check kept ts[0] + (count - 1) * delta within int64. */
         uint64_t t = first ? (uint64_t)f->first_ts : (uint64_t)prev_ts + f->delta;
@@ -465,14 +474,9 @@ static size_t decode_group(const tsc_codec2_group *g, const tsc_codec2_frame *f,
         tsc_codec2_steps(g->mode & TSC2_CONST_REPEAT ? prev_bits : tsc_load64_le(g->payload), 0, n, bits);
         return 0;
     }
-    case TSC2_MASKED: {
-        uint64_t kept[1 + TSC2_GROUP];
-        size_t err = decode_decimal(g, g->kept, end, kept + 1);
-        if (err) return err;
-        kept[0] = prev_bits; /* what a repeat before the first kept value repeats */
+    case TSC2_MASKED:
         tsc_codec2_expand_masked(g->mask, kept + 1, g->kept, n, bits);
         return 0;
-    }
     case TSC2_DECIMAL: return decode_decimal(g, n, end, bits);
     default: return decode_xor(g, n, prev_bits, bits);
     }
