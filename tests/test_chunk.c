@@ -620,3 +620,48 @@ Test(chunk, append_many_matches_one_by_one, .timeout = 60)
     free(summary_one);
     free(summary_many);
 }
+
+/*
+ * tsc_chunk_count (a list's capacity check, which reads a header only up to its sample count) against the
+ * full header parse: on chunks of both codecs (0, 1, 2 and 150 samples, constant and changing streams), with
+ * each of the first 12 bytes set to 24 values and every truncation, an error from the count is the parse's
+ * error, and a count is the parse's count whenever the parse succeeds.
+ */
+Test(chunk, sample_count_agrees_with_the_header_parse)
+{
+    const int kinds[] = {WL_CONST_REGULAR, WL_GAUGE_2DP, WL_RANDOM};
+    const size_t lengths[] = {0, 1, 2, 150};
+    uint64_t rng = 77;
+    size_t compared = 0, refused = 0;
+    for (size_t k = 0; k < 3; k++)
+        for (size_t l = 0; l < 4; l++)
+            for (unsigned codec = GORILLA; codec <= TSCHUNK_CODEC_TSC2; codec++) {
+                wl_series s;
+                wl_synthetic(&s, kinds[k], lengths[l] ? lengths[l] : 1, 5);
+                unsigned char *chunk;
+                size_t size = encode_range_codec(&s, 0, lengths[l], codec, &chunk);
+                for (size_t at = 0; at < 12 + 1; at++)
+                    for (int v = 0; v < 24; v++) {
+                        size_t cut = at == 12 ? (size_t)v * size / 24 : size; /* the last round: truncations */
+                        unsigned char *bad = malloc(size ? size : 1);
+                        memcpy(bad, chunk, size);
+                        if (at < 12 && at < size)
+                            bad[at] = (unsigned char)(v < 8 ? chunk[at] ^ (1u << v) : wl_rng(&rng));
+                        tsc_chunk_header h;
+                        size_t count = tsc_chunk_count(bad, cut);
+                        size_t parsed = tsc_chunk_parse(bad, cut, &h, TSC_PARSE_HEADER);
+                        if (tsc_is_error(count)) {
+                            cr_assert_eq(count, parsed, "kind %zu length %zu codec %u byte %zu value %d", k, l, codec,
+                                         at, v);
+                            refused++;
+                        } else if (!tsc_is_error(parsed)) {
+                            cr_assert_eq(count, h.info.count);
+                            compared++;
+                        }
+                        free(bad);
+                    }
+                free(chunk);
+                wl_free(&s);
+            }
+    cr_assert(compared > 100 && refused > 100, "%zu compared, %zu refused", compared, refused);
+}

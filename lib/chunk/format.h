@@ -54,6 +54,10 @@ typedef struct {
  */
 enum { TSC_PARSE_HEADER = 0, TSC_PARSE_ALL = 1 };
 size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h, int walk);
+/* A chunk's sample count, its header checked up to it (magic, version, codec, flags, count); the rest is
+ * checked when it is parsed or decoded. For a list's capacity check (tschunk_decode_chunks), which would
+ * otherwise parse each header twice. @return the count or an error. */
+size_t tsc_chunk_count(const uint8_t *src, size_t size);
 
 /* tschunk_decode with codec 1's loops chosen (TSC_LOOPS_*, lib/common/common.h); the tests compare them. */
 size_t tsc_chunk_decode_with(const void *chunk, size_t size, int64_t *ts, double *values, size_t capacity, int loops);

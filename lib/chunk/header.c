@@ -54,10 +54,9 @@ static size_t parse_samples(const uint8_t *src, size_t size, size_t pos, tsc_chu
     return 0;
 }
 
-size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h, int walk)
+/* The header's first fields, checked: magic and version, codec, flags, the sample count; *pos past them. */
+static size_t parse_lead(const uint8_t *src, size_t size, tschunk_chunk_info *info, size_t *pos)
 {
-    memset(h, 0, sizeof(*h));
-    tschunk_chunk_info *info = &h->info;
     if (size && (src[0] >> 4) != TSC_MAGIC_NIBBLE) return TSC_ERROR(BAD_MAGIC);
     if (size < 3) return TSC_ERROR(TRUNCATED);
     info->version = src[0] & 0x0f;
@@ -68,23 +67,36 @@ size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h, int
     if (info->codec != TSCHUNK_CODEC_GORILLA && info->codec != TSCHUNK_CODEC_TSC2) return TSC_ERROR(BAD_CODEC);
     unsigned known = TSC_FLAGS_KNOWN | (info->codec == TSCHUNK_CODEC_TSC2 ? TSC2_FLAGS_KNOWN : 0);
     if (info->flags & ~known) return TSC_ERROR(RESERVED_BITS);
-    size_t pos = 2;
+    *pos = 2;
     uint64_t count;
-    size_t err = tsc_take_uvarint(src, size, &pos, &count);
+    size_t err = tsc_take_uvarint(src, size, pos, &count);
     if (err) return err;
     if (count > TSCHUNK_MAX_SAMPLES) return TSC_ERROR(CORRUPT);
     info->count = (uint32_t)count;
-    info->header_bytes = pos;
-    if (count == 0) {
-        if (info->flags) return TSC_ERROR(CORRUPT);
-        return pos == size ? 0 : TSC_ERROR(CORRUPT);
-    }
+    info->header_bytes = *pos;
+    if (count == 0 && (info->flags || *pos != size)) return TSC_ERROR(CORRUPT);
+    return 0;
+}
+
+size_t tsc_chunk_parse(const uint8_t *src, size_t size, tsc_chunk_header *h, int walk)
+{
+    memset(h, 0, sizeof(*h));
+    tschunk_chunk_info *info = &h->info;
+    size_t pos, err = parse_lead(src, size, info, &pos);
+    if (err || info->count == 0) return err;
     if (info->codec == TSCHUNK_CODEC_TSC2) {
         size_t err2 = tsc_codec2_parse_chunk(src, size, &pos, info, walk);
         h->ts_offset = h->value_offset = pos;
         return err2;
     }
     return parse_samples(src, size, pos, h);
+}
+
+size_t tsc_chunk_count(const uint8_t *src, size_t size)
+{
+    tschunk_chunk_info info;
+    size_t pos, err = parse_lead(src, size, &info, &pos);
+    return err ? err : info.count;
 }
 
 /* Codec 2 keeps no first value or delta in its header: decode them from the first group. */

@@ -636,13 +636,10 @@ static size_t decode_two(const void *const *chunks, const size_t *sizes, size_t 
     return decode_two_parsed(chunks, sizes, i, n_chunks, h, ts, values, loops);
 }
 
-/* A chunk's declared count from its header, without decoding. */
+/* A chunk's declared count from its header's first fields (the rest is parsed when it is decoded). */
 static size_t header_count(const void *chunk, size_t size)
 {
-    if (!chunk) return TSC_ERROR(BAD_PARAMETER);
-    tsc_chunk_header h;
-    size_t err = tsc_chunk_parse((const uint8_t *)chunk, size, &h, TSC_PARSE_HEADER);
-    return err ? err : h.info.count;
+    return chunk ? tsc_chunk_count((const uint8_t *)chunk, size) : TSC_ERROR(BAD_PARAMETER);
 }
 
 #ifdef TSC_HAVE_AVX2
