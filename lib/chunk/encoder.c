@@ -297,7 +297,7 @@ TSC_INLINE size_t append_grouped(tschunk_encoder *restrict enc, int64_t ts, uint
 {
     uint32_t pending = enc->c2.pending; /* read once: the slot's byte stores may alias the encoder */
     if (TSC_UNLIKELY(pending >= enc->c2.fast_end || ts < enc->prev_ts)) return append_checked(enc, ts, bits);
-    uint8_t *slot = enc->dst + TSCHUNK_HEADER_MAX + enc->c2.group_end + 16 * (size_t)pending;
+    uint8_t *slot = tsc_codec2_raw_slot(enc, pending);
     tsc_store64_le(slot, (uint64_t)ts);
     tsc_store64_le(slot + 8, bits);
     enc->prev_ts = ts;
@@ -446,7 +446,7 @@ static size_t append_grouped_run(tschunk_encoder *restrict enc, const int64_t *r
                                  const double *restrict values, size_t n)
 {
     size_t room = tsc_codec2_safe_left(enc), limit = n < room ? n : room;
-    uint8_t *slot = enc->dst + TSCHUNK_HEADER_MAX + enc->c2.group_end + 16 * (size_t)enc->c2.pending;
+    uint8_t *slot = tsc_codec2_raw_slot(enc, enc->c2.pending);
     int64_t prev_ts = enc->prev_ts;
     size_t i = 0;
     for (; i < limit && ts[i] >= prev_ts; i++) {

@@ -19,8 +19,6 @@
 /* lib/sketch/summary.c */
 void tsc_summary_push_group(tschunk_encoder *enc, const uint64_t *bits, uint32_t n);
 
-#define RAW_SAMPLE 16u
-
 TSC_INLINE uint8_t *group_area(const tschunk_encoder *enc) { return enc->dst + TSCHUNK_HEADER_MAX; }
 
 static size_t chunk_header_bytes(uint32_t count) { return 2 + tsc_uvarint_len(count); }
@@ -57,7 +55,7 @@ static void track_constants(tschunk_encoder *enc, const int64_t *ts, const uint6
 /* The open group's raw samples, out of the caller's buffer. */
 static void load_open_group(const tschunk_encoder *enc, int64_t *ts, uint64_t *bits)
 {
-    tsc_codec2_deinterleave(group_area(enc) + enc->c2.group_end, enc->c2.pending, ts, bits);
+    tsc_codec2_deinterleave(tsc_codec2_raw_slot(enc, 0), enc->c2.pending, ts, bits);
 }
 
 /* Encode the open group's `pending` samples, given as arrays, behind the finished groups. */
@@ -197,8 +195,8 @@ static void widen_hint(tschunk_group_bound *b, const tschunk_encoder *enc, uint6
     if (e <= (int)hint->exponent) return;
     hint->exponent = (unsigned)e;
     decimal_reset(b);
-    const uint8_t *raw = group_area(enc) + enc->c2.group_end;
-    for (uint32_t i = 0; i < enc->c2.pending; i++) decimal_add(b, tsc_load64_le(raw + RAW_SAMPLE * i + 8), *hint);
+    for (uint32_t i = 0; i < enc->c2.pending; i++)
+        decimal_add(b, tsc_load64_le(tsc_codec2_raw_slot(enc, i) + 8), *hint);
     decimal_add(b, bits, *hint);
 }
 
@@ -229,7 +227,7 @@ static size_t admit_bytes(tschunk_encoder *enc, int64_t ts, uint64_t bits)
     }
     tschunk_group_bound b = enc->c2.bound;
     if (!bound_add(&b, enc, enc->c2.pending, ts, bits, hint) && hint.usable) widen_hint(&b, enc, bits, &hint);
-    int64_t first_ts = enc->c2.pending ? (int64_t)tsc_load64_le(group_area(enc) + enc->c2.group_end) : ts;
+    int64_t first_ts = enc->c2.pending ? (int64_t)tsc_load64_le(tsc_codec2_raw_slot(enc, 0)) : ts;
     size_t total = chunk_header_bytes(enc->count + 1) + enc->c2.group_end +
                    open_group_bound(&b, enc->c2.pending + 1, first_ts, enc->c2.flushed_ts);
     if (total > enc->byte_limit) return TSC_ERROR(CHUNK_FULL);
@@ -316,7 +314,7 @@ size_t tsc_codec2_append(tschunk_encoder *enc, int64_t ts, uint64_t bits)
         if (err) return err;
     }
     tsc_codec2_sync(enc); /* taken: from here on the state changes */
-    uint8_t *slot = group_area(enc) + enc->c2.group_end + RAW_SAMPLE * enc->c2.pending;
+    uint8_t *slot = tsc_codec2_raw_slot(enc, enc->c2.pending);
     tsc_store64_le(slot, (uint64_t)ts);
     tsc_store64_le(slot + 8, bits);
     if (enc->count == 0) {

@@ -546,6 +546,13 @@ size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts
  * before anything else uses them. Refusals are decided before any sync, so a refused sample changes
  * nothing at all, not even the lag.
  */
+/* The open group's raw sample i, behind the finished groups: 16 bytes, the time then the value's bits, both
+ * little-endian (tschunk.h's inline append writes them too). */
+#define TSC2_RAW_SAMPLE 16u
+TSC_INLINE uint8_t *tsc_codec2_raw_slot(const tschunk_encoder *enc, uint32_t i)
+{
+    return enc->dst + TSCHUNK_HEADER_MAX + enc->c2.group_end + TSC2_RAW_SAMPLE * (size_t)i;
+}
 TSC_INLINE uint32_t tsc_codec2_lag(const tschunk_encoder *enc) { return enc->c2.pending - enc->c2.synced; }
 TSC_INLINE uint32_t tsc_codec2_count(const tschunk_encoder *enc) { return enc->count + tsc_codec2_lag(enc); }
 TSC_INLINE uint32_t tsc_codec2_safe_left(const tschunk_encoder *enc) { return enc->safe_left - tsc_codec2_lag(enc); }
@@ -555,8 +562,7 @@ TSC_INLINE void tsc_codec2_sync(tschunk_encoder *enc)
     if (!lag) return;
     enc->count += lag;
     enc->safe_left -= lag;
-    /* the open group's last raw sample: 16 bytes, its value second */
-    enc->prev_bits = tsc_load64_le(enc->dst + TSCHUNK_HEADER_MAX + enc->c2.group_end + 16 * (enc->c2.pending - 1) + 8);
+    enc->prev_bits = tsc_load64_le(tsc_codec2_raw_slot(enc, enc->c2.pending - 1) + 8); /* the last raw value */
     enc->c2.synced = enc->c2.pending;
 }
 
