@@ -943,6 +943,68 @@ Test(codec2, timestamp_gaps_are_patched)
 }
 
 /*
+ * A step or two far below the rest of a group (a retried scrape, a repeated timestamp) would make the smallest step
+ * the fields' base and widen all of them to the scrape interval; the encoder takes the base from the second or third
+ * lowest step instead, and the one or two below it wrap (fields of 2^64 - x, patched). Groups: jitter alone (a
+ * grid), a retry at the first field (the grid's reuse must size DELTA), jitter, a repeated timestamp in the middle,
+ * a retry at the last field, two low steps, a retry, and three low steps (left as they were); all round-trip.
+ */
+Test(codec2, steps_far_below_the_rest_wrap_instead_of_widening)
+{
+    wl_series s;
+    wl_alloc(&s, 1024, "retries");
+    uint64_t rng = 5;
+    int64_t t = 1700000000000;
+    static const size_t low_at[8][3] = {{0}, {1}, {0}, {64}, {127}, {2, 90}, {100}, {30, 90, 120}};
+    static const int64_t low_step[8][3] = {{0}, {100}, {0}, {0}, {100}, {100, 250}, {100}, {100, 250, 0}};
+    for (size_t i = 0; i < s.n; i++) {
+        size_t group = i / 128, at = i % 128;
+        s.ts[i] = t + (int64_t)i * 15000 + (int64_t)(wl_rng(&rng) % 11) - 5; /* a schedule, +-5 ms */
+        for (size_t k = 0; k < 3; k++)
+            if (low_at[group][k] && at == low_at[group][k]) s.ts[i] = s.ts[i - 1] + low_step[group][k];
+        s.bits[i] = wl_bits((double)(i % 7));
+    }
+    unsigned char *chunk;
+    tschunk_chunk_info info;
+    encode_whole(&s, &chunk, &info);
+    /* 14 bits a field from the low steps' base; from the others' base 5 to 7, and a patch a low step. */
+    cr_assert_lt((double)info.ts_bytes * 8 / (double)s.n, 7.5, "%zu timestamp bytes", info.ts_bytes);
+    free(chunk);
+    wl_free(&s);
+}
+
+/*
+ * A counter's reset is a step far below the others: the DELTA fields take their base from the second or third lowest
+ * step, and the reset wraps below it (a patch of 64 - width high bits) instead of every field widening to the
+ * counter's size. Resets at a group's first, middle and last step, two in a group, and three (left as they were);
+ * all round-trip.
+ */
+Test(codec2, counter_resets_wrap_instead_of_widening)
+{
+    wl_series s;
+    wl_alloc(&s, 1024, "resets");
+    uint64_t rng = 9;
+    static const size_t reset_at[8][3] = {{1}, {64}, {127}, {10, 100}, {50}, {0}, {5, 60, 120}, {90}};
+    int64_t count = 1000000;
+    for (size_t i = 0; i < s.n; i++) {
+        size_t group = i / 128, at = i % 128;
+        count += 50 + (int64_t)(wl_rng(&rng) % 101);
+        for (size_t k = 0; k < 3; k++)
+            if (reset_at[group][k] && at == reset_at[group][k]) count = (int64_t)(wl_rng(&rng) % 100);
+        s.ts[i] = 1700000000000 + (int64_t)i * 15000;
+        s.bits[i] = wl_bits((double)count);
+    }
+    unsigned char *chunk;
+    tschunk_chunk_info info;
+    encode_whole(&s, &chunk, &info);
+    /* 21 bits a field from the resets' base; from the others' about 7, and a patch of about 8 bytes a reset (8.8;
+     * 9.2 with the second lowest step only, 13.7 without either). */
+    cr_assert_lt((double)info.value_bytes * 8 / (double)s.n, 9.0, "%zu value bytes", info.value_bytes);
+    free(chunk);
+    wl_free(&s);
+}
+
+/*
  * TS_SCALED: when the first group's steps share a divisor (seconds or minutes in milliseconds), every timestamp
  * block carries a scale and stores its fields divided by it. Timestamps of every kind of divisor round-trip
  * (powers of two, odd, huge, a divisor that later groups lose, jitter in whole seconds on a grid, equal
@@ -1923,7 +1985,7 @@ Test(codec2, patched_decimal_blocks_decode_as_specified)
     const double expect_delta[] = {-0.7, -0.6, 0.8, 1.0};
     for (int i = 0; i < 4; i++) cr_assert_eq(v[i], expect_delta[i], "DELTA %d: %.17g", i, v[i]);
     /* FOR at width 0, base 2^51 - 2, field 2 patched to 5: k = 2^51 + 3 (converted one by one). */
-    unsigned char far_block[16] = {TSC2_DECIMAL};
+    unsigned char far_block[32] = {TSC2_DECIMAL};
     size_t n = 1 + tsc_put_uvarint(far_block + 1, tsc_zigzag((INT64_C(1) << 51) - 2));
     far_block[n++] = TSC2_TS_PATCHED;
     far_block[n++] = 1, far_block[n++] = 3, far_block[n++] = 2, far_block[n++] = 5, far_block[n++] = 0;
@@ -1944,6 +2006,24 @@ Test(codec2, patched_decimal_blocks_decode_as_specified)
     cr_assert_eq(tschunk_decode(chunk, size, ts9, v9, 9), 9);
     for (int i = 0; i < 9; i++)
         cr_assert_eq(v9[i], (double)((INT64_C(1) << 51) + (i < 5 ? -2 : 3)), "%d: %.17g", i, v9[i]);
+    /* Fields that wrap (0.29.0's encoder writes a counter's reset so): DELTA over 9 samples, min step 0, field 4
+     * patched to 2^64 - 5 (high width 64), a step of -5. From base 1000 the k stay small (the SIMD conversion
+     * takes them): 1000 five times, then 995; from base 2 - 2^51 they pass -2^51 (converted one by one). */
+    const int64_t wrap_bases[] = {1000, 2 - (INT64_C(1) << 51)};
+    for (size_t b = 0; b < 2; b++) {
+        n = 0;
+        far_block[n++] = TSC2_DECIMAL | TSC2_DECIMAL_DELTA;
+        n += tsc_put_uvarint(far_block + n, tsc_zigzag(wrap_bases[b]));
+        far_block[n++] = 0, far_block[n++] = TSC2_TS_PATCHED, far_block[n++] = 1, far_block[n++] = 64;
+        far_block[n++] = 4;
+        tsc_store64_le(far_block + n, UINT64_MAX - 4);
+        n += 8;
+        far_block[n++] = 0;
+        size = patched_chunk_of(chunk, 9, far_block, n);
+        cr_assert_eq(tschunk_decode(chunk, size, ts9, v9, 9), 9);
+        for (int i = 0; i < 9; i++)
+            cr_assert_eq(v9[i], (double)(wrap_bases[b] - (i < 5 ? 0 : 5)), "base %zu, %d: %.17g", b, i, v9[i]);
+    }
     /* FOR at width 62, field 1 all ones from bit 62 on (its bits span 9 bytes), patched with high 0. */
     unsigned char wide_block[48] = {TSC2_DECIMAL, 0, TSC2_TS_PATCHED + 62};
     for (unsigned bit = 62; bit < 124; bit++) wide_block[3 + bit / 8] |= (unsigned char)(1u << (bit % 8));

@@ -301,24 +301,30 @@ static uint64_t packed_field(const uint8_t *packed, size_t avail, size_t i, unsi
 
 /*
  * A PATCHED group's patches, their indexes checked (increasing, below the
- * fields) and their high bits shifted in place; *reach: a bound of their sum
- * (each is below 2^(width + high width)), or 2^51 (decimals_small's bound).
+ * fields) and their high bits shifted in place; *reach: a bound of the
+ * magnitude of their sum, each read as an int64 (the sums wrap: a field that
+ * wraps below min_step, a counter's reset, is a small negative number), or
+ * 2^51 (decimals_small's bound).
  */
 static size_t read_patches(const tsc_codec2_group *g, size_t fields, const uint8_t *end, tsc_codec2_patches *patches,
                            uint64_t *reach)
 {
-    unsigned top = g->dec_width + g->dec_high_width;
+    const uint64_t limit = UINT64_C(1) << 51;
     size_t avail = (size_t)(end - g->dec_highs);
     patches->at = g->dec_patch_at;
     patches->count = g->dec_patches;
-    *reach = top >= 51 ? UINT64_C(1) << 51 : (uint64_t)g->dec_patches << top;
+    *reach = 0;
     int last = -1;
     for (size_t p = 0; p < g->dec_patches; p++) {
         int at = g->dec_patch_at[p];
         if (at <= last) return TSC_ERROR(CORRUPT);
         last = at;
-        patches->add[p] = packed_field(g->dec_highs, avail, p, g->dec_high_width) << g->dec_width;
+        uint64_t add = packed_field(g->dec_highs, avail, p, g->dec_high_width) << g->dec_width;
+        uint64_t magnitude = (int64_t)add < 0 ? 0 - add : add;
+        *reach += magnitude < limit ? magnitude : limit; /* at most 128 terms of 2^51: no overflow */
+        patches->add[p] = add;
     }
+    if (*reach > limit) *reach = limit;
     return (size_t)last < fields ? 0 : TSC_ERROR(CORRUPT);
 }
 

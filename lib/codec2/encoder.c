@@ -85,8 +85,9 @@ static uint64_t grid_step(const int64_t *ts, size_t n)
 /* How a group's timestamp fields are packed: plain at their full width, or PATCHED at a narrower one. */
 typedef struct {
     unsigned width;
-    int patched;
-    size_t bytes; /* packed fields and, when patched, the patch list */
+    unsigned char patched;
+    unsigned char few_below; /* at most two fields narrower than `width` (known only from a histogram; else 0) */
+    size_t bytes;            /* packed fields and, when patched, the patch list */
 } field_plan;
 
 /* How many of the m fields need each width 0..full (the largest). */
@@ -111,15 +112,16 @@ static field_plan plan_counts(const size_t *by_width, size_t m, unsigned full)
     size_t above[66];
     above[full] = 0;
     for (unsigned b = full; b-- > 0;) above[b] = above[b + 1] + by_width[b + 1];
-    field_plan best = {full, 0, tsc_codec2_packed_bytes(m, full)};
+    field_plan best = {full, 0, 0, tsc_codec2_packed_bytes(m, full)};
     for (unsigned w = 0; w < full && w <= 62; w++) {
         size_t patches = above[w];
         if ((w && !by_width[w]) || patches > 255) continue; /* the candidates: widths some field needs, and 0 */
         size_t patch_bytes = patches;
         for (unsigned x = w; x < full; x += 7) patch_bytes += above[x];
         size_t bytes = tsc_codec2_packed_bytes(m, w) + tsc_uvarint_len(patches) + patch_bytes;
-        if (bytes < best.bytes) best = (field_plan){w, 1, bytes};
+        if (bytes < best.bytes) best = (field_plan){w, 1, 0, bytes};
     }
+    best.few_below = best.width > 0 && m - above[best.width - 1] <= 2;
     return best;
 }
 
@@ -130,7 +132,7 @@ static field_plan plan_counts(const size_t *by_width, size_t m, unsigned full)
  */
 static field_plan plan_fields(const uint64_t *fields, size_t m, unsigned full)
 {
-    if (full <= 3) return (field_plan){full, 0, tsc_codec2_packed_bytes(m, full)}; /* a patch costs 16+ bits */
+    if (full <= 3) return (field_plan){full, 0, 0, tsc_codec2_packed_bytes(m, full)}; /* a patch costs 16+ bits */
     size_t count[65];
     width_counts(fields, m, full, count);
     return plan_counts(count, m, full);
@@ -144,7 +146,7 @@ static field_plan plan_fields(const uint64_t *fields, size_t m, unsigned full)
 static field_plan plan_like(const uint64_t *fields, size_t m, unsigned full, unsigned previous)
 {
     if (full != previous) return plan_fields(fields, m, full);
-    return (field_plan){full, 0, tsc_codec2_packed_bytes(m, full)};
+    return (field_plan){full, 0, 0, tsc_codec2_packed_bytes(m, full)};
 }
 
 /*
@@ -161,7 +163,7 @@ static uint64_t scale_fields(uint64_t *fields, size_t m, uint64_t largest, int r
     uint64_t scaled[TSC2_GROUP], scale = common_divisor(fields, m, scaled);
     if (scale == 1) return 1;
     unsigned scaled_full = tsc_codec2_width(largest / scale);
-    field_plan after = {scaled_full, 0, tsc_codec2_packed_bytes(m, scaled_full)}, before = *plan;
+    field_plan after = {scaled_full, 0, 0, tsc_codec2_packed_bytes(m, scaled_full)}, before = *plan;
     if (!reuse || scaled_full != previous) {
         size_t count[65], lifted[65] = {0};
         width_counts(scaled, m, scaled_full, count);
@@ -205,7 +207,7 @@ int tsc_codec2_scaled_chunk(const int64_t *ts, size_t n)
     tsc_codec2_deltas(ts + 1, n - 1, ts[0], fields, &min, &max);
     if (max == min) return 0;
     for (size_t i = 0; i + 1 < n; i++) fields[i] -= min;
-    field_plan plan = {tsc_codec2_width(max - min), 0, 0};
+    field_plan plan = {tsc_codec2_width(max - min), 0, 0, 0};
     return scale_fields(fields, n - 1, max - min, 0, 0, &plan) > 1;
 }
 
@@ -253,7 +255,83 @@ static size_t write_regular_timestamps(uint8_t *out, const int64_t *ts, int64_t 
 {
     *form = TSC2_TS_FORM_DELTA;
     *width = 0;
-    return put_delta_head(out, (uint64_t)ts[0] - (uint64_t)prev_ts, step, (field_plan){0, 0, 0}, scaled ? 1 : 0);
+    return put_delta_head(out, (uint64_t)ts[0] - (uint64_t)prev_ts, step, (field_plan){0, 0, 0, 0}, scaled ? 1 : 0);
+}
+
+/* The lowest, second and third lowest of m fields less `origin` (m >= 1; a missing one: UINT64_MAX). */
+static void lowest_three(const uint64_t *fields, size_t m, uint64_t origin, uint64_t low[3])
+{
+    low[0] = low[1] = low[2] = UINT64_MAX;
+    for (size_t i = 0; i < m; i++) {
+        uint64_t f = fields[i] - origin;
+        if (f >= low[2]) continue;
+        if (f < low[1]) {
+            low[2] = low[1];
+            if (f < low[0]) low[1] = low[0], low[0] = f;
+            else low[1] = f;
+        } else {
+            low[2] = f;
+        }
+    }
+}
+
+/*
+ * A step or two far below the others (a repeated timestamp, a retried scrape) makes the smallest step an outlier
+ * that widens every field: fields taken from the second or third lowest step instead wrap below it (a field of
+ * 2^64 - x, patched at about ten bytes), which the decoder's sums modulo 2^64 read back. Tried only when the
+ * plan's histogram found at most two fields narrower than its width (jitter puts about half of them there), and
+ * not on fields divided by a scale (their divisor is that of fields that do not wrap). fields: in, steps - *min
+ * (m = n - 1). @return the block's bytes when a raised base is smaller than `bytes` (fields, *min and *plan then
+ * updated), else `bytes`.
+ */
+static size_t raise_delta_base(uint64_t *fields, size_t m, uint64_t lead, uint64_t *min, field_plan *plan,
+                               size_t bytes)
+{
+    if (!plan->few_below || plan->width < 2) return bytes;
+    uint64_t low[3], raised[TSC2_GROUP];
+    lowest_three(fields, m, 0, low);
+    const unsigned width = plan->width;
+    const uint64_t packed_max = (UINT64_C(2) << (width - 1)) - 1;
+    uint64_t best_lift = 0;
+    for (unsigned k = 1; k < 3; k++) {
+        uint64_t lift = low[k];
+        /* The fields under the plan's width need at most `narrower` bits once lifted: try only when that pays
+         * for k wrapped fields (an index byte and about ten of high bits each). */
+        if (lift == 0 || lift > packed_max || lift == best_lift) continue;
+        unsigned narrower = tsc_codec2_width(packed_max - lift);
+        if (m * (width - narrower) < 8 * 11 * k) continue;
+        uint64_t largest = 0;
+        for (size_t i = 0; i < m; i++) {
+            raised[i] = fields[i] - lift;
+            largest = raised[i] > largest ? raised[i] : largest;
+        }
+        field_plan candidate = plan_fields(raised, m, tsc_codec2_width(largest));
+        size_t candidate_bytes = tsc_uvarint_len(lead_field(lead, *min + lift)) + tsc_uvarint_len(*min + lift) +
+                                 candidate.bytes;
+        if (candidate_bytes < bytes) bytes = candidate_bytes, best_lift = lift, *plan = candidate;
+    }
+    if (!best_lift) return bytes;
+    for (size_t i = 0; i < m; i++) fields[i] -= best_lift;
+    *min += best_lift;
+    return bytes;
+}
+
+/*
+ * A DELTA block's size: its fields are the steps less the smallest (in place), divided by a scale in TS_SCALED
+ * chunks, then raised past a low outlier or two; `reuse`: the form is the previous group's (plan_like). *min: in,
+ * the smallest step; out, the base written. *scale: 0 when none is written. @return the block's bytes.
+ */
+TSC_INLINE size_t size_delta(uint64_t *deltas, size_t m, uint64_t lead, uint64_t *min, uint64_t max, int scaled,
+                             int reuse, unsigned previous, field_plan *plan, uint64_t *scale)
+{
+    for (size_t i = 0; i < m; i++) deltas[i] -= *min;
+    *plan = (field_plan){tsc_codec2_width(max - *min), 0, 0, 0};
+    *scale = scaled ? scale_fields(deltas, m, max - *min, reuse, previous, plan) : 0;
+    if (plan->bytes == SIZE_MAX || !scaled)
+        *plan = reuse ? plan_like(deltas, m, plan->width, previous) : plan_fields(deltas, m, plan->width);
+    size_t bytes = tsc_uvarint_len(lead_field(lead, *min)) + tsc_uvarint_len(*min) + plan->bytes;
+    if (*scale <= 1) bytes = raise_delta_base(deltas, m, lead, min, plan, bytes);
+    return bytes + (scaled ? tsc_uvarint_len(*scale) : 0);
 }
 
 TSC2_AVX2_CLONES
@@ -269,26 +347,19 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
     if (n < 2) return tsc_put_uvarint(p, tsc_zigzag((int64_t)lead));
     uint64_t deltas[TSC2_GROUP], min, max;
     tsc_codec2_deltas(ts + 1, n - 1, ts[0], deltas, &min, &max);
-    field_plan delta_plan = {tsc_codec2_width(max - min), 0, 0};
+    field_plan delta_plan = {0, 0, 0, 0};
     size_t delta_bytes = SIZE_MAX;
     /* A regular or nearly regular group cannot do better on a grid: DELTA then, even when GRID was asked for. */
-    int grid_may_pay = only != TSC2_TS_FORM_DELTA && delta_plan.width > 1;
+    int grid_may_pay = only != TSC2_TS_FORM_DELTA && tsc_codec2_width(max - min) > 1;
     uint64_t delta_scale = 0, grid_scale = 0; /* 0: no scale written (not TS_SCALED) */
-    if (only != TSC2_TS_FORM_GRID || !grid_may_pay) {
-        for (size_t i = 0; i + 1 < n; i++) deltas[i] -= min;
-        if (scaled)
-            delta_scale = scale_fields(deltas, n - 1, max - min, only == TSC2_TS_FORM_DELTA, previous, &delta_plan);
-        if (delta_plan.bytes == SIZE_MAX || !scaled)
-            delta_plan = only == TSC2_TS_FORM_DELTA ? plan_like(deltas, n - 1, delta_plan.width, previous)
-                                                    : plan_fields(deltas, n - 1, delta_plan.width);
-        delta_bytes = tsc_uvarint_len(lead_field(lead, min)) + tsc_uvarint_len(min) + delta_plan.bytes +
-                      (scaled ? tsc_uvarint_len(delta_scale) : 0);
-    }
+    if (only != TSC2_TS_FORM_GRID || !grid_may_pay)
+        delta_bytes = size_delta(deltas, n - 1, lead, &min, max, scaled, only == TSC2_TS_FORM_DELTA, previous,
+                                 &delta_plan, &delta_scale);
     uint64_t offsets[TSC2_GROUP];
     int64_t omin = 0, omax = 0;
     uint64_t step = 0;
     size_t grid_bytes = SIZE_MAX;
-    field_plan grid_plan = {0, 0, 0};
+    field_plan grid_plan = {0, 0, 0, 0};
     if (grid_may_pay) {
         step = grid_step(ts, n);
         int64_t *signed_offsets = (int64_t *)(void *)offsets;
@@ -302,6 +373,10 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
                                               : plan_fields(offsets, n - 1, full);
         grid_bytes = tsc_uvarint_len(lead_field(lead, step)) + tsc_uvarint_len(step) +
                      tsc_uvarint_len(tsc_zigzag(omin)) + grid_plan.bytes + (scaled ? tsc_uvarint_len(grid_scale) : 0);
+        /* A reused grid whose offsets widened by two bits or more (a retried scrape shifts every offset after it,
+         * where jitter moves the width by one): DELTA too. */
+        if (delta_bytes == SIZE_MAX && full > previous + 1)
+            delta_bytes = size_delta(deltas, n - 1, lead, &min, max, scaled, 0, previous, &delta_plan, &delta_scale);
     }
     if (grid_bytes < delta_bytes) {
         *form = TSC2_TS_FORM_GRID;
@@ -457,12 +532,12 @@ TSC_INLINE size_t patched_bytes(size_t m, unsigned w, unsigned full, size_t patc
 TSC2_AVX2_CLONES
 static field_plan plan_at(const int64_t *v, size_t m, int64_t lowest, unsigned w, unsigned full)
 {
-    field_plan plain = {full, 0, tsc_codec2_packed_bytes(m, full)};
+    field_plan plain = {full, 0, 0, tsc_codec2_packed_bytes(m, full)};
     uint64_t past = UINT64_C(1) << w;
     size_t patches = 0;
     for (size_t i = 0; i < m; i++) patches += (uint64_t)v[i] - (uint64_t)lowest >= past;
     size_t bytes = patched_bytes(m, w, full, patches);
-    return patches && bytes + m / 16 < plain.bytes ? (field_plan){w, 1, bytes} : plain;
+    return patches && bytes + m / 16 < plain.bytes ? (field_plan){w, 1, 0, bytes} : plain;
 }
 
 /*
@@ -479,7 +554,7 @@ static field_plan plan_at(const int64_t *v, size_t m, int64_t lowest, unsigned w
 enum { PATCH_NONE, PATCH_SEARCH, PATCH_REUSE };
 static field_plan pack_decimals(const int64_t *v, size_t m, int64_t lowest, unsigned full, int how, unsigned previous)
 {
-    field_plan plain = {full, 0, tsc_codec2_packed_bytes(m, full)};
+    field_plan plain = {full, 0, 0, tsc_codec2_packed_bytes(m, full)};
     if (how == PATCH_NONE || full <= 4 || m < 16) return plain;
     unsigned previous_width = previous >> 3;
     if (how == PATCH_REUSE && (previous & TSC2_PACK_PATCHED))
@@ -498,6 +573,38 @@ static field_plan pack_decimals(const int64_t *v, size_t m, int64_t lowest, unsi
     }
     int few = top1 == 0 || top2 <= 1 || top4 <= 2;
     return few && below ? plan_at(v, m, lowest, tsc_codec2_width(below), full) : plain;
+}
+
+/*
+ * A counter's reset (or any step or two far below the others) makes the smallest step the DELTA fields' base and
+ * widens every field to the reset's size: as raise_delta_base does for timestamps, fields from the second or third
+ * lowest step instead, the one or two below wrapping (patches whose high bits take 64 - width bits; decoders sum
+ * modulo 2^64). Tried when the steps' mean sits in the top eighth of their range (jumps both ways put it in the
+ * middle). @return the block's DELTA bytes when smaller than `bytes` (*smin and *packing then updated), else `bytes`.
+ */
+static size_t raise_min_step(const int64_t *steps, size_t m, int64_t first, int64_t last, int64_t *smin,
+                             int64_t smax, field_plan *packing, size_t bytes)
+{
+    uint64_t range = (uint64_t)smax - (uint64_t)*smin;
+    /* |k| < 2^51: the fields' sum and m times the range stay below 2^59, and 8 times that below 2^62 */
+    uint64_t fields_sum = (uint64_t)last - (uint64_t)first - (uint64_t)m * (uint64_t)*smin;
+    if (m < 16 || tsc_codec2_width(range) < 8 || fields_sum * 8 < 7 * m * range) return bytes;
+    uint64_t low[3];
+    lowest_three((const uint64_t *)(const void *)steps, m, (uint64_t)*smin, low);
+    int64_t best = *smin;
+    for (unsigned k = 1; k < 3; k++) {
+        if (low[k] == 0 || low[k] == UINT64_MAX) continue;
+        /* The fields at or above the new base fit `width` bits; those below (at most k) wrap: the patches. */
+        int64_t base = (int64_t)((uint64_t)*smin + low[k]);
+        unsigned width = tsc_codec2_width((uint64_t)smax - (uint64_t)base);
+        size_t wrapped = (low[0] < low[k]) + (k == 2 && low[1] < low[k]);
+        field_plan candidate = {width, 1, 0, patched_bytes(m, width, 64, wrapped)};
+        size_t candidate_bytes = tsc_uvarint_len(tsc_zigzag(first)) + tsc_uvarint_len(tsc_zigzag(base)) +
+                                 candidate.bytes;
+        if (candidate_bytes < bytes) bytes = candidate_bytes, best = base, *packing = candidate;
+    }
+    *smin = best;
+    return bytes;
 }
 
 /*
@@ -535,11 +642,12 @@ static void plan_decimal(decimal_plan *d, const uint64_t *bits, size_t n, tsc_co
     int for_how = search ? PATCH_SEARCH : patch & TSC2_PACK_FOR ? PATCH_REUSE : PATCH_NONE;
     int delta_how = search ? PATCH_SEARCH : patch & TSC2_PACK_DELTA ? PATCH_REUSE : PATCH_NONE;
     field_plan for_packing = pack_decimals(d->k, n, kmin, for_width, for_how, patch);
-    field_plan delta_packing = {delta_width, 0, SIZE_MAX};
+    field_plan delta_packing = {delta_width, 0, 0, SIZE_MAX};
     size_t for_bytes = tsc_uvarint_len(tsc_zigzag(kmin)) + for_packing.bytes, delta_bytes = SIZE_MAX;
     if (n >= 2) {
         delta_packing = pack_decimals(steps, n - 1, smin, delta_width, delta_how, patch);
         delta_bytes = tsc_uvarint_len(tsc_zigzag(d->k[0])) + tsc_uvarint_len(tsc_zigzag(smin)) + delta_packing.bytes;
+        delta_bytes = raise_min_step(steps, n - 1, d->k[0], d->k[n - 1], &smin, smax, &delta_packing, delta_bytes);
     }
     int delta = delta_bytes < for_bytes;
     d->mode = TSC2_DECIMAL | (delta ? TSC2_DECIMAL_DELTA : 0) | (c.as_float ? TSC2_DECIMAL_FLOAT32 : 0) |

@@ -30,7 +30,10 @@
  *               u8 field index (increasing) and uvarint high bits
  *               (field = low | high << width), so a gap in a regular
  *               series costs one patch, not a wider field for every sample
- *               (all timestamp arithmetic wraps modulo 2^64)
+ *               (all timestamp arithmetic wraps modulo 2^64: min_delta is a
+ *               base, not necessarily the smallest step; since 0.29.0 the
+ *               encoder may write a step x below it as the field
+ *               2^64 - (min_delta - x), patched, at scale 1: the sum wraps)
  *   values      u8 mode, then by mode & 3:
  *                 0        mode 0x00 RAW: n x 8 bytes, the value bits, little-endian
  *                          mode 0x04 CONST: 8 bytes, every value these bits
@@ -50,7 +53,10 @@
  *                          value = k / 10^e (rounded to float32 when FLOAT32)
  *                          uvarint zigzag(base), DELTA: uvarint zigzag(min_step),
  *                          u8 form, packed fields: k[i] - base (n of them), or
- *                          DELTA: k[0] = base, k[i] - k[i-1] - min_step (n - 1);
+ *                          DELTA: k[0] = base, k[i] - k[i-1] - min_step (n - 1),
+ *                          all modulo 2^64 (since 0.29.0 the encoder writes a
+ *                          step below min_step, a counter's reset, as a field
+ *                          that wraps, patched);
  *                          form 0..64: the width; 65..127 (0.20.0): PATCHED at
  *                          width w = form - 65, the packed fields' low bits, then
  *                          u8 patch count p (1..fields), u8 high width h (1..64 - w),
@@ -211,7 +217,8 @@ typedef struct {
 /* A group's fields, as parsed from its bytes (every length checked against the chunk). */
 typedef struct {
     uint64_t ts_offset;       /* zigzag-decoded: lead - expected (see above), wrapping */
-    uint64_t min_delta;       /* DELTA: the smallest delta; GRID: the zigzag-decoded min_offset */
+    uint64_t min_delta;       /* DELTA: the fields' base (the smallest delta, or one a wrapped field goes below);
+                                 GRID: the zigzag-decoded min_offset */
     uint64_t grid_step;       /* GRID only */
     int ts_grid;
     const uint8_t *ts_packed;
