@@ -579,16 +579,14 @@ static field_plan pack_decimals(const int64_t *v, size_t m, int64_t lowest, unsi
  * A counter's reset (or any step or two far below the others) makes the smallest step the DELTA fields' base and
  * widens every field to the reset's size: as raise_delta_base does for timestamps, fields from the second or third
  * lowest step instead, the one or two below wrapping (patches whose high bits take 64 - width bits; decoders sum
- * modulo 2^64). Tried when the steps' mean sits in the top eighth of their range (jumps both ways put it in the
- * middle). @return the block's DELTA bytes when smaller than `bytes` (*smin and *packing then updated), else `bytes`.
+ * modulo 2^64). Tried when the steps' mean sits in the top eighth of their range (steps_may_rise; jumps both ways
+ * put it in the middle), and taken when it saves an eighth of the block (a raised group decodes through the patched kernel:
+ * Food-price raised 81 groups for 0.09 bits a value, 29 of them for 0.06). @return the block's DELTA bytes when
+ * smaller than `bytes` (*smin and *packing then updated), else `bytes`.
  */
-static size_t raise_min_step(const int64_t *steps, size_t m, int64_t first, int64_t last, int64_t *smin,
-                             int64_t smax, field_plan *packing, size_t bytes)
+static size_t raise_min_step(const int64_t *steps, size_t m, int64_t first, int64_t *smin, int64_t smax,
+                             field_plan *packing, size_t bytes)
 {
-    uint64_t range = (uint64_t)smax - (uint64_t)*smin;
-    /* |k| < 2^51: the fields' sum and m times the range stay below 2^59, and 8 times that below 2^62 */
-    uint64_t fields_sum = (uint64_t)last - (uint64_t)first - (uint64_t)m * (uint64_t)*smin;
-    if (m < 16 || tsc_codec2_width(range) < 8 || fields_sum * 8 < 7 * m * range) return bytes;
     uint64_t low[3];
     lowest_three((const uint64_t *)(const void *)steps, m, (uint64_t)*smin, low);
     int64_t best = *smin;
@@ -601,10 +599,20 @@ static size_t raise_min_step(const int64_t *steps, size_t m, int64_t first, int6
         field_plan candidate = {width, 1, 0, patched_bytes(m, width, 64, wrapped)};
         size_t candidate_bytes = tsc_uvarint_len(tsc_zigzag(first)) + tsc_uvarint_len(tsc_zigzag(base)) +
                                  candidate.bytes;
-        if (candidate_bytes < bytes) bytes = candidate_bytes, best = base, *packing = candidate;
+        if (candidate_bytes + bytes / 8 < bytes) bytes = candidate_bytes, best = base, *packing = candidate;
     }
     *smin = best;
     return bytes;
+}
+
+/* raise_min_step's test, inline where every decimal plan runs it: the mean step (from k[0] and k[m]) in the top
+ * eighth of the steps' range, at least 16 steps, a range of 8 bits or more. */
+TSC_INLINE int steps_may_rise(size_t m, int64_t first, int64_t last, int64_t smin, int64_t smax)
+{
+    uint64_t range = (uint64_t)smax - (uint64_t)smin;
+    /* |k| < 2^51: the fields' sum and m times the range stay below 2^59, and 8 times that below 2^62 */
+    uint64_t fields_sum = (uint64_t)last - (uint64_t)first - (uint64_t)m * (uint64_t)smin;
+    return m >= 16 && range >= 128 && fields_sum * 8 >= 7 * m * range;
 }
 
 /*
@@ -647,7 +655,8 @@ static void plan_decimal(decimal_plan *d, const uint64_t *bits, size_t n, tsc_co
     if (n >= 2) {
         delta_packing = pack_decimals(steps, n - 1, smin, delta_width, delta_how, patch);
         delta_bytes = tsc_uvarint_len(tsc_zigzag(d->k[0])) + tsc_uvarint_len(tsc_zigzag(smin)) + delta_packing.bytes;
-        delta_bytes = raise_min_step(steps, n - 1, d->k[0], d->k[n - 1], &smin, smax, &delta_packing, delta_bytes);
+        if (steps_may_rise(n - 1, d->k[0], d->k[n - 1], smin, smax))
+            delta_bytes = raise_min_step(steps, n - 1, d->k[0], &smin, smax, &delta_packing, delta_bytes);
     }
     int delta = delta_bytes < for_bytes;
     d->mode = TSC2_DECIMAL | (delta ? TSC2_DECIMAL_DELTA : 0) | (c.as_float ? TSC2_DECIMAL_FLOAT32 : 0) |
