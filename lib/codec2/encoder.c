@@ -275,23 +275,35 @@ static void lowest_three(const uint64_t *fields, size_t m, uint64_t origin, uint
     }
 }
 
+/* The bytes of a timestamp block's head that depend on its fields' base: DELTA's lead (against the base) and base;
+ * GRID's zigzag min_offset (its lead is against the step). */
+static size_t base_bytes(int grid, uint64_t lead, uint64_t base)
+{
+    if (grid) return tsc_uvarint_len(tsc_zigzag((int64_t)base));
+    return tsc_uvarint_len(lead_field(lead, base)) + tsc_uvarint_len(base);
+}
+
+/* Whether raise_base may pay: its test, inline where every timestamp plan runs it (out of the rare call). */
+TSC_INLINE int base_may_rise(const field_plan *plan) { return plan->few_below && plan->width >= 2; }
+
 /*
  * A step or two far below the others (a repeated timestamp, a retried scrape) makes the smallest step an outlier
  * that widens every field: fields taken from the second or third lowest step instead wrap below it (a field of
- * 2^64 - x, patched at about ten bytes), which the decoder's sums modulo 2^64 read back. Tried only when the
- * plan's histogram found at most two fields narrower than its width (jitter puts about half of them there), and
- * not on fields divided by a scale (their divisor is that of fields that do not wrap). fields: in, steps - *min
- * (m = n - 1). @return the block's bytes when a raised base is smaller than `bytes` (fields, *min and *plan then
+ * 2^64 - x, patched at about ten bytes), which the decoder's sums modulo 2^64 read back. The same for a GRID's
+ * offsets (a retried scrape: one offset an interval below the schedule). Tried only when the plan's histogram
+ * found at most two fields narrower than its width (base_may_rise; jitter puts about half of them there), and not
+ * on fields divided by a scale (their divisor is that of fields that do not wrap). fields: in, the fields from *base (m of
+ * them). @return the block's bytes when a raised base is smaller than `bytes` (fields, *base and *plan then
  * updated), else `bytes`.
  */
-static size_t raise_delta_base(uint64_t *fields, size_t m, uint64_t lead, uint64_t *min, field_plan *plan,
-                               size_t bytes)
+__attribute__((noinline)) static size_t raise_base(uint64_t *fields, size_t m, int grid, uint64_t lead,
+                                                   uint64_t *base, field_plan *plan, size_t bytes)
 {
-    if (!plan->few_below || plan->width < 2) return bytes;
     uint64_t low[3], raised[TSC2_GROUP];
     lowest_three(fields, m, 0, low);
     const unsigned width = plan->width;
     const uint64_t packed_max = (UINT64_C(2) << (width - 1)) - 1;
+    const size_t fixed = bytes - plan->bytes - base_bytes(grid, lead, *base); /* what a new base leaves as it is */
     uint64_t best_lift = 0;
     for (unsigned k = 1; k < 3; k++) {
         uint64_t lift = low[k];
@@ -306,13 +318,12 @@ static size_t raise_delta_base(uint64_t *fields, size_t m, uint64_t lead, uint64
             largest = raised[i] > largest ? raised[i] : largest;
         }
         field_plan candidate = plan_fields(raised, m, tsc_codec2_width(largest));
-        size_t candidate_bytes = tsc_uvarint_len(lead_field(lead, *min + lift)) + tsc_uvarint_len(*min + lift) +
-                                 candidate.bytes;
+        size_t candidate_bytes = fixed + base_bytes(grid, lead, *base + lift) + candidate.bytes;
         if (candidate_bytes < bytes) bytes = candidate_bytes, best_lift = lift, *plan = candidate;
     }
     if (!best_lift) return bytes;
     for (size_t i = 0; i < m; i++) fields[i] -= best_lift;
-    *min += best_lift;
+    *base += best_lift;
     return bytes;
 }
 
@@ -330,7 +341,7 @@ TSC_INLINE size_t size_delta(uint64_t *deltas, size_t m, uint64_t lead, uint64_t
     if (plan->bytes == SIZE_MAX || !scaled)
         *plan = reuse ? plan_like(deltas, m, plan->width, previous) : plan_fields(deltas, m, plan->width);
     size_t bytes = tsc_uvarint_len(lead_field(lead, *min)) + tsc_uvarint_len(*min) + plan->bytes;
-    if (*scale <= 1) bytes = raise_delta_base(deltas, m, lead, min, plan, bytes);
+    if (*scale <= 1 && base_may_rise(plan)) bytes = raise_base(deltas, m, 0, lead, min, plan, bytes);
     return bytes + (scaled ? tsc_uvarint_len(*scale) : 0);
 }
 
@@ -373,6 +384,11 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
                                               : plan_fields(offsets, n - 1, full);
         grid_bytes = tsc_uvarint_len(lead_field(lead, step)) + tsc_uvarint_len(step) +
                      tsc_uvarint_len(tsc_zigzag(omin)) + grid_plan.bytes + (scaled ? tsc_uvarint_len(grid_scale) : 0);
+        if (base_may_rise(&grid_plan)) {
+            uint64_t grid_base = (uint64_t)omin;
+            grid_bytes = raise_base(offsets, n - 1, 1, lead, &grid_base, &grid_plan, grid_bytes);
+            omin = (int64_t)grid_base;
+        }
         /* A reused grid whose offsets widened by two bits or more (a retried scrape shifts every offset after it,
          * where jitter moves the width by one): DELTA too. */
         if (delta_bytes == SIZE_MAX && full > previous + 1)
@@ -577,12 +593,12 @@ static field_plan pack_decimals(const int64_t *v, size_t m, int64_t lowest, unsi
 
 /*
  * A counter's reset (or any step or two far below the others) makes the smallest step the DELTA fields' base and
- * widens every field to the reset's size: as raise_delta_base does for timestamps, fields from the second or third
+ * widens every field to the reset's size: as raise_base does for timestamps, fields from the second or third
  * lowest step instead, the one or two below wrapping (patches whose high bits take 64 - width bits; decoders sum
  * modulo 2^64). Tried when the steps' mean sits in the top eighth of their range (steps_may_rise; jumps both ways
- * put it in the middle), and taken when it saves an eighth of the block (a raised group decodes through the patched kernel:
- * Food-price raised 81 groups for 0.09 bits a value, 29 of them for 0.06). @return the block's DELTA bytes when
- * smaller than `bytes` (*smin and *packing then updated), else `bytes`.
+ * put it in the middle), and taken when it saves an eighth of the block (a raised group decodes through the
+ * patched kernel: Food-price raised 81 groups for 0.09 bits a value, 29 of them for 0.06). @return the block's
+ * DELTA bytes when smaller than `bytes` (*smin and *packing then updated), else `bytes`.
  */
 static size_t raise_min_step(const int64_t *steps, size_t m, int64_t first, int64_t *smin, int64_t smax,
                              field_plan *packing, size_t bytes)
