@@ -292,8 +292,8 @@ TSC_INLINE int base_may_rise(const field_plan *plan) { return plan->few_below &&
  * 2^64 - x, patched at about ten bytes), which the decoder's sums modulo 2^64 read back. The same for a GRID's
  * offsets (a retried scrape: one offset an interval below the schedule). Tried only when the plan's histogram
  * found at most two fields narrower than its width (base_may_rise; jitter puts about half of them there), and not
- * on fields divided by a scale (their divisor is that of fields that do not wrap). fields: in, the fields from *base (m of
- * them). @return the block's bytes when a raised base is smaller than `bytes` (fields, *base and *plan then
+ * on fields divided by a scale (their divisor is that of fields that do not wrap). fields: in, the m fields from
+ * *base. @return the block's bytes when a raised base is smaller than `bytes` (fields, *base and *plan then
  * updated), else `bytes`.
  */
 __attribute__((noinline)) static size_t raise_base(uint64_t *fields, size_t m, int grid, uint64_t lead,

@@ -33,7 +33,8 @@
  *               (all timestamp arithmetic wraps modulo 2^64: min_delta is a
  *               base, not necessarily the smallest step; since 0.29.0 the
  *               encoder may write a step x below it as the field
- *               2^64 - (min_delta - x), patched, at scale 1: the sum wraps)
+ *               2^64 - (min_delta - x), patched, at scale 1: the sum wraps;
+ *               GRID's min_offset likewise)
  *   values      u8 mode, then by mode & 3:
  *                 0        mode 0x00 RAW: n x 8 bytes, the value bits, little-endian
  *                          mode 0x04 CONST: 8 bytes, every value these bits
