@@ -283,6 +283,28 @@ static size_t base_bytes(int grid, uint64_t lead, uint64_t base)
     return tsc_uvarint_len(lead_field(lead, base)) + tsc_uvarint_len(base);
 }
 
+/*
+ * plan_counts for fields whose histogram (by_width, widths 0..full) leaves out `wrapped` more of 64 bits, which
+ * must be patches: each an index byte and ceil((64 - w) / 7) bytes of high bits at width w. The histogram stays as
+ * narrow as the fields that do not wrap, so a candidate base is sized in a few steps a width.
+ */
+static field_plan plan_with_wrapped(const size_t *by_width, size_t m, unsigned full, size_t wrapped)
+{
+    size_t above[66];
+    above[full] = 0;
+    for (unsigned b = full; b-- > 0;) above[b] = above[b + 1] + by_width[b + 1];
+    field_plan best = {full, 1, 0, SIZE_MAX};
+    for (unsigned w = 0; w <= full; w++) {
+        size_t patches = above[w] + wrapped;
+        if ((w && !by_width[w]) || patches > 255) continue;
+        size_t patch_bytes = patches + wrapped * ((64 - w + 6) / 7);
+        for (unsigned x = w; x < full; x += 7) patch_bytes += above[x];
+        size_t bytes = tsc_codec2_packed_bytes(m, w) + tsc_uvarint_len(patches) + patch_bytes;
+        if (bytes < best.bytes) best = (field_plan){w, 1, 0, bytes};
+    }
+    return best;
+}
+
 /* Whether raise_base may pay: its test, inline where every timestamp plan runs it (out of the rare call). */
 TSC_INLINE int base_may_rise(const field_plan *plan) { return plan->few_below && plan->width >= 2; }
 
@@ -296,8 +318,8 @@ TSC_INLINE int base_may_rise(const field_plan *plan) { return plan->few_below &&
  * *base. @return the block's bytes when a raised base is smaller than `bytes` (fields, *base and *plan then
  * updated), else `bytes`.
  */
-__attribute__((noinline)) static size_t raise_base(uint64_t *fields, size_t m, int grid, uint64_t lead,
-                                                   uint64_t *base, field_plan *plan, size_t bytes)
+__attribute__((noinline)) static size_t raise_base(uint64_t *fields, size_t m, uint64_t largest, int grid,
+                                                   uint64_t lead, uint64_t *base, field_plan *plan, size_t bytes)
 {
     uint64_t low[3], raised[TSC2_GROUP];
     lowest_three(fields, m, 0, low);
@@ -305,19 +327,22 @@ __attribute__((noinline)) static size_t raise_base(uint64_t *fields, size_t m, i
     const uint64_t packed_max = (UINT64_C(2) << (width - 1)) - 1;
     const size_t fixed = bytes - plan->bytes - base_bytes(grid, lead, *base); /* what a new base leaves as it is */
     uint64_t best_lift = 0;
+    unsigned narrowest = width; /* the bound of the last candidate sized */
     for (unsigned k = 1; k < 3; k++) {
         uint64_t lift = low[k];
-        /* The fields under the plan's width need at most `narrower` bits once lifted: try only when that pays
-         * for k wrapped fields (an index byte and about ten of high bits each). */
+        /* The fields under the plan's width need at most `narrower` bits once lifted: try only when that pays for
+         * a wrapped field (an index byte and about ten of high bits) more than the last candidate sized (a
+         * retried scrape: the third lowest step is the jitter's, no narrower than the second's). */
         if (lift == 0 || lift > packed_max || lift == best_lift) continue;
         unsigned narrower = tsc_codec2_width(packed_max - lift);
-        if (m * (width - narrower) < 8 * 11 * k) continue;
-        uint64_t largest = 0;
-        for (size_t i = 0; i < m; i++) {
-            raised[i] = fields[i] - lift;
-            largest = raised[i] > largest ? raised[i] : largest;
-        }
-        field_plan candidate = plan_fields(raised, m, tsc_codec2_width(largest));
+        if (m * (narrowest - narrower) < 8 * 11) continue;
+        narrowest = narrower;
+        unsigned full = tsc_codec2_width(largest - lift); /* the fields that do not wrap */
+        if (full > 56) continue;
+        size_t count[65], wrapped = (low[0] < lift) + (k == 2 && low[1] < lift);
+        for (size_t i = 0; i < m; i++) raised[i] = fields[i] - lift;
+        width_counts(raised, m, full, count); /* the wrapped ones land past `full`, left out */
+        field_plan candidate = plan_with_wrapped(count, m, full, wrapped);
         size_t candidate_bytes = fixed + base_bytes(grid, lead, *base + lift) + candidate.bytes;
         if (candidate_bytes < bytes) bytes = candidate_bytes, best_lift = lift, *plan = candidate;
     }
@@ -341,7 +366,7 @@ TSC_INLINE size_t size_delta(uint64_t *deltas, size_t m, uint64_t lead, uint64_t
     if (plan->bytes == SIZE_MAX || !scaled)
         *plan = reuse ? plan_like(deltas, m, plan->width, previous) : plan_fields(deltas, m, plan->width);
     size_t bytes = tsc_uvarint_len(lead_field(lead, *min)) + tsc_uvarint_len(*min) + plan->bytes;
-    if (*scale <= 1 && base_may_rise(plan)) bytes = raise_base(deltas, m, 0, lead, min, plan, bytes);
+    if (*scale <= 1 && base_may_rise(plan)) bytes = raise_base(deltas, m, max - *min, 0, lead, min, plan, bytes);
     return bytes + (scaled ? tsc_uvarint_len(*scale) : 0);
 }
 
@@ -386,12 +411,13 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
                      tsc_uvarint_len(tsc_zigzag(omin)) + grid_plan.bytes + (scaled ? tsc_uvarint_len(grid_scale) : 0);
         if (base_may_rise(&grid_plan)) {
             uint64_t grid_base = (uint64_t)omin;
-            grid_bytes = raise_base(offsets, n - 1, 1, lead, &grid_base, &grid_plan, grid_bytes);
+            grid_bytes = raise_base(offsets, n - 1, (uint64_t)omax - (uint64_t)omin, 1, lead, &grid_base, &grid_plan,
+                                    grid_bytes);
             omin = (int64_t)grid_base;
         }
-        /* A reused grid whose offsets widened by two bits or more (a retried scrape shifts every offset after it,
-         * where jitter moves the width by one): DELTA too. */
-        if (delta_bytes == SIZE_MAX && full > previous + 1)
+        /* A reused grid whose fields, raised or not, widened by two bits or more (a retried scrape shifts every
+         * offset after it, where jitter moves the width by one): DELTA too. */
+        if (delta_bytes == SIZE_MAX && grid_plan.width > previous + 1)
             delta_bytes = size_delta(deltas, n - 1, lead, &min, max, scaled, 0, previous, &delta_plan, &delta_scale);
     }
     if (grid_bytes < delta_bytes) {
