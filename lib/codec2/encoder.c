@@ -353,6 +353,33 @@ __attribute__((noinline)) static size_t raise_base(uint64_t *fields, size_t m, u
 }
 
 /*
+ * For a reused form whose fields widened past the previous group's width by two bits or more (a low outlier in
+ * this group too, as a retry in every group makes): the previous width, the one or two lowest fields wrapped below
+ * a raised base, when every other field then fits it. No histogram, as plan_like takes an unchanged width.
+ * `fixed`: the block's bytes that do not depend on the base. @return the block's bytes (fields, *base and *plan
+ * updated), or SIZE_MAX (nothing changed).
+ */
+static size_t raise_like(uint64_t *fields, size_t m, uint64_t largest, int grid, uint64_t lead, uint64_t *base,
+                         unsigned previous, field_plan *plan, size_t fixed)
+{
+    if (previous < 2 || previous > 56) return SIZE_MAX;
+    uint64_t low[3];
+    lowest_three(fields, m, 0, low);
+    for (unsigned k = 1; k < 3; k++) {
+        uint64_t lift = low[k];
+        if (lift == 0 || lift == UINT64_MAX || (largest - lift) >> previous) continue;
+        size_t wrapped = (low[0] < lift) + (k == 2 && low[1] < lift);
+        for (size_t i = 0; i < m; i++) fields[i] -= lift;
+        *base += lift;
+        *plan = (field_plan){previous, 1, 0,
+                             tsc_codec2_packed_bytes(m, previous) + tsc_uvarint_len(wrapped) +
+                                 wrapped * (1 + (64 - previous + 6) / 7)};
+        return fixed + base_bytes(grid, lead, *base) + plan->bytes;
+    }
+    return SIZE_MAX;
+}
+
+/*
  * A DELTA block's size: its fields are the steps less the smallest (in place), divided by a scale in TS_SCALED
  * chunks, then raised past a low outlier or two; `reuse`: the form is the previous group's (plan_like). *min: in,
  * the smallest step; out, the base written. *scale: 0 when none is written. @return the block's bytes.
@@ -361,6 +388,11 @@ TSC_INLINE size_t size_delta(uint64_t *deltas, size_t m, uint64_t lead, uint64_t
                              int reuse, unsigned previous, field_plan *plan, uint64_t *scale)
 {
     for (size_t i = 0; i < m; i++) deltas[i] -= *min;
+    if (reuse && !scaled && tsc_codec2_width(max - *min) > previous + 1) {
+        size_t bytes = raise_like(deltas, m, max - *min, 0, lead, min, previous, plan, 0);
+        *scale = 0;
+        if (bytes != SIZE_MAX) return bytes;
+    }
     *plan = (field_plan){tsc_codec2_width(max - *min), 0, 0, 0};
     *scale = scaled ? scale_fields(deltas, m, max - *min, reuse, previous, plan) : 0;
     if (plan->bytes == SIZE_MAX || !scaled)
@@ -405,16 +437,20 @@ static size_t write_timestamps(uint8_t *out, const int64_t *ts, size_t n, int64_
         for (size_t i = 0; i + 1 < n; i++) offsets[i] -= (uint64_t)omin;
         unsigned full = tsc_codec2_width((uint64_t)omax - (uint64_t)omin);
         grid_scale = (uint64_t)scaled; /* this encoder scales DELTA fields only: a TS_SCALED chunk's GRID blocks: 1 */
-        grid_plan = only == TSC2_TS_FORM_GRID ? plan_like(offsets, n - 1, full, previous)
-                                              : plan_fields(offsets, n - 1, full);
-        grid_bytes = tsc_uvarint_len(lead_field(lead, step)) + tsc_uvarint_len(step) +
-                     tsc_uvarint_len(tsc_zigzag(omin)) + grid_plan.bytes + (scaled ? tsc_uvarint_len(grid_scale) : 0);
-        if (base_may_rise(&grid_plan)) {
-            uint64_t grid_base = (uint64_t)omin;
-            grid_bytes = raise_base(offsets, n - 1, (uint64_t)omax - (uint64_t)omin, 1, lead, &grid_base, &grid_plan,
-                                    grid_bytes);
-            omin = (int64_t)grid_base;
+        size_t grid_fixed = tsc_uvarint_len(lead_field(lead, step)) + tsc_uvarint_len(step) +
+                            (scaled ? tsc_uvarint_len(grid_scale) : 0);
+        uint64_t grid_base = (uint64_t)omin, grid_largest = (uint64_t)omax - (uint64_t)omin;
+        if (only == TSC2_TS_FORM_GRID && full > previous + 1)
+            grid_bytes =
+                raise_like(offsets, n - 1, grid_largest, 1, lead, &grid_base, previous, &grid_plan, grid_fixed);
+        if (grid_bytes == SIZE_MAX) {
+            grid_plan = only == TSC2_TS_FORM_GRID ? plan_like(offsets, n - 1, full, previous)
+                                                  : plan_fields(offsets, n - 1, full);
+            grid_bytes = grid_fixed + tsc_uvarint_len(tsc_zigzag(omin)) + grid_plan.bytes;
+            if (base_may_rise(&grid_plan))
+                grid_bytes = raise_base(offsets, n - 1, grid_largest, 1, lead, &grid_base, &grid_plan, grid_bytes);
         }
+        omin = (int64_t)grid_base;
         /* A reused grid whose fields, raised or not, widened by two bits or more (a retried scrape shifts every
          * offset after it, where jitter moves the width by one): DELTA too. */
         if (delta_bytes == SIZE_MAX && grid_plan.width > previous + 1)
