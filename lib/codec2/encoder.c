@@ -100,8 +100,12 @@ static void width_counts(const uint64_t *fields, size_t m, unsigned full, size_t
     for (unsigned b = 0; b <= full; b++) count[b] = (size_t)quad[0][b] + quad[1][b] + quad[2][b] + quad[3][b];
 }
 
-/* plan_fields from the width counts (full > 3). */
-static field_plan plan_counts(const size_t *by_width, size_t m, unsigned full)
+/*
+ * plan_fields from the width counts (full > 3), and raise_base's candidates: `wrapped` more fields of 64 bits that
+ * the counts leave out (fields wrapped below a raised base), which must be patches, each an index byte and
+ * ceil((64 - w) / 7) bytes of high bits at width w; the counts then stay as narrow as the fields that do not wrap.
+ */
+TSC_INLINE field_plan plan_counts_wrapped(const size_t *by_width, size_t m, unsigned full, size_t wrapped)
 {
     /*
      * above[x]: the fields wider than x bits. A field of p bits patched at width w costs its index byte and
@@ -112,17 +116,22 @@ static field_plan plan_counts(const size_t *by_width, size_t m, unsigned full)
     size_t above[66];
     above[full] = 0;
     for (unsigned b = full; b-- > 0;) above[b] = above[b + 1] + by_width[b + 1];
-    field_plan best = {full, 0, 0, tsc_codec2_packed_bytes(m, full)};
-    for (unsigned w = 0; w < full && w <= 62; w++) {
-        size_t patches = above[w];
+    field_plan best = {full, 0, 0, wrapped ? SIZE_MAX : tsc_codec2_packed_bytes(m, full)};
+    for (unsigned w = 0; w < full + (wrapped != 0) && w <= 62; w++) {
+        size_t patches = above[w] + wrapped;
         if ((w && !by_width[w]) || patches > 255) continue; /* the candidates: widths some field needs, and 0 */
-        size_t patch_bytes = patches;
+        size_t patch_bytes = patches + wrapped * ((64 - w + 6) / 7);
         for (unsigned x = w; x < full; x += 7) patch_bytes += above[x];
         size_t bytes = tsc_codec2_packed_bytes(m, w) + tsc_uvarint_len(patches) + patch_bytes;
         if (bytes < best.bytes) best = (field_plan){w, 1, 0, bytes};
     }
     best.few_below = best.width > 0 && m - above[best.width - 1] <= 2;
     return best;
+}
+
+TSC_INLINE field_plan plan_counts(const size_t *by_width, size_t m, unsigned full)
+{
+    return plan_counts_wrapped(by_width, m, full, 0);
 }
 
 /*
@@ -283,28 +292,6 @@ static size_t base_bytes(int grid, uint64_t lead, uint64_t base)
     return tsc_uvarint_len(lead_field(lead, base)) + tsc_uvarint_len(base);
 }
 
-/*
- * plan_counts for fields whose histogram (by_width, widths 0..full) leaves out `wrapped` more of 64 bits, which
- * must be patches: each an index byte and ceil((64 - w) / 7) bytes of high bits at width w. The histogram stays as
- * narrow as the fields that do not wrap, so a candidate base is sized in a few steps a width.
- */
-static field_plan plan_with_wrapped(const size_t *by_width, size_t m, unsigned full, size_t wrapped)
-{
-    size_t above[66];
-    above[full] = 0;
-    for (unsigned b = full; b-- > 0;) above[b] = above[b + 1] + by_width[b + 1];
-    field_plan best = {full, 1, 0, SIZE_MAX};
-    for (unsigned w = 0; w <= full; w++) {
-        size_t patches = above[w] + wrapped;
-        if ((w && !by_width[w]) || patches > 255) continue;
-        size_t patch_bytes = patches + wrapped * ((64 - w + 6) / 7);
-        for (unsigned x = w; x < full; x += 7) patch_bytes += above[x];
-        size_t bytes = tsc_codec2_packed_bytes(m, w) + tsc_uvarint_len(patches) + patch_bytes;
-        if (bytes < best.bytes) best = (field_plan){w, 1, 0, bytes};
-    }
-    return best;
-}
-
 /* Whether raise_base may pay: its test, inline where every timestamp plan runs it (out of the rare call). */
 TSC_INLINE int base_may_rise(const field_plan *plan) { return plan->few_below && plan->width >= 2; }
 
@@ -342,7 +329,7 @@ __attribute__((noinline)) static size_t raise_base(uint64_t *fields, size_t m, u
         size_t count[65], wrapped = (low[0] < lift) + (k == 2 && low[1] < lift);
         for (size_t i = 0; i < m; i++) raised[i] = fields[i] - lift;
         width_counts(raised, m, full, count); /* the wrapped ones land past `full`, left out */
-        field_plan candidate = plan_with_wrapped(count, m, full, wrapped);
+        field_plan candidate = plan_counts_wrapped(count, m, full, wrapped);
         size_t candidate_bytes = fixed + base_bytes(grid, lead, *base + lift) + candidate.bytes;
         if (candidate_bytes < bytes) bytes = candidate_bytes, best_lift = lift, *plan = candidate;
     }
