@@ -100,6 +100,9 @@ static void width_counts(const uint64_t *fields, size_t m, unsigned full, size_t
     for (unsigned b = 0; b <= full; b++) count[b] = (size_t)quad[0][b] + quad[1][b] + quad[2][b] + quad[3][b];
 }
 
+/* A wrapped timestamp field's patch at width w: its index byte and the uvarint of its 64 - w high bits. */
+TSC_INLINE size_t wrapped_patch_bytes(unsigned w) { return 1 + (64 - w + 6) / 7; }
+
 /*
  * plan_fields from the width counts (full > 3), and raise_base's candidates: `wrapped` more fields of 64 bits that
  * the counts leave out (fields wrapped below a raised base), which must be patches, each an index byte and
@@ -120,7 +123,7 @@ TSC_INLINE field_plan plan_counts_wrapped(const size_t *by_width, size_t m, unsi
     for (unsigned w = 0; w < full + (wrapped != 0) && w <= 62; w++) {
         size_t patches = above[w] + wrapped;
         if ((w && !by_width[w]) || patches > 255) continue; /* the candidates: widths some field needs, and 0 */
-        size_t patch_bytes = patches + wrapped * ((64 - w + 6) / 7);
+        size_t patch_bytes = above[w] + wrapped * wrapped_patch_bytes(w);
         for (unsigned x = w; x < full; x += 7) patch_bytes += above[x];
         size_t bytes = tsc_codec2_packed_bytes(m, w) + tsc_uvarint_len(patches) + patch_bytes;
         if (bytes < best.bytes) best = (field_plan){w, 1, 0, bytes};
@@ -284,6 +287,12 @@ static void lowest_three(const uint64_t *fields, size_t m, uint64_t origin, uint
     }
 }
 
+/* How many of the lowest fields lie below a base raised to low[k] (k = 1 or 2): the fields that wrap. */
+TSC_INLINE size_t wrapped_below(const uint64_t low[3], unsigned k)
+{
+    return (size_t)(low[0] < low[k]) + (k == 2 && low[1] < low[k]);
+}
+
 /* The bytes of a timestamp block's head that depend on its fields' base: DELTA's lead (against the base) and base;
  * GRID's zigzag min_offset (its lead is against the step). */
 static size_t base_bytes(int grid, uint64_t lead, uint64_t base)
@@ -326,7 +335,7 @@ __attribute__((noinline)) static size_t raise_base(uint64_t *fields, size_t m, u
         narrowest = narrower;
         unsigned full = tsc_codec2_width(largest - lift); /* the fields that do not wrap */
         if (full > 56) continue;
-        size_t count[65], wrapped = (low[0] < lift) + (k == 2 && low[1] < lift);
+        size_t count[65], wrapped = wrapped_below(low, k);
         for (size_t i = 0; i < m; i++) raised[i] = fields[i] - lift;
         width_counts(raised, m, full, count); /* the wrapped ones land past `full`, left out */
         field_plan candidate = plan_counts_wrapped(count, m, full, wrapped);
@@ -355,12 +364,12 @@ static size_t raise_like(uint64_t *fields, size_t m, uint64_t largest, int grid,
     for (unsigned k = 1; k < 3; k++) {
         uint64_t lift = low[k];
         if (lift == 0 || lift == UINT64_MAX || (largest - lift) >> previous) continue;
-        size_t wrapped = (low[0] < lift) + (k == 2 && low[1] < lift);
+        size_t wrapped = wrapped_below(low, k);
         for (size_t i = 0; i < m; i++) fields[i] -= lift;
         *base += lift;
         *plan = (field_plan){previous, 1, 0,
                              tsc_codec2_packed_bytes(m, previous) + tsc_uvarint_len(wrapped) +
-                                 wrapped * (1 + (64 - previous + 6) / 7)};
+                                 wrapped * wrapped_patch_bytes(previous)};
         return fixed + base_bytes(grid, lead, *base) + plan->bytes;
     }
     return SIZE_MAX;
@@ -660,8 +669,7 @@ static size_t raise_min_step(const int64_t *steps, size_t m, int64_t first, int6
         /* The fields at or above the new base fit `width` bits; those below (at most k) wrap: the patches. */
         int64_t base = (int64_t)((uint64_t)*smin + low[k]);
         unsigned width = tsc_codec2_width((uint64_t)smax - (uint64_t)base);
-        size_t wrapped = (low[0] < low[k]) + (k == 2 && low[1] < low[k]);
-        field_plan candidate = {width, 1, 0, patched_bytes(m, width, 64, wrapped)};
+        field_plan candidate = {width, 1, 0, patched_bytes(m, width, 64, wrapped_below(low, k))};
         size_t candidate_bytes = tsc_uvarint_len(tsc_zigzag(first)) + tsc_uvarint_len(tsc_zigzag(base)) +
                                  candidate.bytes;
         if (candidate_bytes + bytes / 8 < bytes) bytes = candidate_bytes, best = base, *packing = candidate;
