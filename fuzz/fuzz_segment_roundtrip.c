@@ -221,6 +221,7 @@ static void check_delete(const tschunk_segment *seg, const char *path, const uin
     tschunk_segment_get_info(seg, &info);
     uint32_t victim = (uint32_t)(data[0] % info.series);
     size_t n0 = series_samples(seg, victim, ts0, v0);
+    if (n0 == 0) __builtin_trap(); /* every series was given samples */
     int64_t from = ts0[data[size / 2] % n0], to = ts0[data[size - 1] % n0];
     if (from > to) { int64_t t = from; from = to; to = t; }
     uint64_t deleted, want = 0;

@@ -472,7 +472,7 @@ static int collect_in_time_order(const options *o, const tschunk_segment *seg, s
         }
     }
     free(order);
-    if (!rc) qsort(all, n, sizeof *all, by_time);
+    if (!rc && n) qsort(all, n, sizeof *all, by_time); /* all is NULL when every sample was deleted */
     *out = all;
     *count = n;
     return rc;

@@ -108,6 +108,7 @@ static size_t first_samples(const void *chunk, size_t size, tschunk_chunk_info *
     size_t r = tschunk_iter_init(&it, chunk, size);
     if (!r) r = tschunk_iter_read(&it, ts, values, 2);
     if (tsc_is_error(r)) return r;
+    if (r == 0) return TSC_ERROR(CORRUPT); /* a count of 1 or more: the reader gives a sample or an error */
     info->first_bits = tsc_bits_of(values[0]);
     info->first_delta = r == 2 ? (uint64_t)ts[1] - (uint64_t)ts[0] : 0;
     return 0;
