@@ -91,7 +91,10 @@ int tscf_open(tscf_reader *r, const char *path)
     size_t got;
     while (r->data && (got = fread(r->data + r->size, 1, cap - r->size, f)) > 0) {
         r->size += got;
-        if (r->size == cap) r->data = realloc(r->data, cap *= 2);
+        if (r->size < cap) continue;
+        unsigned char *grown = realloc(r->data, cap *= 2);
+        if (!grown) free(r->data); /* realloc keeps the old block when it fails */
+        r->data = grown;
     }
     fclose(f);
     if (!r->data) {

@@ -222,10 +222,8 @@ AVX512_INLINE unsigned bins_block(__m512i window, uint64_t terminators, unsigned
     unsigned varints = has_deltas ? 2 : 1;
     __m512i delta_start = zero, delta_length = zero;
     block_plan p = plan_block(terminators, offset, want, varints, &delta_start, &delta_length);
-    if (!p.take) {
-        *used = 0;
-        return 0;
-    }
+    *used = 0;
+    if (!p.take) return 0;
     int64_t before = *index;
     __m512i at, sum = steps;
     if (has_deltas) {
