@@ -52,7 +52,7 @@ BENCH_BIN := $(BUILD)/bench/bench
 SKETCH_BENCH_BIN := $(BUILD)/bench/sketch_bench
 SEGMENT_BENCH_BIN := $(BUILD)/bench/segment_bench
 
-.PHONY: all lib cli deps test test-run asan bench bench-ab bench-ab-series bench-instr tune codec2-probe \
+.PHONY: all lib cli deps test test-run asan analyze bench bench-ab bench-ab-series bench-instr tune codec2-probe \
         vectors mapping-memo fuzz fuzz-run fuzz-replay install uninstall version check-install check-symbols \
         demo readme-example clean
 
@@ -246,6 +246,10 @@ version:
 
 check-symbols: lib
 	sh scripts/check-symbols.sh $(STATIC)
+
+# Static analysis (clang --analyze, gcc -fanalyzer), not a gate: scripts/analyze.sh lists its known false positives.
+analyze: deps
+	sh scripts/analyze.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory all
