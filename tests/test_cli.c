@@ -497,6 +497,33 @@ Test(cli, delete_hides_samples_everywhere)
     cr_assert(strstr(out, "160 samples, 40 deleted"), "%s", out);
 }
 
+/* Date-times convert to int64 in the --ts-unit: the first and last instants int64 holds in ns read exactly (and print
+ * back in ISO form); one ns beyond, or a year past 2262 in ns, is a bad timestamp with its line, never a wrapped one
+ * (2300 once came back as 1715). */
+Test(cli, date_times_past_the_units_int64_range_are_refused)
+{
+    write_file("edge.csv", "timestamp,value\n1677-09-21 00:12:43.145224192Z,1\n2262-04-11T23:47:16.854775807Z,2\n");
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress edge.csv -o edge.tseg --ts-unit ns"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat edge.tseg edge"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n-9223372036854775808,1\n9223372036854775807,2\n");
+    cr_assert_eq(run(out, sizeof out, "cat edge.tseg edge --iso"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1677-09-21T00:12:43.145224192Z,1\n2262-04-11T23:47:16.854775807Z,2\n");
+    write_file("late.csv", "timestamp,value\n2262-04-11T23:47:16.854775808Z,1\n");
+    cr_assert_neq(run(out, sizeof out, "compress late.csv -o late.tseg --ts-unit ns"), 0);
+    cr_assert(strstr(out, "line 2: bad timestamp '2262-04-11T23:47:16.854775808Z'"), "%s", out);
+    write_file("early.csv", "1677-09-21 00:12:43.145224191Z,1\n");
+    cr_assert_neq(run(out, sizeof out, "compress early.csv -o early.tseg --ts-unit ns"), 0);
+    cr_assert(strstr(out, "line 1: bad timestamp"), "%s", out);
+    write_file("far.csv", "2300-01-01 00:00:00,1\n2300-01-01 00:00:01,2\n");
+    cr_assert_neq(run(out, sizeof out, "compress far.csv -o far.tseg --ts-unit ns"), 0);
+    cr_assert(strstr(out, "line 1: bad timestamp '2300-01-01 00:00:00'"), "%s", out);
+    cr_assert(!exists("far.tseg") && !exists("late.tseg") && !exists("early.tseg"));
+    cr_assert_eq(run(out, sizeof out, "compress far.csv -o far_us.tseg --ts-unit us"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat far_us.tseg far"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n10413792000000000,1\n10413792001000000,2\n");
+}
+
 /* Overlapping chunks of one series (time went back) whose samples are all deleted: `cat` merges nothing
  * (under `make asan` this once sorted a NULL array, which UBSan refuses). */
 Test(cli, cat_of_overlapping_chunks_all_deleted)

@@ -132,7 +132,14 @@ static int parse_datetime(const char *s, int unit, int64_t *out)
     }
     if (*p) return -1;
     int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - offset_s;
-    *out = secs * per_s + frac_units;
+    /* A time the unit's int64 cannot hold (past 2262 in ns) is refused, not wrapped. Before 1970 the fraction is
+     * taken from the next second, so that the first second int64 reaches only in part (INT64_MIN ns) still reads. */
+    if (secs < 0 && frac_units > 0) {
+        secs += 1;
+        frac_units -= per_s;
+    }
+    int64_t whole;
+    if (__builtin_mul_overflow(secs, per_s, &whole) || __builtin_add_overflow(whole, frac_units, out)) return -1;
     return 0;
 }
 
