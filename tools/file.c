@@ -86,33 +86,40 @@ int tscf_open(tscf_reader *r, const char *path)
         snprintf(r->error, sizeof r->error, "cannot open %s", path);
         return -1;
     }
-    size_t cap = 1 << 16;
-    r->data = malloc(cap);
-    size_t got;
-    while (r->data && (got = fread(r->data + r->size, 1, cap - r->size, f)) > 0) {
-        r->size += got;
-        if (r->size < cap) continue;
-        unsigned char *grown = realloc(r->data, cap *= 2);
-        if (!grown) free(r->data); /* realloc keeps the old block when it fails */
-        r->data = grown;
+    size_t cap = 1 << 16, size = 0, got;
+    unsigned char *data = malloc(cap);
+    while (data && (got = fread(data + size, 1, cap - size, f)) > 0) {
+        size += got;
+        if (size < cap) continue;
+        unsigned char *grown = realloc(data, cap *= 2);
+        if (!grown) free(data); /* realloc keeps the old block when it fails */
+        data = grown;
     }
     fclose(f);
-    if (!r->data) {
+    if (!data) {
         snprintf(r->error, sizeof r->error, "out of memory reading %s", path);
         return -1;
     }
+    return tscf_open_bytes(r, data, size, path);
+}
+
+int tscf_open_bytes(tscf_reader *r, unsigned char *data, size_t size, const char *name)
+{
+    memset(r, 0, sizeof(*r));
+    r->data = data;
+    r->size = size;
     if (r->size < 8 || memcmp(r->data, magic, 4) != 0) {
         /* Not native: Prometheus records, checked as they are read. */
         r->format = FORMAT_PROM;
         r->unit = 2; /* Prometheus timestamps are milliseconds */
         if (r->size == 0) {
-            snprintf(r->error, sizeof r->error, "%s: empty file", path);
+            snprintf(r->error, sizeof r->error, "%s: empty file", name);
             return -1;
         }
         return 0;
     }
     if (r->data[4] != 1 || r->data[5] > 4 || (r->data[6] & ~1u) || r->data[7]) {
-        snprintf(r->error, sizeof r->error, "%s: unsupported file version or reserved bytes set", path);
+        snprintf(r->error, sizeof r->error, "%s: unsupported file version or reserved bytes set", name);
         return -1;
     }
     r->unit = r->data[5];

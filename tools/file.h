@@ -63,6 +63,8 @@ typedef struct {
 
 /* @return 0, or -1 with r->error set. */
 int tscf_open(tscf_reader *r, const char *path);
+/* The same over bytes already read (malloc'd: tscf_close frees them), named `name` in errors. */
+int tscf_open_bytes(tscf_reader *r, unsigned char *data, size_t size, const char *name);
 /* Back to the first chunk. */
 void tscf_rewind(tscf_reader *r);
 /* @return 1 with the next chunk, 0 after a valid end record, -1 on damage (r->error). */

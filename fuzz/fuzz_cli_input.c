@@ -1,0 +1,100 @@
+/*
+ * The CLI's input readers on arbitrary bytes (tools/csv.c and tools/file.c, compiled into the harness): CSV
+ * lines (one, two or three columns, a header or none, --wide tables) in every timestamp unit, and chunk files
+ * (0.1's TSCF records, Prometheus records). Nothing may crash, overflow or read outside the input; every value
+ * read prints (format_value) as text that parses back to the same bits (a NaN to a NaN), every timestamp read
+ * that prints as an ISO date-time parses back to itself, and each reader stops within as many steps as the
+ * input has bytes. First byte: bits 0-2 the unit (mod 5), bit 3 --wide, bit 4 a chunk file instead of CSV.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "../tools/csv.c"
+#include "../tools/file.c"
+
+#include "harness.h"
+
+static void value_prints_back(uint64_t bits)
+{
+    char text[64];
+    uint64_t back;
+    format_value(text, sizeof text, bits);
+    if (parse_value(text, &back) != 0) __builtin_trap();
+    double value, read;
+    memcpy(&value, &bits, 8);
+    memcpy(&read, &back, 8);
+    if (isnan(value) ? !isnan(read) : back != bits) __builtin_trap();
+}
+
+static void timestamp_prints_back(int64_t ts, int unit)
+{
+    char text[64];
+    int64_t back;
+    format_iso(text, sizeof text, ts, unit);
+    /* Years past 9999 or before 0 print in a form the reader refuses: those need not come back. */
+    if (parse_timestamp(text, unit, &back) == 0 && back != ts) __builtin_trap();
+}
+
+static void read_csv_bytes(const uint8_t *data, size_t size, int unit, int wide)
+{
+    if (size == 0) return;
+    FILE *f = fmemopen((void *)(uintptr_t)data, size, "r");
+    if (!f) return;
+    static csv_reader r; /* 16 KB of line buffers */
+    csv_init(&r, f, unit);
+    int64_t ts;
+    uint64_t bits;
+    size_t rows = 0;
+    if (wide) {
+        char **cells;
+        if (csv_wide_header(&r) == 0)
+            while (csv_next_wide(&r, &ts, &cells) == 1) {
+                if (++rows > size) __builtin_trap();
+                timestamp_prints_back(ts, unit);
+                for (size_t c = 0; c + 1 < r.columns; c++)
+                    if (*cells[c] && parse_value(cells[c], &bits) == 0) value_prints_back(bits);
+            }
+    } else {
+        int got;
+        while ((got = csv_next(&r, &ts, &bits)) == 1) {
+            if (++rows > size) __builtin_trap();
+            value_prints_back(bits);
+            timestamp_prints_back(ts, unit);
+        }
+        if (got < 0 && !r.error[0]) __builtin_trap(); /* a refused line says why */
+    }
+    fclose(f);
+}
+
+static int inside(const tscf_reader *r, const unsigned char *p, size_t len)
+{
+    return p >= r->data && len <= r->size && (size_t)(p - r->data) <= r->size - len;
+}
+
+static void read_chunk_file(const uint8_t *data, size_t size)
+{
+    unsigned char *copy = malloc(size ? size : 1);
+    if (!copy) return;
+    memcpy(copy, data, size);
+    tscf_reader r;
+    if (tscf_open_bytes(&r, copy, size, "input") == 0) {
+        const unsigned char *chunk;
+        size_t len, chunks = 0;
+        int got;
+        while ((got = tscf_next(&r, &chunk, &len)) == 1) {
+            if (++chunks > size || !inside(&r, chunk, len)) __builtin_trap();
+            if (r.summary && !inside(&r, r.summary, r.summary_size)) __builtin_trap();
+        }
+        if (got < 0 && !r.error[0]) __builtin_trap();
+    } else if (!r.error[0]) {
+        __builtin_trap();
+    }
+    tscf_close(&r); /* frees copy, opened or not */
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1) return 0;
+    int unit = data[0] % 8 % 5, wide = (data[0] >> 3) & 1;
+    if (data[0] & 0x10) read_chunk_file(data + 1, size - 1);
+    else read_csv_bytes(data + 1, size - 1, unit, wide);
+    return 0;
+}
