@@ -4,7 +4,7 @@
  * (0.1's TSCF records, Prometheus records). Nothing may crash, overflow or read outside the input; every value
  * read prints (format_value) as text that parses back to the same bits (a NaN to a NaN), every timestamp read
  * that prints as an ISO date-time parses back to itself, and each reader stops within as many steps as the
- * input has bytes. First byte: bits 0-2 the unit (mod 5), bit 3 --wide, bit 4 a chunk file instead of CSV.
+ * input has bytes; a --q list is accepted only when it holds decimals in [0, 1]. First byte: bits 0-2 the unit (mod 5), bit 3 --wide, bit 4 a chunk file instead of CSV.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "../tools/csv.c"
@@ -90,9 +90,25 @@ static void read_chunk_file(const uint8_t *data, size_t size)
     tscf_close(&r); /* frees copy, opened or not */
 }
 
+/* The bytes as a --q list: accepted only when every comma-separated token is a decimal in [0, 1]. */
+static void check_quantile_list(const uint8_t *data, size_t size)
+{
+    char list[600];
+    size_t len = size < sizeof list - 1 ? size : sizeof list - 1;
+    memcpy(list, data, len);
+    list[len] = 0;
+    if (!quantile_list_ok(list)) return;
+    for (char *token = strtok(list, ","); token; token = strtok(NULL, ",")) {
+        char *end;
+        double q = strtod(token, &end);
+        if (*end || !(q >= 0 && q <= 1)) __builtin_trap();
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
+    check_quantile_list(data + 1, size - 1);
     int unit = data[0] % 8 % 5, wide = (data[0] >> 3) & 1;
     if (data[0] & 0x10) read_chunk_file(data + 1, size - 1);
     else read_csv_bytes(data + 1, size - 1, unit, wide);

@@ -497,6 +497,28 @@ Test(cli, delete_hides_samples_everywhere)
     cr_assert(strstr(out, "160 samples, 40 deleted"), "%s", out);
 }
 
+/* A --q list is decimals in [0, 1]: anything else is refused up front (it was read as 0, or printed raw as a JSON
+ * key, or answered "bad parameter" line by line). */
+Test(cli, quantile_lists_are_checked)
+{
+    write_file("q.csv", "timestamp,value\n1,1\n2,2\n3,3\n4,4\n");
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress q.csv -o q.tseg --summary"), 0, "%s", out);
+    const char *bad[] = {"abc", "1.5", "-0.5", "nan", "inf", "0x0.8", "0.5,", ",0.5", "0.5,,0.9", "'0.5\"'"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char args[128];
+        snprintf(args, sizeof args, "quantiles q.tseg --q %s", bad[i]);
+        cr_assert_neq(run(out, sizeof out, args), 0, "%s: %s", args, out);
+        cr_assert(strstr(out, "--q takes quantiles in [0, 1] separated by commas"), "%s: %s", args, out);
+        snprintf(args, sizeof args, "sketch decode 02fd4a815abf52f03f000000000000000004020502440288020207016c02 --json --q %s",
+                 bad[i]);
+        cr_assert_neq(run(out, sizeof out, args), 0, "%s: %s", args, out);
+        cr_assert(strstr(out, "--q takes quantiles in [0, 1] separated by commas"), "%s: %s", args, out);
+    }
+    cr_assert_eq(run(out, sizeof out, "quantiles q.tseg --q 0,1e-3,1 --exact"), 0, "%s", out);
+    cr_assert(strstr(out, "\n0        ") && strstr(out, "\n1e-3     ") && strstr(out, "\n1        "), "%s", out);
+}
+
 /* Date-times convert to int64 in the --ts-unit: the first and last instants int64 holds in ns read exactly (and print
  * back in ISO form); one ns beyond, or a year past 2262 in ns, is a bad timestamp with its line, never a wrapped one
  * (2300 once came back as 1715). */

@@ -71,6 +71,24 @@ int parse_value(const char *s, uint64_t *bits)
     return 0;
 }
 
+int quantile_list_ok(const char *list)
+{
+    if (!*list || strlen(list) >= 500) return 0; /* the printers copy it into 512 bytes */
+    for (const char *p = list;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char token[64], *end;
+        if (len == 0 || len >= sizeof token) return 0;
+        memcpy(token, p, len);
+        token[len] = 0;
+        double q = strtod(token, &end);
+        /* Decimals only (no hex floats, nan or inf): a token is also printed as a JSON key. */
+        if (*end || strpbrk(token, "xXnNiI(") || !(q >= 0 && q <= 1)) return 0;
+        if (!comma) return 1;
+        p = comma + 1;
+    }
+}
+
 /* Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's days_from_civil). */
 static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
 {

@@ -43,6 +43,9 @@ int csv_next_wide(csv_reader *r, int64_t *ts, char ***cells);
 /* Parse a value: decimal, NaN/Inf/-Inf, or 0x + 16 hex digits. @return 0 or -1. */
 int parse_value(const char *s, uint64_t *bits);
 
+/* A --q list: one or more decimal quantiles in [0, 1], comma-separated, under 500 characters. @return 1 or 0. */
+int quantile_list_ok(const char *list);
+
 /* Parse an int64 timestamp or a date-time converted to `unit`. @return 0 or -1. */
 int parse_timestamp(const char *s, int unit, int64_t *out);
 
