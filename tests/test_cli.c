@@ -497,6 +497,28 @@ Test(cli, delete_hides_samples_everywhere)
     cr_assert(strstr(out, "160 samples, 40 deleted"), "%s", out);
 }
 
+/* A series argument is a name, else a decimal id: "-1" and an id past 2^64 - 1 are not the id 2^64 - 1 (strtoull
+ * read them so); a --from or --to past int64 is refused, not clamped. */
+Test(cli, series_and_time_arguments_are_checked)
+{
+    write_file("ids.csv", "series,timestamp,value\n18446744073709551615,1,2\nx,1,3\n");
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress ids.csv -o ids.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat ids.tseg 1"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1,3\n");
+    cr_assert_eq(run(out, sizeof out, "cat ids.tseg 18446744073709551615"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1,2\n");
+    cr_assert_neq(run(out, sizeof out, "cat ids.tseg -1"), 0, "%s", out);
+    cr_assert(strstr(out, "no series '-1'"), "%s", out);
+    cr_assert_neq(run(out, sizeof out, "cat ids.tseg 99999999999999999999"), 0, "%s", out);
+    cr_assert(strstr(out, "no series '99999999999999999999'"), "%s", out);
+    cr_assert_neq(run(out, sizeof out, "cat ids.tseg x --from 9223372036854775808 --to 9"), 0, "%s", out);
+    cr_assert(strstr(out, "--from takes an int64 timestamp"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat ids.tseg x --from -9223372036854775808 --to 9223372036854775807"), 0, "%s",
+                 out);
+    cr_assert_str_eq(out, "timestamp,value\n1,3\n");
+}
+
 /* A --q list is decimals in [0, 1]: anything else is refused up front (it was read as 0, or printed raw as a JSON
  * key, or answered "bad parameter" line by line). */
 Test(cli, quantile_lists_are_checked)

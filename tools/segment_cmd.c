@@ -5,6 +5,8 @@
  * through tschunk_segment_decode, so deleted samples never show.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -418,8 +420,11 @@ static size_t find_series_arg(const tschunk_segment *seg, const char *arg)
 {
     size_t ordinal = tschunk_segment_find_series_name(seg, arg, strlen(arg));
     char *end;
+    errno = 0;
     unsigned long long id = strtoull(arg, &end, 10);
-    if (tschunk_is_error(ordinal) && *arg && !*end) ordinal = tschunk_segment_find_series(seg, id);
+    /* Digits only: strtoull would also take a sign (-1 as 2^64 - 1), and clamp what overflows to 2^64 - 1. */
+    if (tschunk_is_error(ordinal) && isdigit((unsigned char)*arg) && !*end && errno != ERANGE)
+        ordinal = tschunk_segment_find_series(seg, id);
     return ordinal;
 }
 

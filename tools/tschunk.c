@@ -11,6 +11,7 @@
  * XOR files (export-prom's length-prefixed records) alike.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -92,8 +93,10 @@ static int parse_options(int argc, char **argv, options *o)
         }
         else if ((!strcmp(a, "--from") || !strcmp(a, "--to")) && next) {
             char *end;
+            errno = 0;
             long long t = strtoll(next, &end, 10);
-            if (!*next || *end) return fail("%s takes an integer timestamp in the file's unit, not '%s'", a, next);
+            if (!*next || *end || errno == ERANGE)
+                return fail("%s takes an int64 timestamp in the file's unit, not '%s'", a, next);
             if (a[2] == 'f') o->from = t, o->from_set = 1;
             else o->to = t, o->to_set = 1;
             i++;
