@@ -646,7 +646,8 @@ TSCHUNK_API void tschunk_sketch_clear(tschunk_sketch *sketch);
  * is below the mapping's smallest indexable value (0, -0.0, subnormals) go to
  * the zero bucket. NaN, infinities and magnitudes above the largest indexable
  * value are refused with UNTRACKABLE and change nothing (the reference
- * libraries count NaN as zero, or throw).
+ * libraries count NaN as zero, or throw), as is a weight that would take the
+ * count past DBL_MAX (the compact encoding holds finite counts only).
  */
 TSCHUNK_API size_t tschunk_sketch_add(tschunk_sketch *sketch, double value);
 TSCHUNK_API size_t tschunk_sketch_add_weighted(tschunk_sketch *sketch, double value, double weight);
@@ -658,7 +659,8 @@ TSCHUNK_API size_t tschunk_sketch_add_weighted(tschunk_sketch *sketch, double va
  */
 TSCHUNK_API size_t tschunk_sketch_add_many(tschunk_sketch *sketch, const double *values, size_t n);
 
-/** Merge src into dst. @return 0 or NOT_MERGEABLE (mappings differ in any bit). */
+/** Merge src into dst. @return 0, NOT_MERGEABLE (mappings differ in any bit) or UNTRACKABLE (counts would pass
+ * DBL_MAX); dst is unchanged on error. */
 TSCHUNK_API size_t tschunk_sketch_merge(tschunk_sketch *dst, const tschunk_sketch *src);
 
 /**
@@ -712,7 +714,8 @@ TSCHUNK_API size_t tschunk_sketch_encode(const tschunk_sketch *sketch, void *dst
  * subflags, truncation, indexes outside int32, negative, NaN or infinite
  * counts, a NaN or <= 1 gamma are errors (CORRUPT or TRUNCATED, *error_offset
  * set to the offending byte when error_offset is not NULL); a mapping block
- * that differs in any bit from the sketch's is NOT_MERGEABLE.
+ * that differs in any bit from the sketch's is NOT_MERGEABLE; counts that
+ * would pass DBL_MAX once merged are UNTRACKABLE.
  */
 TSCHUNK_API size_t tschunk_sketch_decode_merge(tschunk_sketch *sketch, const void *src, size_t size,
                                                size_t *error_offset);

@@ -817,6 +817,53 @@ Test(sketch, overflowed_sum_round_trips)
     tschunk_sketch_free(back);
 }
 
+/* Counts stay finite: the compact encoding holds finite counts only (our decoder refuses others), so a weight, a
+ * merge or a decoded stream that would take a count past DBL_MAX is refused and changes nothing (two weights of
+ * 1e308 once made a sketch whose encoding our own decoder refused). */
+Test(sketch, counts_that_would_overflow_are_refused)
+{
+    tschunk_sketch *s = log001(), *other = log001();
+    cr_assert_eq(tschunk_sketch_add_weighted(s, 1.01, 1e308), 0);
+    cr_assert_eq(tschunk_sketch_add_weighted(other, 2.5, 1e308), 0);
+    static unsigned char before[4096], after[4096], stream[4096];
+    size_t n = tschunk_sketch_encode(s, before, sizeof before, TSCHUNK_SKETCH_EXACT_STATS);
+    cr_assert_eq(tschunk_get_error_code(tschunk_sketch_add_weighted(s, 1.01, 1e308)), TSCHUNK_ERROR_UNTRACKABLE);
+    cr_assert_eq(tschunk_get_error_code(tschunk_sketch_add_weighted(s, 0, 1e308)), TSCHUNK_ERROR_UNTRACKABLE);
+    cr_assert_eq(tschunk_get_error_code(tschunk_sketch_add_weighted(s, 1, INFINITY)), TSCHUNK_ERROR_UNTRACKABLE);
+    cr_assert_eq(tschunk_get_error_code(tschunk_sketch_merge(s, other)), TSCHUNK_ERROR_UNTRACKABLE);
+    size_t m = tschunk_sketch_encode(other, stream, sizeof stream, TSCHUNK_SKETCH_EXACT_STATS);
+    cr_assert_eq(tschunk_get_error_code(tschunk_sketch_decode_merge(s, stream, m, NULL)), TSCHUNK_ERROR_UNTRACKABLE);
+    cr_assert_eq(tschunk_sketch_encode(s, after, sizeof after, TSCHUNK_SKETCH_EXACT_STATS), n);
+    cr_assert_arr_eq(after, before, n, "a refused add, merge or decode changed the sketch");
+    /* What is refused at the limit is taken just below it, and round-trips. */
+    cr_assert_eq(tschunk_sketch_add_weighted(s, 1.01, 7e307), 0);
+    n = tschunk_sketch_encode(s, before, sizeof before, TSCHUNK_SKETCH_EXACT_STATS);
+    tschunk_sketch *back;
+    cr_assert_eq(tschunk_sketch_decode_new(&back, before, n, NULL, NULL), 0);
+    cr_assert_eq(tschunk_sketch_encode(back, after, sizeof after, TSCHUNK_SKETCH_EXACT_STATS), n);
+    cr_assert_arr_eq(after, before, n);
+    /* A stream whose own COUNT features add up past DBL_MAX is corrupt. */
+    unsigned char twice[64];
+    size_t k = 0;
+    for (int i = 0; i < 2; i++) { /* COUNT (0xa0) 1e308 as a varfloat (up to 9 bytes), as the encoder writes it */
+        tschunk_sketch *one = log001();
+        cr_assert_eq(tschunk_sketch_add_weighted(one, 1.01, 1e308), 0);
+        size_t w = tschunk_sketch_encode(one, stream, sizeof stream, TSCHUNK_SKETCH_EXACT_STATS);
+        cr_assert(w > 10 && stream[0] == 0xa0, "COUNT first, as sketches-java: %02x", stream[0]);
+        size_t len = 1;
+        while (len < 9 && (stream[len] & 0x80)) len++;
+        memcpy(twice + k, stream, len + 1);
+        k += len + 1;
+        tschunk_sketch_free(one);
+    }
+    size_t at = 0;
+    cr_assert_eq(tschunk_get_error_code(tschunk_sketch_decode_merge(other, twice, k, &at)), TSCHUNK_ERROR_CORRUPT);
+    cr_assert_eq(at, k / 2, "the second COUNT, at %zu", at);
+    tschunk_sketch_free(back);
+    tschunk_sketch_free(other);
+    tschunk_sketch_free(s);
+}
+
 Test(sketch, bounded_bins_collapse_and_keep_accuracy_where_kept)
 {
     tschunk_sketch_options o = {TSCHUNK_MAPPING_LOGARITHMIC, 0.01, 64, 0, {0, 0, 0}};

@@ -5,6 +5,7 @@
  * what sketches-java writes, byte for byte, and reads what either library
  * writes, more strictly than both.
  */
+#include <float.h>
 #include <math.h>
 #if defined(__SSE2__)
 #  include <emmintrin.h>
@@ -672,12 +673,12 @@ static size_t read_feature(in_buf *in, uint8_t flag, stream_info *info)
     case FLAG_ZERO_COUNT:
         if ((err = get_count(in, &v))) return err;
         info->zero_count += v;
-        return 0;
+        return info->zero_count <= DBL_MAX ? 0 : fail_at(in, at, TSC_ERROR(CORRUPT)); /* repeated, to infinity */
     case FLAG_COUNT:
         if ((err = get_count(in, &v))) return err;
         info->count += v;
         info->has_count = 1;
-        return 0;
+        return info->count <= DBL_MAX ? 0 : fail_at(in, at, TSC_ERROR(CORRUPT));
     case FLAG_SUM:
         /* Any value: a sum of finite values overflows to +-inf (or NaN once both signs have), and
          * both reference libraries write and read that. */
@@ -793,6 +794,9 @@ size_t tsc_sketch_decode_merge_isa(tschunk_sketch *s, const void *src, size_t si
     stream_info info;
     bin_log log;
     size_t err = read_stream(s, &in, &info, 0, &log); /* check everything first: nothing changes on error */
+    /* Counts that would add up past DBL_MAX in the sketch: as tschunk_sketch_merge. */
+    if (!err && !(s->zero_count + info.zero_count <= DBL_MAX && (!info.has_count || s->count + info.count <= DBL_MAX)))
+        err = fail_at(&in, 0, TSC_ERROR(UNTRACKABLE));
     if (err) {
         if (error_offset) *error_offset = in.err_at;
         return err;

@@ -380,8 +380,10 @@ void tsc_sketch_accept_stats(tschunk_sketch *s, double value, double weight) { t
 size_t tschunk_sketch_add_weighted(tschunk_sketch *s, double value, double weight)
 {
     double magnitude = fabs(value);
-    if (!(weight > 0) || !isfinite(weight) || !(magnitude <= s->mapping.max_indexable))
-        return TSC_ERROR(UNTRACKABLE); /* NaN fails every comparison */
+    /* NaN fails every comparison. A weight that would take the count to infinity is refused too: the
+     * compact encoding (and so our decoder) holds finite counts only, and the count bounds every bin's. */
+    if (!(weight > 0) || !(s->count + weight <= DBL_MAX) || !(magnitude <= s->mapping.max_indexable))
+        return TSC_ERROR(UNTRACKABLE);
     if (magnitude > s->mapping.min_indexable) {
         tsc_store *st = value > 0 ? &s->pos : &s->neg;
         tsc_store_add(s, st, tsc_mapping_index(&s->mapping, magnitude), weight);
@@ -409,6 +411,8 @@ size_t tschunk_sketch_merge(tschunk_sketch *dst, const tschunk_sketch *src)
 {
     if (!dst || !src) return TSC_ERROR(BAD_PARAMETER);
     if (!tsc_mapping_equal(&dst->mapping, &src->mapping)) return TSC_ERROR(NOT_MERGEABLE);
+    if (!(dst->count + src->count <= DBL_MAX && dst->zero_count + src->zero_count <= DBL_MAX))
+        return TSC_ERROR(UNTRACKABLE); /* counts past DBL_MAX: as tschunk_sketch_add_weighted */
     merge_store(dst, &dst->pos, &src->pos);
     merge_store(dst, &dst->neg, &src->neg);
     dst->zero_count += src->zero_count;
