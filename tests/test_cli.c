@@ -519,6 +519,17 @@ Test(cli, series_and_time_arguments_are_checked)
     cr_assert_str_eq(out, "timestamp,value\n1,3\n");
 }
 
+/* stats --json names the file as a JSON string: quotes and backslashes in a path are escaped. */
+Test(cli, stats_json_escapes_the_file_name)
+{
+    write_file("j.csv", "1,2\n2,3\n");
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress j.csv -o 'we\"ird\\x.tseg'"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "stats 'we\"ird\\x.tseg' --json"), 0, "%s", out);
+    const char *want = "{\"file\": \"we\\\"ird\\\\x.tseg\", \"codec\": \"tsc2\", \"samples\": 2,";
+    cr_assert(!strncmp(out, want, strlen(want)), "%s", out);
+}
+
 /* A --q list is decimals in [0, 1]: anything else is refused up front (it was read as 0, or printed raw as a JSON
  * key, or answered "bad parameter" line by line). */
 Test(cli, quantile_lists_are_checked)

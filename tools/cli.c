@@ -242,6 +242,17 @@ int chunk_stats(stats *st, int format, const unsigned char *chunk, size_t size, 
 }
 
 /* ---- quantiles -------------------------------------------------------------- */
+void print_json_string(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') printf("\\%c", *p);
+        else if (*p < 0x20) printf("\\u%04x", *p);
+        else putchar(*p);
+    }
+    putchar('"');
+}
+
 int cmp_dbl(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -91,6 +91,8 @@ typedef struct {
 /* Add one decoded chunk (samples in chunk_ts/chunk_values) to st, with its size in the other format. */
 int chunk_stats(stats *st, int format, const unsigned char *chunk, size_t size, size_t n);
 
+/* s as a JSON string, quoted and escaped, on stdout. */
+void print_json_string(const char *s);
 int cmp_dbl(const void *a, const void *b);
 /* What a range query merged (st, us to merge), then the q column (with exact values, the exact one and the relative error). */
 void print_quantiles(const options *o, const tschunk_range_stats *st, double us, const tschunk_sketch *acc,

@@ -465,11 +465,13 @@ static int cmd_stats(const options *o)
                       : st.codecs & (1u << TSCHUNK_CODEC_TSC2)          ? "mixed"
                                                                         : "gorilla";
     if (o->json) {
-        printf("{\"file\": \"%s\", \"codec\": \"%s\", \"samples\": %llu, \"chunks\": %llu, \"bytes\": %llu, "
+        printf("{\"file\": ");
+        print_json_string(o->in);
+        printf(", \"codec\": \"%s\", \"samples\": %llu, \"chunks\": %llu, \"bytes\": %llu, "
                "\"bits_per_sample\": %.4f, \"bits_per_timestamp\": %.4f, \"bits_per_value\": %.4f, "
                "\"ratio\": %.4f, \"decode_ns_per_sample\": %.3f, \"native_bytes\": %llu, "
                "\"prom_xor_bytes\": %llu, \"summary_bytes\": %llu}\n",
-               o->in, fmt, (unsigned long long)st.samples, (unsigned long long)st.chunks,
+               fmt, (unsigned long long)st.samples, (unsigned long long)st.chunks,
                (unsigned long long)st.bytes, bps, bpt, bpv, ratio, st.decode_ns,
                (unsigned long long)st.native_bytes, (unsigned long long)st.prom_bytes,
                (unsigned long long)st.summary_bytes);
