@@ -44,6 +44,17 @@ int fail(const char *fmt, ...)
     return 1;
 }
 
+void print_json_string(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') printf("\\%c", *p);
+        else if (*p < 0x20) printf("\\u%04x", *p);
+        else putchar(*p);
+    }
+    putchar('"');
+}
+
 int samples_push(sample_set *s, int64_t ts, uint64_t bits)
 {
     if (s->n == s->cap) {
@@ -242,17 +253,6 @@ int chunk_stats(stats *st, int format, const unsigned char *chunk, size_t size, 
 }
 
 /* ---- quantiles -------------------------------------------------------------- */
-void print_json_string(const char *s)
-{
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') printf("\\%c", *p);
-        else if (*p < 0x20) printf("\\u%04x", *p);
-        else putchar(*p);
-    }
-    putchar('"');
-}
-
 int cmp_dbl(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -31,6 +31,8 @@ typedef struct {
 
 /* Print "tschunk: message" on stderr. @return 1, the exit status of a failed command. */
 __attribute__((format(printf, 1, 2))) int fail(const char *fmt, ...);
+/* s as a JSON string, quoted and escaped, on stdout. */
+void print_json_string(const char *s);
 double now_s(void);
 unsigned uvarint_size(uint64_t v);
 
@@ -91,8 +93,6 @@ typedef struct {
 /* Add one decoded chunk (samples in chunk_ts/chunk_values) to st, with its size in the other format. */
 int chunk_stats(stats *st, int format, const unsigned char *chunk, size_t size, size_t n);
 
-/* s as a JSON string, quoted and escaped, on stdout. */
-void print_json_string(const char *s);
 int cmp_dbl(const void *a, const void *b);
 /* What a range query merged (st, us to merge), then the q column (with exact values, the exact one and the relative error). */
 void print_quantiles(const options *o, const tschunk_range_stats *st, double us, const tschunk_sketch *acc,
