@@ -715,10 +715,10 @@ TSCHUNK_API size_t tschunk_sketch_encode(const tschunk_sketch *sketch, void *dst
  * counts, a NaN or <= 1 gamma are errors (CORRUPT or TRUNCATED, *error_offset
  * set to the offending byte when error_offset is not NULL); a mapping block
  * that differs in any bit from the sketch's is NOT_MERGEABLE; a COUNT or
- * zero count that would pass DBL_MAX once merged is UNTRACKABLE. Bins are not
- * checked one by one: a stream without COUNT, or one whose bins outweigh its
- * COUNT, can still sum a bin to infinity (counts near 1e308), and such a
- * sketch encodes to a stream this decoder refuses (CORRUPT).
+ * zero count that would pass DBL_MAX once merged is UNTRACKABLE. Bins merged
+ * past DBL_MAX (counts near 1e308, from streams without COUNT or whose bins
+ * outweigh it) saturate there, and so does the count they make: a sketch
+ * always encodes to a stream this decoder reads.
  */
 TSCHUNK_API size_t tschunk_sketch_decode_merge(tschunk_sketch *sketch, const void *src, size_t size,
                                                size_t *error_offset);

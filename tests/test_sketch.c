@@ -864,6 +864,43 @@ Test(sketch, counts_that_would_overflow_are_refused)
     tschunk_sketch_free(s);
 }
 
+/* Bins merged past DBL_MAX saturate there (a stream without COUNT is taken from its bins): the sketch still encodes
+ * to a stream that decodes; it once held an infinite bin, which our decoder refuses. */
+Test(sketch, bins_merged_past_dbl_max_saturate)
+{
+    tschunk_sketch *one = log001(), *s = log001(), *back;
+    cr_assert_eq(tschunk_sketch_add_weighted(one, 1.5, 1e308), 0);
+    static unsigned char stream[256], out[256];
+    size_t n = tschunk_sketch_encode(one, stream, sizeof stream, 0); /* no COUNT */
+    cr_assert(!tschunk_is_error(n));
+    for (int i = 0; i < 3; i++) cr_assert_eq(tschunk_sketch_decode_merge(s, stream, n, NULL), 0);
+    size_t m = tschunk_sketch_encode(s, out, sizeof out, TSCHUNK_SKETCH_EXACT_STATS);
+    cr_assert(!tschunk_is_error(m));
+    cr_assert_eq(tschunk_sketch_decode_new(&back, out, m, NULL, NULL), 0, "our own encoding must decode");
+    tschunk_sketch_stats st;
+    tschunk_sketch_get_stats(back, &st);
+    cr_assert(st.count == DBL_MAX && st.positive_bins == 1, "count %g, %u bins", st.count, st.positive_bins);
+    /* Collapsing folds bins together: the fold saturates as well. */
+    tschunk_sketch_options few = {TSCHUNK_MAPPING_LOGARITHMIC, 0.01, 16, 0, {0, 0, 0}};
+    tschunk_sketch *small, *far = log001();
+    cr_assert_eq(tschunk_sketch_create(&small, &few), 0);
+    for (int i = 0; i < 40; i++) {
+        tschunk_sketch_clear(far);
+        cr_assert_eq(tschunk_sketch_add_weighted(far, 1.5 * (i + 1), 1e308), 0);
+        n = tschunk_sketch_encode(far, stream, sizeof stream, 0);
+        cr_assert_eq(tschunk_sketch_decode_merge(small, stream, n, NULL), 0);
+    }
+    m = tschunk_sketch_encode(small, out, sizeof out, TSCHUNK_SKETCH_EXACT_STATS);
+    tschunk_sketch *back2;
+    cr_assert_eq(tschunk_sketch_decode_new(&back2, out, m, NULL, NULL), 0, "collapsed bins must stay finite");
+    tschunk_sketch_free(back2);
+    tschunk_sketch_free(small);
+    tschunk_sketch_free(far);
+    tschunk_sketch_free(back);
+    tschunk_sketch_free(s);
+    tschunk_sketch_free(one);
+}
+
 Test(sketch, bounded_bins_collapse_and_keep_accuracy_where_kept)
 {
     tschunk_sketch_options o = {TSCHUNK_MAPPING_LOGARITHMIC, 0.01, 64, 0, {0, 0, 0}};

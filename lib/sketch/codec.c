@@ -760,7 +760,7 @@ static void merge_stats(tschunk_sketch *s, const stream_info *info)
     /* Without COUNT the statistics are derived from the bins, when asked (tschunk_sketch_get_stats). */
     double added = info->bins_total + info->zero_count;
     if (added > 0) s->exact = 0;
-    s->count += added;
+    s->count = tsc_count_add(s->count, added); /* bins summed past DBL_MAX saturate, and so does their count */
 }
 
 /* Put a checked stream's bins and statistics into s: from the log when it holds every bin, else by a

@@ -80,11 +80,11 @@ static double store_fold(tsc_store *st, int64_t keep_lo, int64_t keep_hi)
 {
     double folded = 0;
     for (int64_t i = st->min_index; i <= st->max_index && i < keep_lo; i++) {
-        folded += st->counts[i - st->offset];
+        folded = tsc_count_add(folded, st->counts[i - st->offset]);
         st->counts[i - st->offset] = 0;
     }
     for (int64_t i = st->max_index; i >= st->min_index && i > keep_hi; i--) {
-        folded += st->counts[i - st->offset];
+        folded = tsc_count_add(folded, st->counts[i - st->offset]);
         st->counts[i - st->offset] = 0;
     }
     if (st->min_index < keep_lo) st->min_index = keep_lo;
@@ -115,8 +115,9 @@ void tsc_store_add_slow(tschunk_sketch *s, tsc_store *st, int64_t index, double 
         store_cover(st, index, index, max_bins);
         store_clean(st, index - st->offset, index - st->offset, max_bins);
     }
-    st->counts[index - st->offset] += count;
-    if (!tsc_is_zero(folded)) st->counts[fold_at - st->offset] += folded;
+    st->counts[index - st->offset] = tsc_count_add(st->counts[index - st->offset], count);
+    double *fold_slot = &st->counts[fold_at - st->offset];
+    if (!tsc_is_zero(folded)) *fold_slot = tsc_count_add(*fold_slot, folded);
     int64_t touched_lo = index < fold_at ? index : fold_at, touched_hi = index > fold_at ? index : fold_at;
     if (tsc_is_zero(folded)) touched_lo = touched_hi = index;
     if (touched_lo < st->min_index) st->min_index = touched_lo;

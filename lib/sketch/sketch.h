@@ -2,9 +2,18 @@
 #ifndef TSCHUNK_SKETCH_INTERNAL_H
 #define TSCHUNK_SKETCH_INTERNAL_H
 
+#include <float.h>
 #include <math.h>
 
 #include "../common/common.h"
+
+/* Counts add up to at most DBL_MAX, never infinity: the compact encoding holds finite counts only (our decoder
+ * refuses others), so bins merged past it saturate; only absurd weights (near 1e308) get there. */
+TSC_INLINE double tsc_count_add(double a, double b)
+{
+    double sum = a + b;
+    return sum < DBL_MAX ? sum : DBL_MAX;
+}
 
 /* Exact zero test, +0.0 or -0.0 (-Wfloat-equal forbids ==; fpclassify costs ~10 instructions):
  * every bit but the sign is zero. */
@@ -63,7 +72,7 @@ TSC_INLINE void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, d
 {
     uint64_t slot = (uint64_t)(index - st->offset);
     if (TSC_LIKELY(slot - st->clean_lo < st->clean_len && st->min_index <= st->max_index)) {
-        st->counts[slot] += count;
+        st->counts[slot] = tsc_count_add(st->counts[slot], count);
         if (index < st->min_index) st->min_index = index;
         if (index > st->max_index) st->max_index = index;
         return;
@@ -89,7 +98,7 @@ TSC_INLINE void tsc_store_add_many(tschunk_sketch *s, tsc_store *st, const int64
         if (tsc_is_zero(count[k])) continue;
         uint64_t slot = (uint64_t)(index[k] - first);
         if (TSC_LIKELY(slot < len)) {
-            window[slot] += count[k];
+            window[slot] = tsc_count_add(window[slot], count[k]);
             lo = index[k] < lo ? index[k] : lo;
             hi = index[k] > hi ? index[k] : hi;
             continue;
