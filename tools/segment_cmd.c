@@ -268,7 +268,7 @@ int segment_compress(const options *o)
     if (o->summary) printf(" (summaries %llu of them)", (unsigned long long)sink.summary_bytes);
     printf("\n");
     if (rows)
-        printf("  %.3f bytes/sample (%.2f bits; chunks alone %.2f), %.1fx smaller than 16-byte raw samples, "
+        printf("  %.3f bytes/sample (%.2f bits; chunks alone %.2f), ratio %.1fx against 16-byte raw samples, "
                "encode %.2f ns/sample\n",
                (double)bytes / (double)rows, (double)bytes * 8 / (double)rows,
                (double)sink.chunk_bytes * 8 / (double)rows, 16.0 * (double)rows / (double)bytes,

@@ -211,7 +211,7 @@ static int cmd_export_prom(const options *o)
     printf("%s -> %s: %zu samples (%zu empty values skipped), %llu Prometheus XOR chunks, %llu bytes\n", o->in,
            o->out, s.n, skipped, (unsigned long long)w.chunks, (unsigned long long)w.bytes);
     if (s.n)
-        printf("  %.3f bytes/sample (%.2f bits), %.1fx smaller than 16-byte raw samples, encode %.2f ns/sample\n",
+        printf("  %.3f bytes/sample (%.2f bits), ratio %.1fx against 16-byte raw samples, encode %.2f ns/sample\n",
                (double)w.bytes / (double)s.n, (double)w.bytes * 8 / (double)s.n,
                16.0 * (double)s.n / (double)w.bytes, encode_s * 1e9 / (double)s.n);
     int rc = o->verify ? verify_file(o->out, &s) : 0;
