@@ -4,7 +4,8 @@
  * (0.1's TSCF records, Prometheus records). Nothing may crash, overflow or read outside the input; every value
  * read prints (format_value) as text that parses back to the same bits (a NaN to a NaN), every timestamp read
  * that prints as an ISO date-time parses back to itself, and each reader stops within as many steps as the
- * input has bytes; a --q list is accepted only when it holds decimals in [0, 1]. First byte: bits 0-2 the unit (mod 5), bit 3 --wide, bit 4 a chunk file instead of CSV.
+ * input has bytes; a --q list is accepted only when it holds decimals in [0, 1]. First byte: bits 0-2 the
+ * unit (mod 5), bit 3 --wide, bit 4 a chunk file instead of CSV.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "../tools/csv.c"

@@ -543,8 +543,8 @@ Test(cli, quantile_lists_are_checked)
         snprintf(args, sizeof args, "quantiles q.tseg --q %s", bad[i]);
         cr_assert_neq(run(out, sizeof out, args), 0, "%s: %s", args, out);
         cr_assert(strstr(out, "--q takes quantiles in [0, 1] separated by commas"), "%s: %s", args, out);
-        snprintf(args, sizeof args, "sketch decode 02fd4a815abf52f03f000000000000000004020502440288020207016c02 --json --q %s",
-                 bad[i]);
+        snprintf(args, sizeof args, "sketch decode %s --json --q %s",
+                 "02fd4a815abf52f03f000000000000000004020502440288020207016c02", bad[i]);
         cr_assert_neq(run(out, sizeof out, args), 0, "%s: %s", args, out);
         cr_assert(strstr(out, "--q takes quantiles in [0, 1] separated by commas"), "%s: %s", args, out);
     }

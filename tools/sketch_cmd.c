@@ -68,7 +68,8 @@ static int parse_sketch_opts(int argc, char **argv, sketch_opts *o)
             o->sparse = !strcmp(next, "sparse");
             i++;
         } else if (!strcmp(a, "--q") && next) {
-            if (!quantile_list_ok(next)) return sketch_fail("--q takes quantiles in [0, 1] separated by commas, not ", next);
+            if (!quantile_list_ok(next))
+                return sketch_fail("--q takes quantiles in [0, 1] separated by commas, not ", next);
             o->qlist = next;
             i++;
         } else if (!strcmp(a, "--exact-stats")) o->exact = 1;

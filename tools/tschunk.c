@@ -87,7 +87,8 @@ static int parse_options(int argc, char **argv, options *o)
         else if (!strcmp(a, "--all")) o->all = 1;
         else if (!strcmp(a, "--wide")) o->wide = 1;
         else if (!strcmp(a, "--q") && next) {
-            if (!quantile_list_ok(next)) return fail("--q takes quantiles in [0, 1] separated by commas, not '%s'", next);
+            if (!quantile_list_ok(next))
+                return fail("--q takes quantiles in [0, 1] separated by commas, not '%s'", next);
             o->qlist = next;
             i++;
         }
