@@ -3,7 +3,8 @@
 # Not a gate (neither is free of false positives on SIMD code); run it after a change and read what is new.
 # Known false positives (0.29.1): the SPLIT sort's by_low (filled by a counting sort, lib/codec2/simd.c), the lanes'
 # windows (filled word by word, lib/common/lanes*.h), unpack_one's shift (never 64, lib/codec2/pack.c), a header
-# checked to hold 8 bytes (tools/file.c), file_order's array and a series name freed with its table
+# checked to hold 8 bytes (tools/file.c), first_samples' values (set by the reader in another file when it returns
+# 1 or 2, lib/chunk/header.c), file_order's array and a series name freed with its table
 # (tools/segment_cmd.c), argv entries and names the CLI's dispatcher checked (tools/). Four minutes on the VM.
 # usage: scripts/analyze.sh [clang|gcc]...   (both by default)
 set -u

@@ -119,8 +119,8 @@ size_t tschunk_segment_delete(const tschunk_segment *s, const char *path, uint32
 {
     if (deleted) *deleted = 0;
     size_t begin = 0, end = 0, err;
-    if (!s || !path || from > to || (err = tschunk_segment_range(s, ordinal, from, to, &begin, &end)))
-        return TSC_ERROR(BAD_PARAMETER);
+    if (!s || !path || from > to || tschunk_segment_range(s, ordinal, from, to, &begin, &end))
+        return TSC_ERROR(BAD_PARAMETER); /* an unknown series too */
     roaring_bitmap_t **gone = s->allocator.alloc(s->allocator.opaque, (end - begin + 1) * sizeof *gone);
     if (!gone) return TSC_ERROR(ALLOCATION);
     uint64_t newly = 0;

@@ -397,7 +397,7 @@ static int encode_metadata(tschunk_segment_writer *w, const tsc_seg_entry *entri
     }
     m->index_len = (size_t)(p - index);
     p = put_fences(p, buf, m->series_len, offsets, keys, w->nseries);
-    p = put_fences(p, index, m->index_len, offsets + nsb, keys + nsb, w->nchunks);
+    put_fences(p, index, m->index_len, offsets + nsb, keys + nsb, w->nchunks);
     m->fence_len = nblocks * TSC_SEG_FENCE_SIZE;
     m->buf = buf;
     wr_free(w, offsets);
