@@ -190,7 +190,7 @@ static uint64_t prom_ts_bits(const int64_t *ts, size_t n)
 {
     uint64_t bits = 0, prev_delta = 0;
     for (size_t i = 0; i < n; i++) {
-        if (i == 0) { bits += 8 * uvarint_size(((uint64_t)ts[0] << 1) ^ (uint64_t)(ts[0] >> 63)); continue; }
+        if (i == 0) { bits += 8 * uvarint_size(((uint64_t)ts[0] << 1) ^ (0 - ((uint64_t)ts[0] >> 63))); continue; }
         uint64_t delta = (uint64_t)ts[i] - (uint64_t)ts[i - 1];
         if (i == 1) bits += 8 * uvarint_size(delta);
         else {

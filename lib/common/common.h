@@ -130,7 +130,8 @@ TSC_INLINE double tsc_double_of(uint64_t b)
     return v;
 }
 
-TSC_INLINE uint64_t tsc_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+/* The sign spread by unsigned arithmetic: a signed right shift is implementation-defined in C11. */
+TSC_INLINE uint64_t tsc_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63)); }
 TSC_INLINE int64_t tsc_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 
 /* LEB128: 7 bits per byte, least significant group first, 0x80 = more. */
