@@ -15,18 +15,11 @@
 
 #ifdef TSC_HAVE_AVX2
 #  include <immintrin.h>
-#endif
 
 TSC_INLINE int avx2_here(void) { return tsc_avx2_here(); }
 
-TSC_INLINE int avx2_fma_here(void)
-{
-#ifdef TSC_HAVE_AVX2
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-    return 0;
+TSC_INLINE int avx2_fma_here(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 #endif
-}
 
 #ifdef TSC_HAVE_AVX2
 /*

@@ -181,6 +181,23 @@ size_t tsc_sketch_create_with(tschunk_sketch **out, const tsc_mapping *mapping, 
     return sketch_alloc(out, opts, mapping);
 }
 
+/* A value tschunk_sketch_add takes the general way: zero, NaN, infinity, beyond the range. */
+static void add_general(tschunk_sketch *s, double v, uint64_t *nan_count, uint64_t *refused)
+{
+    if (isnan(v)) ++*nan_count;
+    else if (tsc_is_error(tschunk_sketch_add(s, v))) ++*refused;
+}
+
+void tsc_sketch_add_bits_scalar(tschunk_sketch *s, const uint64_t *bits, size_t n, uint64_t *nan_count,
+                                uint64_t *refused)
+{
+    for (size_t i = 0; i < n; i++) {
+        double v = tsc_double_of(bits[i]);
+        if (!tsc_sketch_add_fast(s, v)) add_general(s, v, nan_count, refused);
+    }
+}
+
+#ifdef TSC_HAVE_AVX2
 /* The statistics of tsc_accept_stats (weight 1), kept in locals over a run of values. */
 typedef struct {
     double sum, compensation, count, min, max;
@@ -205,23 +222,6 @@ TSC_INLINE void stats_accept(run_stats *r, double v)
     if (v > r->max) r->max = v;
 }
 
-/* A value tschunk_sketch_add takes the general way: zero, NaN, infinity, beyond the range. */
-static void add_general(tschunk_sketch *s, double v, uint64_t *nan_count, uint64_t *refused)
-{
-    if (isnan(v)) ++*nan_count;
-    else if (tsc_is_error(tschunk_sketch_add(s, v))) ++*refused;
-}
-
-void tsc_sketch_add_bits_scalar(tschunk_sketch *s, const uint64_t *bits, size_t n, uint64_t *nan_count,
-                                uint64_t *refused)
-{
-    for (size_t i = 0; i < n; i++) {
-        double v = tsc_double_of(bits[i]);
-        if (!tsc_sketch_add_fast(s, v)) add_general(s, v, nan_count, refused);
-    }
-}
-
-#ifdef TSC_HAVE_AVX2
 /* A store's counts indexed by bin index, and the bin indices of its clean slots as four int32 lanes
  * each (the part of them an int32 holds; first > last when there is none). */
 typedef struct {
