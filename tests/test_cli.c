@@ -629,3 +629,15 @@ Test(cli, codec_tsc2_round_trips_and_reports_its_bits)
     cr_assert_neq(run(out, sizeof out, "compress in.csv -o x.tsc --codec zstd"), 0);
     cr_assert(strstr(out, "known: gorilla, tsc2"), "%s", out);
 }
+
+/* Decimals round to the nearest double as strtod does (README "The CLI"): past the double range to +-Inf, below the
+ * smallest subnormal to +-0, the smallest subnormal itself exactly; -0 keeps its sign. */
+Test(cli, decimals_round_to_the_nearest_double)
+{
+    write_file("round.csv", "timestamp,value\n1,1e400\n2,-1e400\n3,1e-400\n4,-1e-400\n5,4.9e-324\n6,-0\n");
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress round.csv -o round.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat round.tseg round --bits"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1,0x7ff0000000000000\n2,0xfff0000000000000\n3,0x0000000000000000\n"
+                          "4,0x8000000000000000\n5,0x0000000000000001\n6,0x8000000000000000\n");
+}
