@@ -641,3 +641,26 @@ Test(cli, decimals_round_to_the_nearest_double)
     cr_assert_str_eq(out, "timestamp,value\n1,0x7ff0000000000000\n2,0xfff0000000000000\n3,0x0000000000000000\n"
                           "4,0x8000000000000000\n5,0x0000000000000001\n6,0x8000000000000000\n");
 }
+
+/* A date is checked against its month (2023-02-29 once read as 2023-03-01), an offset against 23:59; second 60 only
+ * where a leap second can be (23:59:60 UTC, whatever the offset), read as the next second; RFC 3339's lower-case
+ * t and z. */
+Test(cli, date_times_are_checked_against_the_calendar)
+{
+    const char *bad[] = {"2023-02-29 00:00:00", "1900-02-29 00:00:00", "2024-04-31 00:00:00", "2024-02-30T00:00:00Z",
+                         "2024-06-30 12:30:60", "2024-01-01T00:00:00+24:00", "2024-01-01T00:00:00+05:60",
+                         "2016-12-31T23:59:60+01:00"};
+    char out[4096], csv[128];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(csv, sizeof csv, "timestamp,value\n%s,1\n", bad[i]);
+        write_file("cal.csv", csv);
+        cr_assert_neq(run(out, sizeof out, "compress cal.csv -o cal.tseg"), 0, "%s: %s", bad[i], out);
+        cr_assert(strstr(out, "line 2: bad timestamp"), "%s: %s", bad[i], out);
+    }
+    write_file("cal.csv", "timestamp,value\n2000-02-29 00:00:00,1\n2016-12-31T23:59:60Z,2\n"
+                          "2017-06-30T20:29:60-03:30,3\n2024-01-01t00:00:00z,4\n");
+    cr_assert_eq(run(out, sizeof out, "compress cal.csv -o cal.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat cal.tseg cal --iso"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n2000-02-29T00:00:00.000Z,1\n2017-01-01T00:00:00.000Z,2\n"
+                          "2017-07-01T00:00:00.000Z,3\n2024-01-01T00:00:00.000Z,4\n");
+}

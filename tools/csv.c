@@ -112,7 +112,18 @@ static int read_digits(const char **p, int n, int64_t *out)
     return 0;
 }
 
-/* "YYYY-MM-DD[ T]HH:MM:SS[.fff...][Z|+HH:MM|-HH:MM]" -> unit. */
+static int days_in_month(int64_t y, int64_t m)
+{
+    static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return days[m - 1] + (m == 2 && leap);
+}
+
+/*
+ * "YYYY-MM-DD[ Tt]HH:MM:SS[.fff...][Zz|+HH:MM|-HH:MM]" -> unit (RFC 3339 allows the lower-case letters). A day
+ * past its month's end is refused, not carried into the next month. Second 60 is taken only where a leap second
+ * can be, 23:59:60 UTC, and reads as the next second: POSIX time, like every int64 epoch here, counts none.
+ */
 static int parse_datetime(const char *s, int unit, int64_t *out)
 {
     int64_t y, mo, d, h, mi, se, frac_units = 0;
@@ -120,12 +131,12 @@ static int parse_datetime(const char *s, int unit, int64_t *out)
     if (read_digits(&p, 4, &y) || *p++ != '-' || read_digits(&p, 2, &mo) || *p++ != '-' ||
         read_digits(&p, 2, &d))
         return -1;
-    if (*p != ' ' && *p != 'T') return -1;
+    if (*p != ' ' && *p != 'T' && *p != 't') return -1;
     p++;
     if (read_digits(&p, 2, &h) || *p++ != ':' || read_digits(&p, 2, &mi) || *p++ != ':' ||
         read_digits(&p, 2, &se))
         return -1;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return -1;
+    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || se > 60) return -1;
     int64_t per_s = units_per_second[unit];
     if (*p == '.') {
         p++;
@@ -138,7 +149,7 @@ static int parse_datetime(const char *s, int unit, int64_t *out)
         }
     }
     int64_t offset_s = 0;
-    if (*p == 'Z') {
+    if (*p == 'Z' || *p == 'z') {
         p++;
     } else if (*p == '+' || *p == '-') {
         int sign = *p++ == '-' ? -1 : 1;
@@ -146,9 +157,11 @@ static int parse_datetime(const char *s, int unit, int64_t *out)
         if (read_digits(&p, 2, &oh)) return -1;
         if (*p == ':') p++;
         if (*p && read_digits(&p, 2, &om)) return -1;
+        if (oh > 23 || om > 59) return -1;
         offset_s = sign * (oh * 3600 + om * 60);
     }
     if (*p) return -1;
+    if (se == 60 && ((h * 60 + mi - offset_s / 60) % 1440 + 1440) % 1440 != 23 * 60 + 59) return -1;
     int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - offset_s;
     /* A time the unit's int64 cannot hold (past 2262 in ns) is refused, not wrapped. Before 1970 the fraction is
      * taken from the next second, so that the first second int64 reaches only in part (INT64_MIN ns) still reads. */
