@@ -4,8 +4,9 @@
  * (0.1's TSCF records, Prometheus records). Nothing may crash, overflow or read outside the input; every value
  * read prints (format_value) as text that parses back to the same bits (a NaN to a NaN), every timestamp read
  * that prints as an ISO date-time parses back to itself, and each reader stops within as many steps as the
- * input has bytes; a --q list is accepted only when it holds decimals in [0, 1]. First byte: bits 0-2 the
- * unit (mod 5), bit 3 --wide, bit 4 a chunk file instead of CSV.
+ * input has bytes; a --q list is accepted only when it holds decimals in [0, 1]; a series name quoted as decompress
+ * quotes it (0.29.2) splits back to itself. First byte: bits 0-2 the unit (mod 5), bit 3 --wide, bit 4 a chunk file
+ * instead of CSV.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "../tools/csv.c"
@@ -34,6 +35,18 @@ static void timestamp_prints_back(int64_t ts, int unit)
     if (parse_timestamp(text, unit, &back) == 0 && back != ts) __builtin_trap();
 }
 
+/* A series name, written as decompress writes it (quoted where it must be), splits back to one field, itself. */
+static void name_reads_back(const char *name)
+{
+    static char text[2 * sizeof ((csv_reader *)0)->line + 2];
+    size_t len = strlen(name), n = len;
+    if (csv_needs_quotes(name, len)) n = csv_quote(name, len, text);
+    else memcpy(text, name, len);
+    text[n] = 0;
+    char *fields[2];
+    if (split(text, fields, 1) != 1 || strcmp(fields[0], name) != 0) __builtin_trap();
+}
+
 static void read_csv_bytes(const uint8_t *data, size_t size, int unit, int wide)
 {
     if (size == 0) return;
@@ -59,6 +72,7 @@ static void read_csv_bytes(const uint8_t *data, size_t size, int unit, int wide)
             if (++rows > size) __builtin_trap();
             value_prints_back(bits);
             timestamp_prints_back(ts, unit);
+            if (r.columns == 3) name_reads_back(r.series);
         }
         if (got < 0 && !r.error[0]) __builtin_trap(); /* a refused line says why */
     }

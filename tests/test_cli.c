@@ -664,3 +664,32 @@ Test(cli, date_times_are_checked_against_the_calendar)
     cr_assert_str_eq(out, "timestamp,value\n2000-02-29T00:00:00.000Z,1\n2017-01-01T00:00:00.000Z,2\n"
                           "2017-07-01T00:00:00.000Z,3\n2024-01-01T00:00:00.000Z,4\n");
 }
+
+/* Series names are CSV fields as RFC 4180 quotes them: a Prometheus-style name with commas and quotes, spaces kept
+ * inside quotes; decompress quotes what needs it, so its output compresses to the same series. A quote left open on
+ * its line, or text after a closing quote, is a malformed line. */
+Test(cli, quoted_series_names_round_trip)
+{
+    write_file("quoted.csv", "series,timestamp,value\n\"cpu{host=\"\"a\"\",core=1}\",1,2\n\" spaced \",1,5\n"
+                             "plain,1,\"7.5\"\n\"cpu{host=\"\"a\"\",core=1}\",2,3\n");
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress quoted.csv -o quoted.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat quoted.tseg 'cpu{host=\"a\",core=1}'"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1,2\n2,3\n");
+    cr_assert_eq(run(out, sizeof out, "decompress quoted.tseg -o quoted_back.csv"), 0, "%s", out);
+    cr_assert_str_eq(read_file("quoted_back.csv"), "series,timestamp,value\n\"cpu{host=\"\"a\"\",core=1}\",1,2\n"
+                                                   "\"cpu{host=\"\"a\"\",core=1}\",2,3\n\" spaced \",1,5\nplain,1,7.5\n");
+    cr_assert_eq(run(out, sizeof out, "compress quoted_back.csv -o quoted_back.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls quoted_back.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "\ncpu{host=\"a\",core=1}\t0\t1\t2\t") && strstr(out, "\n spaced \t1\t"), "%s", out);
+    write_file("quoted_wide.csv", "ts,\"load{cpu=\"\"0\"\",mode=idle}\",plain\n1,\"0.5\",1\n2,,2\n");
+    cr_assert_eq(run(out, sizeof out, "compress quoted_wide.csv -o quoted_wide.tseg --wide"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "decompress quoted_wide.tseg -o -"), 0, "%s", out);
+    cr_assert_str_eq(out, "series,timestamp,value\n\"load{cpu=\"\"0\"\",mode=idle}\",1,0.5\nplain,1,1\nplain,2,2\n");
+    const char *bad[] = {"\"open,1,2\n", "\"a\"b,1,2\n"};
+    for (size_t i = 0; i < 2; i++) {
+        write_file("badq.csv", bad[i]);
+        cr_assert_neq(run(out, sizeof out, "compress badq.csv -o badq.tseg"), 0, "%s", bad[i]);
+        cr_assert(strstr(out, "line 1: a quoted field is not closed"), "%s", out);
+    }
+}

@@ -31,11 +31,50 @@ static char *trim(char *s)
     while (isspace((unsigned char)*s)) s++;
     size_t n = strlen(s);
     while (n && isspace((unsigned char)s[n - 1])) s[--n] = 0;
-    if (n >= 2 && s[0] == '"' && s[n - 1] == '"') {
-        s[n - 1] = 0;
-        s++;
-    }
     return s;
+}
+
+/*
+ * The quoted field at p (at its opening quote), as RFC 4180 quotes one: commas inside, "" for a quote. Unquoted in
+ * place; *next past the comma after it, NULL at the line's end. A field cannot span lines here, so a quote still
+ * open at the line's end, or text after the closing quote, is malformed. @return the field or NULL.
+ */
+static char *unquote(char *p, char **next)
+{
+    char *field = p, *out = p, *in = p + 1;
+    for (;; in++) {
+        if (*in == 0 || *in == '\n') return NULL;
+        if (*in == '"') {
+            if (in[1] != '"') break;
+            in++;
+        }
+        *out++ = *in;
+    }
+    for (in++; *in == ' ' || *in == '\t' || *in == '\r' || *in == '\n'; in++) continue;
+    if (*in != ',' && *in != 0) return NULL;
+    *next = *in == ',' ? in + 1 : NULL;
+    *out = 0; /* after the last read: out never passes in */
+    return field;
+}
+
+int csv_needs_quotes(const char *s, size_t len)
+{
+    if (len && (s[0] == '"' || isspace((unsigned char)s[0]) || isspace((unsigned char)s[len - 1]))) return 1;
+    for (size_t i = 0; i < len; i++)
+        if (s[i] == ',' || s[i] == '\n' || s[i] == '\r') return 1;
+    return 0;
+}
+
+size_t csv_quote(const char *s, size_t len, char *out)
+{
+    size_t n = 0;
+    out[n++] = '"';
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '"') out[n++] = '"';
+        out[n++] = s[i];
+    }
+    out[n++] = '"';
+    return n;
 }
 
 static int hexval(int c)
@@ -187,17 +226,24 @@ int parse_timestamp(const char *s, int unit, int64_t *out)
     return parse_datetime(s, unit == UNIT_RAW ? UNIT_MS : unit, out);
 }
 
-/* Split on commas and trim each field (spaces, one pair of double quotes). */
+/* Split on commas: quoted fields unquoted (RFC 4180), the others trimmed. @return the field count, max + 1 for too
+ * many, -1 for a malformed quoted field. */
 static int split(char *line, char **fields, int max)
 {
     int n = 0;
     char *p = line;
     while (n < max) {
-        char *c = strchr(p, ',');
-        if (c) *c = 0;
-        fields[n++] = trim(p);
-        if (!c) return n;
-        p = c + 1;
+        while (*p == ' ' || *p == '\t') p++;
+        char *next;
+        if (*p == '"') {
+            if (!(fields[n++] = unquote(p, &next))) return -1;
+        } else {
+            next = strchr(p, ',');
+            if (next) *next++ = 0;
+            fields[n++] = trim(p);
+        }
+        if (!next) return n;
+        p = next;
     }
     return max + 1; /* too many */
 }
@@ -226,6 +272,11 @@ static int next_fields(csv_reader *r, char **fields, int max)
             return -1;
         }
         int n = split(r->line, fields, max);
+        if (n < 0) {
+            snprintf(r->error, sizeof r->error, "line %zu: a quoted field is not closed on its line, or text follows "
+                     "its closing quote", r->line_no);
+            return -1;
+        }
         if (n == 1 && *fields[0] == 0 && r->columns != 1) continue; /* blank line */
         return n;
     }

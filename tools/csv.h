@@ -49,6 +49,12 @@ int quantile_list_ok(const char *list);
 /* Parse an int64 timestamp or a date-time converted to `unit`. @return 0 or -1. */
 int parse_timestamp(const char *s, int unit, int64_t *out);
 
+/* Whether a name must be quoted to be read back as one CSV field: a comma, a line break, a quote first, or spaces
+ * at either end. Quotes inside are read as they are (cpu{host="a"} stays unquoted, as Prometheus names read best). */
+int csv_needs_quotes(const char *s, size_t len);
+/* The field quoted as RFC 4180 does (""), in out (room for 2 * len + 2 bytes, no terminator). @return its length. */
+size_t csv_quote(const char *s, size_t len, char *out);
+
 /* Shortest decimal text that parses back to the same double (NaN, Inf, -Inf spelled so). */
 void format_value(char *buf, size_t size, uint64_t bits);
 

@@ -531,11 +531,18 @@ int segment_decompress(const options *o, const unsigned char *data, size_t size,
             t.series = id_text;
         }
         if (!several) t.series = NULL;
+        char *quoted = NULL; /* a name with a comma, a quote, ... as one CSV field, quoted once for all its lines */
+        if (t.series && csv_needs_quotes(t.series, t.series_len)) {
+            if (!(quoted = malloc(2 * t.series_len + 2))) { rc = fail("out of memory"); break; }
+            t.series_len = csv_quote(t.series, t.series_len, quoted);
+            t.series = quoted;
+        }
         tschunk_segment_range(seg, s, INT64_MIN, INT64_MAX, &begin, &end);
         size_t *order = file_order(seg, begin, end);
-        if (!order) { rc = fail("out of memory"); break; }
-        for (size_t k = 0; k < end - begin && !rc; k++) rc = print_chunk(o->in, seg, order[k], &t);
+        if (!order) rc = fail("out of memory");
+        for (size_t k = 0; order && k < end - begin && !rc; k++) rc = print_chunk(o->in, seg, order[k], &t);
         free(order);
+        free(quoted);
     }
     tschunk_segment_close(seg);
     return rc;
