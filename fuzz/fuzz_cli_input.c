@@ -38,7 +38,7 @@ static void timestamp_prints_back(int64_t ts, int unit)
 /* A series name, written as decompress writes it (quoted where it must be), splits back to one field, itself. */
 static void name_reads_back(const char *name)
 {
-    static char text[2 * sizeof ((csv_reader *)0)->line + 2];
+    static char text[2 * CSV_MAX_LINE + 2];
     size_t len = strlen(name), n = len;
     if (csv_needs_quotes(name, len)) n = csv_quote(name, len, text);
     else memcpy(text, name, len);
@@ -52,20 +52,23 @@ static void read_csv_bytes(const uint8_t *data, size_t size, int unit, int wide)
     if (size == 0) return;
     FILE *f = fmemopen((void *)(uintptr_t)data, size, "r");
     if (!f) return;
-    static csv_reader r; /* 16 KB of line buffers */
+    csv_reader r;
     csv_init(&r, f, unit);
     int64_t ts;
     uint64_t bits;
     size_t rows = 0;
     if (wide) {
         char **cells;
-        if (csv_wide_header(&r) == 0)
+        if (csv_wide_header(&r) == 0) {
+            for (size_t c = 0; c + 1 < r.columns; c++)
+                if (!*r.wide_names[c]) __builtin_trap(); /* the header's copy holds every name */
             while (csv_next_wide(&r, &ts, &cells) == 1) {
                 if (++rows > size) __builtin_trap();
                 timestamp_prints_back(ts, unit);
                 for (size_t c = 0; c + 1 < r.columns; c++)
                     if (*cells[c] && parse_value(cells[c], &bits) == 0) value_prints_back(bits);
             }
+        }
     } else {
         int got;
         while ((got = csv_next(&r, &ts, &bits)) == 1) {
@@ -76,6 +79,7 @@ static void read_csv_bytes(const uint8_t *data, size_t size, int unit, int wide)
         }
         if (got < 0 && !r.error[0]) __builtin_trap(); /* a refused line says why */
     }
+    csv_free(&r);
     fclose(f);
 }
 

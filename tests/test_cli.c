@@ -693,3 +693,47 @@ Test(cli, quoted_series_names_round_trip)
         cr_assert(strstr(out, "line 1: a quoted field is not closed"), "%s", out);
     }
 }
+
+static void write_bytes(const char *name, const void *bytes, size_t size)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", workdir, name);
+    FILE *f = fopen(path, "wb");
+    cr_assert(f);
+    cr_assert_eq(fwrite(bytes, 1, size, f), size);
+    fclose(f);
+}
+
+/* Lines of any length to 1 MiB (a --wide table of 1,024 series is 40 KB a line; 8 KB once stopped it), a last line
+ * without a line break; a NUL byte inside a line is refused (fgets once cut the line there and dropped the rest
+ * unseen), and so is a line past 1 MiB, read without holding more than that. */
+Test(cli, lines_are_read_whole)
+{
+    size_t columns = 1024, cap = 64 * 1024;
+    char *table = malloc(cap);
+    size_t n = (size_t)snprintf(table, cap, "ts");
+    for (size_t c = 0; c < columns; c++) n += (size_t)snprintf(table + n, cap - n, ",series_%04zu", c);
+    n += (size_t)snprintf(table + n, cap - n, "\n1");
+    for (size_t c = 0; c < columns; c++) n += (size_t)snprintf(table + n, cap - n, ",%zu.25", c);
+    write_bytes("wide1k.csv", table, n); /* no line break at the end */
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress wide1k.csv -o wide1k.tseg --wide"), 0, "%s", out);
+    cr_assert(strstr(out, "1024 samples (0 empty values skipped), 1024 series"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat wide1k.tseg series_1023"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1,1023.25\n");
+    free(table);
+
+    static const char with_nul[] = "timestamp,value\n1,2\n2,3\0,9\n3,4\n";
+    write_bytes("nul.csv", with_nul, sizeof with_nul - 1);
+    cr_assert_neq(run(out, sizeof out, "compress nul.csv -o nul.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "nul.csv: line 3: holds a NUL byte"), "%s", out);
+
+    size_t long_size = (1u << 20) + 100;
+    char *long_line = malloc(long_size);
+    memcpy(long_line, "timestamp,value\n1,", 18);
+    memset(long_line + 18, '1', long_size - 18);
+    write_bytes("long.csv", long_line, long_size);
+    cr_assert_neq(run(out, sizeof out, "compress long.csv -o long.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "long.csv: line 2: longer than 1 MiB"), "%s", out);
+    free(long_line);
+}

@@ -26,6 +26,15 @@ void csv_init(csv_reader *r, FILE *in, int unit)
     r->unit = unit;
 }
 
+void csv_free(csv_reader *r)
+{
+    free(r->in_buf);
+    free(r->line);
+    free(r->header);
+    r->in_buf = r->line = r->header = NULL;
+    r->in_cap = r->line_cap = 0;
+}
+
 static char *trim(char *s)
 {
     while (isspace((unsigned char)*s)) s++;
@@ -261,16 +270,67 @@ static int looks_like_header(char **fields, int n, int unit)
     return *fields[0] && parse_value(fields[0], &bits) != 0 && isalpha((unsigned char)fields[0][0]);
 }
 
+enum { LINE_END = -1, LINE_TOO_LONG = -2, LINE_NO_MEMORY = -3, LINE_NUL = -4 };
+
+#define CSV_READ_CHUNK 65536u
+
+static int grow_to(char **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap) return 0;
+    size_t size = *cap ? *cap : 8192;
+    while (size < need) size *= 2;
+    char *grown = realloc(*buf, size);
+    if (!grown) return -1;
+    *buf = grown;
+    *cap = size;
+    return 0;
+}
+
+/*
+ * The next line into r->line, NUL-terminated, its line break kept. Lines are cut from a read buffer with memchr,
+ * so a NUL byte inside one is seen (fgets could not tell it from its own end and would drop what follows), and
+ * both buffers stay within CSV_MAX_LINE plus a read, whatever the input. @return the length, or a LINE_ code.
+ */
+static long read_line(csv_reader *r)
+{
+    for (;;) {
+        char *at = r->in_buf + r->in_start;
+        size_t avail = r->in_end - r->in_start;
+        char *nl = avail ? memchr(at, '\n', avail) : NULL;
+        if (nl || (r->in_eof && avail)) {
+            size_t len = nl ? (size_t)(nl - at) + 1 : avail;
+            if (len > CSV_MAX_LINE) return LINE_TOO_LONG;
+            if (grow_to(&r->line, &r->line_cap, len + 1)) return LINE_NO_MEMORY;
+            memcpy(r->line, at, len);
+            r->line[len] = 0;
+            r->in_start += len;
+            return memchr(r->line, 0, len) ? LINE_NUL : (long)len;
+        }
+        if (r->in_eof) return LINE_END;
+        if (avail > CSV_MAX_LINE) return LINE_TOO_LONG;
+        memmove(r->in_buf, at, avail); /* the start of a line: read on after it */
+        r->in_start = 0;
+        r->in_end = avail;
+        if (grow_to(&r->in_buf, &r->in_cap, avail + CSV_READ_CHUNK)) return LINE_NO_MEMORY;
+        size_t got = fread(r->in_buf + avail, 1, r->in_cap - avail, r->in);
+        r->in_end += got;
+        r->in_eof = got == 0; /* end or error: next_fields asks ferror */
+    }
+}
+
 /* The next non-blank line, split. @return the field count, 0 at end, -1 on error. */
 static int next_fields(csv_reader *r, char **fields, int max)
 {
-    while (fgets(r->line, sizeof r->line, r->in)) {
+    long len;
+    while ((len = read_line(r)) != LINE_END) {
         r->line_no++;
-        size_t len = strlen(r->line);
-        if (len == sizeof r->line - 1 && r->line[len - 1] != '\n') {
-            snprintf(r->error, sizeof r->error, "line %zu: longer than %zu bytes", r->line_no, sizeof r->line - 2);
+        if (len < 0) {
+            snprintf(r->error, sizeof r->error, "line %zu: %s", r->line_no,
+                     len == LINE_NUL ? "holds a NUL byte" : len == LINE_NO_MEMORY ? "out of memory"
+                                                                              : "longer than 1 MiB");
             return -1;
         }
+        r->line_len = (size_t)len;
         int n = split(r->line, fields, max);
         if (n < 0) {
             snprintf(r->error, sizeof r->error, "line %zu: a quoted field is not closed on its line, or text follows "
@@ -350,7 +410,12 @@ int csv_wide_header(csv_reader *r)
     }
     r->columns = (size_t)n;
     r->header_checked = 1;
-    memcpy(r->header, r->line, sizeof r->header);
+    size_t size = r->line_len + 1;
+    if (!(r->header = malloc(size))) {
+        snprintf(r->error, sizeof r->error, "out of memory");
+        return -1;
+    }
+    memcpy(r->header, r->line, size);
     for (int i = 1; i < n; i++) {
         r->wide_names[i - 1] = r->header + (fields[i] - r->line);
         if (!*fields[i]) {

@@ -12,7 +12,8 @@ enum ts_unit { UNIT_RAW = 0, UNIT_S = 1, UNIT_MS = 2, UNIT_US = 3, UNIT_NS = 4 }
 int unit_parse(const char *name);
 const char *unit_name(int unit);
 
-#define CSV_MAX_WIDE 1024 /* series columns of a --wide table */
+#define CSV_MAX_WIDE 1024       /* series columns of a --wide table */
+#define CSV_MAX_LINE (1u << 20) /* bytes of a line: 1,024 columns of up to a KB */
 
 typedef struct {
     FILE *in;
@@ -23,14 +24,20 @@ typedef struct {
     size_t skipped;      /* empty values skipped */
     int64_t next_implicit_ts;
     int header_checked;
-    char line[8192];
+    char *in_buf;        /* what was read and not yet cut into lines: [in_start, in_end) */
+    size_t in_cap, in_start, in_end;
+    int in_eof;
+    char *line;          /* the line being split: any length up to CSV_MAX_LINE */
+    size_t line_cap, line_len; /* line_len: the last line's bytes (split leaves NULs inside) */
     char error[256];
-    char header[8192];   /* --wide: the header line, holding the series names */
+    char *header;        /* --wide: a copy of the header line, holding the series names */
     char *wide_names[CSV_MAX_WIDE];
     char *wide_cells[CSV_MAX_WIDE + 2];
 } csv_reader;
 
 void csv_init(csv_reader *r, FILE *in, int unit);
+/* Frees the line buffers (after the last use of names and cells, which point into them). */
+void csv_free(csv_reader *r);
 
 /* @return 1 with a sample, 0 at end of input, -1 on a malformed line (r->error says why). */
 int csv_next(csv_reader *r, int64_t *ts, uint64_t *bits);

@@ -181,6 +181,7 @@ static int read_series(const options *o, series_table *t, size_t *rows, size_t *
     if (isatty(2) && *rows >= 0x10000) fputc('\n', stderr);
     if (in != stdin) fclose(in);
     *skipped = r.skipped;
+    csv_free(&r);
     return rc;
 }
 

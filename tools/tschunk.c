@@ -166,9 +166,10 @@ static int read_csv(const options *o, sample_set *s, size_t *skipped)
     int64_t ts;
     uint64_t bits;
     int got;
-    while ((got = csv_next(&r, &ts, &bits)) == 1) {
-        if (r.columns == 3) return fail("%s: line %zu: one series only here (timestamp,value)", o->in, r.line_no);
-        if (samples_push(s, ts, bits)) return fail("out of memory after %zu samples", s->n);
+    int rc = 0;
+    while (!rc && (got = csv_next(&r, &ts, &bits)) == 1) {
+        if (r.columns == 3) rc = fail("%s: line %zu: one series only here (timestamp,value)", o->in, r.line_no);
+        else if (samples_push(s, ts, bits)) rc = fail("out of memory after %zu samples", s->n);
         if (tty && (s->n & 0xffff) == 0 && now_s() - last_report > 1.0 && now_s() - start > 2.0) {
             fprintf(stderr, "\rreading %s: %zu samples", o->in, s->n);
             last_report = now_s();
@@ -176,9 +177,10 @@ static int read_csv(const options *o, sample_set *s, size_t *skipped)
     }
     if (tty && last_report > start) fputc('\n', stderr);
     if (in != stdin) fclose(in);
-    if (got < 0) return fail("%s: %s", o->in, r.error);
+    if (!rc && got < 0) rc = fail("%s: %s", o->in, r.error);
     *skipped = r.skipped;
-    return 0;
+    csv_free(&r);
+    return rc;
 }
 
 static int write_record(void *ctx, const unsigned char *chunk, size_t size, uint32_t samples,
