@@ -294,8 +294,8 @@ static int grow_to(char **buf, size_t *cap, size_t need)
 static long read_line(csv_reader *r)
 {
     for (;;) {
-        char *at = r->in_buf + r->in_start;
         size_t avail = r->in_end - r->in_start;
+        char *at = avail ? r->in_buf + r->in_start : NULL; /* no arithmetic on the first call's NULL */
         char *nl = avail ? memchr(at, '\n', avail) : NULL;
         if (nl || (r->in_eof && avail)) {
             size_t len = nl ? (size_t)(nl - at) + 1 : avail;
@@ -308,7 +308,7 @@ static long read_line(csv_reader *r)
         }
         if (r->in_eof) return LINE_END;
         if (avail > CSV_MAX_LINE) return LINE_TOO_LONG;
-        memmove(r->in_buf, at, avail); /* the start of a line: read on after it */
+        if (avail) memmove(r->in_buf, at, avail); /* the start of a line: read on after it */
         r->in_start = 0;
         r->in_end = avail;
         if (grow_to(&r->in_buf, &r->in_cap, avail + CSV_READ_CHUNK)) return LINE_NO_MEMORY;
