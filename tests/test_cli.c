@@ -737,3 +737,19 @@ Test(cli, lines_are_read_whole)
     cr_assert(strstr(out, "long.csv: line 2: longer than 1 MiB"), "%s", out);
     free(long_line);
 }
+
+/* `-o -` is stdout for decompress's text; the binary writers refuse it instead of creating a file named "-". */
+Test(cli, binary_outputs_are_not_written_to_stdout)
+{
+    write_file("one.csv", "timestamp,value\n1,2\n");
+    char out[4096];
+    const char *cmds[] = {"compress one.csv -o -", "export-prom one.csv -o -", "import-prom one.csv -o -"};
+    for (size_t i = 0; i < 3; i++) {
+        cr_assert_neq(run(out, sizeof out, cmds[i]), 0, "%s: %s", cmds[i], out);
+        cr_assert(strstr(out, "needs -o OUT, a file (not stdout)"), "%s: %s", cmds[i], out);
+        cr_assert(!exists("-"), "%s", cmds[i]);
+    }
+    cr_assert_eq(run(out, sizeof out, "compress one.csv -o one.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "decompress one.tseg -o -"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1,2\n");
+}

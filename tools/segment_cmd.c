@@ -233,7 +233,7 @@ static int verify_written(const options *o, const series_table *t);
 
 int segment_compress(const options *o)
 {
-    if (!o->out) return fail("compress needs -o OUT");
+    if (!o->out || !strcmp(o->out, "-")) return fail("compress needs -o OUT, a file (not stdout)");
     series_table t = {0};
     size_t rows = 0, skipped = 0;
     if (read_series(o, &t, &rows, &skipped)) { series_table_free(&t); return 1; }

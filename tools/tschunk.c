@@ -197,7 +197,7 @@ static int verify_file(const char *path, const sample_set *s);
 /* export-prom: CSV of one series in, Prometheus XOR chunks out (length-prefixed), atomically. */
 static int cmd_export_prom(const options *o)
 {
-    if (!o->out) return fail("export-prom needs -o OUT");
+    if (!o->out || !strcmp(o->out, "-")) return fail("export-prom needs -o OUT, a file (not stdout)");
     long per_chunk = o->samples_per_chunk_set ? o->samples_per_chunk : 120; /* Prometheus cuts at 120 */
     sample_set s = {0};
     size_t skipped = 0;
@@ -594,7 +594,7 @@ static int cmd_quantiles(const options *o) { return by_format(o, segment_quantil
 /* ---- import-prom ---------------------------------------------------------- */
 static int cmd_import_prom(const options *o)
 {
-    if (!o->out) return fail("import-prom needs -o OUT");
+    if (!o->out || !strcmp(o->out, "-")) return fail("import-prom needs -o OUT, a file (not stdout)");
     tscf_reader r;
     if (tscf_open(&r, o->in)) { tscf_close(&r); return fail("%s", r.error); }
     int rc = r.format != FORMAT_PROM ? fail("%s is a native file already", o->in) : segment_import_prom(o, &r);
