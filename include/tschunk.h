@@ -11,6 +11,11 @@
  * only reports success). The library never prints, never aborts on input and
  * keeps no global mutable state.
  *
+ * NULL pointers: every entry point returns BAD_PARAMETER for a NULL it cannot
+ * use (or, returning nothing, does nothing), but the per-value calls, which
+ * check nothing on their hot path: the appends, the iterators' next and the
+ * sketch adds take a valid object, as a C library's hot path does.
+ *
  * Thread safety: an encoder or an iterator belongs to one thread at a time.
  * Distinct objects may be used from distinct threads freely. Chunk bytes are
  * only read by iterators, so any number of iterators may read one chunk
@@ -638,7 +643,7 @@ TSCHUNK_API size_t tschunk_sketch_create(tschunk_sketch **out, const tschunk_ske
 TSCHUNK_API size_t tschunk_sketch_create_mapping(tschunk_sketch **out, tschunk_mapping_kind kind, double gamma,
                                                  double index_offset, const tschunk_sketch_options *opts);
 TSCHUNK_API void tschunk_sketch_free(tschunk_sketch *sketch);
-/** Empty the sketch, keeping its mapping. */
+/** Empty the sketch, keeping its mapping (NULL: nothing). */
 TSCHUNK_API void tschunk_sketch_clear(tschunk_sketch *sketch);
 
 /**
@@ -680,11 +685,12 @@ typedef struct {
     uint32_t positive_bins, negative_bins; /* non-empty bins */
 } tschunk_sketch_stats;
 
+/** A NULL sketch reads as all zeros. */
 TSCHUNK_API void tschunk_sketch_get_stats(const tschunk_sketch *sketch, tschunk_sketch_stats *stats);
 
 /**
  * Visit the non-empty bins of one sign (negative != 0: the negative store,
- * indexed by |value|), by ascending index. @return the number of bins visited.
+ * indexed by |value|), by ascending index. @return the number of bins visited (BAD_PARAMETER for NULL).
  */
 TSCHUNK_API size_t tschunk_sketch_bins(const tschunk_sketch *sketch, int negative,
                                        void (*visit)(void *ctx, int32_t index, double count), void *ctx);
@@ -693,7 +699,7 @@ TSCHUNK_API size_t tschunk_sketch_bins(const tschunk_sketch *sketch, int negativ
 #define TSCHUNK_SKETCH_EXACT_STATS 0x2u  /* COUNT, MIN, MAX, SUM blocks first, as DDSketchWithExactSummaryStatistics */
 #define TSCHUNK_SKETCH_SPARSE 0x4u       /* bins as index deltas and counts, as sketches-java's SparseStore */
 
-/** Bytes that always hold the encoding of this sketch. */
+/** Bytes that always hold the encoding of this sketch (0 for NULL). */
 TSCHUNK_API size_t tschunk_sketch_encode_bound(const tschunk_sketch *sketch);
 
 /**

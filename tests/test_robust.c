@@ -114,3 +114,87 @@ Test(robust, header_checks_name_the_problem)
     free(copy);
     free(chunk);
 }
+
+#define REFUSED(expr)                                                                                                  \
+    do {                                                                                                               \
+        size_t r_ = (expr);                                                                                            \
+        cr_assert(tschunk_is_error(r_) && tschunk_get_error_code(r_) == TSCHUNK_ERROR_BAD_PARAMETER, "%s: %zu", #expr, \
+                  r_);                                                                                                 \
+    } while (0)
+
+/* tschunk.h's rule: every entry point but the per-value calls (appends, iterators' next, single sketch adds) refuses
+ * a NULL it cannot use with BAD_PARAMETER, or does nothing when it returns nothing. Four sketch calls once
+ * dereferenced it (0.29.2). */
+Test(robust, null_pointers_are_refused_outside_the_per_value_calls)
+{
+    int64_t ts[4] = {1, 2, 3, 4};
+    double v[4] = {1, 2, 3, 4};
+    uint8_t buf[512];
+    size_t n = 0;
+    tschunk_encoder enc;
+    tschunk_iter it;
+    tschunk_prom_iter pit;
+    REFUSED(tschunk_encoder_init(NULL, buf, sizeof buf, NULL));
+    REFUSED(tschunk_encoder_init(&enc, NULL, sizeof buf, NULL));
+    REFUSED(tschunk_encode(NULL, sizeof buf, ts, v, 4, NULL));
+    REFUSED(tschunk_encode(buf, sizeof buf, NULL, v, 4, NULL));
+    REFUSED(tschunk_encode(buf, sizeof buf, ts, NULL, 4, NULL));
+    REFUSED(tschunk_append_many(NULL, ts, v, 4, &n));
+    REFUSED(tschunk_encoder_finish(NULL));
+    REFUSED(tschunk_encoder_restart(NULL, buf, sizeof buf));
+    REFUSED(tschunk_encoder_snapshot(NULL, buf, sizeof buf));
+    REFUSED(tschunk_encoder_set_summary(NULL, NULL));
+    REFUSED(tschunk_encoder_write_summary(NULL, buf, sizeof buf));
+    REFUSED(tschunk_decode(NULL, 10, ts, v, 4));
+    REFUSED(tschunk_decode_chunks(NULL, NULL, 3, ts, v, 4));
+    REFUSED(tschunk_validate(NULL, 10));
+    REFUSED(tschunk_chunk_info_get(NULL, 10, NULL));
+    REFUSED(tschunk_iter_init(NULL, buf, 10));
+    REFUSED(tschunk_iter_init(&it, NULL, 10));
+    REFUSED(tschunk_prom_encoder_init(NULL, buf, sizeof buf, NULL));
+    REFUSED(tschunk_prom_encode(NULL, sizeof buf, ts, v, 4, NULL));
+    REFUSED(tschunk_prom_encode(buf, sizeof buf, NULL, v, 4, NULL));
+    REFUSED(tschunk_prom_encode(buf, sizeof buf, ts, NULL, 4, NULL));
+    REFUSED(tschunk_prom_append_many(NULL, ts, v, 4, &n));
+    REFUSED(tschunk_prom_encoder_finish(NULL));
+    REFUSED(tschunk_prom_decode(NULL, 10, ts, v, 4));
+    REFUSED(tschunk_prom_count(NULL, 10));
+    REFUSED(tschunk_prom_decode_chunks(NULL, NULL, 3, ts, v, 4));
+    REFUSED(tschunk_prom_iter_init(NULL, buf, 10));
+    REFUSED(tschunk_prom_iter_init(&pit, NULL, 10));
+    REFUSED(tschunk_prom_to_native(NULL, 10, buf, sizeof buf));
+    REFUSED(tschunk_prom_to_native(buf, 10, NULL, sizeof buf));
+    REFUSED(tschunk_native_to_prom(NULL, 10, buf, sizeof buf));
+    REFUSED(tschunk_sketch_create(NULL, NULL));
+    REFUSED(tschunk_sketch_create_mapping(NULL, TSCHUNK_MAPPING_CUBIC, 1.02, 0, NULL));
+    REFUSED(tschunk_sketch_add_many(NULL, v, 4));
+    REFUSED(tschunk_sketch_merge(NULL, NULL));
+    REFUSED(tschunk_sketch_quantile(NULL, 0.5, NULL));
+    REFUSED(tschunk_sketch_encode(NULL, buf, sizeof buf, 0));
+    REFUSED(tschunk_sketch_decode_merge(NULL, buf, 10, NULL));
+    REFUSED(tschunk_sketch_decode_new(NULL, buf, 10, NULL, NULL));
+    REFUSED(tschunk_sketch_bins(NULL, 0, NULL, NULL));
+    cr_assert_eq(tschunk_sketch_encode_bound(NULL), 0);
+    tschunk_sketch_stats stats;
+    memset(&stats, 0xff, sizeof stats);
+    tschunk_sketch_get_stats(NULL, &stats);
+    cr_assert_eq(stats.count, 0);
+    tschunk_sketch_get_stats(NULL, NULL);
+    tschunk_sketch_clear(NULL);
+    tschunk_sketch_free(NULL);
+    REFUSED(tschunk_summary_parse(NULL, 10, NULL));
+    REFUSED(tschunk_summary_merge(NULL, NULL, 10));
+    REFUSED(tschunk_range_merge(NULL, NULL, 3, 0, 10, NULL));
+    REFUSED(tschunk_summary_combine(NULL, NULL, 3, buf, sizeof buf));
+    tschunk_segment *seg;
+    REFUSED(tschunk_segment_open(NULL, buf, 10, 0, NULL));
+    REFUSED(tschunk_segment_open(&seg, NULL, 10, 0, NULL));
+    REFUSED(tschunk_segment_verify(NULL, 10, NULL));
+    REFUSED(tschunk_segment_writer_create(NULL, "unused.tseg", NULL));
+    REFUSED(tschunk_segment_writer_add_series(NULL, 1, "a", 1));
+    REFUSED(tschunk_segment_writer_add_chunk(NULL, 1, buf, 10, NULL, 0));
+    REFUSED(tschunk_segment_writer_finish(NULL));
+    REFUSED(tschunk_segment_delete(NULL, "unused.tseg", 0, 0, 1, NULL));
+    tschunk_segment_close(NULL);
+    tschunk_segment_writer_abort(NULL);
+}

@@ -554,7 +554,8 @@ static size_t lay_out(const tschunk_encoder *enc, uint8_t *out, size_t capacity)
 
 size_t tschunk_encoder_finish(tschunk_encoder *enc)
 {
-    if (!enc || enc->stage != STAGE_ACTIVE) return TSC_ERROR(STAGE);
+    if (!enc) return TSC_ERROR(BAD_PARAMETER);
+    if (enc->stage != STAGE_ACTIVE) return TSC_ERROR(STAGE);
     enc->stage = STAGE_FINISHED;
     if (enc->codec == TSCHUNK_CODEC_TSC2) return tsc_codec2_finish(enc); /* its safe_left too */
     enc->safe_left = 0;

@@ -401,7 +401,8 @@ size_t tschunk_prom_encoder_size(const tschunk_prom_encoder *enc)
 
 size_t tschunk_prom_encoder_finish(tschunk_prom_encoder *enc)
 {
-    if (!enc || enc->stage != STAGE_ACTIVE) return TSC_ERROR(STAGE);
+    if (!enc) return TSC_ERROR(BAD_PARAMETER);
+    if (enc->stage != STAGE_ACTIVE) return TSC_ERROR(STAGE);
     enc->stage = STAGE_FINISHED;
     enc->fast_bit_limit = 0; /* later appends take the checked path, which refuses them */
     return tschunk_prom_encoder_size(enc);

@@ -6,6 +6,7 @@
 
 size_t tschunk_prom_to_native(const void *prom, size_t prom_size, void *dst, size_t capacity)
 {
+    if (!dst) return TSC_ERROR(BAD_PARAMETER);
     tschunk_prom_iter it;
     size_t r = tschunk_prom_iter_init(&it, prom, prom_size);
     if (tsc_is_error(r)) return r;

@@ -334,6 +334,7 @@ static void put_store(out_buf *o, const tsc_store *st, uint8_t type, int sparse_
 
 size_t tschunk_sketch_encode_bound(const tschunk_sketch *s)
 {
+    if (!s) return 0;
     size_t bins = 0;
     if (s->pos.min_index <= s->pos.max_index) bins += (size_t)(s->pos.max_index - s->pos.min_index + 1);
     if (s->neg.min_index <= s->neg.max_index) bins += (size_t)(s->neg.max_index - s->neg.min_index + 1);

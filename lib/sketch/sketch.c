@@ -368,6 +368,7 @@ void tschunk_sketch_free(tschunk_sketch *s)
 
 void tschunk_sketch_clear(tschunk_sketch *s)
 {
+    if (!s) return;
     store_clear(&s->pos);
     store_clear(&s->neg);
     s->zero_count = s->count = s->sum = s->sum_compensation = 0;
@@ -500,7 +501,9 @@ static void stats_from_bins(const tschunk_sketch *s, tschunk_sketch_stats *out)
 
 void tschunk_sketch_get_stats(const tschunk_sketch *s, tschunk_sketch_stats *out)
 {
+    if (!out) return;
     memset(out, 0, sizeof *out);
+    if (!s) return;
     out->count = s->count;
     out->sum = s->sum;
     out->min = s->min;
@@ -519,6 +522,7 @@ void tschunk_sketch_get_stats(const tschunk_sketch *s, tschunk_sketch_stats *out
 size_t tschunk_sketch_bins(const tschunk_sketch *s, int negative, void (*visit)(void *ctx, int32_t index, double count),
                            void *ctx)
 {
+    if (!s) return TSC_ERROR(BAD_PARAMETER);
     const tsc_store *st = negative ? &s->neg : &s->pos;
     size_t n = 0;
     for (int64_t i = st->min_index; i <= st->max_index; i++) {

@@ -57,7 +57,8 @@ size_t tschunk_encoder_summary_bound(const tschunk_encoder *enc)
 
 size_t tschunk_encoder_write_summary(const tschunk_encoder *enc, void *dst, size_t capacity)
 {
-    if (!enc || !enc->summary || enc->stage != 0xa5 /* finished */) return TSC_ERROR(STAGE);
+    if (!enc || !dst) return TSC_ERROR(BAD_PARAMETER);
+    if (!enc->summary || enc->stage != 0xa5 /* finished */) return TSC_ERROR(STAGE);
     uint8_t head[1 + 5 + 10 + 10 + 10 + 10];
     size_t h = 0;
     head[h++] = SUMMARY_MAGIC_VERSION;
