@@ -753,3 +753,14 @@ Test(cli, binary_outputs_are_not_written_to_stdout)
     cr_assert_eq(run(out, sizeof out, "decompress one.tseg -o -"), 0, "%s", out);
     cr_assert_str_eq(out, "timestamp,value\n1,2\n");
 }
+
+/* ls is a tab-separated table: a name holding a tab (possible inside CSV quotes) shows it as \x09, one row a series. */
+Test(cli, ls_escapes_control_bytes_in_names)
+{
+    write_file("tab.csv", "series,timestamp,value\n\"a\tb\",1,2\nplain,1,3\n");
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress tab.csv -o tab.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls tab.tseg"), 0, "%s", out);
+    cr_assert_str_eq(out, "series\tid\tchunks\tsamples\tfirst_ts\tlast_ts\tbytes\na\\x09b\t0\t1\t1\t1\t1\t8\n"
+                          "plain\t1\t1\t1\t1\t1\t8\n");
+}

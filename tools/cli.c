@@ -55,6 +55,15 @@ void print_json_string(const char *s)
     putchar('"');
 }
 
+void print_table_name(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == 0x7f) printf("\\x%02x", c);
+        else putchar(c);
+    }
+}
+
 int samples_push(sample_set *s, int64_t ts, uint64_t bits)
 {
     if (s->n == s->cap) {

@@ -33,6 +33,8 @@ typedef struct {
 __attribute__((format(printf, 1, 2))) int fail(const char *fmt, ...);
 /* s as a JSON string, quoted and escaped, on stdout. */
 void print_json_string(const char *s);
+/* A name as one cell of a tab-separated table on stdout: control bytes (a tab, a line break, NUL) as \xHH. */
+void print_table_name(const char *s, size_t len);
 double now_s(void);
 unsigned uvarint_size(uint64_t v);
 

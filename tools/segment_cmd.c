@@ -409,8 +409,9 @@ int segment_list(const options *o, const unsigned char *data, size_t size)
             if (c.first_ts < first) first = c.first_ts;
             if (c.last_ts > last) last = c.last_ts;
         }
-        printf("%.*s\t%llu\t%zu\t%llu\t%lld\t%lld\t%llu\n", (int)name_len, name, (unsigned long long)id, end - begin,
-               (unsigned long long)samples, (long long)first, (long long)last, (unsigned long long)bytes);
+        print_table_name(name, name_len);
+        printf("\t%llu\t%zu\t%llu\t%lld\t%lld\t%llu\n", (unsigned long long)id, end - begin, (unsigned long long)samples,
+               (long long)first, (long long)last, (unsigned long long)bytes);
     }
     tschunk_segment_close(seg);
     return 0;
