@@ -76,7 +76,7 @@ TSCHUNK_API const char *tschunk_version_string(void);
  * ---------------------------------------------------------------------- */
 typedef enum {
     TSCHUNK_OK = 0,
-    TSCHUNK_ERROR_GENERIC = 1,
+    TSCHUNK_ERROR_GENERIC = 1,           /* a file operation failed (segment writer, delete): see errno */
     TSCHUNK_ERROR_DST_TOO_SMALL = 2,     /* caller's buffer cannot hold the result */
     TSCHUNK_ERROR_CHUNK_FULL = 3,        /* configured max_samples or max_bytes reached */
     TSCHUNK_ERROR_OUT_OF_ORDER = 4,      /* timestamp earlier than the previous one */

@@ -764,3 +764,18 @@ Test(cli, ls_escapes_control_bytes_in_names)
     cr_assert_str_eq(out, "series\tid\tchunks\tsamples\tfirst_ts\tlast_ts\tbytes\na\\x09b\t0\t1\t1\t1\t1\t8\n"
                           "plain\t1\t1\t1\t1\t1\t8\n");
 }
+
+/* A file the system refuses says why (errno's text): a directory as the output, a directory that does not exist. */
+Test(cli, file_errors_say_why)
+{
+    write_file("why.csv", "timestamp,value\n1,2\n");
+    char out[4096];
+    cr_assert_eq(system("mkdir -p /tmp/tschunk_cli_why_dir"), 0);
+    cr_assert_neq(run(out, sizeof out, "compress why.csv -o /tmp/tschunk_cli_why_dir"), 0, "%s", out);
+    cr_assert(strstr(out, "/tmp/tschunk_cli_why_dir not written: Is a directory"), "%s", out);
+    cr_assert_neq(run(out, sizeof out, "compress why.csv -o no_such_dir/x.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "cannot create no_such_dir/x.tseg: No such file or directory"), "%s", out);
+    cr_assert_neq(run(out, sizeof out, "decompress why.csv -o no_such_dir/x.csv"), 0, "%s", out);
+    cr_assert(strstr(out, ": No such file or directory"), "%s", out);
+    cr_assert_eq(system("rmdir /tmp/tschunk_cli_why_dir"), 0);
+}

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -53,6 +54,11 @@ void print_json_string(const char *s)
         else putchar(*p);
     }
     putchar('"');
+}
+
+const char *error_reason(size_t err)
+{
+    return tschunk_get_error_code(err) == TSCHUNK_ERROR_GENERIC && errno ? strerror(errno) : tschunk_error_name(err);
 }
 
 void print_table_name(const char *s, size_t len)

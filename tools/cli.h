@@ -35,6 +35,8 @@ __attribute__((format(printf, 1, 2))) int fail(const char *fmt, ...);
 void print_json_string(const char *s);
 /* A name as one cell of a tab-separated table on stdout: control bytes (a tab, a line break, NUL) as \xHH. */
 void print_table_name(const char *s, size_t len);
+/* Why a library call failed: errno's text for GENERIC (a file operation), else the error's name. */
+const char *error_reason(size_t err);
 double now_s(void);
 unsigned uvarint_size(uint64_t v);
 

@@ -251,10 +251,13 @@ int segment_compress(const options *o)
         so.summary_block_chunks = (uint32_t)o->summary_block;
     }
     tschunk_segment_writer *w;
-    if (tschunk_segment_writer_create(&w, o->out, &so)) {
+    size_t created = tschunk_segment_writer_create(&w, o->out, &so);
+    if (created) {
+        int failed = errno; /* kept across the frees for the message */
         series_table_free(&t);
         tschunk_sketch_free(summary);
-        return fail("cannot create %s", o->out);
+        errno = failed;
+        return fail("cannot create %s: %s", o->out, error_reason(created));
     }
     segment_sink sink = {w, 0, 0, 0, 0};
     double encode_s = 0;
@@ -262,7 +265,7 @@ int segment_compress(const options *o)
     tschunk_sketch_free(summary);
     if (rc) tschunk_segment_writer_abort(w);
     size_t bytes = rc ? 0 : tschunk_segment_writer_finish(w);
-    if (!rc && tschunk_is_error(bytes)) rc = fail("%s not written: %s", o->out, tschunk_error_name(bytes));
+    if (!rc && tschunk_is_error(bytes)) rc = fail("%s not written: %s", o->out, error_reason(bytes));
     if (rc) { series_table_free(&t); return rc; }
     printf("%s -> %s: %zu samples (%zu empty values skipped), %zu series, %llu chunks, %zu bytes", o->in, o->out, rows,
            skipped, t.n, (unsigned long long)sink.chunks, bytes);
@@ -684,7 +687,7 @@ int segment_delete(const options *o, const unsigned char *data, size_t size)
     uint64_t deleted = 0;
     int rc = tschunk_is_error(ordinal) ? fail("%s: no series '%s'", o->in, o->series) : 0;
     size_t err = rc ? 0 : tschunk_segment_delete(seg, o->in, (uint32_t)ordinal, o->from, o->to, &deleted);
-    if (!rc && err) rc = fail("%s: delete failed: %s (the file is unchanged)", o->in, tschunk_error_name(err));
+    if (!rc && err) rc = fail("%s: delete failed: %s (the file is unchanged)", o->in, error_reason(err));
     if (!rc)
         printf("%s: deleted %llu samples of '%s' in [%lld, %lld]\n", o->in, (unsigned long long)deleted, o->series,
                (long long)o->from, (long long)o->to);
@@ -724,7 +727,8 @@ int segment_import_prom(const options *o, tscf_reader *r)
     tscf_rewind(r);
     tschunk_segment_options so = {.min_ts = min == INT64_MAX ? 0 : min, .ts_unit = TSCHUNK_UNIT_MS};
     tschunk_segment_writer *w;
-    if (tschunk_segment_writer_create(&w, o->out, &so)) return fail("cannot create %s", o->out);
+    size_t created = tschunk_segment_writer_create(&w, o->out, &so);
+    if (created) return fail("cannot create %s: %s", o->out, error_reason(created));
     char name[256];
     name_after_file(o->in, name, sizeof name);
     segment_sink sink = {w, 0, 0, 0, 0};
@@ -737,7 +741,7 @@ int segment_import_prom(const options *o, tscf_reader *r)
     if (n == SIZE_MAX) rc = 1;
     if (rc) { tschunk_segment_writer_abort(w); return rc; }
     size_t bytes = tschunk_segment_writer_finish(w);
-    if (tschunk_is_error(bytes)) return fail("%s not written: %s", o->out, tschunk_error_name(bytes));
+    if (tschunk_is_error(bytes)) return fail("%s not written: %s", o->out, error_reason(bytes));
     printf("%s -> %s: %llu samples, %llu Prometheus XOR chunks -> %llu native chunks, %zu -> %zu bytes\n", o->in, o->out,
            (unsigned long long)samples, (unsigned long long)r->chunks_seen, (unsigned long long)sink.chunks, r->size, bytes);
     return 0;

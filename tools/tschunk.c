@@ -203,7 +203,7 @@ static int cmd_export_prom(const options *o)
     size_t skipped = 0;
     tscf_writer w;
     if (read_csv(o, &s, &skipped)) { samples_free(&s); return 1; }
-    if (tscf_create(&w, o->out, UNIT_MS, FORMAT_PROM, 0)) { samples_free(&s); return fail("cannot create %s", o->out); }
+    if (tscf_create(&w, o->out, UNIT_MS, FORMAT_PROM, 0)) { samples_free(&s); return fail("cannot create %s: %s", o->out, strerror(errno)); }
     double encode_s = 0;
     if (encode_chunks(FORMAT_PROM, 0, s.ts, s.bits, s.n, (uint32_t)per_chunk, (uint32_t)o->max_chunk_bytes, NULL,
                       write_record, &w, &encode_s) || tscf_commit(&w)) {
@@ -304,13 +304,13 @@ static int cmd_decompress(const options *o)
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", o->out, (long)getpid());
     FILE *out = to_stdout ? stdout : fopen(tmp, "w");
-    int rc = !out ? fail("cannot create %s", tmp)
+    int rc = !out ? fail("cannot create %s: %s", tmp, strerror(errno))
            : seg  ? segment_decompress(o, r.data, r.size, out)
                   : decompress_chunk_file(o, &r, out);
     tscf_close(&r);
     if (to_stdout || !out) return rc;
     if (fclose(out) != 0) rc = fail("write error on %s", tmp);
-    if (rc == 0 && rename(tmp, o->out) != 0) rc = fail("cannot rename %s to %s", tmp, o->out);
+    if (rc == 0 && rename(tmp, o->out) != 0) rc = fail("cannot rename %s to %s: %s", tmp, o->out, strerror(errno));
     if (rc) remove(tmp);
     return rc;
 }

@@ -5,9 +5,11 @@
  * samples list their positions (format: tombstones.c).
  */
 #define _POSIX_C_SOURCE 200809L
-#include <roaring/roaring.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include <roaring/roaring.h>
 
 #include "format.h"
 
@@ -106,8 +108,10 @@ static size_t write_segment(const tschunk_segment *s, const char *path, const ui
     ok = ok && (!tombs_len || fwrite(tombs, 1, tombs_len, out) == tombs_len);
     ok = ok && fwrite(footer, 1, footer_size, out) == footer_size;
     if (out && !ok) {
+        int failed = errno; /* the write's reason, for the caller (GENERIC) */
         fclose(out);
         remove(tmp);
+        errno = failed;
     }
     ok = ok && tsc_seg_commit_file(out, tmp, path) == 0;
     s->allocator.free(s->allocator.opaque, tmp);

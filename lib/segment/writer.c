@@ -5,6 +5,7 @@
  * rename so the final path never holds a torn file.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -215,6 +216,7 @@ size_t tschunk_segment_writer_add_chunk(tschunk_segment_writer *w, uint64_t seri
 void tschunk_segment_writer_abort(tschunk_segment_writer *w)
 {
     if (!w) return;
+    int failed = errno; /* a failure's reason outlives the clean-up (the removal of a name already gone) */
     if (w->out) fclose(w->out);
     if (w->tmp_path) remove(w->tmp_path);
     for (size_t i = 0; i < w->nseries; i++) wr_free(w, w->series[i].name);
@@ -223,6 +225,7 @@ void tschunk_segment_writer_abort(tschunk_segment_writer *w)
     wr_free(w, w->tmp_path);
     wr_free(w, w->final_path);
     wr_free(w, w);
+    errno = failed;
 }
 
 static int by_id(const void *a, const void *b)
@@ -276,7 +279,11 @@ int tsc_seg_commit_file(FILE *out, const char *tmp, const char *final_path)
     int ok = fflush(out) == 0 && fsync(fileno(out)) == 0;
     ok = fclose(out) == 0 && ok;
     ok = ok && rename(tmp, final_path) == 0;
-    if (!ok) remove(tmp);
+    if (!ok) {
+        int failed = errno; /* the failed call's, for the caller's message (GENERIC: errno says which) */
+        remove(tmp);
+        errno = failed;
+    }
     return ok ? 0 : -1;
 }
 
