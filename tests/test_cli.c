@@ -779,3 +779,24 @@ Test(cli, file_errors_say_why)
     cr_assert(strstr(out, ": No such file or directory"), "%s", out);
     cr_assert_eq(system("rmdir /tmp/tschunk_cli_why_dir"), 0);
 }
+
+/* sketch encode reads whole lines: a 600-digit value is one value (512-byte reads once made it two, 1 and 0); a
+ * last line without a break counts; a NUL byte is refused with its line. */
+Test(cli, sketch_encode_reads_whole_lines)
+{
+    char *text = malloc(700);
+    memcpy(text, "1.", 2);
+    memset(text + 2, '0', 600);
+    memcpy(text + 602, "\n2\n3", 5);
+    write_file("long_values.txt", text);
+    free(text);
+    char out[4096], hex[4160];
+    cr_assert_eq(run(out, sizeof out, "sketch encode < long_values.txt"), 0, "%s", out);
+    out[strcspn(out, "\n")] = 0;
+    snprintf(hex, sizeof hex, "sketch decode %s --json", out);
+    cr_assert_eq(run(out, sizeof out, hex), 0, "%s", out);
+    cr_assert(strstr(out, "\"count\": 3,"), "%s", out);
+    write_bytes("nul_values.txt", "1\n2\0\n", 5);
+    cr_assert_neq(run(out, sizeof out, "sketch encode < nul_values.txt"), 0, "%s", out);
+    cr_assert(strstr(out, "line 2: holds a NUL byte"), "%s", out);
+}

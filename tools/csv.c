@@ -318,20 +318,32 @@ static long read_line(csv_reader *r)
     }
 }
 
+int csv_next_line(csv_reader *r, char **line)
+{
+    long len = read_line(r);
+    if (len == LINE_END) {
+        if (!ferror(r->in)) return 0;
+        snprintf(r->error, sizeof r->error, "read error after line %zu", r->line_no);
+        return -1;
+    }
+    r->line_no++;
+    if (len < 0) {
+        snprintf(r->error, sizeof r->error, "line %zu: %s", r->line_no,
+                 len == LINE_NUL ? "holds a NUL byte" : len == LINE_NO_MEMORY ? "out of memory" : "longer than 1 MiB");
+        return -1;
+    }
+    r->line_len = (size_t)len;
+    *line = r->line;
+    return 1;
+}
+
 /* The next non-blank line, split. @return the field count, 0 at end, -1 on error. */
 static int next_fields(csv_reader *r, char **fields, int max)
 {
-    long len;
-    while ((len = read_line(r)) != LINE_END) {
-        r->line_no++;
-        if (len < 0) {
-            snprintf(r->error, sizeof r->error, "line %zu: %s", r->line_no,
-                     len == LINE_NUL ? "holds a NUL byte" : len == LINE_NO_MEMORY ? "out of memory"
-                                                                              : "longer than 1 MiB");
-            return -1;
-        }
-        r->line_len = (size_t)len;
-        int n = split(r->line, fields, max);
+    char *line;
+    int got;
+    while ((got = csv_next_line(r, &line)) == 1) {
+        int n = split(line, fields, max);
         if (n < 0) {
             snprintf(r->error, sizeof r->error, "line %zu: a quoted field is not closed on its line, or text follows "
                      "its closing quote", r->line_no);
@@ -340,11 +352,7 @@ static int next_fields(csv_reader *r, char **fields, int max)
         if (n == 1 && *fields[0] == 0 && r->columns != 1) continue; /* blank line */
         return n;
     }
-    if (ferror(r->in)) {
-        snprintf(r->error, sizeof r->error, "read error after line %zu", r->line_no);
-        return -1;
-    }
-    return 0;
+    return got;
 }
 
 int csv_next(csv_reader *r, int64_t *ts, uint64_t *bits)

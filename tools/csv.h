@@ -39,6 +39,10 @@ void csv_init(csv_reader *r, FILE *in, int unit);
 /* Frees the line buffers (after the last use of names and cells, which point into them). */
 void csv_free(csv_reader *r);
 
+/* The next line as it is (its line break kept), for inputs that are not CSV samples. @return 1 with *line, 0 at
+ * the end, -1 for a line past CSV_MAX_LINE, with a NUL byte, or a read error (r->error says why). */
+int csv_next_line(csv_reader *r, char **line);
+
 /* @return 1 with a sample, 0 at end of input, -1 on a malformed line (r->error says why). */
 int csv_next(csv_reader *r, int64_t *ts, uint64_t *bits);
 

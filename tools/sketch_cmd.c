@@ -118,23 +118,27 @@ static int sketch_encode(const sketch_opts *o)
 {
     tschunk_sketch *s = new_sketch(o);
     if (!s) return 1;
-    char line[512];
-    size_t line_no = 0;
-    while (fgets(line, sizeof line, stdin)) {
-        line_no++;
+    csv_reader in; /* whole lines, however long (512-byte reads once split one into two values) */
+    csv_init(&in, stdin, UNIT_RAW);
+    char *line;
+    int read;
+    while ((read = csv_next_line(&in, &line)) == 1) {
         double v, w;
         int got = parse_line(line, &v, &w);
         char where[64];
-        snprintf(where, sizeof where, "line %zu", line_no);
-        if (got < 0) return tschunk_sketch_free(s), sketch_fail("malformed value on ", where);
+        snprintf(where, sizeof where, "line %zu", in.line_no);
+        if (got < 0) return csv_free(&in), tschunk_sketch_free(s), sketch_fail("malformed value on ", where);
         if (got == 0) continue;
         size_t r = tschunk_sketch_add_weighted(s, v, w);
         if (tschunk_is_error(r)) {
             fprintf(stderr, "tschunk sketch: %s: %s\n", where, tschunk_error_name(r));
+            csv_free(&in);
             tschunk_sketch_free(s);
             return 1;
         }
     }
+    csv_free(&in);
+    if (read < 0) return tschunk_sketch_free(s), sketch_fail(in.error, NULL);
     unsigned flags = (o->sparse ? TSCHUNK_SKETCH_SPARSE : 0) | (o->exact ? TSCHUNK_SKETCH_EXACT_STATS : 0) |
                      (o->omit ? TSCHUNK_SKETCH_OMIT_MAPPING : 0);
     size_t cap = tschunk_sketch_encode_bound(s);
