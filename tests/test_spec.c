@@ -1,0 +1,322 @@
+/*
+ * README "Chunk format v1", codec 1, read by a second decoder written from the README's tables alone: one bit at a
+ * time, no table, nothing shared with lib/. It must read the golden chunks to their samples, read every chunk the
+ * library writes as the library reads it, and accept exactly the damaged chunks the library accepts, with the same
+ * samples: what the README says and what the library does are the same format.
+ */
+#include "test_util.h"
+
+typedef struct {
+    const uint8_t *bytes;
+    size_t size, bit; /* bit: the next bit to read, from the stream's first byte's 0x80 bit */
+} spec_stream;
+
+static int spec_bits(spec_stream *s, unsigned n, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (s->bit >= 8 * s->size) return -1;
+        v = v << 1 | ((s->bytes[s->bit / 8] >> (7 - s->bit % 8)) & 1u);
+        s->bit++;
+    }
+    *out = v;
+    return 0;
+}
+
+/* "The unused low bits of a stream's last byte are zero; a stream holds no further byte." */
+static int spec_stream_ends(const spec_stream *s)
+{
+    if ((s->bit + 7) / 8 != s->size) return -1;
+    for (size_t b = s->bit; b % 8; b++)
+        if ((s->bytes[b / 8] >> (7 - b % 8)) & 1u) return -1;
+    return 0;
+}
+
+/* LEB128, "canonical: no trailing zero group, at most 10 bytes"; a value past 64 bits is no uint64. */
+static int spec_uvarint(const uint8_t *p, size_t size, size_t *pos, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < 10; i++) {
+        if (*pos >= size) return -1;
+        uint8_t b = p[(*pos)++];
+        if (i == 9 && b > 1) return -1;
+        v |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            if (i > 0 && b == 0) return -1;
+            *out = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int64_t spec_signed(uint64_t payload, unsigned bits)
+{
+    uint64_t sign = UINT64_C(1) << (bits - 1);
+    return (int64_t)((payload ^ sign) - sign);
+}
+
+/* One delta of delta from the README's bucket table. */
+static int spec_dod(spec_stream *s, int64_t *dod)
+{
+    static const unsigned payload_bits[5] = {5, 8, 11, 20, 64};
+    uint64_t bit, payload;
+    unsigned ones = 0;
+    while (ones < 5) {
+        if (spec_bits(s, 1, &bit)) return -1;
+        if (!bit) break;
+        ones++;
+    }
+    if (ones == 0) {
+        *dod = 0;
+        return 0;
+    }
+    unsigned n = payload_bits[ones - 1];
+    if (spec_bits(s, n, &payload)) return -1;
+    *dod = n == 64 ? (int64_t)payload : spec_signed(payload, n);
+    return 0;
+}
+
+/* One XOR from the README's value table; *lead / *trail: the window, lead 64 while unset. */
+static int spec_xor(spec_stream *s, unsigned *lead, unsigned *trail, uint64_t *x)
+{
+    uint64_t control, payload, l, s_minus_1;
+    if (spec_bits(s, 1, &control)) return -1;
+    if (!control) {
+        *x = 0;
+        return 0;
+    }
+    if (spec_bits(s, 1, &control)) return -1;
+    if (!control) {
+        if (*lead == 64) return -1; /* no window yet */
+        if (spec_bits(s, 64 - *lead - *trail, &payload)) return -1;
+        *x = payload << *trail;
+        return 0;
+    }
+    if (spec_bits(s, 5, &l) || spec_bits(s, 6, &s_minus_1)) return -1;
+    unsigned significant = (unsigned)s_minus_1 + 1;
+    if (l + significant > 64) return -1;
+    *lead = (unsigned)l;
+    *trail = 64 - *lead - significant;
+    if (spec_bits(s, significant, &payload)) return -1;
+    *x = payload << *trail;
+    return 0;
+}
+
+/* The README's header table, then the two streams. @return the sample count, -1 for a chunk the README does not
+ * allow, -2 for another codec (not this decoder's). */
+static long spec_decode(const uint8_t *chunk, size_t size, int64_t *ts, uint64_t *bits, size_t capacity)
+{
+    size_t pos = 2;
+    if (size < 2 || chunk[0] != 0xc1) return -1;
+    if ((chunk[1] & 0x0f) != 1) return -2;
+    unsigned flags = chunk[1] >> 4, ts_const = flags & 1, val_const = flags & 2;
+    uint64_t count, first_ts, first_delta, ts_len;
+    if (flags & 0xc) return -1;
+    if (spec_uvarint(chunk, size, &pos, &count) || count > 65535 || count > capacity) return -1;
+    if (count < 2 && flags) return -1;
+    if (count == 2 && !ts_const) return -1;
+    if (count == 0) return pos == size ? 0 : -1;
+    if (spec_uvarint(chunk, size, &pos, &first_ts) || size - pos < 8) return -1;
+    ts[0] = (int64_t)((first_ts >> 1) ^ (0 - (first_ts & 1)));
+    bits[0] = 0;
+    for (int i = 7; i >= 0; i--) bits[0] = bits[0] << 8 | chunk[pos + (size_t)i];
+    pos += 8;
+    if (count == 1) return pos == size ? 1 : -1;
+    if (spec_uvarint(chunk, size, &pos, &first_delta)) return -1;
+    spec_stream times = {chunk + pos, 0, 0}, values;
+    if (!ts_const) {
+        if (spec_uvarint(chunk, size, &pos, &ts_len) || ts_len > size - pos) return -1;
+        times.bytes = chunk + pos;
+        times.size = (size_t)ts_len;
+        pos += (size_t)ts_len;
+    }
+    values = (spec_stream){chunk + pos, size - pos, 0};
+    if (val_const && pos != size) return -1;
+    uint64_t delta = first_delta;
+    unsigned lead = 64, trail = 0;
+    for (size_t i = 1; i < count; i++) {
+        if (i >= 2 && !ts_const) {
+            int64_t dod;
+            if (spec_dod(&times, &dod)) return -1;
+            delta += (uint64_t)dod;
+        }
+        ts[i] = (int64_t)((uint64_t)ts[i - 1] + delta);
+        if (ts[i] < ts[i - 1]) return -1;
+        uint64_t x = 0;
+        if (!val_const && spec_xor(&values, &lead, &trail, &x)) return -1;
+        bits[i] = bits[i - 1] ^ x;
+    }
+    if (!ts_const && spec_stream_ends(&times)) return -1;
+    if (!val_const && spec_stream_ends(&values)) return -1;
+    return (long)count;
+}
+
+#define SPEC_MAX 65536 /* one more than a chunk may hold */
+
+/* The library and the README's decoder on the same bytes: both refuse, or both give the same samples. Another
+ * codec's chunk (a flipped codec nibble) is not compared. @return 1 when both read it. */
+static int spec_agrees(const uint8_t *chunk, size_t size, const char *what, size_t at)
+{
+    static int64_t spec_ts[SPEC_MAX], lib_ts[SPEC_MAX];
+    static uint64_t spec_bits_out[SPEC_MAX];
+    static double lib_values[SPEC_MAX];
+    long n = spec_decode(chunk, size, spec_ts, spec_bits_out, SPEC_MAX);
+    if (n == -2) return 0;
+    size_t got = tschunk_decode(chunk, size, lib_ts, lib_values, SPEC_MAX);
+    int lib_ok = !tschunk_is_error(got);
+    cr_assert_eq(n >= 0, lib_ok, "%s (%zu): README decoder %s, library %s", what, at,
+                 n >= 0 ? "reads it" : "refuses it", lib_ok ? "reads it" : tschunk_error_name(got));
+    if (n < 0) return 0;
+    cr_assert_eq((size_t)n, got, "%s (%zu): %ld samples against %zu", what, at, n, got);
+    for (long i = 0; i < n; i++) {
+        uint64_t lib_bits;
+        memcpy(&lib_bits, &lib_values[i], 8);
+        cr_assert(spec_ts[i] == lib_ts[i] && spec_bits_out[i] == lib_bits, "%s (%zu): sample %ld differs", what, at, i);
+    }
+    return 1;
+}
+
+static const char *const golden[] = {"empty", "single_stale_marker", "readme_example", "dod_buckets",
+                                     "special_values", "constant_int64_max", "gauge_2dp_120", "counter_120",
+                                     "window_reset"};
+
+static int hexdigit(int c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
+
+/* A golden vector's chunk and samples (tests/vectors/chunk/NAME.txt). */
+static size_t load_golden(const char *name, uint8_t *chunk, size_t cap, wl_series *s)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/tests/vectors/chunk/%s.txt", repo_dir(), name);
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "cannot open %s", path);
+    wl_alloc(s, SPEC_MAX, name);
+    s->n = 0;
+    size_t size = 0;
+    static char line[16384];
+    while (fgets(line, sizeof line, f)) {
+        long long ts;
+        unsigned long long bits;
+        if (!strncmp(line, "chunk ", 6)) {
+            for (const char *h = line + 6; h[0] != '\n' && h[0] && h[1]; h += 2) {
+                cr_assert_lt(size, cap);
+                chunk[size++] = (uint8_t)(hexdigit(h[0]) << 4 | hexdigit(h[1]));
+            }
+        } else if (line[0] != '#' && sscanf(line, "%lld,0x%llx", &ts, &bits) == 2) {
+            s->ts[s->n] = ts;
+            s->bits[s->n++] = bits;
+        }
+    }
+    fclose(f);
+    return size;
+}
+
+Test(spec, the_readme_decoder_reads_the_golden_chunks)
+{
+    static uint8_t chunk[8192];
+    static int64_t ts[SPEC_MAX];
+    static uint64_t bits[SPEC_MAX];
+    for (size_t g = 0; g < sizeof golden / sizeof golden[0]; g++) {
+        wl_series s;
+        size_t size = load_golden(golden[g], chunk, sizeof chunk, &s);
+        long n = spec_decode(chunk, size, ts, bits, SPEC_MAX);
+        cr_assert_eq(n, (long)s.n, "%s: %ld samples, golden %zu", golden[g], n, s.n);
+        for (size_t i = 0; i < s.n; i++)
+            cr_assert(ts[i] == s.ts[i] && bits[i] == s.bits[i], "%s: sample %zu", golden[g], i);
+        wl_free(&s);
+    }
+}
+
+/* Chunks of every synthetic shape and of a mix of special values, time jumps and repeats, 1 to 4,096 samples. */
+Test(spec, the_readme_decoder_reads_what_the_library_writes, .timeout = 60)
+{
+    uint64_t rng = 20261203;
+    size_t chunks = 0;
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
+        wl_series s;
+        wl_synthetic(&s, kind, 20000, 7 + (uint64_t)kind);
+        for (size_t start = 0; start < s.n;) {
+            size_t n = 1 + wl_rng(&rng) % (start % 3 ? 200 : 4096);
+            if (n > s.n - start) n = s.n - start;
+            unsigned char *chunk;
+            size_t size = encode_range_codec(&s, start, n, TSCHUNK_CODEC_GORILLA, &chunk);
+            cr_assert(spec_agrees(chunk, size, s.name, start));
+            free(chunk);
+            start += n;
+            chunks++;
+        }
+        wl_free(&s);
+    }
+    wl_series mix;
+    wl_alloc(&mix, 30000, "mix");
+    int64_t t = INT64_MIN + 5;
+    for (size_t i = 0; i < mix.n; i++) {
+        uint64_t r = wl_rng(&rng);
+        t += (int64_t)(r % 11 == 0 ? wl_rng(&rng) % 1000000000 : r % 11 == 1 ? 0 : r % 40);
+        mix.ts[i] = t;
+        mix.bits[i] = r % 5 == 0 ? wl_rng(&rng) : r % 5 == 1 ? 0x7ff0000000000002 : r % 5 == 2 && i ? mix.bits[i - 1]
+                    : r % 5 == 3 ? UINT64_C(0x8000000000000000) >> (r % 64) : wl_bits((double)(r % 1000) / 100);
+    }
+    for (size_t start = 0; start < mix.n; start += 300, chunks++) {
+        unsigned char *chunk;
+        size_t size = encode_range_codec(&mix, start, 300, TSCHUNK_CODEC_GORILLA, &chunk);
+        cr_assert(spec_agrees(chunk, size, "mix", start));
+        free(chunk);
+    }
+    wl_free(&mix);
+    cr_assert_gt(chunks, 200);
+}
+
+/* Every truncation and every single-bit flip of the golden chunks: the README's decoder refuses exactly what the
+ * library refuses, and reads the rest to the library's samples. */
+Test(spec, damaged_chunks_are_refused_alike, .timeout = 120)
+{
+    static uint8_t chunk[8192], damaged[8192];
+    size_t read_both = 0;
+    for (size_t g = 0; g < sizeof golden / sizeof golden[0]; g++) {
+        wl_series s;
+        size_t size = load_golden(golden[g], chunk, sizeof chunk, &s);
+        wl_free(&s);
+        for (size_t cut = 0; cut < size; cut++) read_both += (size_t)spec_agrees(chunk, cut, golden[g], cut);
+        for (size_t bit = 0; bit < 8 * size; bit++) {
+            memcpy(damaged, chunk, size);
+            damaged[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+            read_both += (size_t)spec_agrees(damaged, size, golden[g], bit);
+        }
+    }
+    cr_assert_gt(read_both, 100); /* many flips land in values and still read: those were compared sample by sample */
+}
+
+/* Rules no flip of the golden chunks reaches: two samples without TS_CONST (an empty timestamp stream), flags on a
+ * chunk of one sample, a count past 65,535 (65,535 reads), a 10-byte uvarint past 64 bits. Both decoders agree. */
+Test(spec, header_rules_are_kept_alike)
+{
+    wl_series s;
+    wl_alloc(&s, 2, "two");
+    s.ts[0] = 1000, s.ts[1] = 2000, s.bits[0] = wl_bits(1.5), s.bits[1] = wl_bits(2.5);
+    unsigned char *chunk;
+    size_t size = encode_range_codec(&s, 0, 2, TSCHUNK_CODEC_GORILLA, &chunk);
+    cr_assert(chunk[1] & 0x10, "two samples: TS_CONST");
+    cr_assert(spec_agrees(chunk, size, "two", 0));
+    uint8_t no_ts_const[64];
+    size_t at = 2 + 1 + 2 + 8 + 2; /* magic, flags, count, ts0 (2 bytes), value, delta (2 bytes) */
+    cr_assert_lt(size + 1, sizeof no_ts_const);
+    memcpy(no_ts_const, chunk, at);
+    no_ts_const[1] &= 0xef;
+    no_ts_const[at] = 0; /* an empty timestamp stream */
+    memcpy(no_ts_const + at + 1, chunk + at, size - at);
+    cr_assert_not(spec_agrees(no_ts_const, size + 1, "two without TS_CONST", 0));
+    size = encode_range_codec(&s, 0, 1, TSCHUNK_CODEC_GORILLA, &chunk);
+    chunk[1] |= 0x20;
+    cr_assert_not(spec_agrees(chunk, size, "one sample with VAL_CONST", 0));
+    free(chunk);
+    /* Constant chunks (TS_CONST and VAL_CONST: header only) of 65,535 samples, the most, and of 65,536. */
+    uint8_t most[] = {0xc1, 0x31, 0xff, 0xff, 0x03, 0x02, 0, 0, 0, 0, 0, 0, 0xf8, 0x3f, 0x0a};
+    cr_assert(spec_agrees(most, sizeof most, "count 65,535", 0));
+    uint8_t too_many[] = {0xc1, 0x31, 0x80, 0x80, 0x04, 0x02, 0, 0, 0, 0, 0, 0, 0xf8, 0x3f, 0x0a};
+    cr_assert_not(spec_agrees(too_many, sizeof too_many, "count 65,536", 0));
+    const uint8_t wide[] = {0xc1, 0x01, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02,
+                            0, 0, 0, 0, 0, 0, 0, 0};
+    cr_assert_not(spec_agrees(wide, sizeof wide, "ts0 past 64 bits", 0));
+    wl_free(&s);
+}
