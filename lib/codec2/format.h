@@ -51,7 +51,7 @@
  *                          and its left is its own)
  *                          (other modes of kind 0: reserved)
  *                 DECIMAL  mode bit 2 DELTA, bit 3 FLOAT32, bits 4-7 exponent e:
- *                          value = k / 10^e (rounded to float32 when FLOAT32)
+ *                          value = (double)k / 10^e, IEEE division (then float32 when FLOAT32)
  *                          uvarint zigzag(base), DELTA: uvarint zigzag(min_step),
  *                          u8 form, packed fields: k[i] - base (n of them), or
  *                          DELTA: k[0] = base, k[i] - k[i-1] - min_step (n - 1),
