@@ -16,6 +16,16 @@ static size_t take_bytes(size_t avail, size_t *pos, size_t bytes)
     return 0;
 }
 
+/* Packed fields, whose last byte's unused high bits are zero (README "Codec 2"; RESERVED_BITS otherwise, as codec
+ * 1's stream padding). */
+static size_t take_packed(const uint8_t *src, size_t avail, size_t *pos, size_t fields, unsigned width)
+{
+    size_t err = take_bytes(avail, pos, tsc_codec2_packed_bytes(fields, width));
+    unsigned used = (unsigned)(fields * width % 8);
+    if (err) return err;
+    return used && src[*pos - 1] >> used ? TSC_ERROR(RESERVED_BITS) : 0;
+}
+
 /* A form code: a width 0..64, or TSC2_TS_PATCHED + 0..62 (*patched set). */
 static size_t take_form(const uint8_t *src, size_t avail, size_t *pos, unsigned *width, int *patched)
 {
@@ -62,7 +72,7 @@ static size_t parse_timestamps(const uint8_t *src, size_t avail, size_t n, unsig
     if ((err = tsc_take_uvarint(src, avail, pos, &g->min_delta))) return err;
     if (g->ts_grid) g->min_delta = (uint64_t)tsc_unzigzag(g->min_delta);
     g->ts_packed = src + *pos;
-    if ((err = take_bytes(avail, pos, tsc_codec2_packed_bytes(n - 1, g->ts_width))) || !patched) return err;
+    if ((err = take_packed(src, avail, pos, n - 1, g->ts_width)) || !patched) return err;
     return parse_patches(src, avail, pos, n - 1, g->ts_width, &g->ts_patches, &g->ts_patch_at);
 }
 
@@ -106,7 +116,7 @@ static size_t parse_decimal_patches(const uint8_t *src, size_t avail, size_t *po
     g->dec_patch_at = src + *pos;
     size_t err = take_bytes(avail, pos, g->dec_patches);
     g->dec_highs = src + *pos;
-    return err ? err : take_bytes(avail, pos, tsc_codec2_packed_bytes(g->dec_patches, g->dec_high_width));
+    return err ? err : take_packed(src, avail, pos, g->dec_patches, g->dec_high_width);
 }
 
 TSC_INLINE size_t parse_decimal(const uint8_t *src, size_t avail, size_t n, tsc_codec2_group *g, size_t *pos)
@@ -120,7 +130,7 @@ TSC_INLINE size_t parse_decimal(const uint8_t *src, size_t avail, size_t n, tsc_
     if ((err = take_form(src, avail, pos, &g->dec_width, &patched))) return err;
     g->payload = src + *pos;
     size_t fields = delta ? n - 1 : n;
-    if ((err = take_bytes(avail, pos, tsc_codec2_packed_bytes(fields, g->dec_width)))) return err;
+    if ((err = take_packed(src, avail, pos, fields, g->dec_width))) return err;
     if (patched && (err = parse_decimal_patches(src, avail, pos, fields, g))) return err;
     uint64_t exceptions;
     if ((err = tsc_take_uvarint(src, avail, pos, &exceptions))) return err;
@@ -151,9 +161,9 @@ static size_t parse_split(const uint8_t *src, size_t avail, size_t n, tsc_codec2
         if (g->dict[d] >> g->left_bits) return TSC_ERROR(CORRUPT);
     }
     g->codes = src + *pos;
-    if ((err = take_bytes(avail, pos, tsc_codec2_packed_bytes(n, tsc_codec2_width(g->dict_size - 1))))) return err;
+    if ((err = take_packed(src, avail, pos, n, tsc_codec2_width(g->dict_size - 1)))) return err;
     g->rights = src + *pos;
-    if ((err = take_bytes(avail, pos, tsc_codec2_packed_bytes(n, 64 - g->left_bits)))) return err;
+    if ((err = take_packed(src, avail, pos, n, 64 - g->left_bits))) return err;
     uint64_t exceptions, left;
     if ((err = tsc_take_uvarint(src, avail, pos, &exceptions))) return err;
     if (exceptions > n) return TSC_ERROR(CORRUPT);

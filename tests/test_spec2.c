@@ -1,0 +1,511 @@
+/*
+ * README "Codec 2", read by a second decoder written from the README's tables alone (fields one bit at a time,
+ * nothing shared with lib/), as tests/test_spec.c does for codec 1: the golden chunks, the chunks the library
+ * writes, and every truncation and single-bit flip of the golden chunks must read the same through both.
+ */
+#include "test_util.h"
+
+#define SPEC2_MAX 65536
+#define SPEC2_GROUP 128
+
+typedef struct {
+    const uint8_t *c;
+    size_t size, pos;
+} spec2_in;
+
+static int take_byte(spec2_in *in, uint8_t *b)
+{
+    if (in->pos >= in->size) return -1;
+    *b = in->c[in->pos++];
+    return 0;
+}
+
+/* LEB128, canonical, within 64 bits (README "Chunk format v1"). */
+static int take_uvarint(spec2_in *in, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < 10; i++) {
+        uint8_t b;
+        if (take_byte(in, &b) || (i == 9 && b > 1)) return -1;
+        v |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            if (i > 0 && b == 0) return -1;
+            *out = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int64_t unzigzag(uint64_t z) { return (int64_t)((z >> 1) ^ (0 - (z & 1))); }
+
+static int take_zigzag(spec2_in *in, int64_t *out)
+{
+    uint64_t z;
+    if (take_uvarint(in, &z)) return -1;
+    *out = unzigzag(z);
+    return 0;
+}
+
+static int take_le64(spec2_in *in, uint64_t *out)
+{
+    if (in->size - in->pos < 8) return -1;
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | in->c[in->pos + (size_t)i];
+    in->pos += 8;
+    *out = v;
+    return 0;
+}
+
+/* "Packed fields are LSB-first: field i is bits [i*w, (i+1)*w) of the little-endian bit string that starts at the
+ * first byte, unused high bits of the last byte zero." */
+static int take_packed(spec2_in *in, size_t fields, unsigned width, uint64_t *out)
+{
+    size_t bits = fields * width, bytes = (bits + 7) / 8;
+    if (in->size - in->pos < bytes) return -1;
+    const uint8_t *p = in->c + in->pos;
+    for (size_t i = 0; i < fields; i++) {
+        uint64_t v = 0;
+        for (unsigned b = 0; b < width; b++) {
+            size_t at = i * width + b;
+            v |= (uint64_t)((p[at / 8] >> (at % 8)) & 1u) << b;
+        }
+        out[i] = v;
+    }
+    for (size_t at = bits; at < 8 * bytes; at++)
+        if ((p[at / 8] >> (at % 8)) & 1u) return -1;
+    in->pos += bytes;
+    return 0;
+}
+
+/* A timestamp block's fields: form code c (0-64 packed at c, 65-127 PATCHED at c - 65 with uvarint patches). */
+static int take_ts_fields(spec2_in *in, unsigned c, size_t fields, uint64_t *out)
+{
+    if (c <= 64) return take_packed(in, fields, c, out);
+    unsigned width = c - 65;
+    uint64_t patches, high;
+    if (width > 62 || take_packed(in, fields, width, out) || take_uvarint(in, &patches)) return -1;
+    if (patches < 1 || patches > fields) return -1;
+    int last = -1;
+    for (uint64_t p = 0; p < patches; p++) {
+        uint8_t at;
+        if (take_byte(in, &at) || (int)at <= last || at >= fields || take_uvarint(in, &high)) return -1;
+        if (width && high >> (64 - width)) return -1;
+        out[at] |= high << width;
+        last = at;
+    }
+    return 0;
+}
+
+/* README "Timestamp block" of n samples after prev (the previous sample's time; first: no previous group). */
+static int take_timestamps(spec2_in *in, size_t n, int scaled, int first_group, int64_t prev, int64_t *ts)
+{
+    static uint64_t fields[SPEC2_GROUP];
+    int64_t lead;
+    if (take_zigzag(in, &lead)) return -1;
+    uint64_t expected = 0, scale = 1, step = 0, min_delta = 0;
+    int64_t min_offset = 0;
+    int grid = 0;
+    if (n >= 2) {
+        uint8_t form;
+        if (take_byte(in, &form)) return -1;
+        grid = form >> 7;
+        if (scaled && (take_uvarint(in, &scale) || scale == 0)) return -1;
+        if (grid ? take_uvarint(in, &step) || take_zigzag(in, &min_offset) : take_uvarint(in, &min_delta)) return -1;
+        if (take_ts_fields(in, form & 0x7f, n - 1, fields)) return -1;
+        expected = grid ? step : min_delta;
+    }
+    ts[0] = (int64_t)((first_group ? 0 : (uint64_t)prev) + (uint64_t)lead + expected);
+    for (size_t i = 1; i < n; i++) {
+        uint64_t f = fields[i - 1] * scale;
+        ts[i] = grid ? (int64_t)((uint64_t)ts[0] + i * step + (uint64_t)min_offset + f)
+                     : (int64_t)((uint64_t)ts[i - 1] + min_delta + f);
+    }
+    return 0;
+}
+
+static unsigned width_of(uint64_t v) { return v ? 64u - (unsigned)__builtin_clzll(v) : 0u; }
+
+/* SPLIT: u8 L (1-16), u8 D (1-8), D uvarint left parts (< 2^L), n codes, n right parts, exceptions. */
+static int take_split(spec2_in *in, size_t n, uint64_t *bits)
+{
+    static uint64_t codes[SPEC2_GROUP], rights[SPEC2_GROUP];
+    uint8_t left_bits, entries;
+    uint64_t dict[8], exceptions;
+    if (take_byte(in, &left_bits) || take_byte(in, &entries)) return -1;
+    if (left_bits < 1 || left_bits > 16 || entries < 1 || entries > 8) return -1;
+    for (unsigned d = 0; d < entries; d++)
+        if (take_uvarint(in, &dict[d]) || dict[d] >> left_bits) return -1;
+    if (take_packed(in, n, width_of(entries - 1u), codes) || take_packed(in, n, 64u - left_bits, rights)) return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (codes[i] >= entries) return -1; /* an exception's code too */
+        bits[i] = dict[codes[i]] << (64 - left_bits) | rights[i];
+    }
+    if (take_uvarint(in, &exceptions) || exceptions > n) return -1;
+    int last = -1;
+    for (uint64_t x = 0; x < exceptions; x++) {
+        uint8_t at;
+        uint64_t left;
+        if (take_byte(in, &at) || (int)at <= last || at >= n || take_uvarint(in, &left) || left >> left_bits) return -1;
+        bits[at] = left << (64 - left_bits) | rights[at];
+        last = at;
+    }
+    return 0;
+}
+
+static const double pow10_of[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                    1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+
+/* DECIMAL's fields for m values (MASKED: the values not masked), from the mode's bits 2-7. */
+static int take_decimals(spec2_in *in, uint8_t mode, size_t m, uint64_t *bits)
+{
+    static uint64_t fields[SPEC2_GROUP], highs[SPEC2_GROUP];
+    int delta = mode >> 2 & 1, as_float = mode >> 3 & 1;
+    unsigned e = mode >> 4;
+    int64_t base, min_step = 0;
+    uint8_t c;
+    if (take_zigzag(in, &base) || (delta && take_zigzag(in, &min_step)) || take_byte(in, &c) || c >= 128) return -1;
+    size_t count = delta ? m - 1 : m;
+    if (delta && m < 2) return -1;
+    unsigned width = c <= 64 ? c : c - 65u;
+    if (take_packed(in, count, width, fields)) return -1;
+    if (c > 64) {
+        uint8_t patches, high_width, at[SPEC2_GROUP];
+        if (take_byte(in, &patches) || take_byte(in, &high_width)) return -1;
+        if (patches < 1 || patches > count || high_width < 1 || high_width > 64 - width) return -1;
+        for (unsigned p = 0; p < patches; p++)
+            if (take_byte(in, &at[p]) || at[p] >= count || (p && at[p] <= at[p - 1])) return -1;
+        if (take_packed(in, patches, high_width, highs)) return -1;
+        for (unsigned p = 0; p < patches; p++) fields[at[p]] |= highs[p] << width;
+    }
+    uint64_t k = (uint64_t)base;
+    for (size_t i = 0; i < m; i++) {
+        if (i) k = delta ? k + (uint64_t)min_step + fields[i - 1] : (uint64_t)base + fields[i];
+        else if (!delta) k = (uint64_t)base + fields[0];
+        double v = (double)(int64_t)k / pow10_of[e];
+        if (as_float) v = (double)(float)v;
+        memcpy(&bits[i], &v, 8);
+    }
+    uint64_t exceptions;
+    if (take_uvarint(in, &exceptions) || exceptions > m) return -1;
+    int last = -1;
+    for (uint64_t x = 0; x < exceptions; x++) {
+        uint8_t at;
+        if (take_byte(in, &at)) return -1;
+        int index = at & 0x7f;
+        if (index <= last || (size_t)index >= m) return -1;
+        int64_t diff;
+        if (at & 0x80 ? take_le64(in, &bits[index]) : take_zigzag(in, &diff)) return -1;
+        if (!(at & 0x80)) bits[index] += (uint64_t)diff;
+        last = index;
+    }
+    return 0;
+}
+
+/* Codec 1's XOR field (README "Chunk format v1", values), bits read most significant first. */
+static int take_xor(spec2_in *in, size_t *bit, size_t end, unsigned *lead, unsigned *trail, uint64_t *x)
+{
+    uint64_t v = 0;
+    const uint8_t *p = in->c + in->pos;
+#define BITS(n, out)                                                                                                   \
+    do {                                                                                                               \
+        v = 0;                                                                                                         \
+        for (unsigned b_ = 0; b_ < (n); b_++) {                                                                        \
+            if (*bit >= 8 * end) return -1;                                                                            \
+            v = v << 1 | ((p[*bit / 8] >> (7 - *bit % 8)) & 1u);                                                       \
+            ++*bit;                                                                                                    \
+        }                                                                                                              \
+        (out) = v;                                                                                                     \
+    } while (0)
+    uint64_t control, l, size_minus_1, payload;
+    BITS(1, control);
+    if (!control) {
+        *x = 0;
+        return 0;
+    }
+    BITS(1, control);
+    if (!control) {
+        if (*lead == 64) return -1;
+        BITS(64 - *lead - *trail, payload);
+        *x = payload << *trail;
+        return 0;
+    }
+    BITS(5, l);
+    BITS(6, size_minus_1);
+    if (l + size_minus_1 + 1 > 64) return -1;
+    *lead = (unsigned)l;
+    *trail = 64 - *lead - (unsigned)size_minus_1 - 1;
+    BITS(size_minus_1 + 1, payload);
+    *x = payload << *trail;
+    return 0;
+#undef BITS
+}
+
+static int take_xor_block(spec2_in *in, size_t n, uint64_t prev, uint64_t *bits)
+{
+    uint64_t bytes;
+    if (take_uvarint(in, &bytes) || bytes > in->size - in->pos) return -1;
+    size_t bit = 0;
+    unsigned lead = 64, trail = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x;
+        if (take_xor(in, &bit, (size_t)bytes, &lead, &trail, &x)) return -1;
+        bits[i] = (i ? bits[i - 1] : prev) ^ x;
+    }
+    if ((bit + 7) / 8 != bytes) return -1; /* "at most 7 padding bits" */
+    for (size_t b = bit; b % 8; b++)
+        if ((in->c[in->pos + b / 8] >> (7 - b % 8)) & 1u) return -1;
+    in->pos += (size_t)bytes;
+    return 0;
+}
+
+/* README "Value block" of n samples; prev: the previous group's last value (0 for the first). */
+static int take_values(spec2_in *in, size_t n, uint64_t prev, uint64_t *bits)
+{
+    static uint64_t kept[SPEC2_GROUP];
+    uint8_t mode;
+    if (take_byte(in, &mode)) return -1;
+    switch (mode & 3) {
+    case 0:
+        if (mode == 0x00) {
+            for (size_t i = 0; i < n; i++)
+                if (take_le64(in, &bits[i])) return -1;
+            return 0;
+        }
+        if (mode == 0x04 || mode == 0x0c) {
+            uint64_t v = prev;
+            if (mode == 0x04 && take_le64(in, &v)) return -1;
+            for (size_t i = 0; i < n; i++) bits[i] = v;
+            return 0;
+        }
+        return mode == 0x10 ? take_split(in, n, bits) : -1;
+    case 1: {
+        size_t mask_bytes = (n + 7) / 8, m = 0;
+        if (in->size - in->pos < mask_bytes) return -1;
+        const uint8_t *mask = in->c + in->pos;
+        for (size_t i = 0; i < 8 * mask_bytes; i++) {
+            int repeat = (mask[i / 8] >> (i % 8)) & 1;
+            if (i >= n && repeat) return -1;
+            m += i < n && !repeat;
+        }
+        in->pos += mask_bytes;
+        if (m < 1 || take_decimals(in, mode, m, kept)) return -1;
+        for (size_t i = 0, j = 0; i < n; i++)
+            bits[i] = (mask[i / 8] >> (i % 8)) & 1 ? (i ? bits[i - 1] : prev) : kept[j++];
+        return 0;
+    }
+    case 2:
+        return take_decimals(in, mode, n, bits);
+    default:
+        return mode == 0x03 ? take_xor_block(in, n, prev, bits) : -1;
+    }
+}
+
+static uint64_t reverse_bits(uint64_t v)
+{
+    uint64_t r = 0;
+    for (int i = 0; i < 64; i++) r |= (v >> i & 1) << (63 - i);
+    return r;
+}
+
+/* README "Codec 2": the header, then the groups. @return the sample count, -1 for a chunk the README does not allow,
+ * -2 for another codec. */
+static long spec2_decode(const uint8_t *chunk, size_t size, int64_t *ts, uint64_t *bits, size_t capacity)
+{
+    spec2_in in = {chunk, size, 2};
+    if (size < 2 || chunk[0] != 0xc1) return -1;
+    if ((chunk[1] & 0x0f) != 2) return -2;
+    unsigned flags = chunk[1] >> 4;
+    int ts_const = flags & 1, val_const = flags & 2, val_short = flags & 4, ts_scaled = flags & 8;
+    uint64_t count, delta = 0, value = 0;
+    int64_t first = 0;
+    if (take_uvarint(&in, &count) || count > 65535 || count > capacity) return -1;
+    if ((count < 2 && flags) || (val_short && !val_const) || (ts_scaled && ts_const)) return -1;
+    if (ts_const) {
+        if (take_zigzag(&in, &first) || take_uvarint(&in, &delta)) return -1;
+        uint64_t room = (uint64_t)INT64_MAX - (uint64_t)first; /* INT64_MAX - first, exactly */
+        if (delta && (count - 1) > room / delta) return -1;
+        for (uint64_t i = 0; i < count; i++) ts[i] = (int64_t)((uint64_t)first + i * delta);
+    }
+    if (val_const && !val_short && take_le64(&in, &value)) return -1;
+    if (val_const && val_short) {
+        size_t at = in.pos;
+        if (take_uvarint(&in, &value) || in.pos - at >= 8) return -1;
+        value = reverse_bits(value);
+    }
+    for (size_t done = 0; done < count;) {
+        size_t n = count - done < SPEC2_GROUP ? (size_t)(count - done) : SPEC2_GROUP;
+        if (!ts_const && take_timestamps(&in, n, ts_scaled, done == 0, done ? ts[done - 1] : 0, ts + done)) return -1;
+        if (val_const) {
+            for (size_t i = 0; i < n; i++) bits[done + i] = value;
+        } else if (take_values(&in, n, done ? bits[done - 1] : 0, bits + done)) {
+            return -1;
+        }
+        done += n;
+    }
+    for (size_t i = 1; i < count; i++)
+        if (ts[i] < ts[i - 1]) return -1;
+    return in.pos == size ? (long)count : -1;
+}
+
+/* Both decoders refuse, or both give the same samples; another codec's chunk is not compared. @return 1 when both
+ * read it. */
+static int spec2_agrees(const uint8_t *chunk, size_t size, const char *what, size_t at)
+{
+    static int64_t spec_ts[SPEC2_MAX], lib_ts[SPEC2_MAX];
+    static uint64_t spec_bits[SPEC2_MAX];
+    static double lib_values[SPEC2_MAX];
+    long n = spec2_decode(chunk, size, spec_ts, spec_bits, SPEC2_MAX);
+    if (n == -2) return 0;
+    size_t got = tschunk_decode(chunk, size, lib_ts, lib_values, SPEC2_MAX);
+    int lib_ok = !tschunk_is_error(got);
+    cr_assert_eq(n >= 0, lib_ok, "%s (%zu): README decoder %s, library %s", what, at,
+                 n >= 0 ? "reads it" : "refuses it", lib_ok ? "reads it" : tschunk_error_name(got));
+    if (n < 0) return 0;
+    cr_assert_eq((size_t)n, got, "%s (%zu): %ld samples against %zu", what, at, n, got);
+    for (long i = 0; i < n; i++) {
+        uint64_t lib_bits;
+        memcpy(&lib_bits, &lib_values[i], 8);
+        cr_assert(spec_ts[i] == lib_ts[i], "%s (%zu): timestamp %ld: %lld against %lld", what, at, i,
+                  (long long)spec_ts[i], (long long)lib_ts[i]);
+        cr_assert(spec_bits[i] == lib_bits, "%s (%zu): value %ld: %016llx against %016llx", what, at, i,
+                  (unsigned long long)spec_bits[i], (unsigned long long)lib_bits);
+    }
+    return 1;
+}
+
+static const char *const golden2[] = {"constant_250", "counter_200", "gaps_300", "gauge_2dp_300",
+                                      "noisy_decimals_130", "real_doubles_260", "repeats_140", "special_values_150"};
+
+static int hexdigit(int c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
+
+/* A golden codec-2 vector: its chunk line (or, with encoded = 1, its `encoded` line when it has one) and samples. */
+static size_t load_golden2(const char *name, int encoded, uint8_t *chunk, size_t cap, wl_series *s)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/tests/vectors/tsc2/%s.txt", repo_dir(), name);
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "cannot open %s", path);
+    wl_alloc(s, 4096, name);
+    s->n = 0;
+    size_t size = 0;
+    static char line[65536];
+    const char *want = encoded ? "encoded " : "chunk ";
+    while (fgets(line, sizeof line, f)) {
+        long long t;
+        unsigned long long b;
+        if (!strncmp(line, want, strlen(want))) {
+            size = 0;
+            for (const char *h = line + strlen(want); h[0] != '\n' && h[0] && h[1]; h += 2) {
+                cr_assert_lt(size, cap);
+                chunk[size++] = (uint8_t)(hexdigit(h[0]) << 4 | hexdigit(h[1]));
+            }
+        } else if (line[0] != '#' && sscanf(line, "%lld,0x%llx", &t, &b) == 2) {
+            s->ts[s->n] = t;
+            s->bits[s->n++] = b;
+        }
+    }
+    fclose(f);
+    return size;
+}
+
+Test(spec2, the_readme_decoder_reads_the_golden_chunks)
+{
+    static uint8_t chunk[32768];
+    static int64_t ts[SPEC2_MAX];
+    static uint64_t bits[SPEC2_MAX];
+    for (size_t g = 0; g < sizeof golden2 / sizeof golden2[0]; g++) {
+        for (int encoded = 0; encoded < 2; encoded++) {
+            wl_series s;
+            size_t size = load_golden2(golden2[g], encoded, chunk, sizeof chunk, &s);
+            if (size) {
+                long n = spec2_decode(chunk, size, ts, bits, SPEC2_MAX);
+                cr_assert_eq(n, (long)s.n, "%s: %ld samples, golden %zu", golden2[g], n, s.n);
+                for (size_t i = 0; i < s.n; i++)
+                    cr_assert(ts[i] == s.ts[i] && bits[i] == s.bits[i], "%s: sample %zu", golden2[g], i);
+            }
+            wl_free(&s);
+        }
+    }
+}
+
+/* Chunks of every synthetic shape, of the mix codec 1's spec test uses, and of the shipped dataset. */
+Test(spec2, the_readme_decoder_reads_what_the_library_writes, .timeout = 60)
+{
+    uint64_t rng = 20261203;
+    size_t chunks = 0;
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
+        wl_series s;
+        wl_synthetic(&s, kind, 20000, 11 + (uint64_t)kind);
+        for (size_t start = 0; start < s.n; chunks++) {
+            size_t n = 1 + wl_rng(&rng) % (start % 3 ? 300 : 4096);
+            if (n > s.n - start) n = s.n - start;
+            unsigned char *chunk;
+            size_t size = encode_range_codec(&s, start, n, TSCHUNK_CODEC_TSC2, &chunk);
+            cr_assert(spec2_agrees(chunk, size, s.name, start));
+            free(chunk);
+            start += n;
+        }
+        wl_free(&s);
+    }
+    wl_series mix;
+    wl_alloc(&mix, 40000, "mix");
+    int64_t t = INT64_MIN + 5;
+    for (size_t i = 0; i < mix.n; i++) {
+        uint64_t r = wl_rng(&rng);
+        t += (int64_t)(r % 11 == 0 ? wl_rng(&rng) % 1000000000 : r % 11 == 1 ? 0 : (r >> 8) % 40);
+        mix.ts[i] = t;
+        unsigned pick = (unsigned)((r >> 20) % 8);
+        mix.bits[i] = pick == 0 ? wl_rng(&rng) : pick == 1 ? 0x7ff0000000000002 : pick == 2 && i ? mix.bits[i - 1]
+                    : pick == 3 ? wl_bits((double)(float)((double)(r % 100000) / 7))
+                    : pick == 4 ? wl_bits((double)((r >> 30) % 1000000) / 1000)
+                                : wl_bits((double)(int64_t)(i * 3 + (r >> 40) % 5));
+    }
+    for (size_t start = 0; start < mix.n; start += 1000, chunks++) {
+        unsigned char *chunk;
+        size_t size = encode_range_codec(&mix, start, 1000, TSCHUNK_CODEC_TSC2, &chunk);
+        cr_assert(spec2_agrees(chunk, size, "mix", start));
+        free(chunk);
+    }
+    wl_free(&mix);
+    cr_assert_gt(chunks, 100);
+}
+
+/* Every truncation and single-bit flip of the golden chunks: refused alike, or read alike. */
+Test(spec2, damaged_chunks_are_refused_alike, .timeout = 300)
+{
+    static uint8_t chunk[32768], damaged[32768];
+    size_t read_both = 0;
+    for (size_t g = 0; g < sizeof golden2 / sizeof golden2[0]; g++) {
+        wl_series s;
+        size_t size = load_golden2(golden2[g], 0, chunk, sizeof chunk, &s);
+        wl_free(&s);
+        for (size_t cut = 0; cut < size; cut++) read_both += (size_t)spec2_agrees(chunk, cut, golden2[g], cut);
+        for (size_t bit = 0; bit < 8 * size; bit++) {
+            memcpy(damaged, chunk, size);
+            damaged[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+            read_both += (size_t)spec2_agrees(damaged, size, golden2[g], bit);
+        }
+    }
+    /* A TS_SCALED chunk, which no golden chunk is (steps of whole seconds in ms, then jittered ones: scale 1 there,
+     * one flip from the refused 0): its scales read alike too. */
+    wl_series scaled;
+    wl_alloc(&scaled, 300, "scaled");
+    uint64_t rng = 5;
+    for (size_t i = 0; i < scaled.n; i++) {
+        int64_t jitter = i >= 200 ? (int64_t)(wl_rng(&rng) % 7) : 0;
+        scaled.ts[i] = (i ? scaled.ts[i - 1] : 1700000000000) + 1000 * (int64_t)(10 + wl_rng(&rng) % 50) + jitter;
+        scaled.bits[i] = wl_bits((double)(wl_rng(&rng) % 1000) / 10);
+    }
+    unsigned char *encoded;
+    size_t size = encode_range_codec(&scaled, 0, scaled.n, TSCHUNK_CODEC_TSC2, &encoded);
+    cr_assert(encoded[1] & 0x80, "TS_SCALED");
+    for (size_t bit = 0; bit < 8 * size; bit++) {
+        memcpy(damaged, encoded, size);
+        damaged[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        read_both += (size_t)spec2_agrees(damaged, size, "scaled", bit);
+    }
+    free(encoded);
+    wl_free(&scaled);
+    cr_assert_gt(read_both, 100);
+}
