@@ -306,6 +306,7 @@ Test(spec, header_rules_are_kept_alike)
     no_ts_const[at] = 0; /* an empty timestamp stream */
     memcpy(no_ts_const + at + 1, chunk + at, size - at);
     cr_assert_not(spec_agrees(no_ts_const, size + 1, "two without TS_CONST", 0));
+    free(chunk);
     size = encode_range_codec(&s, 0, 1, TSCHUNK_CODEC_GORILLA, &chunk);
     chunk[1] |= 0x20;
     cr_assert_not(spec_agrees(chunk, size, "one sample with VAL_CONST", 0));
