@@ -4,7 +4,7 @@
  * library writes as the library reads it, and accept exactly the damaged chunks the library accepts, with the same
  * samples: what the README says and what the library does are the same format.
  */
-#include "test_util.h"
+#include "spec_util.h"
 
 typedef struct {
     const uint8_t *bytes;
@@ -30,24 +30,6 @@ static int spec_stream_ends(const spec_stream *s)
     for (size_t b = s->bit; b % 8; b++)
         if ((s->bytes[b / 8] >> (7 - b % 8)) & 1u) return -1;
     return 0;
-}
-
-/* LEB128, "canonical: no trailing zero group, at most 10 bytes"; a value past 64 bits is no uint64. */
-static int spec_uvarint(const uint8_t *p, size_t size, size_t *pos, uint64_t *out)
-{
-    uint64_t v = 0;
-    for (unsigned i = 0; i < 10; i++) {
-        if (*pos >= size) return -1;
-        uint8_t b = p[(*pos)++];
-        if (i == 9 && b > 1) return -1;
-        v |= (uint64_t)(b & 0x7f) << (7 * i);
-        if (!(b & 0x80)) {
-            if (i > 0 && b == 0) return -1;
-            *out = v;
-            return 0;
-        }
-    }
-    return -1;
 }
 
 static int64_t spec_signed(uint64_t payload, unsigned bits)
@@ -152,63 +134,19 @@ static long spec_decode(const uint8_t *chunk, size_t size, int64_t *ts, uint64_t
     return (long)count;
 }
 
-#define SPEC_MAX 65536 /* one more than a chunk may hold */
-
-/* The library and the README's decoder on the same bytes: both refuse, or both give the same samples. Another
- * codec's chunk (a flipped codec nibble) is not compared. @return 1 when both read it. */
+/* The library and this decoder on the same bytes (spec_util.h). */
 static int spec_agrees(const uint8_t *chunk, size_t size, const char *what, size_t at)
 {
-    static int64_t spec_ts[SPEC_MAX], lib_ts[SPEC_MAX];
-    static uint64_t spec_bits_out[SPEC_MAX];
-    static double lib_values[SPEC_MAX];
-    long n = spec_decode(chunk, size, spec_ts, spec_bits_out, SPEC_MAX);
-    if (n == -2) return 0;
-    size_t got = tschunk_decode(chunk, size, lib_ts, lib_values, SPEC_MAX);
-    int lib_ok = !tschunk_is_error(got);
-    cr_assert_eq(n >= 0, lib_ok, "%s (%zu): README decoder %s, library %s", what, at,
-                 n >= 0 ? "reads it" : "refuses it", lib_ok ? "reads it" : tschunk_error_name(got));
-    if (n < 0) return 0;
-    cr_assert_eq((size_t)n, got, "%s (%zu): %ld samples against %zu", what, at, n, got);
-    for (long i = 0; i < n; i++) {
-        uint64_t lib_bits;
-        memcpy(&lib_bits, &lib_values[i], 8);
-        cr_assert(spec_ts[i] == lib_ts[i] && spec_bits_out[i] == lib_bits, "%s (%zu): sample %ld differs", what, at, i);
-    }
-    return 1;
+    return spec_agrees_with(spec_decode, chunk, size, what, at);
 }
 
 static const char *const golden[] = {"empty", "single_stale_marker", "readme_example", "dod_buckets",
                                      "special_values", "constant_int64_max", "gauge_2dp_120", "counter_120",
                                      "window_reset"};
 
-static int hexdigit(int c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
-
-/* A golden vector's chunk and samples (tests/vectors/chunk/NAME.txt). */
 static size_t load_golden(const char *name, uint8_t *chunk, size_t cap, wl_series *s)
 {
-    char path[700];
-    snprintf(path, sizeof path, "%s/tests/vectors/chunk/%s.txt", repo_dir(), name);
-    FILE *f = fopen(path, "r");
-    cr_assert(f, "cannot open %s", path);
-    wl_alloc(s, SPEC_MAX, name);
-    s->n = 0;
-    size_t size = 0;
-    static char line[16384];
-    while (fgets(line, sizeof line, f)) {
-        long long ts;
-        unsigned long long bits;
-        if (!strncmp(line, "chunk ", 6)) {
-            for (const char *h = line + 6; h[0] != '\n' && h[0] && h[1]; h += 2) {
-                cr_assert_lt(size, cap);
-                chunk[size++] = (uint8_t)(hexdigit(h[0]) << 4 | hexdigit(h[1]));
-            }
-        } else if (line[0] != '#' && sscanf(line, "%lld,0x%llx", &ts, &bits) == 2) {
-            s->ts[s->n] = ts;
-            s->bits[s->n++] = bits;
-        }
-    }
-    fclose(f);
-    return size;
+    return spec_load_vector("chunk", name, "chunk ", chunk, cap, s);
 }
 
 Test(spec, the_readme_decoder_reads_the_golden_chunks)
@@ -271,18 +209,13 @@ Test(spec, the_readme_decoder_reads_what_the_library_writes, .timeout = 60)
  * library refuses, and reads the rest to the library's samples. */
 Test(spec, damaged_chunks_are_refused_alike, .timeout = 120)
 {
-    static uint8_t chunk[8192], damaged[8192];
+    static uint8_t chunk[8192];
     size_t read_both = 0;
     for (size_t g = 0; g < sizeof golden / sizeof golden[0]; g++) {
         wl_series s;
         size_t size = load_golden(golden[g], chunk, sizeof chunk, &s);
         wl_free(&s);
-        for (size_t cut = 0; cut < size; cut++) read_both += (size_t)spec_agrees(chunk, cut, golden[g], cut);
-        for (size_t bit = 0; bit < 8 * size; bit++) {
-            memcpy(damaged, chunk, size);
-            damaged[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-            read_both += (size_t)spec_agrees(damaged, size, golden[g], bit);
-        }
+        read_both += spec_damage_agrees(spec_decode, chunk, size, golden[g]);
     }
     cr_assert_gt(read_both, 100); /* many flips land in values and still read: those were compared sample by sample */
 }

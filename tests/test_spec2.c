@@ -3,9 +3,8 @@
  * nothing shared with lib/), as tests/test_spec.c does for codec 1: the golden chunks, the chunks the library
  * writes, and every truncation and single-bit flip of the golden chunks must read the same through both.
  */
-#include "test_util.h"
+#include "spec_util.h"
 
-#define SPEC2_MAX 65536
 #define SPEC2_GROUP 128
 
 typedef struct {
@@ -20,22 +19,7 @@ static int take_byte(spec2_in *in, uint8_t *b)
     return 0;
 }
 
-/* LEB128, canonical, within 64 bits (README "Chunk format v1"). */
-static int take_uvarint(spec2_in *in, uint64_t *out)
-{
-    uint64_t v = 0;
-    for (unsigned i = 0; i < 10; i++) {
-        uint8_t b;
-        if (take_byte(in, &b) || (i == 9 && b > 1)) return -1;
-        v |= (uint64_t)(b & 0x7f) << (7 * i);
-        if (!(b & 0x80)) {
-            if (i > 0 && b == 0) return -1;
-            *out = v;
-            return 0;
-        }
-    }
-    return -1;
-}
+static int take_uvarint(spec2_in *in, uint64_t *out) { return spec_uvarint(in->c, in->size, &in->pos, out); }
 
 static int64_t unzigzag(uint64_t z) { return (int64_t)((z >> 1) ^ (0 - (z & 1))); }
 
@@ -348,78 +332,31 @@ static long spec2_decode(const uint8_t *chunk, size_t size, int64_t *ts, uint64_
     return in.pos == size ? (long)count : -1;
 }
 
-/* Both decoders refuse, or both give the same samples; another codec's chunk is not compared. @return 1 when both
- * read it. */
 static int spec2_agrees(const uint8_t *chunk, size_t size, const char *what, size_t at)
 {
-    static int64_t spec_ts[SPEC2_MAX], lib_ts[SPEC2_MAX];
-    static uint64_t spec_bits[SPEC2_MAX];
-    static double lib_values[SPEC2_MAX];
-    long n = spec2_decode(chunk, size, spec_ts, spec_bits, SPEC2_MAX);
-    if (n == -2) return 0;
-    size_t got = tschunk_decode(chunk, size, lib_ts, lib_values, SPEC2_MAX);
-    int lib_ok = !tschunk_is_error(got);
-    cr_assert_eq(n >= 0, lib_ok, "%s (%zu): README decoder %s, library %s", what, at,
-                 n >= 0 ? "reads it" : "refuses it", lib_ok ? "reads it" : tschunk_error_name(got));
-    if (n < 0) return 0;
-    cr_assert_eq((size_t)n, got, "%s (%zu): %ld samples against %zu", what, at, n, got);
-    for (long i = 0; i < n; i++) {
-        uint64_t lib_bits;
-        memcpy(&lib_bits, &lib_values[i], 8);
-        cr_assert(spec_ts[i] == lib_ts[i], "%s (%zu): timestamp %ld: %lld against %lld", what, at, i,
-                  (long long)spec_ts[i], (long long)lib_ts[i]);
-        cr_assert(spec_bits[i] == lib_bits, "%s (%zu): value %ld: %016llx against %016llx", what, at, i,
-                  (unsigned long long)spec_bits[i], (unsigned long long)lib_bits);
-    }
-    return 1;
+    return spec_agrees_with(spec2_decode, chunk, size, what, at);
 }
 
 static const char *const golden2[] = {"constant_250", "counter_200", "gaps_300", "gauge_2dp_300",
                                       "noisy_decimals_130", "real_doubles_260", "repeats_140", "special_values_150"};
 
-static int hexdigit(int c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
-
 /* A golden codec-2 vector: its chunk line (or, with encoded = 1, its `encoded` line when it has one) and samples. */
 static size_t load_golden2(const char *name, int encoded, uint8_t *chunk, size_t cap, wl_series *s)
 {
-    char path[700];
-    snprintf(path, sizeof path, "%s/tests/vectors/tsc2/%s.txt", repo_dir(), name);
-    FILE *f = fopen(path, "r");
-    cr_assert(f, "cannot open %s", path);
-    wl_alloc(s, 4096, name);
-    s->n = 0;
-    size_t size = 0;
-    static char line[65536];
-    const char *want = encoded ? "encoded " : "chunk ";
-    while (fgets(line, sizeof line, f)) {
-        long long t;
-        unsigned long long b;
-        if (!strncmp(line, want, strlen(want))) {
-            size = 0;
-            for (const char *h = line + strlen(want); h[0] != '\n' && h[0] && h[1]; h += 2) {
-                cr_assert_lt(size, cap);
-                chunk[size++] = (uint8_t)(hexdigit(h[0]) << 4 | hexdigit(h[1]));
-            }
-        } else if (line[0] != '#' && sscanf(line, "%lld,0x%llx", &t, &b) == 2) {
-            s->ts[s->n] = t;
-            s->bits[s->n++] = b;
-        }
-    }
-    fclose(f);
-    return size;
+    return spec_load_vector("tsc2", name, encoded ? "encoded " : "chunk ", chunk, cap, s);
 }
 
 Test(spec2, the_readme_decoder_reads_the_golden_chunks)
 {
     static uint8_t chunk[32768];
-    static int64_t ts[SPEC2_MAX];
-    static uint64_t bits[SPEC2_MAX];
+    static int64_t ts[SPEC_MAX];
+    static uint64_t bits[SPEC_MAX];
     for (size_t g = 0; g < sizeof golden2 / sizeof golden2[0]; g++) {
         for (int encoded = 0; encoded < 2; encoded++) {
             wl_series s;
             size_t size = load_golden2(golden2[g], encoded, chunk, sizeof chunk, &s);
             if (size) {
-                long n = spec2_decode(chunk, size, ts, bits, SPEC2_MAX);
+                long n = spec2_decode(chunk, size, ts, bits, SPEC_MAX);
                 cr_assert_eq(n, (long)s.n, "%s: %ld samples, golden %zu", golden2[g], n, s.n);
                 for (size_t i = 0; i < s.n; i++)
                     cr_assert(ts[i] == s.ts[i] && bits[i] == s.bits[i], "%s: sample %zu", golden2[g], i);
@@ -474,18 +411,13 @@ Test(spec2, the_readme_decoder_reads_what_the_library_writes, .timeout = 60)
 /* Every truncation and single-bit flip of the golden chunks: refused alike, or read alike. */
 Test(spec2, damaged_chunks_are_refused_alike, .timeout = 300)
 {
-    static uint8_t chunk[32768], damaged[32768];
+    static uint8_t chunk[32768];
     size_t read_both = 0;
     for (size_t g = 0; g < sizeof golden2 / sizeof golden2[0]; g++) {
         wl_series s;
         size_t size = load_golden2(golden2[g], 0, chunk, sizeof chunk, &s);
         wl_free(&s);
-        for (size_t cut = 0; cut < size; cut++) read_both += (size_t)spec2_agrees(chunk, cut, golden2[g], cut);
-        for (size_t bit = 0; bit < 8 * size; bit++) {
-            memcpy(damaged, chunk, size);
-            damaged[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-            read_both += (size_t)spec2_agrees(damaged, size, golden2[g], bit);
-        }
+        read_both += spec_damage_agrees(spec2_decode, chunk, size, golden2[g]);
     }
     /* A TS_SCALED chunk, which no golden chunk is (steps of whole seconds in ms, then jittered ones: scale 1 there,
      * one flip from the refused 0): its scales read alike too. */
@@ -500,11 +432,7 @@ Test(spec2, damaged_chunks_are_refused_alike, .timeout = 300)
     unsigned char *encoded;
     size_t size = encode_range_codec(&scaled, 0, scaled.n, TSCHUNK_CODEC_TSC2, &encoded);
     cr_assert(encoded[1] & 0x80, "TS_SCALED");
-    for (size_t bit = 0; bit < 8 * size; bit++) {
-        memcpy(damaged, encoded, size);
-        damaged[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-        read_both += (size_t)spec2_agrees(damaged, size, "scaled", bit);
-    }
+    read_both += spec_damage_agrees(spec2_decode, encoded, size, "scaled");
     free(encoded);
     wl_free(&scaled);
     cr_assert_gt(read_both, 100);

@@ -1,0 +1,107 @@
+/* What tests/test_spec.c and tests/test_spec2.c share: a decoder written from the README is held against the
+ * library on the same bytes. Only the plumbing is shared; each decoder reads its fields on its own. */
+#ifndef TSCHUNK_SPEC_UTIL_H
+#define TSCHUNK_SPEC_UTIL_H
+
+#include "test_util.h"
+
+#define SPEC_MAX 65536 /* one more than a chunk may hold */
+
+/* A README decoder: @return the sample count, -1 for a chunk the README does not allow, -2 for another codec. */
+typedef long (*spec_decode_fn)(const uint8_t *chunk, size_t size, int64_t *ts, uint64_t *bits, size_t capacity);
+
+/* LEB128 as README "Chunk format v1" defines it: canonical (no trailing zero group), at most 10 bytes, within 64
+ * bits. */
+static inline int spec_uvarint(const uint8_t *p, size_t size, size_t *pos, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < 10; i++) {
+        if (*pos >= size) return -1;
+        uint8_t b = p[(*pos)++];
+        if (i == 9 && b > 1) return -1;
+        v |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            if (i > 0 && b == 0) return -1;
+            *out = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* The library and a README decoder on the same bytes: both refuse, or both give the same samples. Another codec's
+ * chunk is not compared. @return 1 when both read it. */
+static inline int spec_agrees_with(spec_decode_fn decode, const uint8_t *chunk, size_t size, const char *what,
+                                   size_t at)
+{
+    static int64_t spec_ts[SPEC_MAX], lib_ts[SPEC_MAX];
+    static uint64_t spec_bits[SPEC_MAX];
+    static double lib_values[SPEC_MAX];
+    long n = decode(chunk, size, spec_ts, spec_bits, SPEC_MAX);
+    if (n == -2) return 0;
+    size_t got = tschunk_decode(chunk, size, lib_ts, lib_values, SPEC_MAX);
+    int lib_ok = !tschunk_is_error(got);
+    cr_assert_eq(n >= 0, lib_ok, "%s (%zu): README decoder %s, library %s", what, at,
+                 n >= 0 ? "reads it" : "refuses it", lib_ok ? "reads it" : tschunk_error_name(got));
+    if (n < 0) return 0;
+    cr_assert_eq((size_t)n, got, "%s (%zu): %ld samples against %zu", what, at, n, got);
+    for (long i = 0; i < n; i++) {
+        uint64_t lib_bits;
+        memcpy(&lib_bits, &lib_values[i], 8);
+        cr_assert(spec_ts[i] == lib_ts[i], "%s (%zu): timestamp %ld: %lld against %lld", what, at, i,
+                  (long long)spec_ts[i], (long long)lib_ts[i]);
+        cr_assert(spec_bits[i] == lib_bits, "%s (%zu): value %ld: %016llx against %016llx", what, at, i,
+                  (unsigned long long)spec_bits[i], (unsigned long long)lib_bits);
+    }
+    return 1;
+}
+
+/* Every truncation and single-bit flip of a chunk through spec_agrees_with. @return how many both read. */
+static inline size_t spec_damage_agrees(spec_decode_fn decode, const uint8_t *chunk, size_t size, const char *what)
+{
+    static uint8_t damaged[65536];
+    size_t read_both = 0;
+    cr_assert_leq(size, sizeof damaged);
+    for (size_t cut = 0; cut < size; cut++) read_both += (size_t)spec_agrees_with(decode, chunk, cut, what, cut);
+    for (size_t bit = 0; bit < 8 * size; bit++) {
+        memcpy(damaged, chunk, size);
+        damaged[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        read_both += (size_t)spec_agrees_with(decode, damaged, size, what, bit);
+    }
+    return read_both;
+}
+
+static inline int spec_hexdigit(int c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
+
+/* A golden vector tests/vectors/DIR/NAME.txt: the bytes of its line starting with `prefix` ("chunk " or "encoded ";
+ * 0 when it has none) and its samples. */
+static inline size_t spec_load_vector(const char *dir, const char *name, const char *prefix, uint8_t *chunk,
+                                      size_t cap, wl_series *s)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/tests/vectors/%s/%s.txt", repo_dir(), dir, name);
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "cannot open %s", path);
+    wl_alloc(s, 4096, name);
+    s->n = 0;
+    size_t size = 0;
+    static char line[65536];
+    while (fgets(line, sizeof line, f)) {
+        long long t;
+        unsigned long long b;
+        if (!strncmp(line, prefix, strlen(prefix))) {
+            for (const char *h = line + strlen(prefix); h[0] != '\n' && h[0] && h[1]; h += 2) {
+                cr_assert_lt(size, cap);
+                chunk[size++] = (uint8_t)(spec_hexdigit(h[0]) << 4 | spec_hexdigit(h[1]));
+            }
+        } else if (line[0] != '#' && sscanf(line, "%lld,0x%llx", &t, &b) == 2) {
+            cr_assert_lt(s->n, 4096);
+            s->ts[s->n] = t;
+            s->bits[s->n++] = b;
+        }
+    }
+    fclose(f);
+    return size;
+}
+
+#endif
