@@ -437,3 +437,43 @@ Test(spec2, damaged_chunks_are_refused_alike, .timeout = 300)
     wl_free(&scaled);
     cr_assert_gt(read_both, 100);
 }
+
+static size_t spec2_series_agrees(const wl_series *s, size_t per_chunk)
+{
+    size_t chunks = 0;
+    for (size_t start = 0; start < s->n; start += per_chunk, chunks++) {
+        size_t n = s->n - start < per_chunk ? s->n - start : per_chunk;
+        unsigned char *chunk;
+        size_t size = encode_range_codec(s, start, n, TSCHUNK_CODEC_TSC2, &chunk);
+        cr_assert(spec2_agrees(chunk, size, s->name, start));
+        free(chunk);
+    }
+    return chunks;
+}
+
+/* Real data takes the forms in combinations the synthetic shapes do not (float32 readings masked, SPLIT, XOR,
+ * patched decimals, scaled grids): the shipped file always, the shared datasets when ../shared is there. */
+Test(spec2, the_readme_decoder_reads_the_datasets, .timeout = 300)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/tests/data/nab_ambient_temperature_system_failure.csv.gz", repo_dir());
+    wl_series s[8];
+    cr_assert_eq(wl_load_dataset(path, s, 1), 1, "cannot read %s", path);
+    cr_assert_gt(spec2_series_agrees(&s[0], 120) + spec2_series_agrees(&s[0], 1024), 60);
+    wl_free(&s[0]);
+    static char paths[64][512];
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/../shared/datasets", repo_dir());
+    size_t files = wl_list_datasets(dir, paths, 64), samples = 0;
+    if (files == 0) fprintf(stderr, "no datasets at %s: the README decoder read the shipped file only\n", dir);
+    for (size_t i = 0; i < files; i++) {
+        size_t k = wl_load_dataset(paths[i], s, 8);
+        cr_assert_gt(k, 0, "cannot load %s", paths[i]);
+        for (size_t j = 0; j < k; j++) {
+            spec2_series_agrees(&s[j], 1024);
+            samples += s[j].n;
+            wl_free(&s[j]);
+        }
+    }
+    cr_assert(files == 0 || samples > 1000000, "%zu samples in %zu files", samples, files);
+}
