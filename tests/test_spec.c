@@ -254,3 +254,31 @@ Test(spec, header_rules_are_kept_alike)
     cr_assert_not(spec_agrees(wide, sizeof wide, "ts0 past 64 bits", 0));
     wl_free(&s);
 }
+
+/* The shipped file and, when ../shared is there, every shared dataset, at 1,024-sample chunks. */
+Test(spec, the_readme_decoder_reads_the_datasets, .timeout = 300)
+{
+    char dir[400];
+    static char paths[64][512];
+    wl_series s[8];
+    snprintf(dir, sizeof dir, "%s/../shared/datasets", repo_dir());
+    size_t files = wl_list_datasets(dir, paths, 63), samples = 0;
+    snprintf(paths[files++], sizeof paths[0], "%.400s/tests/data/nab_ambient_temperature_system_failure.csv.gz",
+             repo_dir());
+    for (size_t i = 0; i < files; i++) {
+        size_t k = wl_load_dataset(paths[i], s, 8);
+        cr_assert_gt(k, 0, "cannot load %s", paths[i]);
+        for (size_t j = 0; j < k; j++) {
+            for (size_t start = 0; start < s[j].n; start += 1024) {
+                unsigned char *chunk;
+                size_t n = s[j].n - start < 1024 ? s[j].n - start : 1024;
+                size_t size = encode_range_codec(&s[j], start, n, TSCHUNK_CODEC_GORILLA, &chunk);
+                cr_assert(spec_agrees(chunk, size, s[j].name, start));
+                free(chunk);
+            }
+            samples += s[j].n;
+            wl_free(&s[j]);
+        }
+    }
+    cr_assert_geq(samples, 7267);
+}
