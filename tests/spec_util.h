@@ -71,6 +71,21 @@ static inline size_t spec_damage_agrees(spec_decode_fn decode, const uint8_t *ch
     return read_both;
 }
 
+/* A series cut into chunks of per_chunk samples, each written by the library with `codec` and held against the
+ * README decoder. @return the chunks. */
+static inline size_t spec_series_agrees(spec_decode_fn decode, uint32_t codec, const wl_series *s, size_t per_chunk)
+{
+    size_t chunks = 0;
+    for (size_t start = 0; start < s->n; start += per_chunk, chunks++) {
+        size_t n = s->n - start < per_chunk ? s->n - start : per_chunk;
+        unsigned char *chunk;
+        size_t size = encode_range_codec(s, start, n, codec, &chunk);
+        cr_assert(spec_agrees_with(decode, chunk, size, s->name, start));
+        free(chunk);
+    }
+    return chunks;
+}
+
 static inline int spec_hexdigit(int c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
 
 /* A golden vector tests/vectors/DIR/NAME.txt: the bytes of its line starting with `prefix` ("chunk " or "encoded ";
