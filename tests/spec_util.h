@@ -4,30 +4,7 @@
 #define TSCHUNK_SPEC_UTIL_H
 
 #include "test_util.h"
-
-#define SPEC_MAX 65536 /* one more than a chunk may hold */
-
-/* A README decoder: @return the sample count, -1 for a chunk the README does not allow, -2 for another codec. */
-typedef long (*spec_decode_fn)(const uint8_t *chunk, size_t size, int64_t *ts, uint64_t *bits, size_t capacity);
-
-/* LEB128 as README "Chunk format v1" defines it: canonical (no trailing zero group), at most 10 bytes, within 64
- * bits. */
-static inline int spec_uvarint(const uint8_t *p, size_t size, size_t *pos, uint64_t *out)
-{
-    uint64_t v = 0;
-    for (unsigned i = 0; i < 10; i++) {
-        if (*pos >= size) return -1;
-        uint8_t b = p[(*pos)++];
-        if (i == 9 && b > 1) return -1;
-        v |= (uint64_t)(b & 0x7f) << (7 * i);
-        if (!(b & 0x80)) {
-            if (i > 0 && b == 0) return -1;
-            *out = v;
-            return 0;
-        }
-    }
-    return -1;
-}
+#include "spec_decoders.h"
 
 /* The library and a README decoder on the same bytes: both refuse, or both give the same samples. Another codec's
  * chunk is not compared. @return 1 when both read it. */

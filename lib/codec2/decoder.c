@@ -451,6 +451,8 @@ static size_t decode_xor(const tsc_codec2_group *g, size_t n, uint64_t prev, uin
     }
     uint64_t bit_len = (uint64_t)len * 8;
     if (bad || pos > bit_len || bit_len - pos >= 8) return TSC_ERROR(CORRUPT);
+    /* The padding bits, the last byte's low ones, are zero as in codec 1's streams. */
+    if (pos < bit_len && base[len - 1] & ((1u << (unsigned)(bit_len - pos)) - 1)) return TSC_ERROR(RESERVED_BITS);
     return 0;
 }
 
