@@ -96,4 +96,46 @@ static inline size_t spec_load_vector(const char *dir, const char *name, const c
     return size;
 }
 
+/* A golden vector read by the README decoder alone: its samples, bit for bit. @return 0 when the vector has no line
+ * with that prefix (an `encoded` line is optional), else 1. */
+static inline int spec_reads_golden(spec_decode_fn decode, const char *dir, const char *name, const char *prefix)
+{
+    static uint8_t chunk[32768];
+    static int64_t ts[SPEC_MAX];
+    static uint64_t bits[SPEC_MAX];
+    wl_series s;
+    size_t size = spec_load_vector(dir, name, prefix, chunk, sizeof chunk, &s);
+    if (size) {
+        long n = decode(chunk, size, ts, bits, SPEC_MAX);
+        cr_assert_eq(n, (long)s.n, "%s: %ld samples, golden %zu", name, n, s.n);
+        for (size_t i = 0; i < s.n; i++)
+            cr_assert(ts[i] == s.ts[i] && bits[i] == s.bits[i], "%s: sample %zu", name, i);
+    }
+    wl_free(&s);
+    return size != 0;
+}
+
+/* Every synthetic shape (20,000 samples each) cut into chunks of 1 to `small` samples, one in three up to 4,096,
+ * each written with `codec` and held against the README decoder. @return the chunks. */
+static inline size_t spec_synthetic_agrees(spec_decode_fn decode, uint32_t codec, uint64_t seed, size_t small)
+{
+    uint64_t rng = 20261203;
+    size_t chunks = 0;
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
+        wl_series s;
+        wl_synthetic(&s, kind, 20000, seed + (uint64_t)kind);
+        for (size_t start = 0; start < s.n; chunks++) {
+            size_t n = 1 + wl_rng(&rng) % (start % 3 ? small : 4096);
+            if (n > s.n - start) n = s.n - start;
+            unsigned char *chunk;
+            size_t size = encode_range_codec(&s, start, n, codec, &chunk);
+            cr_assert(spec_agrees_with(decode, chunk, size, s.name, start));
+            free(chunk);
+            start += n;
+        }
+        wl_free(&s);
+    }
+    return chunks;
+}
+
 #endif

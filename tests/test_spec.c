@@ -23,40 +23,15 @@ static size_t load_golden(const char *name, uint8_t *chunk, size_t cap, wl_serie
 
 Test(spec, the_readme_decoder_reads_the_golden_chunks)
 {
-    static uint8_t chunk[8192];
-    static int64_t ts[SPEC_MAX];
-    static uint64_t bits[SPEC_MAX];
-    for (size_t g = 0; g < sizeof golden / sizeof golden[0]; g++) {
-        wl_series s;
-        size_t size = load_golden(golden[g], chunk, sizeof chunk, &s);
-        long n = spec_decode(chunk, size, ts, bits, SPEC_MAX);
-        cr_assert_eq(n, (long)s.n, "%s: %ld samples, golden %zu", golden[g], n, s.n);
-        for (size_t i = 0; i < s.n; i++)
-            cr_assert(ts[i] == s.ts[i] && bits[i] == s.bits[i], "%s: sample %zu", golden[g], i);
-        wl_free(&s);
-    }
+    for (size_t g = 0; g < sizeof golden / sizeof golden[0]; g++)
+        cr_assert(spec_reads_golden(spec_decode, "chunk", golden[g], "chunk "), "%s: no chunk line", golden[g]);
 }
 
 /* Chunks of every synthetic shape and of a mix of special values, time jumps and repeats, 1 to 4,096 samples. */
 Test(spec, the_readme_decoder_reads_what_the_library_writes, .timeout = 60)
 {
+    size_t chunks = spec_synthetic_agrees(spec_decode, TSCHUNK_CODEC_GORILLA, 7, 200);
     uint64_t rng = 20261203;
-    size_t chunks = 0;
-    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
-        wl_series s;
-        wl_synthetic(&s, kind, 20000, 7 + (uint64_t)kind);
-        for (size_t start = 0; start < s.n;) {
-            size_t n = 1 + wl_rng(&rng) % (start % 3 ? 200 : 4096);
-            if (n > s.n - start) n = s.n - start;
-            unsigned char *chunk;
-            size_t size = encode_range_codec(&s, start, n, TSCHUNK_CODEC_GORILLA, &chunk);
-            cr_assert(spec_agrees(chunk, size, s.name, start));
-            free(chunk);
-            start += n;
-            chunks++;
-        }
-        wl_free(&s);
-    }
     wl_series mix;
     wl_alloc(&mix, 30000, "mix");
     int64_t t = INT64_MIN + 5;

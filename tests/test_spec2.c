@@ -5,11 +5,6 @@
  */
 #include "spec_util.h"
 
-static int spec2_agrees(const uint8_t *chunk, size_t size, const char *what, size_t at)
-{
-    return spec_agrees_with(spec2_decode, chunk, size, what, at);
-}
-
 static size_t spec2_series_agrees(const wl_series *s, size_t per_chunk)
 {
     return spec_series_agrees(spec2_decode, TSCHUNK_CODEC_TSC2, s, per_chunk);
@@ -18,51 +13,25 @@ static size_t spec2_series_agrees(const wl_series *s, size_t per_chunk)
 static const char *const golden2[] = {"constant_250", "counter_200", "gaps_300", "gauge_2dp_300",
                                       "noisy_decimals_130", "real_doubles_260", "repeats_140", "special_values_150"};
 
-/* A golden codec-2 vector: its chunk line (or, with encoded = 1, its `encoded` line when it has one) and samples. */
-static size_t load_golden2(const char *name, int encoded, uint8_t *chunk, size_t cap, wl_series *s)
+/* A golden codec-2 vector: its chunk line and samples. */
+static size_t load_golden2(const char *name, uint8_t *chunk, size_t cap, wl_series *s)
 {
-    return spec_load_vector("tsc2", name, encoded ? "encoded " : "chunk ", chunk, cap, s);
+    return spec_load_vector("tsc2", name, "chunk ", chunk, cap, s);
 }
 
 Test(spec2, the_readme_decoder_reads_the_golden_chunks)
 {
-    static uint8_t chunk[32768];
-    static int64_t ts[SPEC_MAX];
-    static uint64_t bits[SPEC_MAX];
     for (size_t g = 0; g < sizeof golden2 / sizeof golden2[0]; g++) {
-        for (int encoded = 0; encoded < 2; encoded++) {
-            wl_series s;
-            size_t size = load_golden2(golden2[g], encoded, chunk, sizeof chunk, &s);
-            if (size) {
-                long n = spec2_decode(chunk, size, ts, bits, SPEC_MAX);
-                cr_assert_eq(n, (long)s.n, "%s: %ld samples, golden %zu", golden2[g], n, s.n);
-                for (size_t i = 0; i < s.n; i++)
-                    cr_assert(ts[i] == s.ts[i] && bits[i] == s.bits[i], "%s: sample %zu", golden2[g], i);
-            }
-            wl_free(&s);
-        }
+        cr_assert(spec_reads_golden(spec2_decode, "tsc2", golden2[g], "chunk "), "%s: no chunk line", golden2[g]);
+        spec_reads_golden(spec2_decode, "tsc2", golden2[g], "encoded "); /* today's bytes, where they differ */
     }
 }
 
-/* Chunks of every synthetic shape, of the mix codec 1's spec test uses, and of the shipped dataset. */
+/* Chunks of every synthetic shape, and of a mix of special values, float32 readings, decimals and time jumps. */
 Test(spec2, the_readme_decoder_reads_what_the_library_writes, .timeout = 60)
 {
+    size_t chunks = spec_synthetic_agrees(spec2_decode, TSCHUNK_CODEC_TSC2, 11, 300);
     uint64_t rng = 20261203;
-    size_t chunks = 0;
-    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
-        wl_series s;
-        wl_synthetic(&s, kind, 20000, 11 + (uint64_t)kind);
-        for (size_t start = 0; start < s.n; chunks++) {
-            size_t n = 1 + wl_rng(&rng) % (start % 3 ? 300 : 4096);
-            if (n > s.n - start) n = s.n - start;
-            unsigned char *chunk;
-            size_t size = encode_range_codec(&s, start, n, TSCHUNK_CODEC_TSC2, &chunk);
-            cr_assert(spec2_agrees(chunk, size, s.name, start));
-            free(chunk);
-            start += n;
-        }
-        wl_free(&s);
-    }
     wl_series mix;
     wl_alloc(&mix, 40000, "mix");
     int64_t t = INT64_MIN + 5;
@@ -88,7 +57,7 @@ Test(spec2, damaged_chunks_are_refused_alike, .timeout = 300)
     size_t read_both = 0;
     for (size_t g = 0; g < sizeof golden2 / sizeof golden2[0]; g++) {
         wl_series s;
-        size_t size = load_golden2(golden2[g], 0, chunk, sizeof chunk, &s);
+        size_t size = load_golden2(golden2[g], chunk, sizeof chunk, &s);
         wl_free(&s);
         read_both += spec_damage_agrees(spec2_decode, chunk, size, golden2[g]);
     }
