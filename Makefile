@@ -103,12 +103,12 @@ $(CLI): $(CLI_SRC) $(STATIC) include/tschunk.h
 	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Itools $(CLI_SRC) $(STATIC) $(LDFLAGS) $(LIBS) -o $@
 
 # ---- tests ---------------------------------------------------------------
-$(TEST_BIN): $(TEST_SRC) tests/test_util.h tests/spec_util.h tests/spec_decoders.h $(STATIC) fuzz/harness.h
+$(TEST_BIN): $(TEST_SRC) tests/test_util.h tests/spec_util.h tests/spec_decoders.h tests/spec_segment.h $(STATIC) fuzz/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(TEST_WARN) $(WERROR) -Iinclude -Ilib $(CPPFLAGS) $(CFLAGS) $(TEST_SRC) $(STATIC) \
 	  $(LDFLAGS) -lcriterion $(LIBS) -o $@
 
-$(BUILD)/replay/%: fuzz/%.c fuzz/standalone_main.c fuzz/harness.h fuzz/decode_loops.h tests/spec_decoders.h $(STATIC)
+$(BUILD)/replay/%: fuzz/%.c fuzz/standalone_main.c fuzz/harness.h fuzz/decode_loops.h tests/spec_decoders.h tests/spec_segment.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -Ilib $(CPPFLAGS) $(CFLAGS) $< fuzz/standalone_main.c $(STATIC) $(LDFLAGS) $(LIBS) -o $@
 

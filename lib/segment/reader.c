@@ -203,6 +203,7 @@ size_t tsc_seg_parse_entry(const tschunk_segment *s, const uint8_t *p, size_t si
         if (flags & (TSC_SEG_NEW_FIRST | TSC_SEG_NEW_SPAN) || *pos >= size) return TSC_ERROR(CORRUPT);
         first_zz = p[*pos] & 15u;
         span_zz = p[(*pos)++] >> 4;
+        if (!first_zz || !span_zz) return TSC_ERROR(CORRUPT); /* the byte is only for two non-zero differences */
     }
     if ((flags & TSC_SEG_NEW_FIRST) && tsc_take_uvarint(p, size, pos, &first_zz)) return TSC_ERROR(CORRUPT);
     if ((flags & TSC_SEG_NEW_SPAN) && tsc_take_uvarint(p, size, pos, &span_zz)) return TSC_ERROR(CORRUPT);
@@ -615,6 +616,23 @@ static size_t chunk_matches_index(const tschunk_segment_chunk_info *c)
     return !err && count == c->count && first == c->first_ts && last == c->last_ts ? 0 : TSC_ERROR(CORRUPT);
 }
 
+/* verify: a record's summary, deleted samples or not, is its chunk's: the count and time range of its index
+ * entry, and a sketch of the segment's mapping (merged into scratch, which only proves that it decodes). */
+static size_t summary_matches_index(const tschunk_segment *s, size_t i, tschunk_sketch *scratch)
+{
+    tsc_seg_entry e;
+    record_parts r;
+    size_t err = locate(s, i, &e);
+    if (!err) err = s->footer.version > 2 ? record_v3(s, &e, &r) : record_v2(s, &e, &r);
+    if (err || !s->info.has_summaries) return err;
+    tschunk_summary_info si;
+    if (tschunk_summary_parse(r.summary, (size_t)r.summary_size, &si) || si.count != e.count ||
+        si.first_ts != e.first_ts || si.last_ts != e.last_ts ||
+        tschunk_summary_merge(scratch, r.summary, (size_t)r.summary_size))
+        return TSC_ERROR(CORRUPT);
+    return 0;
+}
+
 size_t tschunk_segment_verify(const void *data, size_t size, size_t *bad_offset)
 {
     tschunk_segment *s;
@@ -627,16 +645,20 @@ size_t tschunk_segment_verify(const void *data, size_t size, size_t *bad_offset)
     if (err && bad_offset) *bad_offset = (size_t)s->footer.bitmap_off;
     if (!err && s->fences && (err = tsc_seg_check_block_hashes(s)) && bad_offset) *bad_offset = (size_t)s->footer.fence_off;
     if (!err && (err = tsc_seg_check_blocks(s)) && bad_offset) *bad_offset = (size_t)s->footer.blocks_off;
+    tschunk_sketch *scratch = NULL;
+    tschunk_sketch_options so = {s->info.summary_mapping, 0, 0, 0, s->allocator};
+    if (!err && s->info.has_summaries)
+        err = tschunk_sketch_create_mapping(&scratch, s->info.summary_mapping, s->info.summary_gamma,
+                                            s->info.summary_offset, &so);
     for (uint32_t i = 0; i < s->info.chunks && !err; i++) {
         tschunk_segment_chunk_info c;
         err = tschunk_segment_chunk(s, i, &c);
         if (!err) err = tschunk_validate(c.ref.chunk, c.ref.chunk_size);
         if (!err) err = chunk_matches_index(&c);
-        tschunk_summary_info si;
-        if (!err && c.ref.summary && tschunk_summary_parse(c.ref.summary, c.ref.summary_size, &si))
-            err = TSC_ERROR(CORRUPT);
+        if (!err) err = summary_matches_index(s, i, scratch);
         if (err && bad_offset) *bad_offset = (size_t)s->entries[i].offset;
     }
+    tschunk_sketch_free(scratch);
     tschunk_segment_close(s);
     return err;
 }

@@ -1,0 +1,355 @@
+/* The README's segment reader (tests/spec_segment.h) against the library: segments the library writes and deletes
+ * from, every truncation and bit flip of them, and every bit flip with the checksums made right again, so that the
+ * format's structure rules alone decide. */
+#include "test_util.h"
+#include "spec_segment.h"
+
+static char spec_tmp[64];
+
+static void make_spec_tmp(void)
+{
+    snprintf(spec_tmp, sizeof spec_tmp, "/tmp/tschunk-spec-XXXXXX");
+    cr_assert(mkdtemp(spec_tmp));
+}
+
+static void rm_spec_tmp(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", spec_tmp);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(spec_segment, .init = make_spec_tmp, .fini = rm_spec_tmp);
+
+typedef struct {
+    uint8_t *data;
+    size_t size;
+} spec_file;
+
+static spec_file spec_read_file(const char *path)
+{
+    spec_file f = {NULL, 0};
+    FILE *in = fopen(path, "rb");
+    cr_assert(in, "%s", path);
+    fseek(in, 0, SEEK_END);
+    f.size = (size_t)ftell(in);
+    fseek(in, 0, SEEK_SET);
+    f.data = malloc(f.size + 1);
+    cr_assert_eq(fread(f.data, 1, f.size, in), f.size);
+    fclose(in);
+    return f;
+}
+
+/* What a segment holds, as shapes: series, chunks per series, samples per chunk, summaries or not, the records
+ * group (through the chunk sizes), and deletions. */
+typedef struct {
+    unsigned series, chunks_each, samples, with_summaries, summary_block;
+    int delete_series; /* -1: none */
+    int64_t delete_from, delete_to;
+} spec_shape;
+
+static spec_file spec_write(const spec_shape *shape, const char *name)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s.tseg", spec_tmp, name);
+    tschunk_sketch *sk;
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
+    tschunk_sketch_stats st;
+    tschunk_sketch_get_stats(sk, &st);
+    tschunk_segment_options o = {.min_ts = 1000, .has_summaries = shape->with_summaries,
+                                 .summary_mapping = TSCHUNK_MAPPING_CUBIC, .summary_gamma = st.gamma,
+                                 .summary_offset = st.index_offset, .ts_unit = TSCHUNK_UNIT_MS,
+                                 .summary_block_chunks = shape->summary_block};
+    tschunk_segment_writer *w;
+    cr_assert_eq(tschunk_segment_writer_create(&w, path, &o), 0);
+    uint8_t chunk[TSCHUNK_BOUND(1024)], summary[1 << 16];
+    uint64_t rng = 7;
+    /* Chunks arrive series-interleaved, and one series of three out of time order: the index's every field
+     * (ordinal steps, predictions, offsets that jump back) gets used. */
+    for (unsigned c = 0; c < shape->chunks_each; c++) {
+        for (unsigned k = 0; k < shape->series; k++) {
+            unsigned at = k % 3 == 2 ? shape->chunks_each - 1 - c : c;
+            uint64_t id = k % 5 == 4 ? UINT64_MAX - k : UINT64_C(0x9e3779b97f4a7c15) * (k + 1) >> 8;
+            tschunk_encoder_options eo = {.codec = k % 4 == 1 ? TSCHUNK_CODEC_GORILLA : TSCHUNK_CODEC_TSC2};
+            tschunk_encoder enc;
+            cr_assert_eq(tschunk_encoder_init(&enc, chunk, sizeof chunk, &eo), 0);
+            if (shape->with_summaries) tschunk_encoder_set_summary(&enc, sk);
+            int64_t t = 1000 + (int64_t)(at * shape->samples) * 15000 + (int64_t)(k % 7);
+            for (unsigned i = 0; i < shape->samples; i++) {
+                t += 15000 + (int64_t)(wl_rng(&rng) % 11) - 5;
+                double v = k % 2 ? (double)(wl_rng(&rng) % 10000) / 100 : (double)(c * shape->samples + i);
+                cr_assert_eq(tschunk_append(&enc, t, v), 0);
+            }
+            size_t size = tschunk_encoder_finish(&enc), summary_size = 0;
+            if (shape->with_summaries)
+                summary_size = tschunk_encoder_write_summary(&enc, summary, sizeof summary);
+            cr_assert_eq(tschunk_segment_writer_add_chunk(w, id, chunk, size, shape->with_summaries ? summary : NULL,
+                                                          summary_size), 0);
+            if (c == 0 && k % 4 != 3) {
+                char label[48];
+                int len = snprintf(label, sizeof label, "series_%u{k=\"%u\"}", k, k * 7);
+                cr_assert_eq(tschunk_segment_writer_add_series(w, id, label, (size_t)len), 0);
+            }
+        }
+    }
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+    tschunk_sketch_free(sk);
+    if (shape->delete_series >= 0) {
+        spec_file before = spec_read_file(path);
+        tschunk_segment *seg;
+        cr_assert_eq(tschunk_segment_open(&seg, before.data, before.size, 0, NULL), 0);
+        uint64_t deleted;
+        cr_assert_eq(tschunk_segment_delete(seg, path, (uint32_t)shape->delete_series, shape->delete_from,
+                                            shape->delete_to, &deleted), 0);
+        cr_assert_gt(deleted, 0);
+        tschunk_segment_close(seg);
+        free(before.data);
+    }
+    return spec_read_file(path);
+}
+
+/* verify and the README reader on the same bytes: both refuse, or both read them, alike. @return 1 when both
+ * read them (0 for a version-1 or -2 header). */
+static int spec_segment_agrees(const uint8_t *p, size_t size, const char *what, size_t at)
+{
+    specseg s;
+    int rc = specseg_read(&s, p, size, SPECSEG_CHECK_HASHES);
+    size_t lib = tschunk_segment_verify(p, size, NULL);
+    if (rc == -2) { /* a flip made it version 1 or 2, which the README reader leaves to the library */
+        specseg_free(&s);
+        return 0;
+    }
+    if ((rc == 0) != (lib == 0) && getenv("SPEC_DUMP")) {
+        FILE *d = fopen(getenv("SPEC_DUMP"), "wb");
+        fwrite(p, 1, size, d);
+        fclose(d);
+    }
+    cr_assert_eq(rc == 0, lib == 0, "%s (%zu): README reader %s (line %d), library %s", what, at,
+                 rc ? "refuses it" : "reads it", -rc, lib ? tschunk_error_name(lib) : "reads it");
+    if (rc == 0) {
+        int line = specseg_same_as_library(&s, p, size);
+        cr_assert_eq(line, 0, "%s (%zu): the library's reader parts at spec_segment.h:%d", what, at, line);
+    }
+    specseg_free(&s);
+    return rc == 0;
+}
+
+static const spec_shape spec_shapes[] = {
+    /* Two series blocks, three index blocks, records grouped by 64; a series loses samples in two chunks. */
+    {.series = 70, .chunks_each = 2, .samples = 30, .delete_series = 3, .delete_from = 0, .delete_to = 600000},
+    /* Summaries with stored block summaries of 2 chunks, one series with deletions (its blocks not
+     * recomputed), 1,024-sample records (groups of fewer records). */
+    {.series = 5, .chunks_each = 5, .samples = 1024, .with_summaries = 1, .summary_block = 2, .delete_series = 1,
+     .delete_from = 40000000, .delete_to = 45000000},
+    /* One series, one chunk, nothing else. */
+    {.series = 1, .chunks_each = 1, .samples = 1, .delete_series = -1},
+};
+
+Test(spec_segment, reads_what_the_library_writes)
+{
+    for (size_t k = 0; k < sizeof spec_shapes / sizeof spec_shapes[0]; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "shape%zu", k);
+        spec_file f = spec_write(&spec_shapes[k], name);
+        cr_assert(spec_segment_agrees(f.data, f.size, name, 0), "%s: refused", name);
+        free(f.data);
+    }
+}
+
+/* Small segments whose every bit is tried: without and with summaries, each with deletions. */
+static const spec_shape spec_small[] = {
+    {.series = 3, .chunks_each = 2, .samples = 4, .delete_series = 0, .delete_from = 0, .delete_to = 70000},
+    {.series = 2, .chunks_each = 3, .samples = 3, .with_summaries = 1, .summary_block = 2, .delete_series = 1,
+     .delete_from = 0, .delete_to = 40000},
+};
+
+Test(spec_segment, every_truncation_and_bit_flip_refused_alike, .timeout = 300)
+{
+    for (size_t k = 0; k < sizeof spec_small / sizeof spec_small[0]; k++) {
+        spec_file f = spec_write(&spec_small[k], "small");
+        uint8_t *copy = malloc(f.size);
+        for (size_t len = 0; len < f.size; len++) spec_segment_agrees(f.data, len, "truncated at", len);
+        for (size_t bit = 0; bit < 8 * f.size; bit++) {
+            memcpy(copy, f.data, f.size);
+            copy[bit / 8] ^= (uint8_t)(1u << bit % 8);
+            cr_assert(!spec_segment_agrees(copy, f.size, "bit flipped", bit));
+        }
+        free(copy);
+        free(f.data);
+    }
+}
+
+/* Damage with every checksum then made right: what decides is the README's rules against the library's. `flips`
+ * bits at once, `trials` times at random (0: every single bit in turn). @return how many both read. */
+static size_t flips_read_alike(const spec_shape *shape, unsigned flips, size_t trials)
+{
+    spec_file f = spec_write(shape, "small");
+    uint8_t *copy = malloc(f.size);
+    size_t read_both = 0, runs = trials ? trials : 8 * f.size;
+    uint64_t rng = 42;
+    for (size_t t = 0; t < runs; t++) {
+        memcpy(copy, f.data, f.size);
+        for (unsigned k = 0; k < flips; k++) {
+            size_t bit = trials ? (size_t)(wl_rng(&rng) % (8 * f.size)) : t;
+            copy[bit / 8] ^= (uint8_t)(1u << bit % 8);
+        }
+        specseg_rehash(copy, f.size);
+        read_both += (size_t)spec_segment_agrees(copy, f.size, "flipped and rehashed", t);
+    }
+    free(copy);
+    free(f.data);
+    return read_both;
+}
+
+Test(spec_segment, every_bit_flip_with_checksums_made_right_read_alike, .timeout = 600)
+{
+    /* Flips in values, names and timestamps both sides read back: the test is not vacuous. */
+    for (size_t k = 0; k < sizeof spec_small / sizeof spec_small[0]; k++)
+        cr_assert_gt(flips_read_alike(&spec_small[k], 1, 0), 0);
+}
+
+/* Rules a single flip cannot isolate: a field and the one it must agree with, changed together. */
+Test(spec_segment, pairs_and_triples_of_flips_with_checksums_made_right_read_alike, .timeout = 600)
+{
+    for (size_t k = 0; k < sizeof spec_small / sizeof spec_small[0]; k++) {
+        flips_read_alike(&spec_small[k], 2, 20000);
+        flips_read_alike(&spec_small[k], 3, 20000);
+    }
+}
+
+/* The checksums a change in the header or inside the index moves: the header's, the index block's fence (one
+ * series block, then the one index block), the lazy and metadata hashes, the footer's. */
+static void rehash_index_tail(uint8_t *p, size_t size)
+{
+    uint64_t header_hash = XXH3_64bits(p, 40);
+    memcpy(p + 40, &header_hash, 8);
+    uint8_t *f = p + size - 144;
+    uint64_t index_off = specseg_u64(f + 16), index_len = specseg_u64(f + 24), fences = specseg_u64(f + 32);
+    uint64_t series_off = specseg_u64(f), hash = XXH3_64bits(p + index_off, (size_t)index_len);
+    memcpy(p + fences + 24 + 16, &hash, 8);
+    hash = XXH3_64bits(p + fences, (size_t)(size - 144 - fences));
+    memcpy(f + 120, &hash, 8);
+    hash = XXH3_64bits(p + series_off, (size_t)(size - 144 - series_off));
+    memcpy(f + 112, &hash, 8);
+    hash = XXH3_64bits(f, 136);
+    memcpy(f + 136, &hash, 8);
+}
+
+/* README: bit 6's byte holds two differences "only when both are 1-15 zigzagged". Before 0.29.3 the library read a
+ * zero nibble as "no difference", a second spelling of an entry the README does not allow. */
+Test(spec_segment, a_jitter_byte_with_a_zero_nibble_is_refused)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/nibble.tseg", spec_tmp);
+    tschunk_segment_options o = {.summary_mapping = TSCHUNK_MAPPING_CUBIC};
+    tschunk_segment_writer *w;
+    cr_assert_eq(tschunk_segment_writer_create(&w, path, &o), 0);
+    /* The second chunk starts where the first one's step predicts (50) and spans one more (41): its entry is
+     * flags 0x08 (span differs) and the zigzagged difference 2, which a jitter byte 0x20 would say too. */
+    for (int c = 0; c < 2; c++) {
+        int64_t ts[5];
+        double v[5];
+        for (int i = 0; i < 5; i++) {
+            ts[i] = 50 * c + 10 * i + (c == 1 && i == 4);
+            v[i] = i;
+        }
+        uint8_t chunk[TSCHUNK_BOUND(5)];
+        size_t size = tschunk_encode(chunk, sizeof chunk, ts, v, 5, NULL);
+        cr_assert_eq(tschunk_segment_writer_add_chunk(w, 1, chunk, size, NULL, 0), 0);
+    }
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+    spec_file f = spec_read_file(path);
+    const uint8_t *footer = f.data + f.size - 144;
+    uint8_t *index = f.data + specseg_u64(footer + 16), *second = NULL;
+    for (uint8_t *q = index; q + 1 < index + specseg_u64(footer + 24); q++)
+        if (q[0] == 0x08 && q[1] == 0x02) second = q;
+    cr_assert(second, "the second entry's span field");
+    cr_assert_eq(tschunk_segment_verify(f.data, f.size, NULL), 0);
+    second[0] = 0x40;
+    second[1] = 0x20;
+    rehash_index_tail(f.data, f.size);
+    cr_assert_eq(tschunk_get_error_code(tschunk_segment_verify(f.data, f.size, NULL)), TSCHUNK_ERROR_CORRUPT);
+    spec_segment_agrees(f.data, f.size, "a zero nibble", 0);
+    free(f.data);
+}
+
+/* The rules one change cannot reach: a field and the one it must agree with, changed together. */
+static spec_file spec_one_chunk_segment(const char *name, int64_t first_ts, int with_spare_series)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s.tseg", spec_tmp, name);
+    tschunk_segment_options o = {.summary_mapping = TSCHUNK_MAPPING_CUBIC};
+    tschunk_segment_writer *w;
+    cr_assert_eq(tschunk_segment_writer_create(&w, path, &o), 0);
+    int64_t ts[3] = {first_ts, first_ts + 10, first_ts + 20};
+    double v[3] = {1, 2, 3};
+    uint8_t chunk[TSCHUNK_BOUND(3)];
+    size_t size = tschunk_encode(chunk, sizeof chunk, ts, v, 3, NULL);
+    cr_assert_eq(tschunk_segment_writer_add_chunk(w, 1, chunk, size, NULL, 0), 0);
+    if (with_spare_series) cr_assert_eq(tschunk_segment_writer_add_series(w, 2, "named, no chunk", 15), 0);
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+    spec_file f = spec_read_file(path);
+    cr_assert_eq(tschunk_segment_verify(f.data, f.size, NULL), 0);
+    spec_segment_agrees(f.data, f.size, name, 0);
+    return f;
+}
+
+/* min_ts 100 past the chunk and its entry's first_ts coded 100 below it: the entry still names the chunk's own
+ * first timestamp, which lies before "the segment's minimum timestamp". */
+Test(spec_segment, a_chunk_before_min_ts_is_refused)
+{
+    spec_file f = spec_one_chunk_segment("min_ts", 1000, 0);
+    const uint8_t *footer = f.data + f.size - 144;
+    uint8_t *index = f.data + specseg_u64(footer + 16), *first = NULL;
+    for (uint8_t *q = index; q + 1 < index + specseg_u64(footer + 24); q++)
+        if (q[0] == 0xd0 && q[1] == 0x0f) first = q; /* zigzag(1000 - 0) = 2000 */
+    cr_assert(first, "the entry's first_ts field");
+    first[0] = 0xc7; /* zigzag(-100) = 199 */
+    first[1] = 0x01;
+    int64_t min_ts = 1100;
+    memcpy(f.data + 8, &min_ts, 8);
+    rehash_index_tail(f.data, f.size);
+    cr_assert_eq(tschunk_get_error_code(tschunk_segment_verify(f.data, f.size, NULL)), TSCHUNK_ERROR_CORRUPT);
+    spec_segment_agrees(f.data, f.size, "a chunk before min_ts", 0);
+    free(f.data);
+}
+
+/* f with its series bitmap replaced by blob (the sections after it moved, every checksum made right). */
+static uint8_t *with_bitmap(const spec_file *f, const uint8_t *blob, uint64_t blob_len, size_t *size)
+{
+    const uint8_t *footer = f->data + f->size - 144;
+    uint64_t bitmap_off = specseg_u64(footer + 64), tomb_off = specseg_u64(footer + 80);
+    uint64_t tomb_len = specseg_u64(footer + 88), tomb_at = bitmap_off + blob_len;
+    *size = (size_t)(tomb_at + tomb_len + 144);
+    uint8_t *out = malloc(*size);
+    memcpy(out, f->data, (size_t)bitmap_off);
+    memcpy(out + bitmap_off, blob, (size_t)blob_len);
+    memcpy(out + tomb_at, f->data + tomb_off, (size_t)tomb_len);
+    memcpy(out + *size - 144, footer, 144);
+    memcpy(out + *size - 144 + 72, &blob_len, 8);
+    memcpy(out + *size - 144 + 80, &tomb_at, 8);
+    rehash_index_tail(out, *size);
+    return out;
+}
+
+/* The series bitmap must hold exactly the ordinals with chunks: here it also names the series that has none. */
+Test(spec_segment, a_series_bitmap_naming_a_series_without_chunks_is_refused)
+{
+    spec_file f = spec_one_chunk_segment("bitmap", 1000, 1);
+    const uint8_t *footer = f.data + f.size - 144;
+    size_t size;
+    /* The surgery with the bitmap's own bytes ({0}) reads: what is refused below is the extra ordinal. */
+    uint8_t *out = with_bitmap(&f, f.data + specseg_u64(footer + 64), specseg_u64(footer + 72), &size);
+    cr_assert_eq(size, f.size);
+    cr_assert_eq(tschunk_segment_verify(out, size, NULL), 0);
+    free(out);
+    /* {0, 1}: cookie 12346, one container (key 0, cardinality 2) at offset 16, an array of 0 and 1. */
+    const uint8_t both[20] = {0x3a, 0x30, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 16, 0, 0, 0, 0, 0, 1, 0};
+    out = with_bitmap(&f, both, sizeof both, &size);
+    size_t got = tschunk_segment_verify(out, size, NULL);
+    cr_assert_eq(tschunk_get_error_code(got), TSCHUNK_ERROR_CORRUPT, "%s", tschunk_error_name(got));
+    spec_segment_agrees(out, size, "a series bitmap with an extra ordinal", 0);
+    free(out);
+    free(f.data);
+}
