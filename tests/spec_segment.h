@@ -1,10 +1,11 @@
 /*
- * A segment reader written from README "Segment format v3" alone (version 3; versions 1 and 2 are answered -2):
+ * A segment reader written from README "Segment format v3" alone (versions 3, 2 and 1, as its table gives them):
  * every section parsed, every checksum and every rule the section states checked, nothing shared with
  * lib/segment. Chunks are read with the README chunk decoders (spec_decoders.h) and CRoaring's portable blobs by
- * their published layout (RoaringFormatSpec). Two things are taken from the library because the README defines
- * them through it: a record's summary blob is read with tschunk_summary_parse, and a stored block summary must be
- * tschunk_summary_combine of its chunks' summaries. tests/test_spec_segment.c holds it against
+ * their published layout (RoaringFormatSpec), summary blobs' fields by "Summary blob v1". Two things are taken
+ * from the library because the README defines them through it: a summary's sketch (the DDSketch compact encoding,
+ * held to sketches-java and sketches-go by their own vectors) must merge into a sketch of the header's mapping,
+ * and a stored block summary must be tschunk_summary_combine of its chunks' summaries. tests/test_spec_segment.c holds it against
  * tschunk_segment_verify and the reader, fuzz/fuzz_spec_segment.c on arbitrary bytes. No Criterion here.
  */
 #ifndef TSCHUNK_SPEC_SEGMENT_H
@@ -35,7 +36,7 @@ typedef struct {
 
 typedef struct {
     int64_t min_ts;
-    unsigned mapping, unit, group_shift;
+    unsigned version, mapping, unit, group_shift;
     double gamma, offset;
     uint32_t n_series, n_chunks, n_blocks;
     uint64_t samples, deleted;
@@ -184,37 +185,65 @@ enum { SPECSEG_SERIES, SPECSEG_INDEX, SPECSEG_FENCES, SPECSEG_BLOCKS, SPECSEG_BI
 
 static inline int specseg_header(specseg *s, const uint8_t *p, size_t size)
 {
-    if (size < 48 + 144 || memcmp(p, "TSEG", 4)) SPECSEG_FAIL();
-    if (p[4] == 1 || p[4] == 2) return -2;
-    if (p[4] != 3 || p[5] != 0 || p[6] != 1) SPECSEG_FAIL();
+    if (size < 48 + 96 || memcmp(p, "TSEG", 4)) SPECSEG_FAIL();
+    s->version = p[4];
+    if (s->version < 1 || s->version > 3 || p[5] != 0 || p[6] != 1) SPECSEG_FAIL();
+    if (size < 48 + (s->version == 1 ? 96u : 144u)) SPECSEG_FAIL();
     s->mapping = p[7];
     if (s->mapping > 4 && s->mapping != 0xff) SPECSEG_FAIL();
     s->min_ts = (int64_t)specseg_u64(p + 8);
     memcpy(&s->gamma, p + 16, 8);
     memcpy(&s->offset, p + 24, 8);
     s->unit = p[32];
-    s->group_shift = p[33];
+    s->group_shift = s->version == 3 ? p[33] : 0; /* v1/v2: a reserved byte */
     if (s->unit > 4 || s->group_shift > 6) SPECSEG_FAIL();
-    for (int i = 34; i < 40; i++)
+    for (int i = s->version == 3 ? 34 : 33; i < 40; i++)
         if (p[i]) SPECSEG_FAIL();
     return specseg_hash_ok(s, p, 40, p + 40) ? 0 : -(int)__LINE__;
 }
 
-static inline int specseg_footer(specseg *s, const uint8_t *p, size_t size, specseg_section sec[6])
+/* The six sections follow one another, from the records' end to the footer: the checksums' spans ("from the
+ * series table to the end of the tombstones") read so. */
+static inline int specseg_sections_in_order(const specseg_section sec[6], uint64_t footer_at)
 {
-    const uint8_t *f = p + size - 144;
-    if (memcmp(f + 128, "TSEGEND3", 8)) SPECSEG_FAIL();
     uint64_t at = 0;
     for (int i = 0; i < 6; i++) {
-        sec[i].off = specseg_u64(f + 16 * i);
-        sec[i].len = specseg_u64(f + 16 * i + 8);
-        /* The checksums' spans ("from the series table to the end of the tombstones") read as: the sections
-         * follow one another in this order, the last ending where the footer begins. */
         if (i > 0 && sec[i].off != at) SPECSEG_FAIL();
-        if (sec[i].off < 48 || sec[i].off > size - 144 || sec[i].len > size - 144 - sec[i].off) SPECSEG_FAIL();
+        if (sec[i].off < 48 || sec[i].off > footer_at || sec[i].len > footer_at - sec[i].off) SPECSEG_FAIL();
         at = sec[i].off + sec[i].len;
     }
-    if (at != size - 144) SPECSEG_FAIL();
+    return at == footer_at ? 0 : -(int)__LINE__;
+}
+
+/* v1's footer (96 bytes): four sections (no fences, no block summaries), the counts, the metadata hash,
+ * TSEGEND1, its own hash. */
+static inline int specseg_footer_v1(specseg *s, const uint8_t *p, size_t size, specseg_section sec[6])
+{
+    const uint8_t *f = p + size - 96;
+    static const int at[4] = {SPECSEG_SERIES, SPECSEG_INDEX, SPECSEG_BITMAP, SPECSEG_TOMBS};
+    if (memcmp(f + 80, "TSEGEND1", 8)) SPECSEG_FAIL();
+    for (int i = 0; i < 4; i++) sec[at[i]] = (specseg_section){specseg_u64(f + 16 * i), specseg_u64(f + 16 * i + 8)};
+    sec[SPECSEG_FENCES] = sec[SPECSEG_BLOCKS] = (specseg_section){sec[SPECSEG_INDEX].off + sec[SPECSEG_INDEX].len, 0};
+    SPECSEG_TRY(specseg_sections_in_order(sec, size - 96));
+    s->n_chunks = specseg_u32(f + 64);
+    s->n_series = specseg_u32(f + 68);
+    if (!specseg_hash_ok(s, p + sec[SPECSEG_SERIES].off, (size_t)(size - 96 - sec[SPECSEG_SERIES].off), f + 72) ||
+        !specseg_hash_ok(s, f, 88, f + 88))
+        SPECSEG_FAIL();
+    /* Each series takes at least 2 bytes, each v1 index entry 6: a count the bytes cannot hold is refused before
+     * anything is allocated for it. */
+    return s->n_series <= sec[SPECSEG_SERIES].len / 2 && s->n_chunks <= sec[SPECSEG_INDEX].len / 6 ? 0
+                                                                                              : -(int)__LINE__;
+}
+
+/* v2/v3's footer (144 bytes). */
+static inline int specseg_footer(specseg *s, const uint8_t *p, size_t size, specseg_section sec[6])
+{
+    if (s->version == 1) return specseg_footer_v1(s, p, size, sec);
+    const uint8_t *f = p + size - 144;
+    if (memcmp(f + 128, s->version == 3 ? "TSEGEND3" : "TSEGEND2", 8)) SPECSEG_FAIL();
+    for (int i = 0; i < 6; i++) sec[i] = (specseg_section){specseg_u64(f + 16 * i), specseg_u64(f + 16 * i + 8)};
+    SPECSEG_TRY(specseg_sections_in_order(sec, size - 144));
     s->n_chunks = specseg_u32(f + 96);
     s->n_series = specseg_u32(f + 100);
     s->samples = specseg_u64(f + 104);
@@ -223,9 +252,10 @@ static inline int specseg_footer(specseg *s, const uint8_t *p, size_t size, spec
         !specseg_hash_ok(s, lazy, (size_t)(size - 144 - sec[SPECSEG_FENCES].off), f + 120) ||
         !specseg_hash_ok(s, f, 136, f + 136))
         SPECSEG_FAIL();
-    /* Each series takes at least 2 bytes, each index entry 2: a count the bytes cannot hold is refused before
-     * anything is allocated for it. */
-    if (s->n_series > sec[SPECSEG_SERIES].len / 2 || s->n_chunks > sec[SPECSEG_INDEX].len / 2) SPECSEG_FAIL();
+    /* Each series takes at least 2 bytes, each index entry 2 (v2: 6): a count the bytes cannot hold is refused
+     * before anything is allocated for it. */
+    if (s->n_series > sec[SPECSEG_SERIES].len / 2 || s->n_chunks > sec[SPECSEG_INDEX].len / (s->version == 3 ? 2 : 6))
+        SPECSEG_FAIL();
     uint64_t fences = (s->n_series + 63) / 64 + (s->n_chunks + 63) / 64;
     return sec[SPECSEG_FENCES].len == 24 * fences ? 0 : -(int)__LINE__;
 }
@@ -251,12 +281,15 @@ static inline int specseg_series_table(specseg *s, const uint8_t *p, const specs
     size_t size = (size_t)sec[SPECSEG_SERIES].len, pos = 0;
     for (uint32_t i = 0; i < s->n_series; i++) {
         uint64_t id, len, key = 0, start = 0;
-        if (i % 64 == 0) {
+        if (i % 64 == 0 && s->version > 1) {
             SPECSEG_TRY(specseg_fence(s, p, sec, 0, i / 64, &key, &start));
             if (start != pos) SPECSEG_FAIL();
         }
         if (spec_uvarint(t, size, &pos, &id)) SPECSEG_FAIL();
-        if (i % 64) {
+        if (s->version < 3) { /* the id itself, ascending */
+            if (i > 0 && id <= s->series[i - 1].id) SPECSEG_FAIL();
+            if (i % 64 == 0 && s->version == 2 && id != key) SPECSEG_FAIL();
+        } else if (i % 64) {
             id += s->series[i - 1].id;
             if (id <= s->series[i - 1].id) SPECSEG_FAIL();
         } else if (id != key || (i > 0 && id <= s->series[i - 1].id)) {
@@ -312,16 +345,72 @@ static inline int specseg_entry_read(specseg *s, const uint8_t *t, size_t size, 
     return count >= 1 && count <= 65535 ? 0 : -(int)__LINE__;
 }
 
-/* The record of an entry: inside the records' region [48, series table); its summary, its chunk, and the
- * chunk's count and time range equal to the entry's (what verify reads from the chunk). */
-static inline int specseg_record(specseg *s, const uint8_t *p, uint64_t records_end, specseg_entry *e)
+/* first + delta as an int64, or -1 when it is not one. */
+static inline int specseg_add_ts(int64_t first, uint64_t delta, int64_t *out)
 {
-    static int64_t ts[SPEC_MAX];
-    static uint64_t bits[SPEC_MAX];
-    if (e->offset < 48 || e->offset > records_end || e->length > records_end - e->offset || e->length == 0)
+    if (delta > (uint64_t)INT64_MAX - (uint64_t)first) return -1;
+    *out = (int64_t)((uint64_t)first + delta);
+    return 0;
+}
+
+/* README "Summary blob v1": the fields before the sketch. */
+typedef struct {
+    uint64_t count, nan_count, inf_count;
+    int64_t first_ts, last_ts;
+    const uint8_t *sketch;
+    size_t sketch_size;
+} specseg_summary;
+
+/* @return 0, or minus the line of the rule the blob breaks (a version other than 1 included). */
+static inline int specseg_summary_parse(const uint8_t *b, size_t size, specseg_summary *out)
+{
+    size_t pos = 1;
+    uint64_t span = 0;
+    memset(out, 0, sizeof *out);
+    if (size < 1 || b[0] != 0xd1) SPECSEG_FAIL();
+    if (spec_uvarint(b, size, &pos, &out->count) || out->count > 65535) SPECSEG_FAIL();
+    if (out->count >= 1) {
+        uint64_t first;
+        if (specseg_zigzag(b, size, &pos, &first) || spec_uvarint(b, size, &pos, &span)) SPECSEG_FAIL();
+        out->first_ts = (int64_t)first;
+        if (specseg_add_ts(out->first_ts, span, &out->last_ts)) SPECSEG_FAIL();
+    }
+    if (spec_uvarint(b, size, &pos, &out->nan_count) || out->nan_count > out->count ||
+        spec_uvarint(b, size, &pos, &out->inf_count) || out->inf_count > out->count - out->nan_count)
         SPECSEG_FAIL();
-    const uint8_t *r = p + e->offset;
-    size_t pos = 0, size = (size_t)e->length;
+    out->sketch = b + pos;
+    out->sketch_size = size - pos;
+    return 0;
+}
+
+/* A v1/v2 record: it repeats its entry (series id, times, count, codec) and ends with its own XXH3. */
+static inline int specseg_record_v2(specseg *s, const uint8_t *r, size_t size, specseg_entry *e)
+{
+    if (size < 8 || !specseg_hash_ok(s, r, size - 8, r + size - 8)) SPECSEG_FAIL();
+    size -= 8;
+    size_t pos = 0;
+    uint64_t id, first_rel, span, count, summary_size, chunk_size;
+    int64_t first, last;
+    if (spec_uvarint(r, size, &pos, &id) || spec_uvarint(r, size, &pos, &first_rel) ||
+        spec_uvarint(r, size, &pos, &span) || spec_uvarint(r, size, &pos, &count) || pos >= size)
+        SPECSEG_FAIL();
+    unsigned codec = r[pos++];
+    if (spec_uvarint(r, size, &pos, &summary_size) || summary_size > size - pos) SPECSEG_FAIL();
+    if (summary_size) e->summary = r + pos, e->summary_size = (size_t)summary_size;
+    pos += (size_t)summary_size;
+    if (spec_uvarint(r, size, &pos, &chunk_size) || chunk_size != size - pos || chunk_size < 2) SPECSEG_FAIL();
+    e->chunk = r + pos;
+    e->chunk_size = (size_t)chunk_size;
+    if (id != s->series[e->ordinal].id || specseg_add_ts(s->min_ts, first_rel, &first) || first != e->first_ts ||
+        specseg_add_ts(first, span, &last) || last != e->last_ts || count != e->count || codec != (e->chunk[1] & 15u))
+        SPECSEG_FAIL();
+    return s->mapping != 0xff && !e->summary ? -(int)__LINE__ : 0;
+}
+
+/* A v3 record: [uvarint summary length, summary,] the chunk. */
+static inline int specseg_record_v3(const specseg *s, const uint8_t *r, size_t size, specseg_entry *e)
+{
+    size_t pos = 0;
     if (s->mapping != 0xff) {
         uint64_t summary_size;
         if (spec_uvarint(r, size, &pos, &summary_size) || summary_size == 0 || summary_size > size - pos)
@@ -332,13 +421,27 @@ static inline int specseg_record(specseg *s, const uint8_t *p, uint64_t records_
     }
     e->chunk = r + pos;
     e->chunk_size = size - pos;
+    return 0;
+}
+
+/* The record of an entry: inside the records' region [48, series table); its summary, its chunk, and the
+ * chunk's count and time range equal to the entry's (what verify reads from the chunk). */
+static inline int specseg_record(specseg *s, const uint8_t *p, uint64_t records_end, specseg_entry *e)
+{
+    static int64_t ts[SPEC_MAX];
+    static uint64_t bits[SPEC_MAX];
+    if (e->offset < 48 || e->offset > records_end || e->length > records_end - e->offset || e->length == 0)
+        SPECSEG_FAIL();
+    const uint8_t *r = p + e->offset;
+    SPECSEG_TRY(s->version == 3 ? specseg_record_v3(s, r, (size_t)e->length, e)
+                                : specseg_record_v2(s, r, (size_t)e->length, e));
     long n = spec_decode(e->chunk, e->chunk_size, ts, bits, SPEC_MAX);
     if (n == -2) n = spec2_decode(e->chunk, e->chunk_size, ts, bits, SPEC_MAX);
     if (n <= 0 || (uint64_t)n != e->count || ts[0] != e->first_ts || ts[n - 1] != e->last_ts) SPECSEG_FAIL();
-    if (e->summary) {
+    if (e->summary && s->mapping != 0xff) { /* v2 could store one without them: not read */
         /* "Summary blob": its count and time range are the chunk's, its sketch one of the header's mapping. */
-        tschunk_summary_info info;
-        if (tschunk_summary_parse(e->summary, e->summary_size, &info) || info.count != e->count ||
+        specseg_summary info;
+        if (specseg_summary_parse(e->summary, e->summary_size, &info) || info.count != e->count ||
             info.first_ts != e->first_ts || info.last_ts != e->last_ts)
             SPECSEG_FAIL();
         tschunk_sketch_options so = {(tschunk_mapping_kind)s->mapping, 0, 0, 0, {NULL, NULL, NULL}};
@@ -350,22 +453,38 @@ static inline int specseg_record(specseg *s, const uint8_t *p, uint64_t records_
     return 0;
 }
 
+/* A v1/v2 index entry: six uvarints. */
+static inline int specseg_entry_v2(const specseg *s, const uint8_t *t, size_t size, size_t *pos, specseg_entry *e)
+{
+    uint64_t ordinal, first_rel, span, count, offset, length;
+    if (spec_uvarint(t, size, pos, &ordinal) || spec_uvarint(t, size, pos, &first_rel) ||
+        spec_uvarint(t, size, pos, &span) || spec_uvarint(t, size, pos, &count) ||
+        spec_uvarint(t, size, pos, &offset) || spec_uvarint(t, size, pos, &length))
+        SPECSEG_FAIL();
+    *e = (specseg_entry){.ordinal = (uint32_t)ordinal, .count = (uint32_t)count, .offset = offset, .length = length};
+    if (ordinal >= s->n_series || count == 0 || count > 65535 || specseg_add_ts(s->min_ts, first_rel, &e->first_ts) ||
+        specseg_add_ts(e->first_ts, span, &e->last_ts))
+        SPECSEG_FAIL();
+    return 0;
+}
+
 static inline int specseg_index(specseg *s, const uint8_t *p, const specseg_section sec[6])
 {
     const uint8_t *t = p + sec[SPECSEG_INDEX].off;
     size_t size = (size_t)sec[SPECSEG_INDEX].len, pos = 0;
     uint64_t hashes[64];
     for (uint32_t block = 0; block * 64u < s->n_chunks; block++) {
-        uint64_t key, start, prev_end = 48;
-        SPECSEG_TRY(specseg_fence(s, p, sec, 1, block, &key, &start));
-        if (start != pos) SPECSEG_FAIL();
+        uint64_t key = 0, start = 0, prev_end = 48;
+        if (s->version > 1) SPECSEG_TRY(specseg_fence(s, p, sec, 1, block, &key, &start));
+        if (s->version > 1 && start != pos) SPECSEG_FAIL();
         specseg_entry prev = {.first_ts = s->min_ts, .last_ts = s->min_ts};
         uint32_t first = block * 64, n = s->n_chunks - first < 64 ? s->n_chunks - first : 64;
         for (uint32_t i = first; i < first + n; i++) {
             specseg_entry *e = &s->entries[i];
-            SPECSEG_TRY(specseg_entry_read(s, t, size, &pos, &prev, prev_end, e));
+            SPECSEG_TRY(s->version == 3 ? specseg_entry_read(s, t, size, &pos, &prev, prev_end, e)
+                                        : specseg_entry_v2(s, t, size, &pos, e));
             if (e->first_ts < s->min_ts) SPECSEG_FAIL(); /* the header's min_ts: "the segment's minimum" */
-            if (i == first && e->ordinal != key) SPECSEG_FAIL();
+            if (i == first && s->version > 1 && e->ordinal != key) SPECSEG_FAIL();
             if (i > 0 && (e->ordinal < s->entries[i - 1].ordinal ||
                           (e->ordinal == s->entries[i - 1].ordinal && e->first_ts < s->entries[i - 1].first_ts)))
                 SPECSEG_FAIL();
@@ -377,7 +496,7 @@ static inline int specseg_index(specseg *s, const uint8_t *p, const specseg_sect
             prev = *e;
             prev_end = e->offset + e->length;
         }
-        for (uint32_t g = 0; g < n; g += 1u << s->group_shift, pos += 8) {
+        for (uint32_t g = 0; g < n && s->version == 3; g += 1u << s->group_shift, pos += 8) {
             uint32_t in_group = n - g < (1u << s->group_shift) ? n - g : 1u << s->group_shift;
             uint8_t le[64 * 8];
             for (uint32_t k = 0; k < in_group; k++)
@@ -387,6 +506,7 @@ static inline int specseg_index(specseg *s, const uint8_t *p, const specseg_sect
     }
     uint64_t samples = 0;
     for (uint32_t i = 0; i < s->n_chunks; i++) samples += s->entries[i].count;
+    if (s->version == 1) s->samples = samples; /* v1's footer has no samples field */
     return pos == size && samples == s->samples ? 0 : -(int)__LINE__;
 }
 
@@ -468,7 +588,7 @@ static inline void specseg_free(specseg *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Read a whole segment as `verify` would. @return 0; -2 for format versions 1 and 2; else minus the line of the
+/* Read a whole segment (format 1, 2 or 3) as `verify` would. @return 0, else minus the line of the
  * rule it breaks. specseg_free(s) after any answer. */
 static inline int specseg_read(specseg *s, const uint8_t *p, size_t size, int check_hashes)
 {
@@ -477,9 +597,9 @@ static inline int specseg_read(specseg *s, const uint8_t *p, size_t size, int ch
     s->check_hashes = check_hashes;
     SPECSEG_TRY(specseg_header(s, p, size));
     SPECSEG_TRY(specseg_footer(s, p, size, sec));
-    s->series = calloc(s->n_series + 1u, sizeof *s->series);
-    s->entries = calloc(s->n_chunks + 1u, sizeof *s->entries);
-    s->in_bitmap = calloc(s->n_series + 1u, 1);
+    s->series = calloc((size_t)s->n_series + 1, sizeof *s->series);
+    s->entries = calloc((size_t)s->n_chunks + 1, sizeof *s->entries);
+    s->in_bitmap = calloc((size_t)s->n_series + 1, 1);
     if (!s->series || !s->entries || !s->in_bitmap) SPECSEG_FAIL();
     SPECSEG_TRY(specseg_series_table(s, p, sec));
     SPECSEG_TRY(specseg_index(s, p, sec));
@@ -490,7 +610,7 @@ static inline int specseg_read(specseg *s, const uint8_t *p, size_t size, int ch
     s->bitmap_size = (size_t)sec[SPECSEG_BITMAP].len;
     SPECSEG_TRY(specseg_roaring(s->bitmap, s->bitmap_size, s->n_series, s->in_bitmap, &card));
     /* The bitmap holds exactly the ordinals that have a chunk. */
-    uint8_t *has_chunk = calloc(s->n_series + 1u, 1);
+    uint8_t *has_chunk = calloc((size_t)s->n_series + 1, 1);
     if (!has_chunk) SPECSEG_FAIL();
     for (uint32_t i = 0; i < s->n_chunks; i++) has_chunk[s->entries[i].ordinal] = 1;
     int same = memcmp(has_chunk, s->in_bitmap, s->n_series) == 0;
@@ -510,7 +630,7 @@ static inline int specseg_same_as_library(const specseg *s, const uint8_t *p, si
     int line = 0;
     tschunk_segment_info info;
     tschunk_segment_get_info(seg, &info);
-    if (info.format_version != 3 || info.series != s->n_series || info.chunks != s->n_chunks ||
+    if (info.format_version != s->version || info.series != s->n_series || info.chunks != s->n_chunks ||
         info.samples != s->samples || info.deleted != s->deleted || info.min_ts != s->min_ts ||
         (unsigned)info.ts_unit != s->unit || info.has_summaries != (s->mapping != 0xff) ||
         info.summary_blocks != s->n_blocks)
