@@ -618,15 +618,16 @@ static inline int specseg_read(specseg *s, const uint8_t *p, size_t size, int ch
     return same ? 0 : -(int)__LINE__;
 }
 
-/* The library's reader answers as the README reader read s from p: info, series, every chunk's entry, bytes and
- * samples without the deleted ones, the series bitmap. @return 0, or the line where they part. */
-static inline int specseg_same_as_library(const specseg *s, const uint8_t *p, size_t size)
+/* The library's reader, opened with `flags`, answers as the README reader read s from p: info, series, every
+ * chunk's entry, bytes and samples without the deleted ones, the series bitmap. @return 0, or the line where they
+ * part. */
+static inline int specseg_same_as_reader(const specseg *s, const uint8_t *p, size_t size, unsigned flags)
 {
     static int64_t lib_ts[SPEC_MAX], spec_ts[SPEC_MAX];
     static double lib_values[SPEC_MAX];
     static uint64_t spec_bits[SPEC_MAX];
     tschunk_segment *seg;
-    if (tschunk_segment_open(&seg, p, size, 0, NULL)) SPECSEG_PART();
+    if (tschunk_segment_open(&seg, p, size, flags, NULL)) SPECSEG_PART();
     int line = 0;
     tschunk_segment_info info;
     tschunk_segment_get_info(seg, &info);
@@ -674,6 +675,13 @@ static inline int specseg_same_as_library(const specseg *s, const uint8_t *p, si
     if (!line && (bitmap != s->bitmap || bitmap_size != s->bitmap_size)) line = __LINE__;
     tschunk_segment_close(seg);
     return line;
+}
+
+/* Both ways of opening (a full open, a lazy one: version 1 has no lazy form and opens fully). */
+static inline int specseg_same_as_library(const specseg *s, const uint8_t *p, size_t size)
+{
+    int line = specseg_same_as_reader(s, p, size, 0);
+    return line ? line : specseg_same_as_reader(s, p, size, TSCHUNK_SEGMENT_LAZY);
 }
 
 /* Make every checksum of a damaged segment right again, as far as its structure parses (a checksum covers

@@ -14,18 +14,8 @@ static const char *cli(void)
 
 static char workdir[256];
 
-static void make_workdir(void)
-{
-    snprintf(workdir, sizeof workdir, "/tmp/tschunk-cli-XXXXXX");
-    cr_assert(mkdtemp(workdir));
-}
-
-static void cleanup_workdir(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", workdir);
-    cr_assert_eq(system(cmd), 0);
-}
+static void make_workdir(void) { test_dir_make(workdir, sizeof workdir, "cli"); }
+static void cleanup_workdir(void) { test_dir_remove(workdir); }
 
 /* Run `tschunk ARGS` in the work directory; returns the exit status, output in *out (may be NULL). */
 static int run(char *out, size_t out_size, const char *args)

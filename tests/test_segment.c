@@ -9,24 +9,9 @@
 #include "test_util.h"
 #include "segment/format.h"
 
-typedef struct {
-    unsigned char *data;
-    size_t size;
-} blob;
+typedef test_file blob;
 
-static blob read_all(const char *path)
-{
-    blob b = {0, 0};
-    FILE *f = fopen(path, "rb");
-    cr_assert(f, "%s", path);
-    fseek(f, 0, SEEK_END);
-    b.size = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    b.data = malloc(b.size + 1);
-    cr_assert_eq(fread(b.data, 1, b.size, f), b.size);
-    fclose(f);
-    return b;
-}
+static blob read_all(const char *path) { return test_read_file(path); }
 
 /* What the test wrote, to compare with what the reader finds. */
 typedef struct {
@@ -104,18 +89,8 @@ static void free_written(written *w, size_t n)
 
 static char tmpdir[64];
 
-static void make_tmp(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/tschunk-seg-XXXXXX");
-    cr_assert(mkdtemp(tmpdir));
-}
-
-static void rm_tmp(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    cr_assert_eq(system(cmd), 0);
-}
+static void make_tmp(void) { test_dir_make(tmpdir, sizeof tmpdir, "seg"); }
+static void rm_tmp(void) { test_dir_remove(tmpdir); }
 
 TestSuite(segment, .init = make_tmp, .fini = rm_tmp);
 

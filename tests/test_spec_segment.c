@@ -6,39 +6,14 @@
 
 static char spec_tmp[64];
 
-static void make_spec_tmp(void)
-{
-    snprintf(spec_tmp, sizeof spec_tmp, "/tmp/tschunk-spec-XXXXXX");
-    cr_assert(mkdtemp(spec_tmp));
-}
-
-static void rm_spec_tmp(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", spec_tmp);
-    cr_assert_eq(system(cmd), 0);
-}
+static void make_spec_tmp(void) { test_dir_make(spec_tmp, sizeof spec_tmp, "spec"); }
+static void rm_spec_tmp(void) { test_dir_remove(spec_tmp); }
 
 TestSuite(spec_segment, .init = make_spec_tmp, .fini = rm_spec_tmp);
 
-typedef struct {
-    uint8_t *data;
-    size_t size;
-} spec_file;
+typedef test_file spec_file;
 
-static spec_file spec_read_file(const char *path)
-{
-    spec_file f = {NULL, 0};
-    FILE *in = fopen(path, "rb");
-    cr_assert(in, "%s", path);
-    fseek(in, 0, SEEK_END);
-    f.size = (size_t)ftell(in);
-    fseek(in, 0, SEEK_SET);
-    f.data = malloc(f.size + 1);
-    cr_assert_eq(fread(f.data, 1, f.size, in), f.size);
-    fclose(in);
-    return f;
-}
+static spec_file spec_read_file(const char *path) { return test_read_file(path); }
 
 /* What a segment holds, as shapes: series, chunks per series, samples per chunk, summaries or not, the records
  * group (through the chunk sizes), and deletions. */

@@ -17,6 +17,40 @@ static inline const char *repo_dir(void)
     return d && *d ? d : ".";
 }
 
+/* A fresh directory under /tmp for a suite's files (its .init), and its removal (its .fini). */
+static inline void test_dir_make(char *dir, size_t cap, const char *tag)
+{
+    snprintf(dir, cap, "/tmp/tschunk-%s-XXXXXX", tag);
+    cr_assert(mkdtemp(dir), "%s", dir);
+}
+
+static inline void test_dir_remove(const char *dir)
+{
+    char cmd[320];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* A whole file in a fresh buffer (one byte more, so that an empty file still allocates). */
+typedef struct {
+    unsigned char *data;
+    size_t size;
+} test_file;
+
+static inline test_file test_read_file(const char *path)
+{
+    test_file f = {NULL, 0};
+    FILE *in = fopen(path, "rb");
+    cr_assert(in, "%s", path);
+    fseek(in, 0, SEEK_END);
+    f.size = (size_t)ftell(in);
+    fseek(in, 0, SEEK_SET);
+    f.data = malloc(f.size + 1);
+    cr_assert_eq(fread(f.data, 1, f.size, in), f.size);
+    fclose(in);
+    return f;
+}
+
 /* Encode s[start, start+n) as one chunk of `codec` (0: the default) into a fresh buffer; returns its size. */
 static inline size_t encode_range_codec(const wl_series *s, size_t start, size_t n, uint32_t codec,
                                         unsigned char **out)
