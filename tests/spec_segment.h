@@ -5,8 +5,9 @@
  * their published layout (RoaringFormatSpec), summary blobs' fields by "Summary blob v1". Two things are taken
  * from the library because the README defines them through it: a summary's sketch (the DDSketch compact encoding,
  * held to sketches-java and sketches-go by their own vectors) must merge into a sketch of the header's mapping,
- * and a stored block summary must be tschunk_summary_combine of its chunks' summaries. tests/test_spec_segment.c holds it against
- * tschunk_segment_verify and the reader, fuzz/fuzz_spec_segment.c on arbitrary bytes. No Criterion here.
+ * and a stored block summary must be tschunk_summary_combine of its chunks' summaries.
+ * tests/test_spec_segment.c holds it against tschunk_segment_verify and the reader (full and lazy opens),
+ * fuzz/fuzz_spec_segment.c on arbitrary bytes. No Criterion here.
  */
 #ifndef TSCHUNK_SPEC_SEGMENT_H
 #define TSCHUNK_SPEC_SEGMENT_H
@@ -317,7 +318,8 @@ static inline int specseg_entry_read(specseg *s, const uint8_t *t, size_t size, 
         ordinal += v;
     }
     if (ordinal >= s->n_series) SPECSEG_FAIL();
-    if (ordinal == prev->ordinal) first = (uint64_t)prev->last_ts + (prev->count > 1 ? prev_span / (prev->count - 1) : 0);
+    if (ordinal == prev->ordinal) /* the next chunk of a series: its last timestamp plus its mean step */
+        first = (uint64_t)prev->last_ts + (prev->count > 1 ? prev_span / (prev->count - 1) : 0);
     if (flags & 0x40) {
         if (*pos >= size) SPECSEG_FAIL();
         unsigned both = t[(*pos)++];
@@ -636,8 +638,9 @@ static inline int specseg_same_as_reader(const specseg *s, const uint8_t *p, siz
         (unsigned)info.ts_unit != s->unit || info.has_summaries != (s->mapping != 0xff) ||
         info.summary_blocks != s->n_blocks)
         line = __LINE__;
-    if (info.has_summaries && ((unsigned)info.summary_mapping != s->mapping ||
-                               memcmp(&info.summary_gamma, &s->gamma, 8) || memcmp(&info.summary_offset, &s->offset, 8)))
+    if (info.has_summaries &&
+        ((unsigned)info.summary_mapping != s->mapping || memcmp(&info.summary_gamma, &s->gamma, 8) ||
+         memcmp(&info.summary_offset, &s->offset, 8)))
         line = __LINE__;
     for (uint32_t o = 0; o < s->n_series && !line; o++) {
         uint64_t id;
@@ -653,7 +656,8 @@ static inline int specseg_same_as_reader(const specseg *s, const uint8_t *p, siz
         if (tschunk_segment_chunk(seg, i, &c) || c.ordinal != e->ordinal || c.count != e->count ||
             c.deleted != e->deleted || c.first_ts != e->first_ts || c.last_ts != e->last_ts ||
             c.ref.chunk != e->chunk || c.ref.chunk_size != e->chunk_size ||
-            c.ref.summary != (e->deleted ? NULL : e->summary) || (!e->deleted && c.ref.summary_size != e->summary_size)) {
+            c.ref.summary != (e->deleted ? NULL : e->summary) ||
+            (!e->deleted && c.ref.summary_size != e->summary_size)) {
             line = __LINE__;
             break;
         }
