@@ -569,13 +569,20 @@ static size_t locate(const tschunk_segment *s, size_t i, tsc_seg_entry *e)
     return err;
 }
 
+/* Index entry i and its record's parts, the record's checksum verified. */
+static size_t read_record(const tschunk_segment *s, size_t i, tsc_seg_entry *entry, record_parts *r)
+{
+    size_t err = locate(s, i, entry);
+    if (!err) err = s->footer.version > 2 ? record_v3(s, entry, r) : record_v2(s, entry, r);
+    return err;
+}
+
 size_t tschunk_segment_chunk(const tschunk_segment *s, size_t i, tschunk_segment_chunk_info *out)
 {
     if (!s || !out || i >= s->info.chunks) return TSC_ERROR(BAD_PARAMETER);
     tsc_seg_entry entry;
     record_parts r;
-    size_t err = locate(s, i, &entry);
-    if (!err) err = s->footer.version > 2 ? record_v3(s, &entry, &r) : record_v2(s, &entry, &r);
+    size_t err = read_record(s, i, &entry, &r);
     if (err) return err;
     const tsc_seg_entry *e = &entry;
     uint8_t codec = r.chunk[1] & 0x0f;
@@ -622,8 +629,7 @@ static size_t summary_matches_index(const tschunk_segment *s, size_t i, tschunk_
 {
     tsc_seg_entry e;
     record_parts r;
-    size_t err = locate(s, i, &e);
-    if (!err) err = s->footer.version > 2 ? record_v3(s, &e, &r) : record_v2(s, &e, &r);
+    size_t err = read_record(s, i, &e, &r);
     if (err || !s->info.has_summaries) return err;
     tschunk_summary_info si;
     if (tschunk_summary_parse(r.summary, (size_t)r.summary_size, &si) || si.count != e.count ||
