@@ -310,22 +310,58 @@ Test(spec_segment, a_chunk_before_min_ts_is_refused)
     free(f.data);
 }
 
-/* f with its series bitmap replaced by blob (the sections after it moved, every checksum made right). */
-static uint8_t *with_bitmap(const spec_file *f, const uint8_t *blob, uint64_t blob_len, size_t *size)
+/* f (format v3) with its section k (3: block summaries, 4: series bitmap, 5: tombstones; the footer's order)
+ * replaced by bytes, the sections after it moved, every checksum made right. */
+static uint8_t *with_section(const spec_file *f, int k, const uint8_t *bytes, uint64_t len, size_t *size)
 {
     const uint8_t *footer = f->data + f->size - 144;
-    uint64_t bitmap_off = specseg_u64(footer + 64), tomb_off = specseg_u64(footer + 80);
-    uint64_t tomb_len = specseg_u64(footer + 88), tomb_at = bitmap_off + blob_len;
-    *size = (size_t)(tomb_at + tomb_len + 144);
+    uint64_t at = specseg_u64(footer + 16 * k), end = at + specseg_u64(footer + 16 * k + 8);
+    uint64_t tail = f->size - 144 - end, moved = at + len;
+    *size = (size_t)(moved + tail + 144);
     uint8_t *out = malloc(*size);
-    memcpy(out, f->data, (size_t)bitmap_off);
-    memcpy(out + bitmap_off, blob, (size_t)blob_len);
-    memcpy(out + tomb_at, f->data + tomb_off, (size_t)tomb_len);
-    memcpy(out + *size - 144, footer, 144);
-    memcpy(out + *size - 144 + 72, &blob_len, 8);
-    memcpy(out + *size - 144 + 80, &tomb_at, 8);
+    memcpy(out, f->data, (size_t)at);
+    memcpy(out + at, bytes, (size_t)len);
+    memcpy(out + moved, f->data + end, (size_t)tail);
+    uint8_t *new_footer = out + *size - 144;
+    memcpy(new_footer, footer, 144);
+    memcpy(new_footer + 16 * k + 8, &len, 8);
+    for (int later = k + 1; later < 6; later++) {
+        uint64_t off = specseg_u64(footer + 16 * later) - end + moved;
+        memcpy(new_footer + 16 * later, &off, 8);
+    }
     rehash_index_tail(out, *size);
     return out;
+}
+
+static uint8_t *with_bitmap(const spec_file *f, const uint8_t *blob, uint64_t blob_len, size_t *size)
+{
+    return with_section(f, 4, blob, blob_len, size);
+}
+
+/* A stored block summary's blob length must be at least 1. Its chunks have deleted samples, so nobody recomputes
+ * the block: only this rule refuses it. */
+Test(spec_segment, an_empty_block_summary_blob_is_refused)
+{
+    static const spec_shape shape = {.series = 1, .chunks_each = 3, .samples = 3, .with_summaries = 1,
+                                     .summary_block = 3, .delete_series = 0, .delete_from = 0, .delete_to = 16000};
+    spec_file f = spec_write(&shape, "empty_block");
+    const uint8_t *footer = f.data + f.size - 144;
+    const uint8_t *blocks = f.data + specseg_u64(footer + 48);
+    size_t blocks_len = (size_t)specseg_u64(footer + 56), pos = 0, size;
+    uint64_t first, count, len;
+    cr_assert(!spec_uvarint(blocks, blocks_len, &pos, &first) && !spec_uvarint(blocks, blocks_len, &pos, &count) &&
+              !spec_uvarint(blocks, blocks_len, &pos, &len) && pos + len == blocks_len && count == 3);
+    /* The surgery with the section's own bytes reads: what is refused below is the empty blob. */
+    uint8_t *out = with_section(&f, 3, blocks, blocks_len, &size);
+    cr_assert_eq(tschunk_segment_verify(out, size, NULL), 0);
+    free(out);
+    const uint8_t empty[3] = {(uint8_t)first, (uint8_t)count, 0};
+    out = with_section(&f, 3, empty, sizeof empty, &size);
+    size_t got = tschunk_segment_verify(out, size, NULL);
+    cr_assert_eq(tschunk_get_error_code(got), TSCHUNK_ERROR_CORRUPT, "%s", tschunk_error_name(got));
+    spec_segment_agrees(out, size, "an empty block summary blob", 0);
+    free(out);
+    free(f.data);
 }
 
 /* The series bitmap must hold exactly the ordinals with chunks: here it also names the series that has none. */
