@@ -115,6 +115,22 @@ static inline int spec_reads_golden(spec_decode_fn decode, const char *dir, cons
     return size != 0;
 }
 
+/* Every truncation and single-bit flip of each golden chunk of tests/vectors/<dir>/ (spec_damage_agrees).
+ * @return how many damaged chunks both read. */
+static inline size_t spec_goldens_damage_agree(spec_decode_fn decode, const char *dir, const char *const *names,
+                                               size_t n)
+{
+    static uint8_t chunk[32768];
+    size_t read_both = 0;
+    for (size_t g = 0; g < n; g++) {
+        wl_series s;
+        size_t size = spec_load_vector(dir, names[g], "chunk ", chunk, sizeof chunk, &s);
+        wl_free(&s);
+        read_both += spec_damage_agrees(decode, chunk, size, names[g]);
+    }
+    return read_both;
+}
+
 /* Every synthetic shape (20,000 samples each) cut into chunks of 1 to `small` samples, one in three up to 4,096,
  * each written with `codec` and held against the README decoder. @return the chunks. */
 static inline size_t spec_synthetic_agrees(spec_decode_fn decode, uint32_t codec, uint64_t seed, size_t small)

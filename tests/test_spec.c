@@ -16,11 +16,6 @@ static const char *const golden[] = {"empty", "single_stale_marker", "readme_exa
                                      "special_values", "constant_int64_max", "gauge_2dp_120", "counter_120",
                                      "window_reset"};
 
-static size_t load_golden(const char *name, uint8_t *chunk, size_t cap, wl_series *s)
-{
-    return spec_load_vector("chunk", name, "chunk ", chunk, cap, s);
-}
-
 Test(spec, the_readme_decoder_reads_the_golden_chunks)
 {
     for (size_t g = 0; g < sizeof golden / sizeof golden[0]; g++)
@@ -51,14 +46,7 @@ Test(spec, the_readme_decoder_reads_what_the_library_writes, .timeout = 60)
  * library refuses, and reads the rest to the library's samples. */
 Test(spec, damaged_chunks_are_refused_alike, .timeout = 120)
 {
-    static uint8_t chunk[8192];
-    size_t read_both = 0;
-    for (size_t g = 0; g < sizeof golden / sizeof golden[0]; g++) {
-        wl_series s;
-        size_t size = load_golden(golden[g], chunk, sizeof chunk, &s);
-        wl_free(&s);
-        read_both += spec_damage_agrees(spec_decode, chunk, size, golden[g]);
-    }
+    size_t read_both = spec_goldens_damage_agree(spec_decode, "chunk", golden, sizeof golden / sizeof golden[0]);
     cr_assert_gt(read_both, 100); /* many flips land in values and still read: those were compared sample by sample */
 }
 

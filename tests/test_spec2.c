@@ -14,11 +14,6 @@ static const char *const golden2[] = {"constant_250", "counter_200", "gaps_300",
                                       "noisy_decimals_130", "real_doubles_260", "repeats_140", "special_values_150"};
 
 /* A golden codec-2 vector: its chunk line and samples. */
-static size_t load_golden2(const char *name, uint8_t *chunk, size_t cap, wl_series *s)
-{
-    return spec_load_vector("tsc2", name, "chunk ", chunk, cap, s);
-}
-
 Test(spec2, the_readme_decoder_reads_the_golden_chunks)
 {
     for (size_t g = 0; g < sizeof golden2 / sizeof golden2[0]; g++) {
@@ -53,14 +48,7 @@ Test(spec2, the_readme_decoder_reads_what_the_library_writes, .timeout = 60)
 /* Every truncation and single-bit flip of the golden chunks: refused alike, or read alike. */
 Test(spec2, damaged_chunks_are_refused_alike, .timeout = 300)
 {
-    static uint8_t chunk[32768];
-    size_t read_both = 0;
-    for (size_t g = 0; g < sizeof golden2 / sizeof golden2[0]; g++) {
-        wl_series s;
-        size_t size = load_golden2(golden2[g], chunk, sizeof chunk, &s);
-        wl_free(&s);
-        read_both += spec_damage_agrees(spec2_decode, chunk, size, golden2[g]);
-    }
+    size_t read_both = spec_goldens_damage_agree(spec2_decode, "tsc2", golden2, sizeof golden2 / sizeof golden2[0]);
     /* A TS_SCALED chunk, which no golden chunk is (steps of whole seconds in ms, then jittered ones: scale 1 there,
      * one flip from the refused 0): its scales read alike too. */
     wl_series scaled;
