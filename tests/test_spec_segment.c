@@ -433,3 +433,69 @@ Test(spec_segment, summary_blobs_read_alike)
     }
     tschunk_sketch_free(sk);
 }
+
+/* A name is at most 4,096 bytes. The library's writer refuses a longer one, so the test writes the longest it takes
+ * and makes it one byte longer by hand: the series table grows by a byte, the sections after it move, and every
+ * checksum is made right, so that only the length rule refuses it. */
+Test(spec_segment, a_name_over_4096_bytes_is_refused)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/long_name.tseg", spec_tmp);
+    tschunk_segment_options o = {.summary_mapping = TSCHUNK_MAPPING_CUBIC};
+    tschunk_segment_writer *w;
+    cr_assert_eq(tschunk_segment_writer_create(&w, path, &o), 0);
+    int64_t ts[3] = {1000, 1010, 1020};
+    double v[3] = {1, 2, 3};
+    uint8_t chunk[TSCHUNK_BOUND(3)];
+    size_t chunk_size = tschunk_encode(chunk, sizeof chunk, ts, v, 3, NULL);
+    cr_assert_eq(tschunk_segment_writer_add_chunk(w, 1, chunk, chunk_size, NULL, 0), 0);
+    char name[4097];
+    memset(name, 'n', sizeof name);
+    cr_assert_neq(tschunk_segment_writer_add_series(w, 1, name, 4097), 0);
+    cr_assert_eq(tschunk_segment_writer_add_series(w, 1, name, 4096), 0);
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+    spec_file f = spec_read_file(path);
+    spec_segment_agrees(f.data, f.size, "a 4,096-byte name", 0);
+    const uint8_t *footer = f.data + f.size - 144;
+    const uint8_t *table = f.data + specseg_u64(footer);
+    /* id 1, then the length 4,096 as a uvarint (0x80 0x20) and the name. */
+    cr_assert(specseg_u64(footer + 8) == 3 + 4096 && table[0] == 1 && table[1] == 0x80 && table[2] == 0x20);
+    uint8_t longer[3 + 4097] = {1, 0x81, 0x20};
+    memset(longer + 3, 'n', 4097);
+    for (unsigned len = 4096; len <= 4097; len++) {
+        size_t size;
+        uint8_t *out = with_section(&f, 0, longer, 3 + len, &size);
+        out[specseg_u64(out + size - 144) + 1] = (uint8_t)(0x80 | (len & 0x7f));
+        specseg_rehash(out, size);
+        size_t got = tschunk_segment_verify(out, size, NULL);
+        /* 4,096 rewritten the same way reads: what is refused at 4,097 is the length. */
+        cr_assert_eq(tschunk_get_error_code(got), len == 4096 ? TSCHUNK_OK : TSCHUNK_ERROR_CORRUPT, "%u: %s",
+                     len, tschunk_error_name(got));
+        spec_segment_agrees(out, size, "a name of", len);
+        free(out);
+    }
+    free(f.data);
+}
+
+/* A stored block summary covers at most 4,096 chunks. One of 4,096 made to say 4,097 (the uvarint keeps its length);
+ * a chunk of the block has a deleted sample, so nobody recombines the block: only the count rule refuses it. */
+Test(spec_segment, a_block_summary_over_4096_chunks_is_refused, .timeout = 300)
+{
+    static const spec_shape shape = {.series = 1, .chunks_each = 4097, .samples = 2, .with_summaries = 1,
+                                     .summary_block = 4096, .delete_series = 0, .delete_from = 0, .delete_to = 16010};
+    spec_file f = spec_write(&shape, "big_block");
+    cr_assert_eq(tschunk_segment_verify(f.data, f.size, NULL), 0);
+    const uint8_t *footer = f.data + f.size - 144;
+    uint8_t *blocks = f.data + specseg_u64(footer + 48);
+    /* first 0, count 4,096 (0x80 0x20): the one block; chunk 4,096 is left alone. */
+    cr_assert(blocks[0] == 0 && blocks[1] == 0x80 && blocks[2] == 0x20);
+    for (unsigned count = 4096; count <= 4097; count++) {
+        blocks[1] = (uint8_t)(0x80 | (count & 0x7f));
+        specseg_rehash(f.data, f.size);
+        size_t got = tschunk_segment_verify(f.data, f.size, NULL);
+        cr_assert_eq(tschunk_get_error_code(got), count == 4096 ? TSCHUNK_OK : TSCHUNK_ERROR_CORRUPT,
+                     "%u: %s", count, tschunk_error_name(got));
+        spec_segment_agrees(f.data, f.size, "a block summary of", count);
+    }
+    free(f.data);
+}
