@@ -269,11 +269,13 @@ Test(spec_segment, a_jitter_byte_with_a_zero_nibble_is_refused)
     free(f.data);
 }
 
-/* The rules one change cannot reach: a field and the one it must agree with, changed together. */
-static spec_file spec_one_chunk_segment(const char *name, int64_t first_ts, int with_spare_series)
+/* The rules one change cannot reach: a field and the one it must agree with, changed together. The segment holds
+ * one chunk of series 1 and, with a name, names series named_id. */
+static spec_file spec_one_chunk_segment(const char *file, int64_t first_ts, uint64_t named_id, const char *name,
+                                        size_t name_len)
 {
     char path[128];
-    snprintf(path, sizeof path, "%s/%s.tseg", spec_tmp, name);
+    snprintf(path, sizeof path, "%s/%s.tseg", spec_tmp, file);
     tschunk_segment_options o = {.summary_mapping = TSCHUNK_MAPPING_CUBIC};
     tschunk_segment_writer *w;
     cr_assert_eq(tschunk_segment_writer_create(&w, path, &o), 0);
@@ -282,11 +284,13 @@ static spec_file spec_one_chunk_segment(const char *name, int64_t first_ts, int 
     uint8_t chunk[TSCHUNK_BOUND(3)];
     size_t size = tschunk_encode(chunk, sizeof chunk, ts, v, 3, NULL);
     cr_assert_eq(tschunk_segment_writer_add_chunk(w, 1, chunk, size, NULL, 0), 0);
-    if (with_spare_series) cr_assert_eq(tschunk_segment_writer_add_series(w, 2, "named, no chunk", 15), 0);
+    if (name_len == 4096) /* the longest name it takes, from a buffer of 4,097 bytes: one more is refused */
+        cr_assert_neq(tschunk_segment_writer_add_series(w, named_id, name, 4097), 0);
+    if (name) cr_assert_eq(tschunk_segment_writer_add_series(w, named_id, name, name_len), 0);
     cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
     spec_file f = spec_read_file(path);
     cr_assert_eq(tschunk_segment_verify(f.data, f.size, NULL), 0);
-    spec_segment_agrees(f.data, f.size, name, 0);
+    spec_segment_agrees(f.data, f.size, file, 0);
     return f;
 }
 
@@ -294,7 +298,7 @@ static spec_file spec_one_chunk_segment(const char *name, int64_t first_ts, int 
  * first timestamp, which lies before "the segment's minimum timestamp". */
 Test(spec_segment, a_chunk_before_min_ts_is_refused)
 {
-    spec_file f = spec_one_chunk_segment("min_ts", 1000, 0);
+    spec_file f = spec_one_chunk_segment("min_ts", 1000, 0, NULL, 0);
     const uint8_t *footer = f.data + f.size - 144;
     uint8_t *index = f.data + specseg_u64(footer + 16), *first = NULL;
     for (uint8_t *q = index; q + 1 < index + specseg_u64(footer + 24); q++)
@@ -367,7 +371,7 @@ Test(spec_segment, an_empty_block_summary_blob_is_refused)
 /* The series bitmap must hold exactly the ordinals with chunks: here it also names the series that has none. */
 Test(spec_segment, a_series_bitmap_naming_a_series_without_chunks_is_refused)
 {
-    spec_file f = spec_one_chunk_segment("bitmap", 1000, 1);
+    spec_file f = spec_one_chunk_segment("bitmap", 1000, 2, "named, no chunk", 15);
     const uint8_t *footer = f.data + f.size - 144;
     size_t size;
     /* The surgery with the bitmap's own bytes ({0}) reads: what is refused below is the extra ordinal. */
@@ -439,23 +443,9 @@ Test(spec_segment, summary_blobs_read_alike)
  * checksum is made right, so that only the length rule refuses it. */
 Test(spec_segment, a_name_over_4096_bytes_is_refused)
 {
-    char path[128];
-    snprintf(path, sizeof path, "%s/long_name.tseg", spec_tmp);
-    tschunk_segment_options o = {.summary_mapping = TSCHUNK_MAPPING_CUBIC};
-    tschunk_segment_writer *w;
-    cr_assert_eq(tschunk_segment_writer_create(&w, path, &o), 0);
-    int64_t ts[3] = {1000, 1010, 1020};
-    double v[3] = {1, 2, 3};
-    uint8_t chunk[TSCHUNK_BOUND(3)];
-    size_t chunk_size = tschunk_encode(chunk, sizeof chunk, ts, v, 3, NULL);
-    cr_assert_eq(tschunk_segment_writer_add_chunk(w, 1, chunk, chunk_size, NULL, 0), 0);
-    char name[4097];
+    static char name[4097];
     memset(name, 'n', sizeof name);
-    cr_assert_neq(tschunk_segment_writer_add_series(w, 1, name, 4097), 0);
-    cr_assert_eq(tschunk_segment_writer_add_series(w, 1, name, 4096), 0);
-    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
-    spec_file f = spec_read_file(path);
-    spec_segment_agrees(f.data, f.size, "a 4,096-byte name", 0);
+    spec_file f = spec_one_chunk_segment("long_name", 1000, 1, name, 4096);
     const uint8_t *footer = f.data + f.size - 144;
     const uint8_t *table = f.data + specseg_u64(footer);
     /* id 1, then the length 4,096 as a uvarint (0x80 0x20) and the name. */
