@@ -1,21 +1,22 @@
 /* DDSketch compact decoding of arbitrary bytes: standalone, into an existing sketch, then use it; with the
- * AVX-512 bin reader and the scalar one (the same sketch or the same error at the same offset); the same
- * bytes as a chunk summary blob and as a block summary blob (which a range query never trusts blindly); what
- * decodes, once or merged twice, encodes to a stream that decodes. */
+ * one-at-a-time bin reader and each bin kernel, scalar and AVX-512 (the same sketch or the same error at the
+ * same offset); the same bytes as a chunk summary blob and as a block summary blob (which a range query never
+ * trusts blindly); what decodes, once or merged twice, encodes to a stream that decodes. */
 #include <string.h>
 
 #include "harness.h"
 #include "sketch/sketch.h"
 #include "tschunk.h"
 
-static void readers_agree(const uint8_t *data, size_t size, const tschunk_sketch_options *o)
+/* The one-at-a-time reader against a bin kernel (TSC_BINS_*). */
+static void reader_agrees(const uint8_t *data, size_t size, const tschunk_sketch_options *o, int reader)
 {
     static unsigned char a[1 << 16], b[1 << 16];
     tschunk_sketch *x, *y;
     if (tschunk_sketch_create(&x, o) != 0 || tschunk_sketch_create(&y, o) != 0) __builtin_trap();
     size_t at_x = 0, at_y = 0;
-    size_t rx = tsc_sketch_decode_merge_isa(x, data, size, &at_x, 0);
-    size_t ry = tsc_sketch_decode_merge_isa(y, data, size, &at_y, tsc_sketch_simd_here());
+    size_t rx = tsc_sketch_decode_merge_isa(x, data, size, &at_x, TSC_BINS_ONE_AT_A_TIME);
+    size_t ry = tsc_sketch_decode_merge_isa(y, data, size, &at_y, reader);
     if (rx != ry || at_x != at_y) __builtin_trap();
     if (!tschunk_is_error(rx)) {
         size_t nx = tschunk_sketch_encode(x, a, sizeof a, TSCHUNK_SKETCH_EXACT_STATS);
@@ -24,6 +25,12 @@ static void readers_agree(const uint8_t *data, size_t size, const tschunk_sketch
     }
     tschunk_sketch_free(x);
     tschunk_sketch_free(y);
+}
+
+static void readers_agree(const uint8_t *data, size_t size, const tschunk_sketch_options *o)
+{
+    reader_agrees(data, size, o, TSC_BINS_SCALAR_KERNEL);
+    if (tsc_sketch_simd_here()) reader_agrees(data, size, o, TSC_BINS_AVX512);
 }
 
 /* What a sketch holds, it encodes to a stream this decoder reads (0.29.1: bins summed past DBL_MAX once made an

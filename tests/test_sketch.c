@@ -310,9 +310,9 @@ Test(sketch, bin_kernels_match_scalar)
     cr_log_info("%d encodings compared", compared);
 }
 
-/* Decodes bytes into a sketch like s (merged into a copy of base when given) with the AVX-512 reader or
- * the scalar one; the result's encoding (or the error) into out. */
-static size_t decode_with(const tschunk_sketch *like, const unsigned char *bytes, size_t n, int simd,
+/* Decodes bytes into a sketch like s (merged into a copy of base when given) with the given bin reader
+ * (TSC_BINS_*); the result's encoding (or the error) into out. */
+static size_t decode_with(const tschunk_sketch *like, const unsigned char *bytes, size_t n, int reader,
                           const unsigned char *base, size_t base_n, unsigned char *out, size_t cap, size_t *err_at)
 {
     tschunk_sketch *t;
@@ -320,38 +320,41 @@ static size_t decode_with(const tschunk_sketch *like, const unsigned char *bytes
     cr_assert_eq(tschunk_sketch_create_mapping(&t, m->kind, m->gamma, m->index_offset, NULL), 0);
     if (base) cr_assert_eq(tschunk_sketch_decode_merge(t, base, base_n, NULL), 0);
     *err_at = 0;
-    size_t r = tsc_sketch_decode_merge_isa(t, bytes, n, err_at, simd);
+    size_t r = tsc_sketch_decode_merge_isa(t, bytes, n, err_at, reader);
     if (!tschunk_is_error(r)) r = tschunk_sketch_encode(t, out, cap, TSCHUNK_SKETCH_EXACT_STATS);
     tschunk_sketch_free(t);
     return r;
 }
 
-/* Both readers on bytes, merged into a new sketch like `like` (holding base's bins first, when given): the
- * same error at the same offset (returns 1), or the same sketch (returns 0). */
+/* The one-at-a-time reader and each bin kernel here (the scalar one, AVX-512's where the CPU has it) on bytes,
+ * merged into a new sketch like `like` (holding base's bins first, when given): the same error at the same
+ * offset (returns 1), or the same sketch (returns 0). */
 static int readers_agree_on(const tschunk_sketch *like, const unsigned char *bytes, size_t n,
                             const unsigned char *base, size_t base_n, const char *label)
 {
     static unsigned char want[1 << 15], got[1 << 15];
     size_t at_a, at_b;
-    size_t a = decode_with(like, bytes, n, 0, base, base_n, want, sizeof want, &at_a);
-    size_t b = decode_with(like, bytes, n, tsc_sketch_simd_here(), base, base_n, got, sizeof got, &at_b);
-    cr_assert_eq(tschunk_get_error_code(a), tschunk_get_error_code(b), "%s", label);
-    if (!tschunk_is_error(a)) {
-        cr_assert(a == b && !memcmp(want, got, a), "%s: sketches differ", label);
-        return 0;
+    size_t a = decode_with(like, bytes, n, TSC_BINS_ONE_AT_A_TIME, base, base_n, want, sizeof want, &at_a);
+    for (int reader = TSC_BINS_AVX512; reader <= TSC_BINS_SCALAR_KERNEL; reader++) {
+        if (reader == TSC_BINS_AVX512 && !tsc_sketch_simd_here()) continue;
+        size_t b = decode_with(like, bytes, n, reader, base, base_n, got, sizeof got, &at_b);
+        cr_assert_eq(tschunk_get_error_code(a), tschunk_get_error_code(b), "%s (reader %d)", label, reader);
+        if (!tschunk_is_error(a))
+            cr_assert(a == b && !memcmp(want, got, a), "%s (reader %d): sketches differ", label, reader);
+        else
+            cr_assert_eq(at_a, at_b, "%s (reader %d): error offsets", label, reader);
     }
-    cr_assert_eq(at_a, at_b, "%s: error offsets", label);
-    return 1;
+    return tschunk_is_error(a) ? 1 : 0;
 }
 
 /*
- * The AVX-512 bin reader against the scalar one: the same sketch from every encoding random_sketch makes
+ * The bin kernels against the one-at-a-time reader: the same sketch from every encoding random_sketch makes
  * (and merged into a sketch that is not empty), the same error at the same offset from every truncation
  * and from bit flips.
  */
-Test(sketch, bin_reader_matches_scalar, .timeout = 60)
+Test(sketch, bin_kernels_read_as_one_at_a_time, .timeout = 60)
 {
-    if (!tsc_sketch_simd_here()) cr_log_info("no AVX-512 VBMI2 here: the scalar reader compared with itself");
+    if (!tsc_sketch_simd_here()) cr_log_info("no AVX-512 VBMI2 here: the scalar kernel alone compared");
     uint64_t rng = 31;
     static unsigned char enc[1 << 15], base[1 << 15];
     size_t compared = 0, errors = 0;
@@ -396,9 +399,9 @@ static size_t put_test_uvarint(unsigned char *p, uint64_t v)
 }
 
 /* Index deltas and indices at and past the limits read_bin_run sets (|delta| <= 2 * 2^31, int32
- * indices), at every lane of a block, in both forms: both readers take or refuse the same bins, at the
+ * indices), at every lane of a block, in both forms: every reader takes or refuses the same bins, at the
  * same offset. */
-Test(sketch, bin_reader_limits_match_scalar)
+Test(sketch, bin_kernels_limits_as_one_at_a_time)
 {
     const int64_t firsts[] = {INT32_MAX - 12, INT32_MIN + 12, INT32_MAX, INT32_MIN, 0, INT32_MAX * INT64_C(2),
                               INT32_MIN * INT64_C(2), INT32_MIN * INT64_C(2) - 1, INT32_MAX * INT64_C(2) + 1};
@@ -470,19 +473,27 @@ static size_t get_test_uvarint(const unsigned char *p, size_t *at)
     }
 }
 
-/*
- * The AVX-512 reader takes every bin of a canonical stream (counts and deltas of at most 8 bytes), in
- * both forms, many blocks to a 64-byte window: the bins the sketch holds, exactly. (The scalar reader
- * reads what it leaves, so the comparisons above cannot see it leaving too much.)
- */
-Test(sketch, bin_reader_takes_every_canonical_bin)
+/* A kernel of either kind with the scalar one's contract (written: the bins it wrote, empties or not). */
+static size_t avx512_kernel(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
+                            int64_t *index, int64_t *indices, double *counts, size_t *written)
 {
-    if (!tsc_sketch_simd_here()) {
-        cr_log_info("no AVX-512 VBMI2 here: nothing to check");
-        return;
-    }
+    *written = tsc_get_bins_avx512(src, avail, n, has_deltas, step, used, index, indices, counts);
+    return *written;
+}
+
+typedef size_t (*bin_kernel)(const uint8_t *, size_t, size_t, int, int64_t, size_t *, int64_t *, int64_t *, double *,
+                             size_t *);
+
+/*
+ * A kernel takes every bin of a canonical stream (counts and deltas of at most 8 bytes; for the scalar kernel,
+ * deltas of one byte and 9 bytes to load from), in both forms, many blocks to a 64-byte window: the bins the
+ * sketch holds, exactly. (The one-at-a-time reader reads what a kernel leaves, so the comparisons above cannot
+ * see it leaving too much.)
+ */
+static void kernel_takes_every_canonical_bin(bin_kernel kernel, int scalar)
+{
     uint64_t rng = 37;
-    static unsigned char enc[1 << 15];
+    static unsigned char enc[(1 << 15) + 16];
     static int64_t indices[4096 + 8];
     static double counts[4096 + 8];
     static visited_bins want;
@@ -490,16 +501,19 @@ Test(sketch, bin_reader_takes_every_canonical_bin)
     for (int round = 0; round < 400; round++) {
         tschunk_sketch *s;
         cr_assert_eq(tschunk_sketch_create(&s, NULL), 0);
-        int dense = round & 1, n = 1 + (int)(wl_rng(&rng) % (dense ? 3000 : 300));
+        /* the scalar kernel: bins close together, as index deltas (sparse) or contiguous counts */
+        int dense = scalar || (round & 1), n = 1 + (int)(wl_rng(&rng) % (dense ? 3000 : 300));
         for (int i = 0; i < n; i++) {
             double u = wl_uniform(&rng);
             double v = dense ? 1 + u * 5 : exp(u * 40), w = (double)(1 + wl_rng(&rng) % 1000);
             cr_assert(!tschunk_is_error(tschunk_sketch_add_weighted(s, v, w)));
         }
-        size_t bytes = tschunk_sketch_encode(s, enc, sizeof enc, TSCHUNK_SKETCH_OMIT_MAPPING);
+        unsigned sparse = scalar && (round & 1) ? TSCHUNK_SKETCH_SPARSE : 0;
+        size_t bytes = tschunk_sketch_encode(s, enc, sizeof enc - 16, TSCHUNK_SKETCH_OMIT_MAPPING | sparse);
+        memset(enc + bytes, 0x80, 16); /* continued bytes past the end: not a count a kernel may finish */
         want.n = 0;
         tschunk_sketch_bins(s, 0, collect_bin, &want);
-        size_t at = 1, got_n, used;
+        size_t at = 1, got_n, used, written;
         unsigned form = enc[0] >> 2;
         cr_assert(enc[0] == 0x05 || enc[0] == 0x0d, "round %d: flag %02x", round, enc[0]);
         size_t bins = get_test_uvarint(enc, &at);
@@ -509,24 +523,37 @@ Test(sketch, bin_reader_takes_every_canonical_bin)
             index = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
             cr_assert_eq(get_test_uvarint(enc, &at), 2); /* step 1, zigzag */
         }
-        got_n = tsc_get_bins_avx512(enc + at, bytes - at, bins, form == 1, step, &used, &index, indices, counts);
+        got_n = kernel(enc + at, bytes - at + (scalar ? 9 : 0), bins, form == 1, step, &used, &index, indices, counts,
+                       &written);
         cr_assert_eq(got_n, bins, "round %d: %zu of %zu bins taken (form %u)", round, got_n, bins, form);
         cr_assert_eq(at + used, bytes, "round %d", round);
         size_t j = 0;
-        for (size_t k = 0; k < got_n; k++) {
-            if (form == 3) cr_assert_eq(indices[k], want.index[0] + (int64_t)k, "round %d bin %zu", round, k);
+        for (size_t k = 0; k < written; k++) {
+            if (form == 3 && !scalar) cr_assert_eq(indices[k], want.index[0] + (int64_t)k, "round %d bin %zu", round, k);
             if (counts[k] == 0) continue;
             cr_assert(j < want.n && indices[k] == want.index[j] && counts[k] == want.count[j], "round %d bin %zu",
                       round, k);
             j++;
         }
         cr_assert_eq(j, want.n, "round %d", round);
+        if (scalar) cr_assert_eq(written, want.n, "round %d: the scalar kernel writes no empty bin", round);
         forms[form == 3]++;
         tschunk_sketch_free(s);
     }
     cr_log_info("%d streams of index deltas, %d of contiguous counts", forms[0], forms[1]);
     cr_assert(forms[0] > 50 && forms[1] > 50);
 }
+
+Test(sketch, avx512_kernel_takes_every_canonical_bin)
+{
+    if (!tsc_sketch_simd_here()) {
+        cr_log_info("no AVX-512 VBMI2 here: nothing to check");
+        return;
+    }
+    kernel_takes_every_canonical_bin(avx512_kernel, 0);
+}
+
+Test(sketch, scalar_kernel_takes_every_canonical_bin) { kernel_takes_every_canonical_bin(tsc_get_bins_scalar, 1); }
 
 /* The mapping's index limits skip pow past +-1100 (lib/sketch/mapping.c, pow_limit): there pow itself
  * gives 0 and infinity for both bases, and, being monotonic, beyond. */

@@ -386,7 +386,7 @@ typedef struct {
     const uint8_t *src;
     size_t size, pos;
     size_t err_at;
-    int simd; /* the AVX-512 bin reader may run */
+    int reader; /* TSC_BINS_*: how runs of bins are read */
 } in_buf;
 
 static size_t fail_at(in_buf *in, size_t at, size_t err)
@@ -506,7 +506,7 @@ static size_t get_f64(in_buf *in, double *out)
 typedef struct {
     int64_t index[LOGGED_BINS + 8]; /* + 8: the AVX-512 reader writes eight lanes at a time */
     double count[LOGGED_BINS + 8];
-    uint8_t negative[LOGGED_BINS];
+    uint8_t negative[LOGGED_BINS + 8];
 } bin_log;
 
 /* What a stream says besides its bins, gathered while it is read. */
@@ -541,6 +541,81 @@ TSC_INLINE size_t skip_count(in_buf *in)
     return get_count(in, &v);
 }
 
+/* A count of up to 8 bytes at w's top (its x's low 8 bits zero, so finite and >= 0: get_count); *bytes its
+ * length. Returns 0 for a 9-byte count. */
+TSC_INLINE int count_from_word(uint64_t w, double *count, size_t *bytes)
+{
+    uint64_t r;
+    if (TSC_LIKELY(!(w >> 63))) { /* one byte: small integers */
+        r = w >> 56 << 51;
+        *bytes = 1;
+    } else {
+        uint64_t ends = ~w & UINT64_C(0x8080808080808080);
+        if (!ends) return 0;
+        unsigned lead = (unsigned)__builtin_clzll(ends); /* 8 * (bytes - 1) */
+        r = rotr6(gather_groups(w & UINT64_C(0x7f7f7f7f7f7f7f7f) & ~UINT64_C(0) << (56 - lead)));
+        *bytes = lead / 8 + 1;
+    }
+    *count = tsc_double_of(r + tsc_bits_of(1.0)) - 1.0;
+    return 1;
+}
+
+/* tsc_get_bins_scalar's loop (sketch.h); without `checked`, every index is known to stay within int32. */
+TSC_INLINE size_t bins_scalar_loop(const uint8_t *src, size_t avail, size_t n, int has_deltas, int checked,
+                                   int64_t step, size_t *used, int64_t *index, int64_t *indices, double *counts,
+                                   size_t *written)
+{
+    size_t pos = 0, k = 0, kept = 0;
+    int64_t at = *index;
+    for (; k < n && pos + 9 <= avail; k++) {
+        int64_t bin = at;
+        if (has_deltas) {
+            if (src[pos] >= 0x80) break;
+            bin = at + tsc_unzigzag(src[pos]);
+        }
+        if (checked && (bin < INT32_MIN || bin > INT32_MAX)) break;
+        size_t count_at = pos + (has_deltas ? 1 : 0), bytes;
+        double count;
+        if (!count_from_word(tsc_load64_be(src + count_at), &count, &bytes)) break;
+        indices[kept] = bin;
+        counts[kept] = count;
+        kept += !tsc_is_zero(count);
+        pos = count_at + bytes;
+        at = has_deltas ? bin : bin + step;
+    }
+    *used = pos;
+    *index = at;
+    *written = kept;
+    return k;
+}
+
+/* Where no index of the next n bins can leave int32 (n <= 256 here, each moving the index by at most 64 or
+ * one step), the loop checks none. */
+size_t tsc_get_bins_scalar(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
+                           int64_t *index, int64_t *indices, double *counts, size_t *written)
+{
+    int64_t reach = (int64_t)n * (has_deltas ? 64 : (step < 0 ? -step : step));
+    int safe = n <= 256 && *index >= INT32_MIN + reach && *index <= INT32_MAX - reach;
+    if (has_deltas)
+        return safe ? bins_scalar_loop(src, avail, n, 1, 0, step, used, index, indices, counts, written)
+                    : bins_scalar_loop(src, avail, n, 1, 1, step, used, index, indices, counts, written);
+    return safe ? bins_scalar_loop(src, avail, n, 0, 0, step, used, index, indices, counts, written)
+                : bins_scalar_loop(src, avail, n, 0, 1, step, used, index, indices, counts, written);
+}
+
+/* The bin kernel the reader names; *written: the bins written to indices and counts (the AVX-512 kernel
+ * writes the empty ones too). */
+TSC_INLINE size_t get_bins(int reader, const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step,
+                           size_t *used, int64_t *index, int64_t *indices, double *counts, size_t *written)
+{
+    if (reader == TSC_BINS_AVX512) {
+        size_t got = tsc_get_bins_avx512(src, avail, n, has_deltas, step, used, index, indices, counts);
+        *written = got;
+        return got;
+    }
+    return tsc_get_bins_scalar(src, avail, n, has_deltas, step, used, index, indices, counts, written);
+}
+
 /* A bin the checking pass read: logged while the log has room (the count in a local: through info it
  * would be a store and a load a bin). */
 TSC_INLINE void log_bin(bin_log *log, size_t *logged, int64_t index, double count, int negative)
@@ -557,29 +632,31 @@ TSC_INLINE void log_bin(bin_log *log, size_t *logged, int64_t index, double coun
 }
 
 /*
- * Up to `left` bins through the AVX-512 reader, logged or added as read_bin_run does; *index is
+ * Up to `left` bins through a bin kernel (get_bins), logged or added as read_bin_run does; *index is
  * read_bin_run's (the bin before; `first`: none read yet). Returns the bins taken, 0 when the next one
- * is the scalar reader's.
+ * is the one-at-a-time reader's.
  */
-TSC_INLINE size_t read_bins_simd(tschunk_sketch *s, tsc_store *st, in_buf *in, uint64_t left, int64_t *index,
+TSC_INLINE size_t read_bins_kernel(tschunk_sketch *s, tsc_store *st, in_buf *in, uint64_t left, int64_t *index,
                                  int first, int64_t step, int negative, stream_info *info, size_t *logged,
                                  int has_deltas, int commit)
 {
     int64_t at = has_deltas || first ? *index : *index + step; /* the kernel's: contiguous, the next bin's */
-    size_t used, got;
+    size_t used, got, written;
     if (!commit && *logged < LOGGED_BINS) { /* straight into the log */
         size_t room = LOGGED_BINS - *logged, want = left < room ? (size_t)left : room;
-        got = tsc_get_bins_avx512(in->src + in->pos, in->size - in->pos, want, has_deltas, step, &used, &at,
-                                  info->log->index + *logged, info->log->count + *logged);
-        memset(info->log->negative + *logged, negative, got);
-        *logged += got; /* empty bins too: the commit skips them */
+        got = get_bins(in->reader, in->src + in->pos, in->size - in->pos, want, has_deltas, step, &used, &at,
+                       info->log->index + *logged, info->log->count + *logged, &written);
+        /* eight signs a store (the log has room past its end): a memset call cost more than a short run */
+        uint64_t signs = negative ? UINT64_C(0x0101010101010101) : 0;
+        for (size_t i = 0; i < written; i += 8) memcpy(info->log->negative + *logged + i, &signs, 8);
+        *logged += written; /* the AVX-512 kernel's empty bins too: the commit skips them */
     } else {
         int64_t indices[64 + 8];
         double counts[64 + 8];
-        got = tsc_get_bins_avx512(in->src + in->pos, in->size - in->pos, left < 64 ? left : 64, has_deltas, step,
-                                  &used, &at, indices, counts);
+        got = get_bins(in->reader, in->src + in->pos, in->size - in->pos, left < 64 ? left : 64, has_deltas, step,
+                       &used, &at, indices, counts, &written);
         if (commit) {
-            tsc_store_add_many(s, st, indices, counts, got, &info->bins_total);
+            tsc_store_add_many(s, st, indices, counts, written, &info->bins_total);
         } else if (got) {
             *logged = LOGGED_BINS + 1;
         }
@@ -595,21 +672,22 @@ TSC_INLINE size_t read_bins_simd(tschunk_sketch *s, tsc_store *st, in_buf *in, u
  * n bins from index (contiguous: step apart; else index deltas). A bin index must stay within int32 as
  * both libraries' stores hold it. The checking pass (commit 0) logs the first LOGGED_BINS non-empty bins
  * and past them reads only lengths and indices, since the committing pass will parse the stream again;
- * the committing pass adds the counts. Long runs with counts go through the AVX-512 reader where the
- * CPU has it (read_bins_simd). The form and the pass are constants at every call, so the compiler
- * writes one loop for each.
+ * the committing pass adds the counts. Runs with counts go through a bin kernel (read_bins_kernel), long
+ * ones only for AVX-512's. The form and the pass are constants at every call, so the compiler writes one
+ * loop for each.
  */
 TSC_INLINE size_t read_bin_run(tschunk_sketch *s, in_buf *in, uint64_t n, int64_t index, int64_t step, int negative,
                                stream_info *info, int has_deltas, int has_counts, int commit)
 {
     tsc_store *st = s ? (negative ? &s->neg : &s->pos) : NULL;
     size_t logged = info->logged; /* written back at the end: after an error info is dropped */
+    /* Runs of a few bins (a chunk summary's) skip the kernels: AVX-512's measured slower on 10,000
+     * summaries of 9-30 bins each (4 KB apart), though faster on any one of them repeated. */
+    int kernel = has_counts && in->reader != TSC_BINS_ONE_AT_A_TIME && n >= (in->reader == TSC_BINS_AVX512 ? 32 : 16);
     for (uint64_t k = 0; k < n; k++) {
         size_t bin_at = in->pos, err;
-        /* Runs of a few bins (a chunk summary's) stay scalar: the kernel measured slower on 10,000
-         * summaries of 9-30 bins each (4 KB apart), though faster on any one of them repeated. */
-        if (has_counts && in->simd && n >= 32) {
-            size_t got = read_bins_simd(s, st, in, n - k, &index, k == 0, step, negative, info, &logged, has_deltas,
+        if (kernel) {
+            size_t got = read_bins_kernel(s, st, in, n - k, &index, k == 0, step, negative, info, &logged, has_deltas,
                                         commit);
             if (got) {
                 k += got - 1;
@@ -785,13 +863,13 @@ static void commit_stream(tschunk_sketch *s, in_buf *in, stream_info *info, cons
 
 size_t tschunk_sketch_decode_merge(tschunk_sketch *s, const void *src, size_t size, size_t *error_offset)
 {
-    return tsc_sketch_decode_merge_isa(s, src, size, error_offset, tsc_sketch_simd_here());
+    return tsc_sketch_decode_merge_isa(s, src, size, error_offset, tsc_sketch_reader_here());
 }
 
-size_t tsc_sketch_decode_merge_isa(tschunk_sketch *s, const void *src, size_t size, size_t *error_offset, int simd)
+size_t tsc_sketch_decode_merge_isa(tschunk_sketch *s, const void *src, size_t size, size_t *error_offset, int reader)
 {
     if (!s || (!src && size)) return TSC_ERROR(BAD_PARAMETER);
-    in_buf in = {(const uint8_t *)src, size, 0, 0, simd};
+    in_buf in = {(const uint8_t *)src, size, 0, 0, reader};
     stream_info info;
     bin_log log;
     size_t err = read_stream(s, &in, &info, 0, &log); /* check everything first: nothing changes on error */
@@ -811,7 +889,7 @@ size_t tschunk_sketch_decode_new(tschunk_sketch **out, const void *src, size_t s
 {
     if (!out || (!src && size)) return TSC_ERROR(BAD_PARAMETER);
     *out = NULL;
-    in_buf in = {(const uint8_t *)src, size, 0, 0, tsc_sketch_simd_here()};
+    in_buf in = {(const uint8_t *)src, size, 0, 0, tsc_sketch_reader_here()};
     stream_info info;
     bin_log log;
     size_t err = read_stream(NULL, &in, &info, 0, &log);

@@ -163,6 +163,16 @@ TSC_INLINE size_t tsc_get_bins_avx512(const uint8_t *src, size_t avail, size_t n
 }
 #endif
 
+/*
+ * The scalar bin kernel (codec.c), the AVX-512 one's twin for the other CPUs: the same contract, for bins
+ * whose index delta is one byte (-64 to 63: neighbouring bins, the usual case) and whose count takes at
+ * most 8 bytes, while 9 bytes are left to load from; empty bins are not written, *written counts those
+ * that are (room for n of each). It keeps the input's position and the index in registers, where the
+ * one-at-a-time reader keeps them in memory that every byte store of its log may alias.
+ */
+size_t tsc_get_bins_scalar(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
+                           int64_t *index, int64_t *indices, double *counts, size_t *written);
+
 /* AVX-512 with byte compress (VBMI2) as well: Ice Lake and later, Zen 4 and later. */
 TSC_INLINE int tsc_sketch_simd_here(void)
 {
@@ -176,8 +186,20 @@ TSC_INLINE int tsc_sketch_simd_here(void)
 /* tschunk_sketch_encode with the kernels (simd, when the CPU has them) or without (the scalar twins). */
 size_t tsc_sketch_encode_isa(const tschunk_sketch *s, void *dst, size_t capacity, unsigned flags, int simd);
 
-/* tschunk_sketch_decode_merge with the AVX-512 bin reader (simd, when the CPU has it) or without. */
-size_t tsc_sketch_decode_merge_isa(tschunk_sketch *s, const void *src, size_t size, size_t *error_offset, int simd);
+/*
+ * How a decoder reads runs of bins: one bin at a time (the reference the tests hold the others to), through
+ * the scalar bin kernel (codec.c: eight-byte loads, the input's position in a register) or through the
+ * AVX-512 one (bins512.c). Both kernels stop before a bin they cannot take, which the one-at-a-time
+ * reader then reads or refuses.
+ */
+enum { TSC_BINS_ONE_AT_A_TIME = 0, TSC_BINS_AVX512 = 1, TSC_BINS_SCALAR_KERNEL = 2 };
+
+/* The fastest bin reader this CPU runs. */
+TSC_INLINE int tsc_sketch_reader_here(void) { return tsc_sketch_simd_here() ? TSC_BINS_AVX512 : TSC_BINS_SCALAR_KERNEL; }
+
+/* tschunk_sketch_decode_merge with the given bin reader (TSC_BINS_AVX512 only where the CPU has it). */
+size_t tsc_sketch_decode_merge_isa(tschunk_sketch *s, const void *src, size_t size, size_t *error_offset,
+                                   int reader);
 
 /* One step of the Kahan-compensated sum both reference libraries keep (the same bits as theirs). */
 TSC_INLINE void tsc_kahan_add(double *sum, double *compensation, double x)
