@@ -386,8 +386,32 @@ typedef struct {
     const uint8_t *src;
     size_t size, pos;
     size_t err_at;
-    int reader; /* TSC_BINS_*: how runs of bins are read */
+    int reader;      /* TSC_BINS_*: how runs of bins are read */
+    size_t readable; /* bytes a bin kernel may load from src: size, or size + PAD in a padded copy */
 } in_buf;
+
+/*
+ * A small stream is read from a copy followed by PAD bytes 0x80: a bin kernel may then load 8 bytes from
+ * any record to the stream's end, and still takes none that the stream does not hold whole (no byte of the
+ * padding ends a varint). The one-at-a-time reader knows only `size`.
+ */
+#define PAD 16
+#define PADDED_MAX 512
+typedef struct {
+    uint8_t bytes[PADDED_MAX + PAD];
+} padded_copy;
+
+static in_buf in_buf_of(const void *src, size_t size, int reader, padded_copy *copy)
+{
+    in_buf in = {(const uint8_t *)src, size, 0, 0, reader, size};
+    if (reader != TSC_BINS_ONE_AT_A_TIME && size <= PADDED_MAX) {
+        if (size) memcpy(copy->bytes, src, size);
+        memset(copy->bytes + size, 0x80, PAD);
+        in.src = copy->bytes;
+        in.readable = size + PAD;
+    }
+    return in;
+}
 
 static size_t fail_at(in_buf *in, size_t at, size_t err)
 {
@@ -644,7 +668,7 @@ TSC_INLINE size_t read_bins_kernel(tschunk_sketch *s, tsc_store *st, in_buf *in,
     size_t used, got, written;
     if (!commit && *logged < LOGGED_BINS) { /* straight into the log */
         size_t room = LOGGED_BINS - *logged, want = left < room ? (size_t)left : room;
-        got = get_bins(in->reader, in->src + in->pos, in->size - in->pos, want, has_deltas, step, &used, &at,
+        got = get_bins(in->reader, in->src + in->pos, in->readable - in->pos, want, has_deltas, step, &used, &at,
                        info->log->index + *logged, info->log->count + *logged, &written);
         /* eight signs a store (the log has room past its end): a memset call cost more than a short run */
         uint64_t signs = negative ? UINT64_C(0x0101010101010101) : 0;
@@ -653,7 +677,7 @@ TSC_INLINE size_t read_bins_kernel(tschunk_sketch *s, tsc_store *st, in_buf *in,
     } else {
         int64_t indices[64 + 8];
         double counts[64 + 8];
-        got = get_bins(in->reader, in->src + in->pos, in->size - in->pos, left < 64 ? left : 64, has_deltas, step,
+        got = get_bins(in->reader, in->src + in->pos, in->readable - in->pos, left < 64 ? left : 64, has_deltas, step,
                        &used, &at, indices, counts, &written);
         if (commit) {
             tsc_store_add_many(s, st, indices, counts, written, &info->bins_total);
@@ -683,7 +707,7 @@ TSC_INLINE size_t read_bin_run(tschunk_sketch *s, in_buf *in, uint64_t n, int64_
     size_t logged = info->logged; /* written back at the end: after an error info is dropped */
     /* Runs of a few bins (a chunk summary's) skip the kernels: AVX-512's measured slower on 10,000
      * summaries of 9-30 bins each (4 KB apart), though faster on any one of them repeated. */
-    int kernel = has_counts && in->reader != TSC_BINS_ONE_AT_A_TIME && n >= (in->reader == TSC_BINS_AVX512 ? 32 : 16);
+    int kernel = has_counts && in->reader != TSC_BINS_ONE_AT_A_TIME && n >= (in->reader == TSC_BINS_AVX512 ? 32 : 4);
     for (uint64_t k = 0; k < n; k++) {
         size_t bin_at = in->pos, err;
         if (kernel) {
@@ -869,7 +893,8 @@ size_t tschunk_sketch_decode_merge(tschunk_sketch *s, const void *src, size_t si
 size_t tsc_sketch_decode_merge_isa(tschunk_sketch *s, const void *src, size_t size, size_t *error_offset, int reader)
 {
     if (!s || (!src && size)) return TSC_ERROR(BAD_PARAMETER);
-    in_buf in = {(const uint8_t *)src, size, 0, 0, reader};
+    padded_copy copy;
+    in_buf in = in_buf_of(src, size, reader, &copy);
     stream_info info;
     bin_log log;
     size_t err = read_stream(s, &in, &info, 0, &log); /* check everything first: nothing changes on error */
@@ -889,7 +914,8 @@ size_t tschunk_sketch_decode_new(tschunk_sketch **out, const void *src, size_t s
 {
     if (!out || (!src && size)) return TSC_ERROR(BAD_PARAMETER);
     *out = NULL;
-    in_buf in = {(const uint8_t *)src, size, 0, 0, tsc_sketch_reader_here()};
+    padded_copy copy;
+    in_buf in = in_buf_of(src, size, tsc_sketch_reader_here(), &copy);
     stream_info info;
     bin_log log;
     size_t err = read_stream(NULL, &in, &info, 0, &log);
