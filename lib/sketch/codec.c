@@ -656,19 +656,19 @@ TSC_INLINE void log_bin(bin_log *log, size_t *logged, int64_t index, double coun
 }
 
 /*
- * Up to `left` bins through a bin kernel (get_bins), logged or added as read_bin_run does; *index is
+ * Up to `left` bins through a bin kernel (TSC_BINS_*, get_bins), logged or added as read_bin_run does; *index is
  * read_bin_run's (the bin before; `first`: none read yet). Returns the bins taken, 0 when the next one
  * is the one-at-a-time reader's.
  */
-TSC_INLINE size_t read_bins_kernel(tschunk_sketch *s, tsc_store *st, in_buf *in, uint64_t left, int64_t *index,
-                                 int first, int64_t step, int negative, stream_info *info, size_t *logged,
-                                 int has_deltas, int commit)
+TSC_INLINE size_t read_bins_kernel(tschunk_sketch *s, tsc_store *st, in_buf *in, int kernel, uint64_t left,
+                                   int64_t *index, int first, int64_t step, int negative, stream_info *info,
+                                   size_t *logged, int has_deltas, int commit)
 {
     int64_t at = has_deltas || first ? *index : *index + step; /* the kernel's: contiguous, the next bin's */
     size_t used, got, written;
     if (!commit && *logged < LOGGED_BINS) { /* straight into the log */
         size_t room = LOGGED_BINS - *logged, want = left < room ? (size_t)left : room;
-        got = get_bins(in->reader, in->src + in->pos, in->readable - in->pos, want, has_deltas, step, &used, &at,
+        got = get_bins(kernel, in->src + in->pos, in->readable - in->pos, want, has_deltas, step, &used, &at,
                        info->log->index + *logged, info->log->count + *logged, &written);
         /* eight signs a store (the log has room past its end): a memset call cost more than a short run */
         uint64_t signs = negative ? UINT64_C(0x0101010101010101) : 0;
@@ -677,7 +677,7 @@ TSC_INLINE size_t read_bins_kernel(tschunk_sketch *s, tsc_store *st, in_buf *in,
     } else {
         int64_t indices[64 + 8];
         double counts[64 + 8];
-        got = get_bins(in->reader, in->src + in->pos, in->readable - in->pos, left < 64 ? left : 64, has_deltas, step,
+        got = get_bins(kernel, in->src + in->pos, in->readable - in->pos, left < 64 ? left : 64, has_deltas, step,
                        &used, &at, indices, counts, &written);
         if (commit) {
             tsc_store_add_many(s, st, indices, counts, written, &info->bins_total);
@@ -696,23 +696,25 @@ TSC_INLINE size_t read_bins_kernel(tschunk_sketch *s, tsc_store *st, in_buf *in,
  * n bins from index (contiguous: step apart; else index deltas). A bin index must stay within int32 as
  * both libraries' stores hold it. The checking pass (commit 0) logs the first LOGGED_BINS non-empty bins
  * and past them reads only lengths and indices, since the committing pass will parse the stream again;
- * the committing pass adds the counts. Runs with counts go through a bin kernel (read_bins_kernel), long
- * ones only for AVX-512's. The form and the pass are constants at every call, so the compiler writes one
- * loop for each.
+ * the committing pass adds the counts. Runs with counts go through a bin kernel (read_bins_kernel). The
+ * form and the pass are constants at every call, so the compiler writes one loop for each.
  */
 TSC_INLINE size_t read_bin_run(tschunk_sketch *s, in_buf *in, uint64_t n, int64_t index, int64_t step, int negative,
                                stream_info *info, int has_deltas, int has_counts, int commit)
 {
     tsc_store *st = s ? (negative ? &s->neg : &s->pos) : NULL;
     size_t logged = info->logged; /* written back at the end: after an error info is dropped */
-    /* Runs of a few bins (a chunk summary's) skip the kernels: AVX-512's measured slower on 10,000
-     * summaries of 9-30 bins each (4 KB apart), though faster on any one of them repeated. */
-    int kernel = has_counts && in->reader != TSC_BINS_ONE_AT_A_TIME && n >= (in->reader == TSC_BINS_AVX512 ? 32 : 4);
+    /* Runs of fewer than 32 bins (a chunk summary's) skip the AVX-512 kernel, which measured slower on 10,000
+     * summaries of 9-30 bins each (4 KB apart), though faster on any one of them repeated; those of 4 and more
+     * take the scalar one. */
+    int kernel = !has_counts || in->reader == TSC_BINS_ONE_AT_A_TIME || n < 4 ? TSC_BINS_ONE_AT_A_TIME
+                 : in->reader == TSC_BINS_AVX512 && n >= 32                     ? TSC_BINS_AVX512
+                                                                                : TSC_BINS_SCALAR_KERNEL;
     for (uint64_t k = 0; k < n; k++) {
         size_t bin_at = in->pos, err;
-        if (kernel) {
-            size_t got = read_bins_kernel(s, st, in, n - k, &index, k == 0, step, negative, info, &logged, has_deltas,
-                                        commit);
+        if (kernel != TSC_BINS_ONE_AT_A_TIME) {
+            size_t got = read_bins_kernel(s, st, in, kernel, n - k, &index, k == 0, step, negative, info, &logged,
+                                          has_deltas, commit);
             if (got) {
                 k += got - 1;
                 continue;
