@@ -529,7 +529,8 @@ static void kernel_takes_every_canonical_bin(bin_kernel kernel, int scalar)
         cr_assert_eq(at + used, bytes, "round %d", round);
         size_t j = 0;
         for (size_t k = 0; k < written; k++) {
-            if (form == 3 && !scalar) cr_assert_eq(indices[k], want.index[0] + (int64_t)k, "round %d bin %zu", round, k);
+            if (form == 3 && !scalar)
+                cr_assert_eq(indices[k], want.index[0] + (int64_t)k, "round %d bin %zu", round, k);
             if (counts[k] == 0) continue;
             cr_assert(j < want.n && indices[k] == want.index[j] && counts[k] == want.count[j], "round %d bin %zu",
                       round, k);

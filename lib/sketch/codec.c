@@ -618,8 +618,11 @@ TSC_INLINE size_t bins_scalar_loop(const uint8_t *src, size_t avail, size_t n, i
 size_t tsc_get_bins_scalar(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
                            int64_t *index, int64_t *indices, double *counts, size_t *written)
 {
-    int64_t reach = (int64_t)n * (has_deltas ? 64 : (step < 0 ? -step : step));
-    int safe = n <= 256 && *index >= INT32_MIN + reach && *index <= INT32_MAX - reach;
+    int safe = 0;
+    if (n <= 256) {
+        int64_t reach = (int64_t)n * (has_deltas ? 64 : (step < 0 ? -step : step));
+        safe = *index >= INT32_MIN + reach && *index <= INT32_MAX - reach;
+    }
     if (has_deltas)
         return safe ? bins_scalar_loop(src, avail, n, 1, 0, step, used, index, indices, counts, written)
                     : bins_scalar_loop(src, avail, n, 1, 1, step, used, index, indices, counts, written);
@@ -656,9 +659,9 @@ TSC_INLINE void log_bin(bin_log *log, size_t *logged, int64_t index, double coun
 }
 
 /*
- * Up to `left` bins through a bin kernel (TSC_BINS_*, get_bins), logged or added as read_bin_run does; *index is
- * read_bin_run's (the bin before; `first`: none read yet). Returns the bins taken, 0 when the next one
- * is the one-at-a-time reader's.
+ * Up to `left` bins through a bin kernel (TSC_BINS_*, get_bins), logged or added as read_bin_run does;
+ * *index is read_bin_run's (the bin before; `first`: none read yet). Returns the bins taken, 0 when the
+ * next one is the one-at-a-time reader's.
  */
 TSC_INLINE size_t read_bins_kernel(tschunk_sketch *s, tsc_store *st, in_buf *in, int kernel, uint64_t left,
                                    int64_t *index, int first, int64_t step, int negative, stream_info *info,

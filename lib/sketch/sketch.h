@@ -195,7 +195,10 @@ size_t tsc_sketch_encode_isa(const tschunk_sketch *s, void *dst, size_t capacity
 enum { TSC_BINS_ONE_AT_A_TIME = 0, TSC_BINS_AVX512 = 1, TSC_BINS_SCALAR_KERNEL = 2 };
 
 /* The fastest bin reader this CPU runs. */
-TSC_INLINE int tsc_sketch_reader_here(void) { return tsc_sketch_simd_here() ? TSC_BINS_AVX512 : TSC_BINS_SCALAR_KERNEL; }
+TSC_INLINE int tsc_sketch_reader_here(void)
+{
+    return tsc_sketch_simd_here() ? TSC_BINS_AVX512 : TSC_BINS_SCALAR_KERNEL;
+}
 
 /* tschunk_sketch_decode_merge with the given bin reader (TSC_BINS_AVX512 only where the CPU has it). */
 size_t tsc_sketch_decode_merge_isa(tschunk_sketch *s, const void *src, size_t size, size_t *error_offset,
