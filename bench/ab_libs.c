@@ -207,6 +207,50 @@ static void summary_push_ab(const sketch_library libs[2])
     wl_free(&s);
 }
 
+/*
+ * A range query's inner step: 64 chunk summaries' sketches (gauge-2dp, cubic 0.01, chunks of 120 and of 1,024
+ * samples, as lib A writes them) decode-merged into one sketch, in ns per summary.
+ */
+static void summaries_merge_ab(const sketch_library *libs)
+{
+    wl_series s;
+    wl_synthetic(&s, WL_GAUGE_2DP, 64 * 1024, 11);
+    tschunk_sketch_options o;
+    memset(&o, 0, sizeof o);
+    o.mapping = TSCHUNK_MAPPING_CUBIC;
+    o.relative_accuracy = 0.01;
+    static unsigned char blobs[64][4096];
+    size_t sizes[64];
+    for (int per = 120; per <= 1024; per += 904) {
+        tschunk_sketch *one, *acc[2];
+        libs[0].create(&one, &o);
+        size_t bytes = 0;
+        for (int c = 0; c < 64; c++) {
+            libs[0].clear(one);
+            for (int i = 0; i < per; i++) {
+                libs[0].add(one, wl_double(s.bits[c * per + i]));
+            }
+            sizes[c] = libs[0].encode(one, blobs[c], sizeof blobs[c], 0);
+            bytes += sizes[c];
+        }
+        double best[2] = {1e18, 1e18};
+        for (int l = 0; l < 2; l++) libs[l].create(&acc[l], &o);
+        for (int pass = 0; pass < PASSES; pass++)
+            for (int l = 0; l < 2; l++) {
+                double t0 = now_ns();
+                libs[l].clear(acc[l]);
+                for (int c = 0; c < 64; c++) libs[l].decode_merge(acc[l], blobs[c], sizes[c], NULL);
+                double t = (now_ns() - t0) / 64;
+                if (t < best[l]) best[l] = t;
+            }
+        printf("| gauge-2dp, %d-sample chunks' summaries (%zu B each) | decode-merge into one sketch (ns each) "
+               "| %.1f | %.1f |\n", per, bytes / 64, best[0], best[1]);
+        libs[0].release(one);
+        for (int l = 0; l < 2; l++) libs[l].release(acc[l]);
+    }
+    wl_free(&s);
+}
+
 static int sketch_ab(const char *a, const char *b)
 {
     sketch_library libs[2] = {load_sketch(a), load_sketch(b)};
@@ -243,8 +287,10 @@ static int sketch_ab(const char *a, const char *b)
         }
     }
     summary_push_ab(libs);
+    summaries_merge_ab(libs);
     printf("\nmicroseconds: each library's fastest of %d passes, 100,000-value sketches (alpha 0.01); the push row:\n"
-           "ns per sample, each library's fastest of %d passes per chunk, averaged over 64 chunks.\n", PASSES * 10, PASSES);
+           "ns per sample, each library's fastest of %d passes per chunk, averaged over 64 chunks; the merge rows:\n"
+           "ns per summary, each library's fastest of %d passes over 64 summaries.\n", PASSES * 10, PASSES, PASSES);
     return 0;
 }
 

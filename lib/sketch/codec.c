@@ -386,32 +386,8 @@ typedef struct {
     const uint8_t *src;
     size_t size, pos;
     size_t err_at;
-    int reader;      /* TSC_BINS_*: how runs of bins are read */
-    size_t readable; /* bytes a bin kernel may load from src: size, or size + PAD in a padded copy */
+    int reader; /* TSC_BINS_*: how runs of bins are read */
 } in_buf;
-
-/*
- * A small stream is read from a copy followed by PAD bytes 0x80: a bin kernel may then load 8 bytes from
- * any record to the stream's end, and still takes none that the stream does not hold whole (no byte of the
- * padding ends a varint). The one-at-a-time reader knows only `size`.
- */
-#define PAD 16
-#define PADDED_MAX 512
-typedef struct {
-    uint8_t bytes[PADDED_MAX + PAD];
-} padded_copy;
-
-static in_buf in_buf_of(const void *src, size_t size, int reader, padded_copy *copy)
-{
-    in_buf in = {(const uint8_t *)src, size, 0, 0, reader, size};
-    if (reader != TSC_BINS_ONE_AT_A_TIME && size <= PADDED_MAX) {
-        if (size) memcpy(copy->bytes, src, size);
-        memset(copy->bytes + size, 0x80, PAD);
-        in.src = copy->bytes;
-        in.readable = size + PAD;
-    }
-    return in;
-}
 
 static size_t fail_at(in_buf *in, size_t at, size_t err)
 {
@@ -630,6 +606,24 @@ size_t tsc_get_bins_scalar(const uint8_t *src, size_t avail, size_t n, int has_d
                 : bins_scalar_loop(src, avail, n, 0, 1, step, used, index, indices, counts, written);
 }
 
+#define TAIL_COPIED 64
+#define TAIL_PAD 16
+
+/* The scalar kernel loads 8 bytes from each record: a stream's last bytes are read from a copy followed by
+ * bytes 0x80, none of which ends a varint, so that it takes no record the stream does not hold whole. */
+static size_t scalar_kernel(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
+                            int64_t *index, int64_t *indices, double *counts, size_t *written)
+{
+    uint8_t tail[TAIL_COPIED + TAIL_PAD];
+    if (avail < TAIL_COPIED) {
+        memcpy(tail, src, avail);
+        memset(tail + avail, 0x80, TAIL_PAD);
+        src = tail;
+        avail += TAIL_PAD;
+    }
+    return tsc_get_bins_scalar(src, avail, n, has_deltas, step, used, index, indices, counts, written);
+}
+
 /* The bin kernel the reader names; *written: the bins written to indices and counts (the AVX-512 kernel
  * writes the empty ones too). */
 TSC_INLINE size_t get_bins(int reader, const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step,
@@ -640,7 +634,7 @@ TSC_INLINE size_t get_bins(int reader, const uint8_t *src, size_t avail, size_t 
         *written = got;
         return got;
     }
-    return tsc_get_bins_scalar(src, avail, n, has_deltas, step, used, index, indices, counts, written);
+    return scalar_kernel(src, avail, n, has_deltas, step, used, index, indices, counts, written);
 }
 
 /* A bin the checking pass read: logged while the log has room (the count in a local: through info it
@@ -668,11 +662,12 @@ TSC_INLINE size_t read_bins_kernel(tschunk_sketch *s, tsc_store *st, in_buf *in,
                                    size_t *logged, int has_deltas, int commit)
 {
     int64_t at = has_deltas || first ? *index : *index + step; /* the kernel's: contiguous, the next bin's */
-    size_t used, got, written;
+    size_t used, got, written, avail = in->size - in->pos;
+    const uint8_t *src = in->src + in->pos;
     if (!commit && *logged < LOGGED_BINS) { /* straight into the log */
         size_t room = LOGGED_BINS - *logged, want = left < room ? (size_t)left : room;
-        got = get_bins(kernel, in->src + in->pos, in->readable - in->pos, want, has_deltas, step, &used, &at,
-                       info->log->index + *logged, info->log->count + *logged, &written);
+        got = get_bins(kernel, src, avail, want, has_deltas, step, &used, &at, info->log->index + *logged,
+                       info->log->count + *logged, &written);
         /* eight signs a store (the log has room past its end): a memset call cost more than a short run */
         uint64_t signs = negative ? UINT64_C(0x0101010101010101) : 0;
         for (size_t i = 0; i < written; i += 8) memcpy(info->log->negative + *logged + i, &signs, 8);
@@ -680,8 +675,8 @@ TSC_INLINE size_t read_bins_kernel(tschunk_sketch *s, tsc_store *st, in_buf *in,
     } else {
         int64_t indices[64 + 8];
         double counts[64 + 8];
-        got = get_bins(kernel, in->src + in->pos, in->readable - in->pos, left < 64 ? left : 64, has_deltas, step,
-                       &used, &at, indices, counts, &written);
+        got = get_bins(kernel, src, avail, left < 64 ? left : 64, has_deltas, step, &used, &at, indices, counts,
+                       &written);
         if (commit) {
             tsc_store_add_many(s, st, indices, counts, written, &info->bins_total);
         } else if (got) {
@@ -898,8 +893,7 @@ size_t tschunk_sketch_decode_merge(tschunk_sketch *s, const void *src, size_t si
 size_t tsc_sketch_decode_merge_isa(tschunk_sketch *s, const void *src, size_t size, size_t *error_offset, int reader)
 {
     if (!s || (!src && size)) return TSC_ERROR(BAD_PARAMETER);
-    padded_copy copy;
-    in_buf in = in_buf_of(src, size, reader, &copy);
+    in_buf in = {(const uint8_t *)src, size, 0, 0, reader};
     stream_info info;
     bin_log log;
     size_t err = read_stream(s, &in, &info, 0, &log); /* check everything first: nothing changes on error */
@@ -919,8 +913,7 @@ size_t tschunk_sketch_decode_new(tschunk_sketch **out, const void *src, size_t s
 {
     if (!out || (!src && size)) return TSC_ERROR(BAD_PARAMETER);
     *out = NULL;
-    padded_copy copy;
-    in_buf in = in_buf_of(src, size, tsc_sketch_reader_here(), &copy);
+    in_buf in = {(const uint8_t *)src, size, 0, 0, tsc_sketch_reader_here()};
     stream_info info;
     bin_log log;
     size_t err = read_stream(NULL, &in, &info, 0, &log);
