@@ -221,15 +221,15 @@ static void summaries_merge_ab(const sketch_library *libs)
     o.relative_accuracy = 0.01;
     static unsigned char blobs[64][4096];
     size_t sizes[64];
-    for (int per = 120; per <= 1024; per += 904) {
+    static const int chunk_samples[2] = {120, 1024};
+    for (int size = 0; size < 2; size++) {
+        int per = chunk_samples[size];
         tschunk_sketch *one, *acc[2];
         libs[0].create(&one, &o);
         size_t bytes = 0;
         for (int c = 0; c < 64; c++) {
             libs[0].clear(one);
-            for (int i = 0; i < per; i++) {
-                libs[0].add(one, wl_double(s.bits[c * per + i]));
-            }
+            for (int i = 0; i < per; i++) libs[0].add(one, wl_double(s.bits[c * per + i]));
             sizes[c] = libs[0].encode(one, blobs[c], sizeof blobs[c], 0);
             bytes += sizes[c];
         }

@@ -473,7 +473,7 @@ static size_t get_test_uvarint(const unsigned char *p, size_t *at)
     }
 }
 
-/* A kernel of either kind with the scalar one's contract (written: the bins it wrote, empties or not). */
+/* The AVX-512 kernel with the scalar one's signature (written: every bin it takes, empty or not). */
 static size_t avx512_kernel(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
                             int64_t *index, int64_t *indices, double *counts, size_t *written)
 {
