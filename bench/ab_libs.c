@@ -184,14 +184,21 @@ static void time_push(const sketch_library *lib, const wl_series *s, size_t from
     }
 }
 
-static void summary_push_ab(const sketch_library libs[2])
+/* The summaries' sketch options here: cubic mapping, relative accuracy 0.01. */
+static tschunk_sketch_options cubic_options(void)
 {
-    wl_series s;
-    wl_synthetic(&s, WL_GAUGE_2DP, 120 * 64, 11);
     tschunk_sketch_options o;
     memset(&o, 0, sizeof o);
     o.mapping = TSCHUNK_MAPPING_CUBIC;
     o.relative_accuracy = 0.01;
+    return o;
+}
+
+static void summary_push_ab(const sketch_library libs[2])
+{
+    wl_series s;
+    wl_synthetic(&s, WL_GAUGE_2DP, 120 * 64, 11);
+    tschunk_sketch_options o = cubic_options();
     double total[2][2] = {{0}};
     tschunk_sketch *summary[2];
     for (int l = 0; l < 2; l++) libs[l].create(&summary[l], &o);
@@ -215,10 +222,7 @@ static void summaries_merge_ab(const sketch_library *libs)
 {
     wl_series s;
     wl_synthetic(&s, WL_GAUGE_2DP, 64 * 1024, 11);
-    tschunk_sketch_options o;
-    memset(&o, 0, sizeof o);
-    o.mapping = TSCHUNK_MAPPING_CUBIC;
-    o.relative_accuracy = 0.01;
+    tschunk_sketch_options o = cubic_options();
     static unsigned char blobs[64][4096];
     size_t sizes[64];
     static const int chunk_samples[2] = {120, 1024};
