@@ -486,7 +486,7 @@ typedef size_t (*bin_kernel)(const uint8_t *, size_t, size_t, int, int64_t, size
 
 /*
  * A kernel takes every bin of a canonical stream (counts and deltas of at most 8 bytes; for the scalar kernel,
- * deltas of one byte and 9 bytes to load from), in both forms, many blocks to a 64-byte window: the bins the
+ * deltas of one byte), in both forms, many blocks to a 64-byte window: the bins the
  * sketch holds, exactly. (The one-at-a-time reader reads what a kernel leaves, so the comparisons above cannot
  * see it leaving too much.)
  */

@@ -457,6 +457,25 @@ static size_t get_varfloat_x_slow(in_buf *in, uint64_t *out)
     return 0;
 }
 
+/* A count of up to 8 bytes at w's top (its x's low 8 bits zero, so finite and >= 0: get_count); *bytes its
+ * length. Returns 0 for a 9-byte count. */
+TSC_INLINE int count_from_word(uint64_t w, double *count, size_t *bytes)
+{
+    uint64_t r;
+    if (TSC_LIKELY(!(w >> 63))) { /* one byte: small integers */
+        r = w >> 56 << 51;
+        *bytes = 1;
+    } else {
+        uint64_t ends = ~w & UINT64_C(0x8080808080808080);
+        if (!ends) return 0;
+        unsigned lead = (unsigned)__builtin_clzll(ends); /* 8 * (bytes - 1) */
+        r = rotr6(gather_groups(w & UINT64_C(0x7f7f7f7f7f7f7f7f) & ~UINT64_C(0) << (56 - lead)));
+        *bytes = lead / 8 + 1;
+    }
+    *count = tsc_double_of(r + tsc_bits_of(1.0)) - 1.0;
+    return 1;
+}
+
 /*
  * A count: finite and >= 0, else CORRUPT. With 9 bytes left, one load: the first byte without a
  * continuation bit ends it (bytes past it masked off), and 8 continued bytes mean the 9th byte's 8 bits
@@ -473,15 +492,13 @@ TSC_INLINE size_t get_count(in_buf *in, double *out)
     }
     if (TSC_LIKELY(in->size - in->pos >= 9)) {
         uint64_t w = tsc_load64_be(in->src + in->pos);
-        uint64_t ends = ~w & UINT64_C(0x8080808080808080);
-        if (TSC_LIKELY(ends)) {
-            unsigned lead = (unsigned)__builtin_clzll(ends); /* 8 * (bytes - 1) */
-            x = gather_groups(w & UINT64_C(0x7f7f7f7f7f7f7f7f) & ~UINT64_C(0) << (56 - lead));
-            in->pos += lead / 8 + 1;
-        } else {
-            x = gather_groups(w & UINT64_C(0x7f7f7f7f7f7f7f7f)) | in->src[in->pos + 8];
-            in->pos += 9;
+        size_t bytes;
+        if (TSC_LIKELY(count_from_word(w, out, &bytes))) {
+            in->pos += bytes;
+            return 0;
         }
+        x = gather_groups(w & UINT64_C(0x7f7f7f7f7f7f7f7f)) | in->src[in->pos + 8];
+        in->pos += 9;
     } else {
         size_t err = get_varfloat_x_slow(in, &x);
         if (err) return err;
@@ -541,25 +558,6 @@ TSC_INLINE size_t skip_count(in_buf *in)
     return get_count(in, &v);
 }
 
-/* A count of up to 8 bytes at w's top (its x's low 8 bits zero, so finite and >= 0: get_count); *bytes its
- * length. Returns 0 for a 9-byte count. */
-TSC_INLINE int count_from_word(uint64_t w, double *count, size_t *bytes)
-{
-    uint64_t r;
-    if (TSC_LIKELY(!(w >> 63))) { /* one byte: small integers */
-        r = w >> 56 << 51;
-        *bytes = 1;
-    } else {
-        uint64_t ends = ~w & UINT64_C(0x8080808080808080);
-        if (!ends) return 0;
-        unsigned lead = (unsigned)__builtin_clzll(ends); /* 8 * (bytes - 1) */
-        r = rotr6(gather_groups(w & UINT64_C(0x7f7f7f7f7f7f7f7f) & ~UINT64_C(0) << (56 - lead)));
-        *bytes = lead / 8 + 1;
-    }
-    *count = tsc_double_of(r + tsc_bits_of(1.0)) - 1.0;
-    return 1;
-}
-
 /* tsc_get_bins_scalar's loop (sketch.h); without `checked`, every index is known to stay within int32. */
 TSC_INLINE size_t bins_scalar_loop(const uint8_t *src, size_t avail, size_t n, int has_deltas, int checked,
                                    int64_t step, size_t *used, int64_t *index, int64_t *indices, double *counts,
@@ -589,11 +587,23 @@ TSC_INLINE size_t bins_scalar_loop(const uint8_t *src, size_t avail, size_t n, i
     return k;
 }
 
-/* Where no index of the next n bins can leave int32 (n <= 256 here, each moving the index by at most 64 or
- * one step), the loop checks none. */
+#define TAIL_COPIED 64
+#define TAIL_PAD 16
+
+/* Each record is read with an 8-byte load: the input's last bytes are read from a copy followed by bytes 0x80,
+ * none of which ends a varint, so that no record the input does not hold whole is taken. Where no index of the
+ * next n bins can leave int32 (n <= 256 here, each moving the index by at most 64 or one step), the loop checks
+ * none. */
 size_t tsc_get_bins_scalar(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
                            int64_t *index, int64_t *indices, double *counts, size_t *written)
 {
+    uint8_t tail[TAIL_COPIED + TAIL_PAD];
+    if (avail < TAIL_COPIED) {
+        memcpy(tail, src, avail);
+        memset(tail + avail, 0x80, TAIL_PAD);
+        src = tail;
+        avail += TAIL_PAD;
+    }
     int safe = 0;
     if (n <= 256) {
         int64_t reach = (int64_t)n * (has_deltas ? 64 : (step < 0 ? -step : step));
@@ -606,24 +616,6 @@ size_t tsc_get_bins_scalar(const uint8_t *src, size_t avail, size_t n, int has_d
                 : bins_scalar_loop(src, avail, n, 0, 1, step, used, index, indices, counts, written);
 }
 
-#define TAIL_COPIED 64
-#define TAIL_PAD 16
-
-/* The scalar kernel loads 8 bytes from each record: a stream's last bytes are read from a copy followed by
- * bytes 0x80, none of which ends a varint, so that it takes no record the stream does not hold whole. */
-static size_t scalar_kernel(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
-                            int64_t *index, int64_t *indices, double *counts, size_t *written)
-{
-    uint8_t tail[TAIL_COPIED + TAIL_PAD];
-    if (avail < TAIL_COPIED) {
-        memcpy(tail, src, avail);
-        memset(tail + avail, 0x80, TAIL_PAD);
-        src = tail;
-        avail += TAIL_PAD;
-    }
-    return tsc_get_bins_scalar(src, avail, n, has_deltas, step, used, index, indices, counts, written);
-}
-
 /* The bin kernel the reader names; *written: the bins written to indices and counts (the AVX-512 kernel
  * writes the empty ones too). */
 TSC_INLINE size_t get_bins(int reader, const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step,
@@ -634,7 +626,7 @@ TSC_INLINE size_t get_bins(int reader, const uint8_t *src, size_t avail, size_t 
         *written = got;
         return got;
     }
-    return scalar_kernel(src, avail, n, has_deltas, step, used, index, indices, counts, written);
+    return tsc_get_bins_scalar(src, avail, n, has_deltas, step, used, index, indices, counts, written);
 }
 
 /* A bin the checking pass read: logged while the log has room (the count in a local: through info it

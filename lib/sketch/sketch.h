@@ -166,9 +166,10 @@ TSC_INLINE size_t tsc_get_bins_avx512(const uint8_t *src, size_t avail, size_t n
 /*
  * The scalar bin kernel (codec.c), the AVX-512 one's twin for the other CPUs: the same contract, for bins
  * whose index delta is one byte (-64 to 63: neighbouring bins, the usual case) and whose count takes at
- * most 8 bytes, while 9 bytes are left to load from; empty bins are not written, *written counts those
- * that are (room for n of each). It keeps the input's position and the index in registers, where the
- * one-at-a-time reader keeps them in memory that every byte store of its log may alias.
+ * most 8 bytes, to the input's end (its last 64 bytes read from a copy padded with bytes 0x80); empty bins
+ * are not written, *written counts those that are (room for n of each). It keeps the input's position and
+ * the index in registers, where the one-at-a-time reader keeps them in memory that every byte store of its
+ * log may alias.
  */
 size_t tsc_get_bins_scalar(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
                            int64_t *index, int64_t *indices, double *counts, size_t *written);
