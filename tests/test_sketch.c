@@ -326,17 +326,20 @@ static size_t decode_with(const tschunk_sketch *like, const unsigned char *bytes
     return r;
 }
 
-/* The one-at-a-time reader and each bin kernel here (the scalar one, AVX-512's where the CPU has it) on bytes,
- * merged into a new sketch like `like` (holding base's bins first, when given): the same error at the same
- * offset (returns 1), or the same sketch (returns 0). */
+/* The one-at-a-time reader and each bin kernel here (the scalar one; pext's and AVX-512's where the CPU has them)
+ * on bytes, merged into a new sketch like `like` (holding base's bins first, when given): the same error at the
+ * same offset (returns 1), or the same sketch (returns 0). */
 static int readers_agree_on(const tschunk_sketch *like, const unsigned char *bytes, size_t n,
                             const unsigned char *base, size_t base_n, const char *label)
 {
     static unsigned char want[1 << 15], got[1 << 15];
     size_t at_a, at_b;
     size_t a = decode_with(like, bytes, n, TSC_BINS_ONE_AT_A_TIME, base, base_n, want, sizeof want, &at_a);
-    for (int reader = TSC_BINS_AVX512; reader <= TSC_BINS_SCALAR_KERNEL; reader++) {
-        if (reader == TSC_BINS_AVX512 && !tsc_sketch_simd_here()) continue;
+    for (int reader = TSC_BINS_AVX512; reader <= TSC_BINS_PEXT_KERNEL; reader++) {
+        int absent = reader == TSC_BINS_AVX512 ? !tsc_sketch_simd_here()
+                     : reader == TSC_BINS_PEXT_KERNEL ? !tsc_pext_here()
+                                                      : 0;
+        if (absent) continue;
         size_t b = decode_with(like, bytes, n, reader, base, base_n, got, sizeof got, &at_b);
         cr_assert_eq(tschunk_get_error_code(a), tschunk_get_error_code(b), "%s (reader %d)", label, reader);
         if (!tschunk_is_error(a))
@@ -555,6 +558,15 @@ Test(sketch, avx512_kernel_takes_every_canonical_bin)
 }
 
 Test(sketch, scalar_kernel_takes_every_canonical_bin) { kernel_takes_every_canonical_bin(tsc_get_bins_scalar, 1); }
+
+Test(sketch, pext_kernel_takes_every_canonical_bin)
+{
+    if (!tsc_pext_here()) {
+        cr_log_info("no BMI2 here: nothing to check");
+        return;
+    }
+    kernel_takes_every_canonical_bin(tsc_get_bins_pext, 1);
+}
 
 /* The mapping's index limits skip pow past +-1100 (lib/sketch/mapping.c, pow_limit): there pow itself
  * gives 0 and infinity for both bases, and, being monotonic, beyond. */

@@ -457,9 +457,34 @@ static size_t get_varfloat_x_slow(in_buf *in, uint64_t *out)
     return 0;
 }
 
+#ifdef TSC_HAVE_AVX2
+/* BMI2's pext as inline asm, which needs no target attribute on the functions it is inlined into: only
+ * tsc_get_bins_pext runs it, on CPUs with BMI2. */
+TSC_INLINE uint64_t pext64(uint64_t x, uint64_t mask)
+{
+    uint64_t r;
+    __asm__("pextq %2, %1, %0" : "=r"(r) : "r"(x), "r"(mask));
+    return r;
+}
+#endif
+
+/* r = rotr6(x) of a count whose bytes are w's top ones (bytes past it zero): the groups gathered by three
+ * mask-and-shift steps, or by one pext, whose groups shifted to x's top and rotated are a shift by 2 (x's
+ * low 8 bits are zero). */
+TSC_INLINE uint64_t count_r(uint64_t w, int pext)
+{
+#ifdef TSC_HAVE_AVX2
+    if (pext) return pext64(w, UINT64_C(0x7f7f7f7f7f7f7f7f)) << 2;
+#else
+    (void)pext;
+#endif
+    return rotr6(gather_groups(w & UINT64_C(0x7f7f7f7f7f7f7f7f)));
+}
+
 /* A count of up to 8 bytes at w's top (its x's low 8 bits zero, so finite and >= 0: get_count); *bytes its
- * length. Returns 0 for a 9-byte count. */
-TSC_INLINE int count_from_word(uint64_t w, double *count, size_t *bytes)
+ * length. Returns 0 for a 9-byte count. A one-byte count keeps its branch: predicted, it lets the next
+ * record's loads start before this count is read (one path for every length made chunk summaries slower). */
+TSC_INLINE int count_from_word(uint64_t w, int pext, double *count, size_t *bytes)
 {
     uint64_t r;
     if (TSC_LIKELY(!(w >> 63))) { /* one byte: small integers */
@@ -469,7 +494,7 @@ TSC_INLINE int count_from_word(uint64_t w, double *count, size_t *bytes)
         uint64_t ends = ~w & UINT64_C(0x8080808080808080);
         if (!ends) return 0;
         unsigned lead = (unsigned)__builtin_clzll(ends); /* 8 * (bytes - 1) */
-        r = rotr6(gather_groups(w & UINT64_C(0x7f7f7f7f7f7f7f7f) & ~UINT64_C(0) << (56 - lead)));
+        r = count_r(w & ~UINT64_C(0) << (56 - lead), pext);
         *bytes = lead / 8 + 1;
     }
     *count = tsc_double_of(r + tsc_bits_of(1.0)) - 1.0;
@@ -493,7 +518,7 @@ TSC_INLINE size_t get_count(in_buf *in, double *out)
     if (TSC_LIKELY(in->size - in->pos >= 9)) {
         uint64_t w = tsc_load64_be(in->src + in->pos);
         size_t bytes;
-        if (TSC_LIKELY(count_from_word(w, out, &bytes))) {
+        if (TSC_LIKELY(count_from_word(w, 0, out, &bytes))) {
             in->pos += bytes;
             return 0;
         }
@@ -558,29 +583,37 @@ TSC_INLINE size_t skip_count(in_buf *in)
     return get_count(in, &v);
 }
 
-/* tsc_get_bins_scalar's loop (sketch.h); without `checked`, every index is known to stay within int32. */
-TSC_INLINE size_t bins_scalar_loop(const uint8_t *src, size_t avail, size_t n, int has_deltas, int checked,
+/*
+ * The bin kernels' loop (sketch.h); without `checked`, every index is known to stay within int32. A record
+ * takes at most 9 bytes, so from pos, (avail - pos) / 9 records can be read before the input's end needs a
+ * look again.
+ */
+TSC_INLINE size_t bins_kernel_loop(const uint8_t *src, size_t avail, size_t n, int has_deltas, int checked, int pext,
                                    int64_t step, size_t *used, int64_t *index, int64_t *indices, double *counts,
                                    size_t *written)
 {
     size_t pos = 0, k = 0, kept = 0;
     int64_t at = *index;
-    for (; k < n && pos + 9 <= avail; k++) {
-        int64_t bin = at;
-        if (has_deltas) {
-            if (src[pos] >= 0x80) break;
-            bin = at + tsc_unzigzag(src[pos]);
+    while (k < n && pos + 9 <= avail) {
+        size_t stop = k + (avail - pos) / 9 < n ? k + (avail - pos) / 9 : n;
+        for (; k < stop; k++) {
+            int64_t bin = at;
+            if (has_deltas) {
+                if (src[pos] >= 0x80) goto done;
+                bin = at + tsc_unzigzag(src[pos]);
+            }
+            if (checked && (bin < INT32_MIN || bin > INT32_MAX)) goto done;
+            size_t count_at_pos = pos + (has_deltas ? 1 : 0), bytes;
+            double count;
+            if (!count_from_word(tsc_load64_be(src + count_at_pos), pext, &count, &bytes)) goto done;
+            indices[kept] = bin;
+            counts[kept] = count;
+            kept += !tsc_is_zero(count);
+            pos = count_at_pos + bytes;
+            at = has_deltas ? bin : bin + step;
         }
-        if (checked && (bin < INT32_MIN || bin > INT32_MAX)) break;
-        size_t count_at = pos + (has_deltas ? 1 : 0), bytes;
-        double count;
-        if (!count_from_word(tsc_load64_be(src + count_at), &count, &bytes)) break;
-        indices[kept] = bin;
-        counts[kept] = count;
-        kept += !tsc_is_zero(count);
-        pos = count_at + bytes;
-        at = has_deltas ? bin : bin + step;
     }
+done:
     *used = pos;
     *index = at;
     *written = kept;
@@ -594,8 +627,8 @@ TSC_INLINE size_t bins_scalar_loop(const uint8_t *src, size_t avail, size_t n, i
  * none of which ends a varint, so that no record the input does not hold whole is taken. Where no index of the
  * next n bins can leave int32 (n <= 256 here, each moving the index by at most 64 or one step), the loop checks
  * none. */
-size_t tsc_get_bins_scalar(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
-                           int64_t *index, int64_t *indices, double *counts, size_t *written)
+TSC_INLINE size_t get_bins_kernel(const uint8_t *src, size_t avail, size_t n, int has_deltas, int pext, int64_t step,
+                                  size_t *used, int64_t *index, int64_t *indices, double *counts, size_t *written)
 {
     uint8_t tail[TAIL_COPIED + TAIL_PAD];
     if (avail < TAIL_COPIED) {
@@ -610,11 +643,28 @@ size_t tsc_get_bins_scalar(const uint8_t *src, size_t avail, size_t n, int has_d
         safe = *index >= INT32_MIN + reach && *index <= INT32_MAX - reach;
     }
     if (has_deltas)
-        return safe ? bins_scalar_loop(src, avail, n, 1, 0, step, used, index, indices, counts, written)
-                    : bins_scalar_loop(src, avail, n, 1, 1, step, used, index, indices, counts, written);
-    return safe ? bins_scalar_loop(src, avail, n, 0, 0, step, used, index, indices, counts, written)
-                : bins_scalar_loop(src, avail, n, 0, 1, step, used, index, indices, counts, written);
+        return safe ? bins_kernel_loop(src, avail, n, 1, 0, pext, step, used, index, indices, counts, written)
+                    : bins_kernel_loop(src, avail, n, 1, 1, pext, step, used, index, indices, counts, written);
+    return safe ? bins_kernel_loop(src, avail, n, 0, 0, pext, step, used, index, indices, counts, written)
+                : bins_kernel_loop(src, avail, n, 0, 1, pext, step, used, index, indices, counts, written);
 }
+
+size_t tsc_get_bins_scalar(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
+                           int64_t *index, int64_t *indices, double *counts, size_t *written)
+{
+    return get_bins_kernel(src, avail, n, has_deltas, 0, step, used, index, indices, counts, written);
+}
+
+#ifdef TSC_HAVE_AVX2
+/* lzcnt and shlx besides pext: the CPUs with BMI2 have them all. */
+__attribute__((target("bmi,bmi2,lzcnt"))) size_t tsc_get_bins_pext(const uint8_t *src, size_t avail, size_t n,
+                                                                   int has_deltas, int64_t step, size_t *used,
+                                                                   int64_t *index, int64_t *indices, double *counts,
+                                                                   size_t *written)
+{
+    return get_bins_kernel(src, avail, n, has_deltas, 1, step, used, index, indices, counts, written);
+}
+#endif
 
 /* The bin kernel the reader names; *written: the bins written to indices and counts (the AVX-512 kernel
  * writes the empty ones too). */
@@ -626,6 +676,8 @@ TSC_INLINE size_t get_bins(int reader, const uint8_t *src, size_t avail, size_t 
         *written = got;
         return got;
     }
+    if (reader == TSC_BINS_PEXT_KERNEL)
+        return tsc_get_bins_pext(src, avail, n, has_deltas, step, used, index, indices, counts, written);
     return tsc_get_bins_scalar(src, avail, n, has_deltas, step, used, index, indices, counts, written);
 }
 
@@ -696,10 +748,11 @@ TSC_INLINE size_t read_bin_run(tschunk_sketch *s, in_buf *in, uint64_t n, int64_
     size_t logged = info->logged; /* written back at the end: after an error info is dropped */
     /* Runs of fewer than 32 bins (a chunk summary's) skip the AVX-512 kernel, which measured slower on 10,000
      * summaries of 9-30 bins each (4 KB apart), though faster on any one of them repeated; those of 4 and more
-     * take the scalar one. */
+     * take the pext one (tsc_sketch_reader_here). */
     int kernel = !has_counts || in->reader == TSC_BINS_ONE_AT_A_TIME || n < 4 ? TSC_BINS_ONE_AT_A_TIME
-                 : in->reader == TSC_BINS_AVX512 && n >= 32                     ? TSC_BINS_AVX512
-                                                                                : TSC_BINS_SCALAR_KERNEL;
+                 : in->reader != TSC_BINS_AVX512                                ? in->reader
+                 : n >= 32                                                      ? TSC_BINS_AVX512
+                                                                                : TSC_BINS_PEXT_KERNEL;
     for (uint64_t k = 0; k < n; k++) {
         size_t bin_at = in->pos, err;
         if (kernel != TSC_BINS_ONE_AT_A_TIME) {

@@ -174,6 +174,41 @@ TSC_INLINE size_t tsc_get_bins_avx512(const uint8_t *src, size_t avail, size_t n
 size_t tsc_get_bins_scalar(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
                            int64_t *index, int64_t *indices, double *counts, size_t *written);
 
+/* The scalar kernel with BMI2's pext gathering a count's 7-bit groups (one instruction for twelve), on CPUs
+ * with BMI2 (tsc_pext_here); elsewhere the scalar kernel itself. */
+#ifdef TSC_HAVE_AVX2
+size_t tsc_get_bins_pext(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
+                         int64_t *index, int64_t *indices, double *counts, size_t *written);
+#else
+TSC_INLINE size_t tsc_get_bins_pext(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step,
+                                    size_t *used, int64_t *index, int64_t *indices, double *counts, size_t *written)
+{
+    return tsc_get_bins_scalar(src, avail, n, has_deltas, step, used, index, indices, counts, written);
+}
+#endif
+
+/* BMI2, which tsc_get_bins_pext needs. */
+TSC_INLINE int tsc_pext_here(void)
+{
+#ifdef TSC_HAVE_AVX2
+    return __builtin_cpu_supports("bmi2");
+#else
+    return 0;
+#endif
+}
+
+/* BMI2 with a fast pext: not AMD's families 15h and 17h (Excavator, Zen 1 and 2), whose microcoded pext takes
+ * a cycle or more for each bit of its mask. (Hygon's Zen-based family 18h is not told apart by the compilers'
+ * CPU model and would take the pext kernel: correct, slower.) */
+TSC_INLINE int tsc_pext_fast_here(void)
+{
+#ifdef TSC_HAVE_AVX2
+    return tsc_pext_here() && !__builtin_cpu_is("amdfam15h") && !__builtin_cpu_is("amdfam17h");
+#else
+    return 0;
+#endif
+}
+
 /* AVX-512 with byte compress (VBMI2) as well: Ice Lake and later, Zen 4 and later. */
 TSC_INLINE int tsc_sketch_simd_here(void)
 {
@@ -193,15 +228,19 @@ size_t tsc_sketch_encode_isa(const tschunk_sketch *s, void *dst, size_t capacity
  * AVX-512 one (bins512.c). Both kernels stop before a bin they cannot take, which the one-at-a-time
  * reader then reads or refuses.
  */
-enum { TSC_BINS_ONE_AT_A_TIME = 0, TSC_BINS_AVX512 = 1, TSC_BINS_SCALAR_KERNEL = 2 };
+enum { TSC_BINS_ONE_AT_A_TIME = 0, TSC_BINS_AVX512 = 1, TSC_BINS_SCALAR_KERNEL = 2, TSC_BINS_PEXT_KERNEL = 3 };
 
-/* The fastest bin reader this CPU runs. */
+/* The fastest bin reader this CPU runs. With TSC_BINS_AVX512 the runs too short for it take the pext kernel:
+ * every CPU with AVX-512 VBMI2 has a fast pext. */
 TSC_INLINE int tsc_sketch_reader_here(void)
 {
-    return tsc_sketch_simd_here() ? TSC_BINS_AVX512 : TSC_BINS_SCALAR_KERNEL;
+    return tsc_sketch_simd_here()    ? TSC_BINS_AVX512
+           : tsc_pext_fast_here() ? TSC_BINS_PEXT_KERNEL
+                                  : TSC_BINS_SCALAR_KERNEL;
 }
 
-/* tschunk_sketch_decode_merge with the given bin reader (TSC_BINS_AVX512 only where the CPU has it). */
+/* tschunk_sketch_decode_merge with the given bin reader (TSC_BINS_AVX512 and TSC_BINS_PEXT_KERNEL only where
+ * the CPU has them). */
 size_t tsc_sketch_decode_merge_isa(tschunk_sketch *s, const void *src, size_t size, size_t *error_offset,
                                    int reader);
 
