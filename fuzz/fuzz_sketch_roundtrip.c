@@ -1,10 +1,12 @@
 /* Values -> sketch -> bytes -> sketch: same quantiles, same bytes on re-encode; and merge of two
  * decoded halves equals the sketch of the union; and tschunk_sketch_add_many of the same values gives
- * the same bytes as adding them one by one; weighted adds encode to what decodes. Aborts on any difference. */
+ * the same bytes as adding them one by one; weighted adds encode to what decodes; every bin writer here (scalar,
+ * pdep, AVX-512) writes the same bytes, in both forms. Aborts on any difference. */
 #include <math.h>
 #include <string.h>
 
 #include "harness.h"
+#include "sketch/sketch.h"
 #include "tschunk.h"
 
 typedef struct {
@@ -39,6 +41,22 @@ static uint64_t bits(double v)
     return b;
 }
 
+/* The pdep and AVX-512 writers, where the CPU has them, write the scalar one's bytes (0.31), in the form Java's
+ * rule picks and in the sparse one. */
+static void writers_agree(const tschunk_sketch *s)
+{
+    static unsigned char want[1 << 17], got[1 << 17];
+    for (unsigned sparse = 0; sparse < 2; sparse++) {
+        unsigned flags = TSCHUNK_SKETCH_EXACT_STATS | (sparse ? TSCHUNK_SKETCH_SPARSE : 0);
+        size_t n = tsc_sketch_encode_isa(s, want, sizeof want, flags, TSC_PUT_SCALAR);
+        for (int writer = TSC_PUT_AVX512; writer <= TSC_PUT_PDEP; writer++) {
+            if (writer == TSC_PUT_AVX512 ? !tsc_sketch_simd_here() : !tsc_pext_here()) continue;
+            size_t m = tsc_sketch_encode_isa(s, got, sizeof got, flags, writer);
+            if (m != n || (!tschunk_is_error(n) && memcmp(want, got, n) != 0)) __builtin_trap();
+        }
+    }
+}
+
 /* Weighted adds (the input's doubles as value, weight pairs; 0.29.1): whatever they accept, the sketch encodes to
  * a stream that decodes, and so on for three trips (weights of 1e308 once overflowed a count, whose encoding our
  * decoder refused); its merge with what came back is refused with UNTRACKABLE or taken. The bytes need not stay
@@ -55,6 +73,7 @@ static void weighted_round_trip(const tschunk_sketch_options *o, const uint8_t *
         memcpy(&weight, data + off + 8, 8);
         tschunk_sketch_add_weighted(s, value, fabs(weight));
     }
+    writers_agree(s);
     for (int trip = 0; trip < 3; trip++) {
         size_t n = tschunk_sketch_encode(s, buf, sizeof buf, TSCHUNK_SKETCH_EXACT_STATS);
         if (tschunk_is_error(n) || tschunk_sketch_decode_new(&back, buf, n, o, NULL)) __builtin_trap();
@@ -89,6 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static unsigned char buf[1 << 17], again[1 << 17], h0[1 << 17], h1[1 << 17];
     size_t n = tschunk_sketch_encode(all, buf, sizeof buf, TSCHUNK_SKETCH_EXACT_STATS);
     if (tschunk_is_error(n)) __builtin_trap();
+    writers_agree(all);
     tschunk_sketch *batch;
     if (tschunk_sketch_create(&batch, &o) || tschunk_sketch_add_many(batch, values, count) != refused) __builtin_trap();
     size_t nb = tschunk_sketch_encode(batch, again, sizeof again, TSCHUNK_SKETCH_EXACT_STATS);

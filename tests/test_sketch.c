@@ -282,27 +282,33 @@ static tschunk_sketch *random_sketch(uint64_t *rng, int round)
 
 Test(sketch, bin_kernels_match_scalar)
 {
-    if (!tsc_sketch_simd_here()) cr_log_info("no AVX-512 VBMI2 here: the scalar twins compared with themselves");
+    if (!tsc_sketch_simd_here()) cr_log_info("no AVX-512 VBMI2 here: its writer not compared");
+    if (!tsc_pext_here()) cr_log_info("no BMI2 here: the pdep writer not compared");
+    int writers[] = {tsc_sketch_simd_here() ? TSC_PUT_AVX512 : TSC_PUT_SCALAR,
+                     tsc_pext_here() ? TSC_PUT_PDEP : TSC_PUT_SCALAR};
     uint64_t rng = 29;
     static unsigned char want[1 << 15], got[1 << 15];
     int compared = 0;
     for (int round = 0; round < 3000; round++) {
         tschunk_sketch *s = random_sketch(&rng, round);
         unsigned flags = (round & 4 ? TSCHUNK_SKETCH_SPARSE : 0) | (round & 8 ? TSCHUNK_SKETCH_EXACT_STATS : 0);
-        size_t full = tsc_sketch_encode_isa(s, want, sizeof want, flags, 0);
+        size_t full = tsc_sketch_encode_isa(s, want, sizeof want, flags, TSC_PUT_SCALAR);
         cr_assert(!tschunk_is_error(full));
         /* capacities: exact (the kernels' 64 bytes of slack absent), a little more, and roomy */
         size_t caps[] = {full, full + 40, full + 200, sizeof got};
         for (int c = 0; c < 4; c++) {
             size_t cap = caps[c] < sizeof got ? caps[c] : sizeof got;
-            size_t a = tsc_sketch_encode_isa(s, want, cap, flags, 0);
-            size_t b = tsc_sketch_encode_isa(s, got, cap, flags, tsc_sketch_simd_here());
+            size_t a = tsc_sketch_encode_isa(s, want, cap, flags, TSC_PUT_SCALAR);
             cr_assert_eq(a, full, "round %d cap %zu", round, cap);
-            cr_assert(a == b && !memcmp(want, got, a), "round %d cap %zu: bytes differ", round, cap);
-            compared++;
+            for (int w = 0; w < 2; w++) {
+                size_t b = tsc_sketch_encode_isa(s, got, cap, flags, writers[w]);
+                cr_assert(a == b && !memcmp(want, got, a), "round %d cap %zu writer %d: bytes differ", round, cap,
+                          writers[w]);
+                compared++;
+            }
         }
-        if (full > 0) { /* one byte short: both refuse */
-            size_t b = tsc_sketch_encode_isa(s, got, full - 1, flags, tsc_sketch_simd_here());
+        for (int w = 0; w < 2 && full > 0; w++) { /* one byte short: every writer refuses */
+            size_t b = tsc_sketch_encode_isa(s, got, full - 1, flags, writers[w]);
             cr_assert_eq(tschunk_get_error_code(b), TSCHUNK_ERROR_DST_TOO_SMALL, "round %d", round);
         }
         tschunk_sketch_free(s);

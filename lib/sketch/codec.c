@@ -66,6 +66,24 @@ static unsigned uvarint_size(uint64_t v) { return size_by_zeros[__builtin_clzll(
 
 static unsigned varint_size(int64_t v) { return uvarint_size(tsc_zigzag(v)); }
 
+#ifdef TSC_HAVE_AVX2
+/* BMI2's pext and pdep as inline asm, which needs no target attribute on the functions it is inlined into:
+ * only the pext bin kernel and the pdep writer run them, on CPUs with BMI2 (tsc_pext_fast_here). */
+TSC_INLINE uint64_t pext64(uint64_t x, uint64_t mask)
+{
+    uint64_t r;
+    __asm__("pextq %2, %1, %0" : "=r"(r) : "r"(x), "r"(mask));
+    return r;
+}
+
+TSC_INLINE uint64_t pdep64(uint64_t x, uint64_t mask)
+{
+    uint64_t r;
+    __asm__("pdepq %2, %1, %0" : "=r"(r) : "r"(x), "r"(mask));
+    return r;
+}
+#endif
+
 static uint64_t rotl6(uint64_t x) { return x << 6 | x >> 58; }
 static uint64_t rotr6(uint64_t x) { return x >> 6 | x << 58; }
 
@@ -77,17 +95,28 @@ TSC_INLINE uint64_t varfloat_x(double v) { return rotl6(tsc_bits_of(v + 1.0) - t
  * OR-ing bit 63 makes ctz 63 for it without a branch. */
 TSC_INLINE unsigned varfloat_x_size(uint64_t x) { return size_by_zeros[__builtin_ctzll(x | UINT64_C(1) << 63)]; }
 
-/*
- * The first 8 bytes of x's varfloat64, first byte in the most significant: the 7-bit groups of x's top
- * 56 bits spread one to a byte (three halving steps instead of a loop), continuation bits on the first
- * size - 1 bytes. Bytes past size are zero, since x has no bits below its last group.
- */
-TSC_INLINE uint64_t varfloat_word(uint64_t x, unsigned size)
+/* The 7-bit groups of y's low 56 bits spread one to a byte: three halving steps instead of a loop, or one
+ * pdep. */
+TSC_INLINE uint64_t spread_groups(uint64_t y, int pdep)
 {
-    uint64_t y = x >> 8;
+#ifdef TSC_HAVE_AVX2
+    if (pdep) return pdep64(y, UINT64_C(0x7f7f7f7f7f7f7f7f));
+#else
+    (void)pdep;
+#endif
     y = (y & UINT64_C(0x000000000fffffff)) | (y & UINT64_C(0x00fffffff0000000)) << 4;
     y = (y & UINT64_C(0x00003fff00003fff)) | (y & UINT64_C(0x0fffc0000fffc000)) << 2;
-    y = (y & UINT64_C(0x007f007f007f007f)) | (y & UINT64_C(0x3f803f803f803f80)) << 1;
+    return (y & UINT64_C(0x007f007f007f007f)) | (y & UINT64_C(0x3f803f803f803f80)) << 1;
+}
+
+/*
+ * The first 8 bytes of x's varfloat64, first byte in the most significant: the 7-bit groups of x's top
+ * 56 bits one to a byte, continuation bits on the first size - 1 bytes. Bytes past size are zero, since x
+ * has no bits below its last group.
+ */
+TSC_INLINE uint64_t varfloat_word(uint64_t x, unsigned size, int pdep)
+{
+    uint64_t y = spread_groups(x >> 8, pdep);
     unsigned continued = size > 8 ? 8 : size - 1;
     /* two shifts: a shift by 64 (8 continued bytes) is undefined */
     return y | (UINT64_C(0x8080808080808080) & ~(~UINT64_C(0) >> (4 * continued) >> (4 * continued)));
@@ -108,7 +137,7 @@ TSC_INLINE void put_varfloat(out_buf *o, double v)
 {
     uint64_t x = varfloat_x(v);
     unsigned size = varfloat_x_size(x);
-    put_word(o, varfloat_word(x, size), size > 8 ? 8 : size);
+    put_word(o, varfloat_word(x, size, 0), size > 8 ? 8 : size);
     if (size > 8) put_byte(o, (uint8_t)x);
 }
 
@@ -198,22 +227,37 @@ TSC_INLINE int walk_next(occupied_walk *w, int64_t *index)
 static int has_room(const out_buf *o, uint64_t bytes) { return o->pos <= o->cap && o->cap - o->pos >= bytes; }
 
 /* A count's varfloat64 at out, with room for 9 bytes: the end of it. */
-TSC_INLINE uint8_t *put_varfloat_at(uint8_t *out, double v)
+TSC_INLINE uint8_t *put_varfloat_at(uint8_t *out, double v, int pdep)
 {
     uint64_t x = varfloat_x(v);
     unsigned size = varfloat_x_size(x);
-    tsc_store64_be(out, varfloat_word(x, size));
+    tsc_store64_be(out, varfloat_word(x, size, pdep));
     if (TSC_UNLIKELY(size > 8)) out[8] = (uint8_t)x;
     return out + size;
 }
 
 /* A bin's index delta (from prev) and count at out, with room for 18 bytes. */
-TSC_INLINE uint8_t *put_sparse_bin_at(uint8_t *out, int64_t index, int64_t prev, double count)
+TSC_INLINE uint8_t *put_sparse_bin_at(uint8_t *out, int64_t index, int64_t prev, double count, int pdep)
 {
     uint64_t delta = tsc_zigzag(index - prev);
     for (int b = 0; b < 8 && delta >= 0x80; b++, delta >>= 7) *out++ = (uint8_t)(delta | 0x80);
     *out++ = (uint8_t)delta;
-    return put_varfloat_at(out, count);
+    return put_varfloat_at(out, count, pdep);
+}
+
+/* Counts [from, to) at out (room for 9 bytes each); pdep a constant at each call, one loop for each. */
+TSC_INLINE uint8_t *put_counts_at(uint8_t *out, const double *counts, uint64_t from, uint64_t to, int pdep)
+{
+    for (uint64_t k = from; k < to; k++) out = put_varfloat_at(out, counts[k], pdep);
+    return out;
+}
+
+/* A store's non-empty bins from the walk's position on, as index deltas and counts at out. */
+TSC_INLINE uint8_t *put_walked_bins_at(uint8_t *out, occupied_walk *w, int64_t *prev, int pdep)
+{
+    int64_t i;
+    for (; walk_next(w, &i); *prev = i) out = put_sparse_bin_at(out, i, *prev, w->st->counts[i - w->st->offset], pdep);
+    return out;
 }
 
 /* The kernels write 64 bytes a step, of which they keep at most 64. */
@@ -221,7 +265,7 @@ TSC_INLINE uint8_t *put_sparse_bin_at(uint8_t *out, int64_t index, int64_t prev,
 
 /* Contiguous counts over [min, max]: an empty bin is one zero byte. Chosen when few bins are empty, so
  * it writes every bin rather than walking the occupied ones. */
-static void put_dense_bins(out_buf *o, const tsc_store *st, int simd)
+static void put_dense_bins(out_buf *o, const tsc_store *st, int writer)
 {
     const double *counts = st->counts + (st->min_index - st->offset);
     uint64_t window = (uint64_t)(st->max_index - st->min_index + 1), k = 0;
@@ -230,19 +274,23 @@ static void put_dense_bins(out_buf *o, const tsc_store *st, int simd)
         return;
     }
     uint8_t *out = o->dst + o->pos, *start = out;
-    while (k < window) {
-        uint64_t end = window;
-        if (simd) { /* the kernel, then the block it stopped at */
+    if (writer == TSC_PUT_SCALAR) {
+        out = put_counts_at(out, counts, 0, window, 0);
+    } else if (writer == TSC_PUT_PDEP) {
+        out = put_counts_at(out, counts, 0, window, 1);
+    } else {
+        while (k < window) { /* the kernel, then the block it stopped at */
             k += tsc_put_contiguous_avx512(&out, counts + k, window - k);
-            end = k + 8 < window ? k + 8 : window;
+            uint64_t end = k + 8 < window ? k + 8 : window;
+            out = put_counts_at(out, counts, k, end, 1);
+            k = end;
         }
-        for (; k < end; k++) out = put_varfloat_at(out, counts[k]);
     }
     o->pos += (size_t)(out - start);
 }
 
 /* Index deltas and counts over the non-empty bins. */
-static void put_sparse_bins(out_buf *o, const tsc_store *st, const kept_masks *kept, uint64_t nonempty, int simd)
+static void put_sparse_bins(out_buf *o, const tsc_store *st, const kept_masks *kept, uint64_t nonempty, int writer)
 {
     int64_t prev = 0, i;
     if (!has_room(o, KERNEL_SLACK) || (o->cap - o->pos - KERNEL_SLACK) / 18 < nonempty) {
@@ -255,9 +303,9 @@ static void put_sparse_bins(out_buf *o, const tsc_store *st, const kept_masks *k
         return;
     }
     uint8_t *out = o->dst + o->pos, *start = out;
-    if (!simd) {
-        for (occupied_walk w = walk_start(st, kept); walk_next(&w, &i); prev = i)
-            out = put_sparse_bin_at(out, i, prev, st->counts[i - st->offset]);
+    if (writer != TSC_PUT_AVX512) {
+        occupied_walk w = walk_start(st, kept);
+        out = writer == TSC_PUT_PDEP ? put_walked_bins_at(out, &w, &prev, 1) : put_walked_bins_at(out, &w, &prev, 0);
     } else {
         const double *counts = st->counts + (st->min_index - st->offset);
         uint64_t window = (uint64_t)(st->max_index - st->min_index + 1);
@@ -267,7 +315,7 @@ static void put_sparse_bins(out_buf *o, const tsc_store *st, const kept_masks *k
             unsigned len = window - k < 8 ? (unsigned)(window - k) : 8; /* the block it stopped at */
             for (uint64_t mask = tsc_occupied_mask(counts + k, len); mask; mask &= mask - 1, prev = i) {
                 i = st->min_index + (int64_t)(k + tsc_ctz64(mask));
-                out = put_sparse_bin_at(out, i, prev, st->counts[i - st->offset]);
+                out = put_sparse_bin_at(out, i, prev, st->counts[i - st->offset], 1);
             }
         }
     }
@@ -314,7 +362,7 @@ static int contiguous_wins(const tsc_store *st, uint64_t window, uint64_t nonemp
 
 /* One store, as sketches-java's dense stores write it: contiguous counts over [min, max] or index deltas
  * and counts over the non-empty bins. */
-static void put_store(out_buf *o, const tsc_store *st, uint8_t type, int sparse_only, int simd)
+static void put_store(out_buf *o, const tsc_store *st, uint8_t type, int sparse_only, int writer)
 {
     if (st->min_index > st->max_index) return;
     kept_masks kept;
@@ -324,12 +372,12 @@ static void put_store(out_buf *o, const tsc_store *st, uint8_t type, int sparse_
         put_uvarint(o, window);
         put_varint(o, st->min_index);
         put_varint(o, 1);
-        put_dense_bins(o, st, simd);
+        put_dense_bins(o, st, writer);
         return;
     }
     put_byte(o, (uint8_t)(type | BINS_INDEX_DELTAS_AND_COUNTS << 2));
     put_uvarint(o, nonempty);
-    put_sparse_bins(o, st, &kept, nonempty, simd);
+    put_sparse_bins(o, st, &kept, nonempty, writer);
 }
 
 size_t tschunk_sketch_encode_bound(const tschunk_sketch *s)
@@ -342,7 +390,7 @@ size_t tschunk_sketch_encode_bound(const tschunk_sketch *s)
     return 30 + 17 + 10 + 2 * 28 + bins * 18;
 }
 
-size_t tsc_sketch_encode_isa(const tschunk_sketch *s, void *dst, size_t capacity, unsigned flags, int simd)
+size_t tsc_sketch_encode_isa(const tschunk_sketch *s, void *dst, size_t capacity, unsigned flags, int writer)
 {
     if (!s || (!dst && capacity)) return TSC_ERROR(BAD_PARAMETER);
     out_buf o = {(uint8_t *)dst, capacity, 0, 0};
@@ -371,14 +419,14 @@ size_t tsc_sketch_encode_isa(const tschunk_sketch *s, void *dst, size_t capacity
         put_varfloat(&o, s->zero_count);
     }
     int sparse = (flags & TSCHUNK_SKETCH_SPARSE) != 0;
-    put_store(&o, &s->pos, TYPE_POSITIVE, sparse, simd);
-    put_store(&o, &s->neg, TYPE_NEGATIVE, sparse, simd);
+    put_store(&o, &s->pos, TYPE_POSITIVE, sparse, writer);
+    put_store(&o, &s->neg, TYPE_NEGATIVE, sparse, writer);
     return o.overflow ? TSC_ERROR(DST_TOO_SMALL) : o.pos;
 }
 
 size_t tschunk_sketch_encode(const tschunk_sketch *s, void *dst, size_t capacity, unsigned flags)
 {
-    return tsc_sketch_encode_isa(s, dst, capacity, flags, tsc_sketch_simd_here());
+    return tsc_sketch_encode_isa(s, dst, capacity, flags, tsc_sketch_writer_here());
 }
 
 /* ---- decoding ----------------------------------------------------------- */
@@ -456,17 +504,6 @@ static size_t get_varfloat_x_slow(in_buf *in, uint64_t *out)
     *out = x;
     return 0;
 }
-
-#ifdef TSC_HAVE_AVX2
-/* BMI2's pext as inline asm, which needs no target attribute on the functions it is inlined into: only
- * tsc_get_bins_pext runs it, on CPUs with BMI2. */
-TSC_INLINE uint64_t pext64(uint64_t x, uint64_t mask)
-{
-    uint64_t r;
-    __asm__("pextq %2, %1, %0" : "=r"(r) : "r"(x), "r"(mask));
-    return r;
-}
-#endif
 
 /* r = rotr6(x) of a count whose bytes are w's top ones (bytes past it zero): the groups gathered by three
  * mask-and-shift steps, or by one pext, whose groups shifted to x's top and rotated are a shift by 2 (x's

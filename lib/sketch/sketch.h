@@ -187,7 +187,7 @@ TSC_INLINE size_t tsc_get_bins_pext(const uint8_t *src, size_t avail, size_t n, 
 }
 #endif
 
-/* BMI2, which tsc_get_bins_pext needs. */
+/* BMI2, which tsc_get_bins_pext and the pdep writer need. */
 TSC_INLINE int tsc_pext_here(void)
 {
 #ifdef TSC_HAVE_AVX2
@@ -197,7 +197,7 @@ TSC_INLINE int tsc_pext_here(void)
 #endif
 }
 
-/* BMI2 with a fast pext: not AMD's families 15h and 17h (Excavator, Zen 1 and 2), whose microcoded pext takes
+/* BMI2 with a fast pext and pdep: not AMD's families 15h and 17h (Excavator, Zen 1 and 2), whose microcoded pext takes
  * a cycle or more for each bit of its mask. (Hygon's Zen-based family 18h is not told apart by the compilers'
  * CPU model and would take the pext kernel: correct, slower.) */
 TSC_INLINE int tsc_pext_fast_here(void)
@@ -219,8 +219,18 @@ TSC_INLINE int tsc_sketch_simd_here(void)
 #endif
 }
 
-/* tschunk_sketch_encode with the kernels (simd, when the CPU has them) or without (the scalar twins). */
-size_t tsc_sketch_encode_isa(const tschunk_sketch *s, void *dst, size_t capacity, unsigned flags, int simd);
+/* How an encoder writes bins: the scalar loops (the twins the tests hold the others to), the scalar loops
+ * spreading a count's groups with one pdep, or the AVX-512 kernels (with pdep for the blocks they leave). */
+enum { TSC_PUT_SCALAR = 0, TSC_PUT_AVX512 = 1, TSC_PUT_PDEP = 2 };
+
+/* The fastest bin writer this CPU runs (every CPU with AVX-512 VBMI2 has a fast pdep). */
+TSC_INLINE int tsc_sketch_writer_here(void)
+{
+    return tsc_sketch_simd_here() ? TSC_PUT_AVX512 : tsc_pext_fast_here() ? TSC_PUT_PDEP : TSC_PUT_SCALAR;
+}
+
+/* tschunk_sketch_encode with the given bin writer (TSC_PUT_*; AVX512 and PDEP only where the CPU has them). */
+size_t tsc_sketch_encode_isa(const tschunk_sketch *s, void *dst, size_t capacity, unsigned flags, int writer);
 
 /*
  * How a decoder reads runs of bins: one bin at a time (the reference the tests hold the others to), through
