@@ -235,7 +235,8 @@ Test(sketch, mapping_memo_equals_computed)
     cr_assert_neq(tsc_mapping_from_accuracy(&m, (tschunk_mapping_kind)5, 0.01), 0);
 }
 
-/* The SSE2 occupied-bin mask against its scalar twin: every length, +-0 empty, anything else occupied. */
+/* The SSE2 and AVX2 occupied-bin masks against their scalar twin: every length, +-0 empty, anything else
+ * occupied. */
 Test(sketch, occupied_mask_matches_scalar)
 {
     uint64_t rng = 11;
@@ -248,6 +249,7 @@ Test(sketch, occupied_mask_matches_scalar)
         unsigned n = (unsigned)(round % 65);
         uint64_t want = tsc_occupied_mask_scalar(counts, n), got = tsc_occupied_mask(counts, n);
         cr_assert_eq(got, want, "n %u", n);
+        if (tsc_avx2_here()) cr_assert_eq(tsc_occupied_mask_avx2(counts, n), want, "AVX2, n %u", n);
         for (unsigned k = 0; k < n; k++)
             cr_assert_eq((want >> k) & 1, (uint64_t)(counts[k] > 0), "scalar mask, bin %u", k);
         if (n < 64) cr_assert_eq(want >> n, 0);
@@ -410,6 +412,28 @@ static size_t put_test_uvarint(unsigned char *p, uint64_t v)
 /* Index deltas and indices at and past the limits read_bin_run sets (|delta| <= 2 * 2^31, int32
  * indices), at every lane of a block, in both forms: every reader takes or refuses the same bins, at the
  * same offset. */
+/* Every one-byte index delta (-64 to 63), in both orders: canonical streams hold rising indices only, so the
+ * kernels' reading of the falling ones is checked here. */
+Test(sketch, bin_kernels_read_every_one_byte_delta)
+{
+    tschunk_sketch *like;
+    cr_assert_eq(tschunk_sketch_create(&like, NULL), 0);
+    for (int order = 0; order < 2; order++) {
+        unsigned char bytes[512];
+        size_t n = 0;
+        bytes[n++] = 0x05; /* positive store, index deltas and counts */
+        n += put_test_uvarint(bytes + n, 129);
+        n += put_test_uvarint(bytes + n, 2000); /* the first bin at 1000 */
+        bytes[n++] = 0x02;                      /* count 1 */
+        for (int k = 0; k < 128; k++) {
+            bytes[n++] = (unsigned char)(order ? 127 - k : k); /* zigzag: 0, -1, 1, -2, ... */
+            bytes[n++] = (unsigned char)(1 + k % 100);
+        }
+        cr_assert_eq(readers_agree_on(like, bytes, n, NULL, 0, order ? "falling" : "rising"), 0);
+    }
+    tschunk_sketch_free(like);
+}
+
 Test(sketch, bin_kernels_limits_as_one_at_a_time)
 {
     const int64_t firsts[] = {INT32_MAX - 12, INT32_MIN + 12, INT32_MAX, INT32_MIN, 0, INT32_MAX * INT64_C(2),

@@ -13,6 +13,10 @@
 
 #include "sketch.h"
 
+#ifdef TSC_HAVE_AVX2
+#  include <immintrin.h>
+#endif
+
 enum {
     FLAG_ZERO_COUNT = 0x04,
     FLAG_COUNT = 0xa0,
@@ -179,6 +183,23 @@ uint64_t tsc_occupied_mask(const double *counts, unsigned n)
 #endif
 }
 
+#ifdef TSC_HAVE_AVX2
+/* tsc_occupied_mask eight bins a step (the tail through it). */
+__attribute__((target("avx2"))) uint64_t tsc_occupied_mask_avx2(const double *counts, unsigned n)
+{
+    uint64_t mask = 0;
+    unsigned k = 0;
+    const __m256d zero = _mm256_setzero_pd();
+    for (; k + 8 <= n; k += 8) {
+        __m256d low = _mm256_cmp_pd(_mm256_loadu_pd(counts + k), zero, _CMP_NEQ_UQ);
+        __m256d high = _mm256_cmp_pd(_mm256_loadu_pd(counts + k + 4), zero, _CMP_NEQ_UQ);
+        unsigned bits = (unsigned)_mm256_movemask_pd(low) | (unsigned)_mm256_movemask_pd(high) << 4;
+        mask |= (uint64_t)bits << k;
+    }
+    return k < n ? mask | tsc_occupied_mask(counts + k, n - k) << k : mask;
+}
+#endif
+
 /* The occupancy masks of a store's first MASKS_KEPT * 64 bins from min_index, computed once by
  * occupied_bins and read again by the walks (a store of the default 2,048 bins fits whole). */
 #define MASKS_KEPT 32
@@ -191,7 +212,9 @@ typedef struct {
 static uint64_t mask_at(const tsc_store *st, int64_t base)
 {
     uint64_t left = (uint64_t)(st->max_index - base + 1);
-    return tsc_occupied_mask(st->counts + (base - st->offset), left < 64 ? (unsigned)left : 64);
+    const double *counts = st->counts + (base - st->offset);
+    unsigned n = left < 64 ? (unsigned)left : 64;
+    return tsc_avx2_here() ? tsc_occupied_mask_avx2(counts, n) : tsc_occupied_mask(counts, n);
 }
 
 /* Walks a store's non-empty bins in index order, 64 bins a mask. */
@@ -518,25 +541,27 @@ TSC_INLINE uint64_t count_r(uint64_t w, int pext)
     return rotr6(gather_groups(w & UINT64_C(0x7f7f7f7f7f7f7f7f)));
 }
 
-/* A count of up to 8 bytes at w's top (its x's low 8 bits zero, so finite and >= 0: get_count); *bytes its
- * length. Returns 0 for a 9-byte count. A one-byte count keeps its branch: predicted, it lets the next
- * record's loads start before this count is read (one path for every length made chunk summaries slower). */
-TSC_INLINE int count_from_word(uint64_t w, int pext, double *count, size_t *bytes)
+/* A count of up to 8 bytes at w's top (its x's low 8 bits zero, so finite and >= 0: get_count): its r =
+ * rotr6(x), and in *bytes its length. Returns 0 for a 9-byte count. A one-byte count keeps its branch:
+ * predicted, it lets the next record's loads start before this count is read (one path for every length
+ * made chunk summaries slower). */
+TSC_INLINE int count_from_word(uint64_t w, int pext, uint64_t *r, size_t *bytes)
 {
-    uint64_t r;
     if (TSC_LIKELY(!(w >> 63))) { /* one byte: small integers */
-        r = w >> 56 << 51;
+        *r = w >> 56 << 51;
         *bytes = 1;
     } else {
         uint64_t ends = ~w & UINT64_C(0x8080808080808080);
         if (!ends) return 0;
         unsigned lead = (unsigned)__builtin_clzll(ends); /* 8 * (bytes - 1) */
-        r = count_r(w & ~UINT64_C(0) << (56 - lead), pext);
+        *r = count_r(w & ~UINT64_C(0) << (56 - lead), pext);
         *bytes = lead / 8 + 1;
     }
-    *count = tsc_double_of(r + tsc_bits_of(1.0)) - 1.0;
     return 1;
 }
+
+/* The count whose r = rotr6(x) is given: 0 exactly when r is. */
+TSC_INLINE double count_of_r(uint64_t r) { return tsc_double_of(r + tsc_bits_of(1.0)) - 1.0; }
 
 /*
  * A count: finite and >= 0, else CORRUPT. With 9 bytes left, one load: the first byte without a
@@ -549,13 +574,14 @@ TSC_INLINE size_t get_count(in_buf *in, double *out)
     size_t at = in->pos;
     uint64_t x;
     if (TSC_LIKELY(in->pos < in->size && in->src[in->pos] < 0x80)) { /* one byte: small integers */
-        *out = tsc_double_of(rotr6((uint64_t)in->src[in->pos++] << 57) + tsc_bits_of(1.0)) - 1.0;
+        *out = count_of_r(rotr6((uint64_t)in->src[in->pos++] << 57));
         return 0;
     }
     if (TSC_LIKELY(in->size - in->pos >= 9)) {
-        uint64_t w = tsc_load64_be(in->src + in->pos);
+        uint64_t w = tsc_load64_be(in->src + in->pos), r;
         size_t bytes;
-        if (TSC_LIKELY(count_from_word(w, 0, out, &bytes))) {
+        if (TSC_LIKELY(count_from_word(w, 0, &r, &bytes))) {
+            *out = count_of_r(r);
             in->pos += bytes;
             return 0;
         }
@@ -567,7 +593,7 @@ TSC_INLINE size_t get_count(in_buf *in, double *out)
     }
     uint64_t r = rotr6(x);
     if (!TSC_LIKELY(r < UINT64_C(0x4000000000000000))) return fail_at(in, at, TSC_ERROR(CORRUPT));
-    *out = tsc_double_of(r + tsc_bits_of(1.0)) - 1.0;
+    *out = count_of_r(r);
     return 0;
 }
 
@@ -620,6 +646,15 @@ TSC_INLINE size_t skip_count(in_buf *in)
     return get_count(in, &v);
 }
 
+/* A one-byte zigzag varint's value: a load where the arithmetic took five instructions. */
+static const int8_t UNZIGZAG_BYTE[128] = {
+    0,   -1,  1,   -2,  2,   -3,  3,   -4,  4,   -5,  5,   -6,  6,   -7,  7,   -8,  8,   -9,  9,   -10, 10,  -11,
+    11,  -12, 12,  -13, 13,  -14, 14,  -15, 15,  -16, 16,  -17, 17,  -18, 18,  -19, 19,  -20, 20,  -21, 21,  -22,
+    22,  -23, 23,  -24, 24,  -25, 25,  -26, 26,  -27, 27,  -28, 28,  -29, 29,  -30, 30,  -31, 31,  -32, 32,  -33,
+    33,  -34, 34,  -35, 35,  -36, 36,  -37, 37,  -38, 38,  -39, 39,  -40, 40,  -41, 41,  -42, 42,  -43, 43,  -44,
+    44,  -45, 45,  -46, 46,  -47, 47,  -48, 48,  -49, 49,  -50, 50,  -51, 51,  -52, 52,  -53, 53,  -54, 54,  -55,
+    55,  -56, 56,  -57, 57,  -58, 58,  -59, 59,  -60, 60,  -61, 61,  -62, 62,  -63, 63,  -64};
+
 /*
  * The bin kernels' loop (sketch.h); without `checked`, every index is known to stay within int32. A record
  * takes at most 9 bytes, so from pos, (avail - pos) / 9 records can be read before the input's end needs a
@@ -637,15 +672,15 @@ TSC_INLINE size_t bins_kernel_loop(const uint8_t *src, size_t avail, size_t n, i
             int64_t bin = at;
             if (has_deltas) {
                 if (src[pos] >= 0x80) goto done;
-                bin = at + tsc_unzigzag(src[pos]);
+                bin = at + UNZIGZAG_BYTE[src[pos]];
             }
             if (checked && (bin < INT32_MIN || bin > INT32_MAX)) goto done;
             size_t count_at_pos = pos + (has_deltas ? 1 : 0), bytes;
-            double count;
-            if (!count_from_word(tsc_load64_be(src + count_at_pos), pext, &count, &bytes)) goto done;
+            uint64_t r;
+            if (!count_from_word(tsc_load64_be(src + count_at_pos), pext, &r, &bytes)) goto done;
             indices[kept] = bin;
-            counts[kept] = count;
-            kept += !tsc_is_zero(count);
+            counts[kept] = count_of_r(r);
+            kept += r != 0;
             pos = count_at_pos + bytes;
             at = has_deltas ? bin : bin + step;
         }

@@ -120,6 +120,12 @@ TSC_INLINE void tsc_store_add_many(tschunk_sketch *s, tsc_store *st, const int64
 /* Bit k set: counts[k] is not +-0, for k < n <= 64 (SSE2 on x86-64, and its scalar twin). */
 uint64_t tsc_occupied_mask(const double *counts, unsigned n);
 uint64_t tsc_occupied_mask_scalar(const double *counts, unsigned n);
+/* The same with AVX2, eight bins a step (where tsc_avx2_here; elsewhere the SSE2 one). */
+#ifdef TSC_HAVE_AVX2
+uint64_t tsc_occupied_mask_avx2(const double *counts, unsigned n);
+#else
+TSC_INLINE uint64_t tsc_occupied_mask_avx2(const double *counts, unsigned n) { return tsc_occupied_mask(counts, n); }
+#endif
 
 /*
  * The AVX-512 bin writers (bins512.c): from counts[0, n), into *out (room for each bin at its longest
