@@ -203,9 +203,9 @@ TSC_INLINE int tsc_pext_here(void)
 #endif
 }
 
-/* BMI2 with a fast pext and pdep: not AMD's families 15h and 17h (Excavator, Zen 1 and 2), whose microcoded pext takes
- * a cycle or more for each bit of its mask. (Hygon's Zen-based family 18h is not told apart by the compilers'
- * CPU model and would take the pext kernel: correct, slower.) */
+/* BMI2 with a fast pext and pdep: not AMD's families 15h and 17h (Excavator, Zen 1 and 2), whose microcoded
+ * pext and pdep take a cycle or more for each bit of the mask. (Hygon's Zen-based family 18h is not among the
+ * families checked: it would take the pext kernel and the pdep writer, correct and slower.) */
 TSC_INLINE int tsc_pext_fast_here(void)
 {
 #ifdef TSC_HAVE_AVX2
