@@ -605,9 +605,9 @@ static size_t get_f64(in_buf *in, double *out)
     return 0;
 }
 
-/* The bins the checking pass read, kept so that committing a small stream parses nothing again. A bins
- * block is of one sign, so the log is runs of one sign. */
-#define LOGGED_BINS 256
+/* The bins the checking pass read, kept so that committing a stream of up to LOGGED_BINS bins parses nothing
+ * again. A bins block is of one sign, so the log is runs of one sign. */
+#define LOGGED_BINS TSC_SKETCH_LOGGED_BINS
 typedef struct {
     int64_t index[LOGGED_BINS + 8]; /* + 8: the AVX-512 reader writes eight lanes at a time */
     double count[LOGGED_BINS + 8];
