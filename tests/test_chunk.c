@@ -300,6 +300,18 @@ Test(chunk, errors_have_names_and_bad_parameters_are_refused)
     cr_assert_str_eq(tschunk_version_string(), expected);
 }
 
+/* The README's status line names the header's version (0.30.0 and 0.31.0's first commits still said 0.29.3). */
+Test(chunk, readme_status_names_this_version)
+{
+    char path[512], want[64];
+    snprintf(path, sizeof path, "%s/README.md", repo_dir());
+    test_file readme = test_read_file(path);
+    readme.data[readme.size] = 0; /* test_read_file leaves a byte past the end */
+    snprintf(want, sizeof want, "\nStatus: version %s. ", TSCHUNK_VERSION_STRING);
+    cr_assert(strstr((const char *)readme.data, want), "README.md has no line starting \"%s\"", want + 1);
+    free(readme.data);
+}
+
 Test(chunk, bound_holds_the_worst_case)
 {
     /* Alternating escapes and 64-bit XORs: the most bits a sample can take. */

@@ -794,7 +794,8 @@ TSC_INLINE size_t read_bins_kernel(tschunk_sketch *s, tsc_store *st, in_buf *in,
         got = get_bins(kernel, src, avail, left < 64 ? left : 64, has_deltas, step, &used, &at, indices, counts,
                        &written);
         if (commit) {
-            tsc_store_add_many(s, st, indices, counts, written, &info->bins_total);
+            if (kernel == TSC_BINS_AVX512) tsc_store_add_many(s, st, indices, counts, written, &info->bins_total, 1);
+            else tsc_store_add_many(s, st, indices, counts, written, &info->bins_total, 0);
         } else if (got) {
             *logged = LOGGED_BINS + 1;
         }
@@ -991,8 +992,11 @@ static void commit_stream(tschunk_sketch *s, in_buf *in, stream_info *info, cons
         for (size_t i = 0, end; i < info->logged; i = end) { /* a run of one sign: up to the other sign */
             const uint8_t *other = memchr(log->negative + i, !log->negative[i], info->logged - i);
             end = other ? (size_t)(other - log->negative) : info->logged;
-            tsc_store_add_many(s, log->negative[i] ? &s->neg : &s->pos, log->index + i, log->count + i, end - i,
-                               &info->bins_total);
+            tsc_store *st = log->negative[i] ? &s->neg : &s->pos;
+            if (in->reader == TSC_BINS_AVX512) /* its kernel logs empty bins too */
+                tsc_store_add_many(s, st, log->index + i, log->count + i, end - i, &info->bins_total, 1);
+            else
+                tsc_store_add_many(s, st, log->index + i, log->count + i, end - i, &info->bins_total, 0);
         }
     } else {
         stream_info again;

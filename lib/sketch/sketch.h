@@ -80,13 +80,13 @@ TSC_INLINE void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, d
     tsc_store_add_slow(s, st, index, count);
 }
 
-/* tsc_store_add over n bins, zero counts skipped, the store's range and clean window kept in registers in
- * between (the window as the bin index of its first slot and a pointer to that slot: one subtraction and
- * one compare a bin; an empty store gets no window, so that its first bin sets its range in the slow
- * path); the counts are also added to *total, in order (in the same loop, the chain of those adds
- * overlaps the rest). */
+/* tsc_store_add over n bins, zero counts skipped (may_hold_empty: only the AVX-512 bin kernel writes them), the
+ * store's range and clean window kept in registers in between (the window as the bin index of its first slot
+ * and a pointer to that slot: one subtraction and one compare a bin; an empty store gets no window, so that its
+ * first bin sets its range in the slow path); the counts are also added to *total, in order (in the same loop,
+ * the chain of those adds overlaps the rest). */
 TSC_INLINE void tsc_store_add_many(tschunk_sketch *s, tsc_store *st, const int64_t *index, const double *count,
-                                   size_t n, double *total)
+                                   size_t n, double *total, int may_hold_empty)
 {
     int64_t lo = st->min_index, hi = st->max_index;
     int64_t first = st->offset + st->clean_lo;
@@ -95,7 +95,7 @@ TSC_INLINE void tsc_store_add_many(tschunk_sketch *s, tsc_store *st, const int64
     double sum = *total;
     for (size_t k = 0; k < n; k++) {
         sum += count[k]; /* an empty bin adds +0: no change */
-        if (tsc_is_zero(count[k])) continue;
+        if (may_hold_empty && tsc_is_zero(count[k])) continue;
         uint64_t slot = (uint64_t)(index[k] - first);
         if (TSC_LIKELY(slot < len)) {
             window[slot] = tsc_count_add(window[slot], count[k]);
