@@ -697,8 +697,8 @@ done:
 
 /* Each record is read with an 8-byte load: the input's last bytes are read from a copy followed by bytes 0x80,
  * none of which ends a varint, so that no record the input does not hold whole is taken. Where no index of the
- * next n bins can leave int32 (n <= 256 here, each moving the index by at most 64 or one step), the loop checks
- * none. */
+ * next n bins can leave int32 (each moving the index by at most 64 or one step; n up to 2^20, a bin log's
+ * runs and more, so that n times a step of up to 2^32 stays far inside int64), the loop checks none. */
 TSC_INLINE size_t get_bins_kernel(const uint8_t *src, size_t avail, size_t n, int has_deltas, int pext, int64_t step,
                                   size_t *used, int64_t *index, int64_t *indices, double *counts, size_t *written)
 {
@@ -710,7 +710,7 @@ TSC_INLINE size_t get_bins_kernel(const uint8_t *src, size_t avail, size_t n, in
         avail += TAIL_PAD;
     }
     int safe = 0;
-    if (n <= 256) {
+    if (n <= (size_t)1 << 20) {
         int64_t reach = (int64_t)n * (has_deltas ? 64 : (step < 0 ? -step : step));
         safe = *index >= INT32_MIN + reach && *index <= INT32_MAX - reach;
     }
