@@ -1,6 +1,6 @@
 /* DDSketch compact decoding of arbitrary bytes: standalone, into an existing sketch, then use it; with the
- * one-at-a-time bin reader and each bin kernel, scalar, pext and AVX-512 (the same sketch or the same error at the
- * same offset); the same bytes as a chunk summary blob and as a block summary blob (which a range query never
+ * one-at-a-time bin reader and each bin kernel, scalar, pext, AVX2 and AVX-512 (the same sketch or the same error
+ * at the same offset); the same bytes as a chunk summary blob and as a block summary blob (which a range query never
  * trusts blindly); what decodes, once or merged twice, encodes to a stream that decodes. */
 #include <string.h>
 
@@ -31,6 +31,7 @@ static void readers_agree(const uint8_t *data, size_t size, const tschunk_sketch
 {
     reader_agrees(data, size, o, TSC_BINS_SCALAR_KERNEL);
     if (tsc_pext_here()) reader_agrees(data, size, o, TSC_BINS_PEXT_KERNEL);
+    if (tsc_sketch_reader_runs_here(TSC_BINS_AVX2_KERNEL)) reader_agrees(data, size, o, TSC_BINS_AVX2_KERNEL);
     if (tsc_sketch_simd_here()) reader_agrees(data, size, o, TSC_BINS_AVX512);
 }
 

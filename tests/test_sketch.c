@@ -338,7 +338,8 @@ static size_t decode_with(const tschunk_sketch *like, const unsigned char *bytes
     return r;
 }
 
-/* The one-at-a-time reader and each bin kernel here (the scalar one; pext's and AVX-512's where the CPU has them)
+/* The one-at-a-time reader and each bin kernel here (the scalar one; pext's, AVX2's and AVX-512's where the CPU
+ * has them)
  * on bytes, merged into a new sketch like `like` (holding base's bins first, when given): the same error at the
  * same offset (returns 1), or the same sketch (returns 0). */
 static int readers_agree_on(const tschunk_sketch *like, const unsigned char *bytes, size_t n,
@@ -347,11 +348,8 @@ static int readers_agree_on(const tschunk_sketch *like, const unsigned char *byt
     static unsigned char want[1 << 15], got[1 << 15];
     size_t at_a, at_b;
     size_t a = decode_with(like, bytes, n, TSC_BINS_ONE_AT_A_TIME, base, base_n, want, sizeof want, &at_a);
-    for (int reader = TSC_BINS_AVX512; reader <= TSC_BINS_PEXT_KERNEL; reader++) {
-        int absent = reader == TSC_BINS_AVX512 ? !tsc_sketch_simd_here()
-                     : reader == TSC_BINS_PEXT_KERNEL ? !tsc_pext_here()
-                                                      : 0;
-        if (absent) continue;
+    for (int reader = TSC_BINS_AVX512; reader <= TSC_BINS_AVX2_KERNEL; reader++) {
+        if (!tsc_sketch_reader_runs_here(reader)) continue;
         size_t b = decode_with(like, bytes, n, reader, base, base_n, got, sizeof got, &at_b);
         cr_assert_eq(tschunk_get_error_code(a), tschunk_get_error_code(b), "%s (reader %d)", label, reader);
         if (!tschunk_is_error(a))
@@ -413,9 +411,6 @@ static size_t put_test_uvarint(unsigned char *p, uint64_t v)
     return n;
 }
 
-/* Index deltas and indices at and past the limits read_bin_run sets (|delta| <= 2 * 2^31, int32
- * indices), at every lane of a block, in both forms: every reader takes or refuses the same bins, at the
- * same offset. */
 /* Every one-byte index delta (-64 to 63), in both orders: canonical streams hold rising indices only, so the
  * kernels' reading of the falling ones is checked here. */
 Test(sketch, bin_kernels_read_every_one_byte_delta)
@@ -438,6 +433,9 @@ Test(sketch, bin_kernels_read_every_one_byte_delta)
     tschunk_sketch_free(like);
 }
 
+/* Index deltas and indices at and past the limits read_bin_run sets (|delta| <= 2 * 2^31, int32
+ * indices), at every lane of a block, in both forms: every reader takes or refuses the same bins, at the
+ * same offset. */
 Test(sketch, bin_kernels_limits_as_one_at_a_time)
 {
     const int64_t firsts[] = {INT32_MAX - 12, INT32_MIN + 12, INT32_MAX, INT32_MIN, 0, INT32_MAX * INT64_C(2),
@@ -453,8 +451,9 @@ Test(sketch, bin_kernels_limits_as_one_at_a_time)
                 unsigned char bytes[512];
                 size_t n = 0;
                 bytes[n++] = 0x05; /* positive store, index deltas and counts */
-                n += put_test_uvarint(bytes + n, 40); /* runs of 32 bins and more go to the kernel */
-                for (int k = 0; k < 40; k++) {
+                /* runs of 32 bins and more go to the AVX-512 kernel, of 64 and more to the AVX2 blocks */
+                n += put_test_uvarint(bytes + n, 72);
+                for (int k = 0; k < 72; k++) {
                     int64_t d = k == 0 ? firsts[f] : k == big_at ? steps[st] : (steps[st] > 0 ? 1 : -1);
                     n += put_test_uvarint(bytes + n, (uint64_t)d << 1 ^ (uint64_t)(d >> 63));
                     bytes[n++] = (unsigned char)(k & 0x7f); /* a count of k's varfloat: byte k */
@@ -469,7 +468,7 @@ Test(sketch, bin_kernels_limits_as_one_at_a_time)
     const int64_t strides[] = {1, -1, 2, -2, 0, INT32_MAX, INT32_MIN};
     for (size_t f = 0; f < sizeof starts / sizeof *starts; f++)
         for (size_t st = 0; st < sizeof strides / sizeof *strides; st++)
-            for (int nbins = 1; nbins <= 60; nbins += 3) {
+            for (int nbins = 1; nbins <= 90; nbins += 3) {
                 unsigned char bytes[512];
                 size_t n = 0;
                 bytes[n++] = 0x0d; /* positive store, contiguous counts */
@@ -522,12 +521,12 @@ typedef size_t (*bin_kernel)(const uint8_t *, size_t, size_t, int, int64_t, size
                              size_t *);
 
 /*
- * A kernel takes every bin of a canonical stream (counts and deltas of at most 8 bytes; for the scalar kernel,
- * deltas of one byte), in both forms, many blocks to a 64-byte window: the bins the
+ * A kernel takes every bin of a canonical stream (counts and deltas of at most 8 bytes; for the scalar, pext
+ * and AVX2 kernels, deltas of one byte), in both forms, many blocks to a 64-byte window: the bins the
  * sketch holds, exactly. (The one-at-a-time reader reads what a kernel leaves, so the comparisons above cannot
  * see it leaving too much.)
  */
-static void kernel_takes_every_canonical_bin(bin_kernel kernel, int scalar)
+static void kernel_takes_every_canonical_bin(bin_kernel kernel, int one_byte_deltas, int skips_empty)
 {
     uint64_t rng = 37;
     static unsigned char enc[(1 << 15) + 16];
@@ -538,14 +537,14 @@ static void kernel_takes_every_canonical_bin(bin_kernel kernel, int scalar)
     for (int round = 0; round < 400; round++) {
         tschunk_sketch *s;
         cr_assert_eq(tschunk_sketch_create(&s, NULL), 0);
-        /* the scalar kernel: bins close together, as index deltas (sparse) or contiguous counts */
-        int dense = scalar || (round & 1), n = 1 + (int)(wl_rng(&rng) % (dense ? 3000 : 300));
+        /* kernels of one-byte deltas: bins close together, as index deltas (sparse) or contiguous counts */
+        int dense = one_byte_deltas || (round & 1), n = 1 + (int)(wl_rng(&rng) % (dense ? 3000 : 300));
         for (int i = 0; i < n; i++) {
             double u = wl_uniform(&rng);
             double v = dense ? 1 + u * 5 : exp(u * 40), w = (double)(1 + wl_rng(&rng) % 1000);
             cr_assert(!tschunk_is_error(tschunk_sketch_add_weighted(s, v, w)));
         }
-        unsigned sparse = scalar && (round & 1) ? TSCHUNK_SKETCH_SPARSE : 0;
+        unsigned sparse = one_byte_deltas && (round & 1) ? TSCHUNK_SKETCH_SPARSE : 0;
         size_t bytes = tschunk_sketch_encode(s, enc, sizeof enc - 16, TSCHUNK_SKETCH_OMIT_MAPPING | sparse);
         memset(enc + bytes, 0x80, 16); /* continued bytes past the end: not a count a kernel may finish */
         want.n = 0;
@@ -560,13 +559,13 @@ static void kernel_takes_every_canonical_bin(bin_kernel kernel, int scalar)
             index = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
             cr_assert_eq(get_test_uvarint(enc, &at), 2); /* step 1, zigzag */
         }
-        got_n = kernel(enc + at, bytes - at + (scalar ? 9 : 0), bins, form == 1, step, &used, &index, indices, counts,
-                       &written);
+        size_t avail = bytes - at + (one_byte_deltas ? 9 : 0);
+        got_n = kernel(enc + at, avail, bins, form == 1, step, &used, &index, indices, counts, &written);
         cr_assert_eq(got_n, bins, "round %d: %zu of %zu bins taken (form %u)", round, got_n, bins, form);
         cr_assert_eq(at + used, bytes, "round %d", round);
         size_t j = 0;
         for (size_t k = 0; k < written; k++) {
-            if (form == 3 && !scalar)
+            if (form == 3 && !skips_empty)
                 cr_assert_eq(indices[k], want.index[0] + (int64_t)k, "round %d bin %zu", round, k);
             if (counts[k] == 0) continue;
             cr_assert(j < want.n && indices[k] == want.index[j] && counts[k] == want.count[j], "round %d bin %zu",
@@ -574,7 +573,7 @@ static void kernel_takes_every_canonical_bin(bin_kernel kernel, int scalar)
             j++;
         }
         cr_assert_eq(j, want.n, "round %d", round);
-        if (scalar) cr_assert_eq(written, want.n, "round %d: the scalar kernel writes no empty bin", round);
+        if (skips_empty) cr_assert_eq(written, want.n, "round %d: the kernel writes no empty bin", round);
         forms[form == 3]++;
         tschunk_sketch_free(s);
     }
@@ -588,10 +587,10 @@ Test(sketch, avx512_kernel_takes_every_canonical_bin)
         cr_log_info("no AVX-512 VBMI2 here: nothing to check");
         return;
     }
-    kernel_takes_every_canonical_bin(avx512_kernel, 0);
+    kernel_takes_every_canonical_bin(avx512_kernel, 0, 0);
 }
 
-Test(sketch, scalar_kernel_takes_every_canonical_bin) { kernel_takes_every_canonical_bin(tsc_get_bins_scalar, 1); }
+Test(sketch, scalar_kernel_takes_every_canonical_bin) { kernel_takes_every_canonical_bin(tsc_get_bins_scalar, 1, 1); }
 
 Test(sketch, pext_kernel_takes_every_canonical_bin)
 {
@@ -599,7 +598,61 @@ Test(sketch, pext_kernel_takes_every_canonical_bin)
         cr_log_info("no BMI2 here: nothing to check");
         return;
     }
-    kernel_takes_every_canonical_bin(tsc_get_bins_pext, 1);
+    kernel_takes_every_canonical_bin(tsc_get_bins_pext, 1, 1);
+}
+
+Test(sketch, avx2_kernel_takes_every_canonical_bin)
+{
+    if (!tsc_sketch_reader_runs_here(TSC_BINS_AVX2_KERNEL)) {
+        cr_log_info("no AVX2 and BMI2 here: nothing to check");
+        return;
+    }
+    kernel_takes_every_canonical_bin(tsc_get_bins_avx2, 1, 1);
+}
+
+/*
+ * No kernel takes a byte past the input it is given, whatever lies beyond: streams of records of every
+ * length (one-byte deltas, counts of 1 to 9 bytes, runs of one length and mixed), cut at every length, in a
+ * buffer whose bytes past the cut would complete more records. (0.32.0: the AVX2 kernel's loop once let the
+ * scalar records after a block run past the bound the input's end sets, hidden from the comparisons above
+ * by the blocks that read the input's last bytes.)
+ */
+Test(sketch, bin_kernels_keep_within_the_input)
+{
+    bin_kernel kernels[4] = {tsc_get_bins_scalar, tsc_get_bins_pext, tsc_get_bins_avx2, avx512_kernel};
+    int runs[4] = {1, tsc_sketch_reader_runs_here(TSC_BINS_PEXT_KERNEL),
+                   tsc_sketch_reader_runs_here(TSC_BINS_AVX2_KERNEL), tsc_sketch_reader_runs_here(TSC_BINS_AVX512)};
+    static unsigned char bytes[2048];
+    static int64_t indices[256 + 8];
+    static double counts[256 + 8];
+    uint64_t rng = 43;
+    size_t checked = 0;
+    for (int shape = 0; shape < 12; shape++) { /* 0-8: counts of shape + 1 bytes; else mixed */
+        for (int has_deltas = 0; has_deltas < 2; has_deltas++) {
+            size_t len = 0, records = 200;
+            for (size_t r = 0; r < records; r++) {
+                int count_bytes = shape < 9 ? shape + 1 : 1 + (int)(wl_rng(&rng) % 9);
+                if (has_deltas) bytes[len++] = 0x02; /* +1 */
+                for (int b = 0; b < count_bytes - 1; b++) bytes[len++] = (unsigned char)(0x80 | (wl_rng(&rng) & 0x7f));
+                /* a last byte: 7 bits of a varint, or a 9-byte count's 8 (its value kept finite) */
+                bytes[len++] = (unsigned char)(count_bytes == 9 ? wl_rng(&rng) & 0x0f : wl_rng(&rng) & 0x7f);
+            }
+            for (size_t avail = 0; avail <= len; avail += 1 + avail / 64) {
+                for (int k = 0; k < 4; k++) {
+                    if (!runs[k]) continue;
+                    size_t used = 0, written = 0;
+                    int64_t index = 0;
+                    size_t got = kernels[k](bytes, avail, records, has_deltas, 1, &used, &index, indices, counts,
+                                            &written);
+                    cr_assert(used <= avail && got <= records && written <= got,
+                              "kernel %d shape %d deltas %d: %zu bins, %zu bytes of %zu", k, shape, has_deltas, got,
+                              used, avail);
+                    checked++;
+                }
+            }
+        }
+    }
+    cr_log_info("%zu cuts checked", checked);
 }
 
 /* The mapping's index limits skip pow past +-1100 (lib/sketch/mapping.c, pow_limit): there pow itself

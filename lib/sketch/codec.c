@@ -647,7 +647,7 @@ TSC_INLINE size_t skip_count(in_buf *in)
 }
 
 /* A one-byte zigzag varint's value: a load where the arithmetic took five instructions. */
-static const int8_t UNZIGZAG_BYTE[128] = {
+const int8_t tsc_unzigzag_byte[128] = {
     0,   -1,  1,   -2,  2,   -3,  3,   -4,  4,   -5,  5,   -6,  6,   -7,  7,   -8,  8,   -9,  9,   -10, 10,  -11,
     11,  -12, 12,  -13, 13,  -14, 14,  -15, 15,  -16, 16,  -17, 17,  -18, 18,  -19, 19,  -20, 20,  -21, 21,  -22,
     22,  -23, 23,  -24, 24,  -25, 25,  -26, 26,  -27, 27,  -28, 28,  -29, 29,  -30, 30,  -31, 31,  -32, 32,  -33,
@@ -658,21 +658,30 @@ static const int8_t UNZIGZAG_BYTE[128] = {
 /*
  * The bin kernels' loop (sketch.h); without `checked`, every index is known to stay within int32. A record
  * takes at most 9 bytes, so from pos, (avail - pos) / 9 records can be read before the input's end needs a
- * look again.
+ * look again (and no more: the records read after an AVX2 block keep to that bound too). With `avx2`,
+ * blocks of four records by AVX2 (bins_avx2.c) wherever they fit, the records between them read here.
  */
 TSC_INLINE size_t bins_kernel_loop(const uint8_t *src, size_t avail, size_t n, int has_deltas, int checked, int pext,
-                                   int64_t step, size_t *used, int64_t *index, int64_t *indices, double *counts,
-                                   size_t *written)
+                                   int avx2, int64_t step, size_t *used, int64_t *index, int64_t *indices,
+                                   double *counts, size_t *written)
 {
-    size_t pos = 0, k = 0, kept = 0;
+    size_t pos = 0, k = 0, kept = 0, stretch = 4;
     int64_t at = *index;
     while (k < n && pos + 9 <= avail) {
+        if (avx2) { /* blocks of four, then a few records here: four after blocks, sixteen when none fit */
+            size_t bytes, wrote, got = tsc_bins_blocks_avx2(src + pos, avail - pos, n - k, has_deltas, step, &bytes,
+                                                            &at, indices + kept, counts + kept, &wrote);
+            pos += bytes, k += got, kept += wrote;
+            stretch = got ? 4 : 16;
+            if (k == n || pos + 9 > avail) break;
+        }
         size_t stop = k + (avail - pos) / 9 < n ? k + (avail - pos) / 9 : n;
+        if (avx2 && stop - k > stretch) stop = k + stretch;
         for (; k < stop; k++) {
             int64_t bin = at;
             if (has_deltas) {
                 if (src[pos] >= 0x80) goto done;
-                bin = at + UNZIGZAG_BYTE[src[pos]];
+                bin = at + tsc_unzigzag_byte[src[pos]];
             }
             if (checked && (bin < INT32_MIN || bin > INT32_MAX)) goto done;
             size_t count_at_pos = pos + (has_deltas ? 1 : 0), bytes;
@@ -699,8 +708,9 @@ done:
  * none of which ends a varint, so that no record the input does not hold whole is taken. Where no index of the
  * next n bins can leave int32 (each moving the index by at most 64 or one step; n up to 2^20, a bin log's
  * runs and more, so that n times a step of up to 2^32 stays far inside int64), the loop checks none. */
-TSC_INLINE size_t get_bins_kernel(const uint8_t *src, size_t avail, size_t n, int has_deltas, int pext, int64_t step,
-                                  size_t *used, int64_t *index, int64_t *indices, double *counts, size_t *written)
+TSC_INLINE size_t get_bins_kernel(const uint8_t *src, size_t avail, size_t n, int has_deltas, int pext, int avx2,
+                                  int64_t step, size_t *used, int64_t *index, int64_t *indices, double *counts,
+                                  size_t *written)
 {
     uint8_t tail[TAIL_COPIED + TAIL_PAD];
     if (avail < TAIL_COPIED) {
@@ -714,17 +724,18 @@ TSC_INLINE size_t get_bins_kernel(const uint8_t *src, size_t avail, size_t n, in
         int64_t reach = (int64_t)n * (has_deltas ? 64 : (step < 0 ? -step : step));
         safe = *index >= INT32_MIN + reach && *index <= INT32_MAX - reach;
     }
+    /* The AVX2 blocks check no index: they run where none can leave int32. */
     if (has_deltas)
-        return safe ? bins_kernel_loop(src, avail, n, 1, 0, pext, step, used, index, indices, counts, written)
-                    : bins_kernel_loop(src, avail, n, 1, 1, pext, step, used, index, indices, counts, written);
-    return safe ? bins_kernel_loop(src, avail, n, 0, 0, pext, step, used, index, indices, counts, written)
-                : bins_kernel_loop(src, avail, n, 0, 1, pext, step, used, index, indices, counts, written);
+        return safe ? bins_kernel_loop(src, avail, n, 1, 0, pext, avx2, step, used, index, indices, counts, written)
+                    : bins_kernel_loop(src, avail, n, 1, 1, pext, 0, step, used, index, indices, counts, written);
+    return safe ? bins_kernel_loop(src, avail, n, 0, 0, pext, avx2, step, used, index, indices, counts, written)
+                : bins_kernel_loop(src, avail, n, 0, 1, pext, 0, step, used, index, indices, counts, written);
 }
 
 size_t tsc_get_bins_scalar(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
                            int64_t *index, int64_t *indices, double *counts, size_t *written)
 {
-    return get_bins_kernel(src, avail, n, has_deltas, 0, step, used, index, indices, counts, written);
+    return get_bins_kernel(src, avail, n, has_deltas, 0, 0, step, used, index, indices, counts, written);
 }
 
 #ifdef TSC_HAVE_AVX2
@@ -734,7 +745,15 @@ __attribute__((target("bmi,bmi2,lzcnt"))) size_t tsc_get_bins_pext(const uint8_t
                                                                    int64_t *index, int64_t *indices, double *counts,
                                                                    size_t *written)
 {
-    return get_bins_kernel(src, avail, n, has_deltas, 1, step, used, index, indices, counts, written);
+    return get_bins_kernel(src, avail, n, has_deltas, 1, 0, step, used, index, indices, counts, written);
+}
+
+__attribute__((target("avx2,bmi,bmi2,lzcnt"))) size_t tsc_get_bins_avx2(const uint8_t *src, size_t avail, size_t n,
+                                                                        int has_deltas, int64_t step, size_t *used,
+                                                                        int64_t *index, int64_t *indices,
+                                                                        double *counts, size_t *written)
+{
+    return get_bins_kernel(src, avail, n, has_deltas, 1, 1, step, used, index, indices, counts, written);
 }
 #endif
 
@@ -750,6 +769,8 @@ TSC_INLINE size_t get_bins(int reader, const uint8_t *src, size_t avail, size_t 
     }
     if (reader == TSC_BINS_PEXT_KERNEL)
         return tsc_get_bins_pext(src, avail, n, has_deltas, step, used, index, indices, counts, written);
+    if (reader == TSC_BINS_AVX2_KERNEL)
+        return tsc_get_bins_avx2(src, avail, n, has_deltas, step, used, index, indices, counts, written);
     return tsc_get_bins_scalar(src, avail, n, has_deltas, step, used, index, indices, counts, written);
 }
 
@@ -821,10 +842,11 @@ TSC_INLINE size_t read_bin_run(tschunk_sketch *s, in_buf *in, uint64_t n, int64_
     size_t logged = info->logged; /* written back at the end: after an error info is dropped */
     /* Runs of fewer than 32 bins (a chunk summary's) skip the AVX-512 kernel, which measured slower on 10,000
      * summaries of 9-30 bins each (4 KB apart), though faster on any one of them repeated; those of 4 and more
-     * take the pext one (tsc_sketch_reader_here). */
+     * take the pext one (tsc_sketch_reader_here). Runs of fewer than 64 skip the AVX2 blocks: on chunk
+     * summaries' runs of 32-63 bins, mostly of one-byte counts, the pext kernel's loop is faster. */
+    uint64_t simd_from = in->reader == TSC_BINS_AVX512 ? 32 : in->reader == TSC_BINS_AVX2_KERNEL ? 64 : 0;
     int kernel = !has_counts || in->reader == TSC_BINS_ONE_AT_A_TIME || n < 4 ? TSC_BINS_ONE_AT_A_TIME
-                 : in->reader != TSC_BINS_AVX512                                ? in->reader
-                 : n >= 32                                                      ? TSC_BINS_AVX512
+                 : n >= simd_from                                               ? in->reader
                                                                                 : TSC_BINS_PEXT_KERNEL;
     for (uint64_t k = 0; k < n; k++) {
         size_t bin_at = in->pos, err;

@@ -80,8 +80,8 @@ TSC_INLINE void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, d
     tsc_store_add_slow(s, st, index, count);
 }
 
-/* tsc_store_add over n bins, zero counts skipped (may_hold_empty: only the AVX-512 bin kernel writes them), the
- * store's range and clean window kept in registers in between (the window as the bin index of its first slot
+/* tsc_store_add over n bins, zero counts skipped (may_hold_empty: only the AVX-512 and AVX2 bin kernels write
+ * them), the store's range and clean window kept in registers in between (the window as the bin index of its first slot
  * and a pointer to that slot: one subtraction and one compare a bin; an empty store gets no window, so that its
  * first bin sets its range in the slow path); the counts are also added to *total, in order (in the same loop,
  * the chain of those adds overlaps the rest). */
@@ -193,6 +193,37 @@ TSC_INLINE size_t tsc_get_bins_pext(const uint8_t *src, size_t avail, size_t n, 
 }
 #endif
 
+/*
+ * The AVX2 bin kernel (tsc_get_bins_avx2): the pext kernel, with blocks of four records read by AVX2 and BMI2
+ * (bins_avx2.c) wherever four follow that fit them; the same contract, empty bins not written.
+ * tsc_bins_blocks_avx2 takes up to n records (n >= 4 for any) in whole blocks, of one-byte index deltas
+ * and counts of at most 8 bytes, while 40 bytes are readable (the input's last ones from a padded copy), and
+ * stops before the first block it cannot take whole; it writes the non-empty bins (*written of them) and
+ * checks no index (the caller's run cannot leave int32). tsc_unzigzag_byte: a one-byte zigzag varint's value.
+ */
+#ifdef TSC_HAVE_AVX2
+size_t tsc_get_bins_avx2(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
+                         int64_t *index, int64_t *indices, double *counts, size_t *written);
+size_t tsc_bins_blocks_avx2(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
+                            int64_t *index, int64_t *indices, double *counts, size_t *written);
+#else
+TSC_INLINE size_t tsc_get_bins_avx2(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step,
+                                    size_t *used, int64_t *index, int64_t *indices, double *counts, size_t *written)
+{
+    return tsc_get_bins_scalar(src, avail, n, has_deltas, step, used, index, indices, counts, written);
+}
+TSC_INLINE size_t tsc_bins_blocks_avx2(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step,
+                                       size_t *used, int64_t *index, int64_t *indices, double *counts,
+                                       size_t *written)
+{
+    (void)src, (void)avail, (void)n, (void)has_deltas, (void)step, (void)index, (void)indices, (void)counts;
+    *used = 0;
+    *written = 0;
+    return 0;
+}
+#endif
+extern const int8_t tsc_unzigzag_byte[128];
+
 /* BMI2, which tsc_get_bins_pext and the pdep writer need. */
 TSC_INLINE int tsc_pext_here(void)
 {
@@ -244,14 +275,30 @@ size_t tsc_sketch_encode_isa(const tschunk_sketch *s, void *dst, size_t capacity
  * AVX-512 one (bins512.c). Both kernels stop before a bin they cannot take, which the one-at-a-time
  * reader then reads or refuses.
  */
-enum { TSC_BINS_ONE_AT_A_TIME = 0, TSC_BINS_AVX512 = 1, TSC_BINS_SCALAR_KERNEL = 2, TSC_BINS_PEXT_KERNEL = 3 };
+enum {
+    TSC_BINS_ONE_AT_A_TIME = 0,
+    TSC_BINS_AVX512 = 1,
+    TSC_BINS_SCALAR_KERNEL = 2,
+    TSC_BINS_PEXT_KERNEL = 3,
+    TSC_BINS_AVX2_KERNEL = 4
+};
+
+/* Whether this CPU runs the reader (the build's too: without the x86 kernels, the AVX2 and pext readers are
+ * the scalar one). */
+TSC_INLINE int tsc_sketch_reader_runs_here(int reader)
+{
+    return reader == TSC_BINS_AVX512        ? tsc_sketch_simd_here()
+           : reader == TSC_BINS_PEXT_KERNEL ? tsc_pext_here()
+           : reader == TSC_BINS_AVX2_KERNEL ? tsc_pext_here() && tsc_avx2_here()
+                                            : 1;
+}
 
 /* The fastest bin reader this CPU runs. With TSC_BINS_AVX512 the runs too short for it take the pext kernel:
  * every CPU with AVX-512 VBMI2 has a fast pext. */
 TSC_INLINE int tsc_sketch_reader_here(void)
 {
     return tsc_sketch_simd_here()    ? TSC_BINS_AVX512
-           : tsc_pext_fast_here() ? TSC_BINS_PEXT_KERNEL
+           : tsc_pext_fast_here() ? (tsc_avx2_here() ? TSC_BINS_AVX2_KERNEL : TSC_BINS_PEXT_KERNEL)
                                   : TSC_BINS_SCALAR_KERNEL;
 }
 
