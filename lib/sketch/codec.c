@@ -120,10 +120,19 @@ TSC_INLINE uint64_t spread_groups(uint64_t y, int pdep)
  */
 TSC_INLINE uint64_t varfloat_word(uint64_t x, unsigned size, int pdep)
 {
-    uint64_t y = spread_groups(x >> 8, pdep);
-    unsigned continued = size > 8 ? 8 : size - 1;
-    /* two shifts: a shift by 64 (8 continued bytes) is undefined */
-    return y | (UINT64_C(0x8080808080808080) & ~(~UINT64_C(0) >> (4 * continued) >> (4 * continued)));
+    /* by size (1-9): continuation bits on the first min(size - 1, 8) bytes from the top (a load where the
+     * mask took six instructions) */
+    static const uint64_t continued[10] = {0,
+                                           0,
+                                           UINT64_C(0x8000000000000000),
+                                           UINT64_C(0x8080000000000000),
+                                           UINT64_C(0x8080800000000000),
+                                           UINT64_C(0x8080808000000000),
+                                           UINT64_C(0x8080808080000000),
+                                           UINT64_C(0x8080808080800000),
+                                           UINT64_C(0x8080808080808000),
+                                           UINT64_C(0x8080808080808080)};
+    return spread_groups(x >> 8, pdep) | continued[size];
 }
 
 /* Up to 8 bytes from the top of word: one store when 8 bytes of room remain. */

@@ -80,8 +80,8 @@ TSC_INLINE void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, d
     tsc_store_add_slow(s, st, index, count);
 }
 
-/* tsc_store_add over n bins, zero counts skipped (may_hold_empty: only the AVX-512 and AVX2 bin kernels write
- * them), the store's range and clean window kept in registers in between (the window as the bin index of its first slot
+/* tsc_store_add over n bins, zero counts skipped (may_hold_empty: only the AVX-512 bin kernel writes them), the
+ * store's range and clean window kept in registers in between (the window as the bin index of its first slot
  * and a pointer to that slot: one subtraction and one compare a bin; an empty store gets no window, so that its
  * first bin sets its range in the slow path); the counts are also added to *total, in order (in the same loop,
  * the chain of those adds overlaps the rest). */
@@ -271,9 +271,9 @@ size_t tsc_sketch_encode_isa(const tschunk_sketch *s, void *dst, size_t capacity
 
 /*
  * How a decoder reads runs of bins: one bin at a time (the reference the tests hold the others to), through
- * the scalar bin kernel (codec.c: eight-byte loads, the input's position in a register) or through the
- * AVX-512 one (bins512.c). Both kernels stop before a bin they cannot take, which the one-at-a-time
- * reader then reads or refuses.
+ * the scalar bin kernel (codec.c: eight-byte loads, the input's position in a register), its pext twin, the
+ * AVX2 one (the pext kernel with blocks of four, bins_avx2.c) or the AVX-512 one (bins512.c). Every kernel
+ * stops before a bin it cannot take, which the one-at-a-time reader then reads or refuses.
  */
 enum {
     TSC_BINS_ONE_AT_A_TIME = 0,
@@ -293,8 +293,8 @@ TSC_INLINE int tsc_sketch_reader_runs_here(int reader)
                                             : 1;
 }
 
-/* The fastest bin reader this CPU runs. With TSC_BINS_AVX512 the runs too short for it take the pext kernel:
- * every CPU with AVX-512 VBMI2 has a fast pext. */
+/* The fastest bin reader this CPU runs. With TSC_BINS_AVX512 or TSC_BINS_AVX2_KERNEL the runs too short for
+ * them take the pext kernel (codec.c, read_bin_run): every CPU with AVX-512 VBMI2 has a fast pext. */
 TSC_INLINE int tsc_sketch_reader_here(void)
 {
     return tsc_sketch_simd_here()    ? TSC_BINS_AVX512
