@@ -197,9 +197,10 @@ TSC_INLINE size_t tsc_get_bins_pext(const uint8_t *src, size_t avail, size_t n, 
  * The AVX2 bin kernel (tsc_get_bins_avx2): the pext kernel, with blocks of four records read by AVX2 and BMI2
  * (bins_avx2.c) wherever four follow that fit them; the same contract, empty bins not written.
  * tsc_bins_blocks_avx2 takes up to n records (n >= 4 for any) in whole blocks, of one-byte index deltas
- * and counts of at most 8 bytes, while 40 bytes are readable (the input's last ones from a padded copy), and
- * stops before the first block it cannot take whole; it writes the non-empty bins (*written of them) and
- * checks no index (the caller's run cannot leave int32). tsc_unzigzag_byte: a one-byte zigzag varint's value.
+ * and counts of at most 8 bytes (in an input of 32 bytes or more; its last 40 read by loads shifted to keep
+ * within it), and stops before the first block it cannot take whole; it writes the non-empty bins (*written
+ * of them) and checks no index (the caller's run cannot leave int32). tsc_unzigzag_byte: a one-byte zigzag
+ * varint's value.
  */
 #ifdef TSC_HAVE_AVX2
 size_t tsc_get_bins_avx2(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
@@ -207,11 +208,7 @@ size_t tsc_get_bins_avx2(const uint8_t *src, size_t avail, size_t n, int has_del
 size_t tsc_bins_blocks_avx2(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step, size_t *used,
                             int64_t *index, int64_t *indices, double *counts, size_t *written);
 #else
-TSC_INLINE size_t tsc_get_bins_avx2(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step,
-                                    size_t *used, int64_t *index, int64_t *indices, double *counts, size_t *written)
-{
-    return tsc_get_bins_scalar(src, avail, n, has_deltas, step, used, index, indices, counts, written);
-}
+#  define tsc_get_bins_avx2 tsc_get_bins_pext /* the scalar kernel, as above */
 TSC_INLINE size_t tsc_bins_blocks_avx2(const uint8_t *src, size_t avail, size_t n, int has_deltas, int64_t step,
                                        size_t *used, int64_t *index, int64_t *indices, double *counts,
                                        size_t *written)
