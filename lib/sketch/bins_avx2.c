@@ -13,6 +13,13 @@
 #  include <immintrin.h>
 #  define AVX2_INLINE __attribute__((target("avx2,bmi,bmi2,popcnt"), always_inline)) static inline
 
+/* Four counts from their r = rotr6(x): double(r + bits(1)) - 1, as codec.c's count_of_r. */
+AVX2_INLINE __m256d counts_of_r_x4(__m256i r)
+{
+    __m256i bits = _mm256_add_epi64(r, _mm256_set1_epi64x(INT64_C(0x3ff0000000000000)));
+    return _mm256_sub_pd(_mm256_castsi256_pd(bits), _mm256_set1_pd(1.0));
+}
+
 /*
  * Four counts, lane k the eight bytes from count k's first on: each a varfloat64 of at most 8 bytes (so
  * finite and >= 0). x's groups run from the first byte down, the bytes past the first without
@@ -29,9 +36,8 @@ AVX2_INLINE __m256d counts_x4(__m256i bytes, int *too_long)
     __m256i pairs = _mm256_maddubs_epi16(_mm256_set1_epi16(0x0180), groups);   /* 128 b0 + b1 */
     __m256i quads = _mm256_madd_epi16(pairs, _mm256_set1_epi32(0x00014000));  /* 2^14 pair0 + pair1 */
     /* groups 0-3 (the low 28 bits) to r's bits 30-57, groups 4-7 (bits 32-59) to bits 2-29 */
-    __m256i r = _mm256_or_si256(_mm256_srli_epi64(_mm256_slli_epi64(quads, 36), 6), _mm256_srli_epi64(quads, 30));
-    __m256i bits = _mm256_add_epi64(r, _mm256_set1_epi64x(INT64_C(0x3ff0000000000000)));
-    return _mm256_sub_pd(_mm256_castsi256_pd(bits), _mm256_set1_pd(1.0));
+    return counts_of_r_x4(
+        _mm256_or_si256(_mm256_srli_epi64(_mm256_slli_epi64(quads, 36), 6), _mm256_srli_epi64(quads, 30)));
 }
 
 /* For each mask of non-empty lanes, the 32-bit lanes that move those 64-bit lanes to the low ones, in order. */
@@ -78,9 +84,7 @@ AVX2_INLINE void put_four(block_state *st, __m256d block, int64_t index0, int64_
 /* Four one-byte counts (bytes below 0x80) from b's low lanes: r = rotr6(byte << 57) = byte << 51. */
 AVX2_INLINE __m256d one_byte_counts(__m128i b)
 {
-    __m256i bits = _mm256_add_epi64(_mm256_slli_epi64(_mm256_cvtepu8_epi64(b), 51),
-                                    _mm256_set1_epi64x(INT64_C(0x3ff0000000000000)));
-    return _mm256_sub_pd(_mm256_castsi256_pd(bits), _mm256_set1_pd(1.0));
+    return counts_of_r_x4(_mm256_slli_epi64(_mm256_cvtepu8_epi64(b), 51));
 }
 
 /* Eight contiguous counts of one byte each (ends' low 8 bits set), st->record's first 8 bytes: a chunk
