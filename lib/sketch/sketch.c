@@ -92,6 +92,24 @@ static double store_fold(tsc_store *st, int64_t keep_lo, int64_t keep_hi)
     return folded;
 }
 
+int tsc_store_reserve(const tschunk_sketch *s, tsc_store *st, int64_t lo, int64_t hi)
+{
+    if (!store_empty(st)) {
+        lo = st->min_index < lo ? st->min_index : lo;
+        hi = st->max_index > hi ? st->max_index : hi;
+    }
+    if (hi - lo >= (int64_t)s->max_bins) return 0; /* bin indices lie within int32: no overflow */
+    store_cover(st, lo, hi, s->max_bins);
+    if (st->clean_len == 0) { /* a new store: the slots its bins take, no more (a decoded sketch's whole range) */
+        st->clean_lo = (uint32_t)(lo - st->offset);
+        st->clean_len = (uint32_t)(hi - lo + 1);
+        memset(st->counts + st->clean_lo, 0, st->clean_len * sizeof(double));
+        return 1;
+    }
+    store_clean(st, lo - st->offset, hi - st->offset, s->max_bins);
+    return 1;
+}
+
 /* The general case: widen or move the window, collapse beyond max_bins. */
 void tsc_store_add_slow(tschunk_sketch *s, tsc_store *st, int64_t index, double count)
 {
