@@ -660,6 +660,65 @@ Test(sketch, bin_kernels_keep_within_the_input)
 
 /* The mapping's index limits skip pow past +-1100 (lib/sketch/mapping.c, pow_limit): there pow itself
  * gives 0 and infinity for both bases, and, being monotonic, beyond. */
+/* A run of contiguous counts from index start, a step apart (empty bins at both ends and inside when
+ * empty_ends), as one block of the positive store. */
+static size_t put_contiguous_block(unsigned char *p, int nbins, int64_t start, int64_t step, int empty_ends)
+{
+    size_t n = 0;
+    p[n++] = 0x0d; /* positive store, contiguous counts */
+    n += put_test_uvarint(p + n, (uint64_t)nbins);
+    n += put_test_uvarint(p + n, (uint64_t)start << 1 ^ (uint64_t)(start >> 63));
+    n += put_test_uvarint(p + n, (uint64_t)step << 1 ^ (uint64_t)(step >> 63));
+    for (int k = 0; k < nbins; k++)
+        p[n++] = (unsigned char)(empty_ends && (k < 2 || k >= nbins - 2 || k % 5 == 0) ? 0 : 1 + k % 100);
+    return n;
+}
+
+/*
+ * Bins of one store in several blocks, each block's indices below or around the one before (a stream may
+ * order its blocks so), and deltas that turn back within a block: the commit adds a stretch of the bin log at a
+ * time from the range of its first and last bins, and the bins past that range, and empty bins at its ends
+ * (the AVX-512 kernel logs empty bins), must leave the same sketch as one bin at a time.
+ */
+Test(sketch, bins_out_of_index_order_read_as_one_at_a_time)
+{
+    tschunk_sketch *like, *b;
+    cr_assert_eq(tschunk_sketch_create(&like, NULL), 0);
+    cr_assert_eq(tschunk_sketch_create(&b, NULL), 0);
+    for (int i = 1; i <= 50; i++) tschunk_sketch_add(b, 3.0 * i); /* bins for the merged-into case */
+    static unsigned char base[1 << 12];
+    size_t base_n = tschunk_sketch_encode(b, base, sizeof base, 0);
+    const int sizes[] = {3, 20, 40, 70, 100};
+    const int64_t second_starts[] = {-200, 0, 30, 60, 95, 400};
+    int cases = 0;
+    for (size_t a = 0; a < sizeof sizes / sizeof *sizes; a++)
+        for (size_t c = 0; c < sizeof second_starts / sizeof *second_starts; c++)
+            for (int form = 0; form < 8; form++) {
+                unsigned char bytes[1024];
+                /* the first block up from 100, or down from 250 (its empty end then above every other bin) */
+                size_t n = put_contiguous_block(bytes, sizes[a], form & 4 ? 250 : 100, form & 4 ? -1 : 1, form & 1);
+                if (form & 2) { /* index deltas: up by one, then back by ten, the counts never empty */
+                    bytes[n++] = 0x05;
+                    n += put_test_uvarint(bytes + n, (uint64_t)sizes[a]);
+                    for (int k = 0; k < sizes[a]; k++) {
+                        int64_t d = k == 0 ? second_starts[c] : k % 7 == 6 ? -10 : 1;
+                        n += put_test_uvarint(bytes + n, (uint64_t)d << 1 ^ (uint64_t)(d >> 63));
+                        bytes[n++] = (unsigned char)(1 + k % 50);
+                    }
+                } else {
+                    n += put_contiguous_block(bytes + n, sizes[a], second_starts[c], 1, form & 1);
+                }
+                char label[64];
+                snprintf(label, sizeof label, "size %d second %zu form %d", sizes[a], c, form);
+                cr_assert_eq(readers_agree_on(like, bytes, n, NULL, 0, label), 0, "%s: refused", label);
+                cr_assert_eq(readers_agree_on(like, bytes, n, base, base_n, label), 0, "%s: refused", label);
+                cases++;
+            }
+    cr_log_info("%d streams compared", cases);
+    tschunk_sketch_free(like);
+    tschunk_sketch_free(b);
+}
+
 Test(sketch, index_limits_skip_only_what_pow_rounds_away)
 {
     const double bases[] = {2.718281828459045 /* Java's Math.E */, 2.0};

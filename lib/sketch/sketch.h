@@ -83,34 +83,45 @@ TSC_INLINE void tsc_store_add(tschunk_sketch *s, tsc_store *st, int64_t index, d
     tsc_store_add_slow(s, st, index, count);
 }
 
-/* tsc_store_add_many's usual case, n > 0 non-empty bins in index order (as both libraries write them): the
- * range from the first and the last reserved in one call, then the adds with one range check a bin and no
- * range tracking (a decode into a new sketch spent 19 instructions a bin there, and three trips to the slow
- * path). Returns the bins added: all, or those before the first out of that range; 0 when the range would
- * collapse. */
+/* tsc_store_add_many's usual case, n > 0 bins in index order (as both libraries write them): the range from
+ * the first and the last reserved in one call, then the adds with one range check a bin and no range tracking
+ * (a decode into a new sketch spent 19 instructions a bin there, and three trips to the slow path; an empty
+ * bin adds +0 to a clean slot). Returns the bins added: all, or those before the first out of that range; 0
+ * when the range would collapse. */
 TSC_INLINE size_t tsc_store_add_reserved(tschunk_sketch *s, tsc_store *st, const int64_t *index, const double *count,
-                                         size_t n, double *total)
+                                         size_t n, double *total, int may_hold_empty)
 {
-    int64_t lo = index[0] < index[n - 1] ? index[0] : index[n - 1];
-    int64_t hi = index[0] < index[n - 1] ? index[n - 1] : index[0];
-    if (!tsc_store_reserve(s, st, lo, hi)) return 0;
-    double *counts = st->counts + (lo - st->offset), sum = *total;
-    uint64_t span = (uint64_t)(hi - lo);
+    int64_t first = index[0] < index[n - 1] ? index[0] : index[n - 1];
+    int64_t last = index[0] < index[n - 1] ? index[n - 1] : index[0];
+    uint64_t first_slot = (uint64_t)(first - st->offset) - st->clean_lo;
+    uint64_t last_slot = (uint64_t)(last - st->offset) - st->clean_lo;
+    if (!(first_slot < st->clean_len && last_slot < st->clean_len) && !tsc_store_reserve(s, st, first, last))
+        return 0; /* clean slots already (a range query's accumulator): no call */
+    double *counts = st->counts + (first - st->offset), sum = *total;
+    uint64_t span = (uint64_t)(last - first);
     size_t k = 0;
     for (; k < n; k++) {
-        uint64_t slot = (uint64_t)(index[k] - lo);
+        uint64_t slot = (uint64_t)(index[k] - first);
         if (!TSC_LIKELY(slot <= span)) break;
         sum += count[k];
         counts[slot] = tsc_count_add(counts[slot], count[k]);
     }
     *total = sum;
-    if (k < n) { /* out of order: the range of the bins added */
-        lo = hi = index[0];
-        for (size_t j = 1; j < k; j++) {
+    int64_t lo = first, hi = last;
+    if (k < n) { /* out of order: the range of the non-empty bins added */
+        lo = INT64_MAX, hi = INT64_MIN;
+        for (size_t j = 0; j < k; j++) {
+            if (may_hold_empty && tsc_is_zero(count[j])) continue;
             lo = index[j] < lo ? index[j] : lo;
             hi = index[j] > hi ? index[j] : hi;
         }
+    } else if (may_hold_empty) {
+        /* empty ends off: a slot of [first, last] that is not zero now holds a bin added or one the store
+         * held, and in either case the store's range reaches it */
+        while (lo <= hi && tsc_is_zero(counts[lo - first])) lo++;
+        while (hi >= lo && tsc_is_zero(counts[hi - first])) hi--;
     }
+    if (lo > hi) return k; /* every bin added was empty */
     if (lo < st->min_index) st->min_index = lo;
     if (hi > st->max_index) st->max_index = hi;
     return k;
@@ -124,7 +135,7 @@ TSC_INLINE size_t tsc_store_add_reserved(tschunk_sketch *s, tsc_store *st, const
 TSC_INLINE void tsc_store_add_many(tschunk_sketch *s, tsc_store *st, const int64_t *index, const double *count,
                                    size_t n, double *total, int may_hold_empty)
 {
-    size_t k = !may_hold_empty && n > 0 ? tsc_store_add_reserved(s, st, index, count, n, total) : 0;
+    size_t k = n > 0 ? tsc_store_add_reserved(s, st, index, count, n, total, may_hold_empty) : 0;
     int64_t lo = st->min_index, hi = st->max_index;
     int64_t first = st->offset + st->clean_lo;
     uint64_t len = lo <= hi ? st->clean_len : 0;
