@@ -321,17 +321,28 @@ TSC_INLINE void append_unchecked(tschunk_encoder *restrict enc, int64_t ts, uint
     tsc_xor_put(&enc->val_out, x, &enc->window_lead, &enc->window_trail);
 }
 
-/* With a summary attached: its call would make the plain hot path save registers, so it lives here. */
+/* The hand-over at the end of a summarized push, reached by a tail call. */
+__attribute__((noinline)) static size_t hand_over_and_accept(tschunk_encoder *enc)
+{
+    hand_held_values(enc);
+    return 0;
+}
+
+/* With a summary attached: its call would make the plain hot path save registers, so it lives here. The
+ * hand-over is a tail call: a call inside made this function save six registers a push (14 instructions;
+ * inlined into append_gorilla, even as a tail call, it made the plain path save them). */
 __attribute__((noinline)) static size_t append_summarized(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
     append_unchecked(enc, ts, bits);
-    hold_for_summary(enc, bits);
+    enc->held_values[enc->held] = bits;
+    if (TSC_UNLIKELY(++enc->held == HELD_MAX)) return hand_over_and_accept(enc);
     return 0;
 }
 
 /* Codec 1's append. Its own function, so that the dispatch before it stays two instructions (inlined, its
  * register moves were hoisted above the dispatch and cost codec 2's appends 3-4%). */
-__attribute__((noinline)) static size_t append_gorilla(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
+TSC_HOT_ENTRY __attribute__((noinline)) static size_t append_gorilla(tschunk_encoder *restrict enc, int64_t ts,
+                                                                    uint64_t bits)
 {
     /* safe_left > 0 means: active, two samples in, room for a worst-case sample. */
     if (TSC_UNLIKELY(enc->safe_left == 0 || ts < enc->prev_ts)) return append_checked(enc, ts, bits);
@@ -346,14 +357,14 @@ TSC_INLINE size_t append_one(tschunk_encoder *restrict enc, int64_t ts, uint64_t
     return TSC_LIKELY(enc->codec == TSCHUNK_CODEC_TSC2) ? append_grouped(enc, ts, bits) : append_gorilla(enc, ts, bits);
 }
 
-size_t tschunk_append_bits(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
+TSC_HOT_ENTRY size_t tschunk_append_bits(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
     return append_one(enc, ts, bits);
 }
 
 /* tschunk_append_inline's slow path: its name says which encoder fields that inline code relies on. */
 _Static_assert(TSCHUNK_ENCODER_LAYOUT == 2, "a new encoder layout renames tschunk_append_bits_layout2");
-size_t tschunk_append_bits_layout2(tschunk_encoder *enc, int64_t ts, uint64_t value_bits)
+TSC_HOT_ENTRY size_t tschunk_append_bits_layout2(tschunk_encoder *enc, int64_t ts, uint64_t value_bits)
 {
     return append_one(enc, ts, value_bits);
 }
@@ -503,7 +514,7 @@ size_t tschunk_append_many(tschunk_encoder *enc, const int64_t *ts, const double
     return err;
 }
 
-size_t tschunk_append(tschunk_encoder *enc, int64_t ts, double value)
+TSC_HOT_ENTRY size_t tschunk_append(tschunk_encoder *enc, int64_t ts, double value)
 {
     uint64_t bits;
     memcpy(&bits, &value, sizeof bits);

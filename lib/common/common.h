@@ -16,11 +16,14 @@ tschunk_allocator tsc_allocator_or_default(const tschunk_allocator *a);
 #  define TSC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #  define TSC_INLINE static inline __attribute__((always_inline))
 #  define TSC_PREFETCH(addr) __builtin_prefetch(addr)
+/* A hot entry point on a 64-byte line of its own start: the same code measured 10% apart at two 16-byte offsets. */
+#  define TSC_HOT_ENTRY __attribute__((aligned(64)))
 #else
 #  define TSC_LIKELY(x) (x)
 #  define TSC_UNLIKELY(x) (x)
 #  define TSC_INLINE static inline
 #  define TSC_PREFETCH(addr) ((void)(addr))
+#  define TSC_HOT_ENTRY
 #endif
 
 /* zstd-style error results: the negated code, seen as size_t. */

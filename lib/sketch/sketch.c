@@ -268,15 +268,17 @@ __attribute__((target("avx2"))) static inline bin_span empty_span(void)
     return span;
 }
 
+/* The lanes reduced first: codec 1's summary push hands 16 values over at a time, and a lane at a time
+ * this cost it 6 instructions a push. */
 __attribute__((target("avx2"))) static void flush_span(tsc_store *st, bin_span *span)
 {
-    int32_t least[4], greatest[4];
-    _mm_storeu_si128((__m128i *)(void *)least, span->least);
-    _mm_storeu_si128((__m128i *)(void *)greatest, span->greatest);
-    for (int k = 0; k < 4; k++) {
-        if (least[k] > greatest[k]) continue; /* every lane is empty or none is */
-        if (least[k] < st->min_index) st->min_index = least[k];
-        if (greatest[k] > st->max_index) st->max_index = greatest[k];
+    __m128i least = _mm_min_epi32(span->least, _mm_shuffle_epi32(span->least, 0x4e));
+    __m128i greatest = _mm_max_epi32(span->greatest, _mm_shuffle_epi32(span->greatest, 0x4e));
+    int32_t lo = _mm_cvtsi128_si32(_mm_min_epi32(least, _mm_shuffle_epi32(least, 0xb1)));
+    int32_t hi = _mm_cvtsi128_si32(_mm_max_epi32(greatest, _mm_shuffle_epi32(greatest, 0xb1)));
+    if (lo <= hi) { /* every lane is empty or none is */
+        if (lo < st->min_index) st->min_index = lo;
+        if (hi > st->max_index) st->max_index = hi;
     }
     *span = empty_span();
 }
