@@ -411,6 +411,12 @@ static size_t put_test_uvarint(unsigned char *p, uint64_t v)
     return n;
 }
 
+/* A signed varint (zigzag), as index deltas and contiguous runs' starts and steps are written. */
+static size_t put_test_varint(unsigned char *p, int64_t v)
+{
+    return put_test_uvarint(p, (uint64_t)v << 1 ^ (uint64_t)(v >> 63));
+}
+
 /* Every one-byte index delta (-64 to 63), in both orders: canonical streams hold rising indices only, so the
  * kernels' reading of the falling ones is checked here. */
 Test(sketch, bin_kernels_read_every_one_byte_delta)
@@ -455,7 +461,7 @@ Test(sketch, bin_kernels_limits_as_one_at_a_time)
                 n += put_test_uvarint(bytes + n, 72);
                 for (int k = 0; k < 72; k++) {
                     int64_t d = k == 0 ? firsts[f] : k == big_at ? steps[st] : (steps[st] > 0 ? 1 : -1);
-                    n += put_test_uvarint(bytes + n, (uint64_t)d << 1 ^ (uint64_t)(d >> 63));
+                    n += put_test_varint(bytes + n, d);
                     bytes[n++] = (unsigned char)(k & 0x7f); /* a count of k's varfloat: byte k */
                 }
                 snprintf(label, sizeof label, "first %zu step %zu big %d", f, st, big_at);
@@ -473,8 +479,8 @@ Test(sketch, bin_kernels_limits_as_one_at_a_time)
                 size_t n = 0;
                 bytes[n++] = 0x0d; /* positive store, contiguous counts */
                 n += put_test_uvarint(bytes + n, (uint64_t)nbins);
-                n += put_test_uvarint(bytes + n, (uint64_t)starts[f] << 1 ^ (uint64_t)(starts[f] >> 63));
-                n += put_test_uvarint(bytes + n, (uint64_t)strides[st] << 1 ^ (uint64_t)(strides[st] >> 63));
+                n += put_test_varint(bytes + n, starts[f]);
+                n += put_test_varint(bytes + n, strides[st]);
                 for (int k = 0; k < nbins; k++) bytes[n++] = (unsigned char)(k % 3 ? k % 100 : 0); /* empties too */
                 snprintf(label, sizeof label, "start %zu step %zu n %d", f, st, nbins);
                 errors += readers_agree_on(like, bytes, n, NULL, 0, label);
@@ -667,8 +673,8 @@ static size_t put_contiguous_block(unsigned char *p, int nbins, int64_t start, i
     size_t n = 0;
     p[n++] = 0x0d; /* positive store, contiguous counts */
     n += put_test_uvarint(p + n, (uint64_t)nbins);
-    n += put_test_uvarint(p + n, (uint64_t)start << 1 ^ (uint64_t)(start >> 63));
-    n += put_test_uvarint(p + n, (uint64_t)step << 1 ^ (uint64_t)(step >> 63));
+    n += put_test_varint(p + n, start);
+    n += put_test_varint(p + n, step);
     for (int k = 0; k < nbins; k++)
         p[n++] = (unsigned char)(empty_ends && (k < 2 || k >= nbins - 2 || k % 5 == 0) ? 0 : 1 + k % 100);
     return n;
@@ -702,7 +708,7 @@ Test(sketch, bins_out_of_index_order_read_as_one_at_a_time)
                     n += put_test_uvarint(bytes + n, (uint64_t)sizes[a]);
                     for (int k = 0; k < sizes[a]; k++) {
                         int64_t d = k == 0 ? second_starts[c] : k % 7 == 6 ? -10 : 1;
-                        n += put_test_uvarint(bytes + n, (uint64_t)d << 1 ^ (uint64_t)(d >> 63));
+                        n += put_test_varint(bytes + n, d);
                         bytes[n++] = (unsigned char)(1 + k % 50);
                     }
                 } else {

@@ -128,14 +128,15 @@ TSC_INLINE size_t tsc_store_add_reserved(tschunk_sketch *s, tsc_store *st, const
 }
 
 /* tsc_store_add over n bins, zero counts skipped (may_hold_empty: only the AVX-512 bin kernel writes them), the
- * store's range and clean window kept in registers in between (the window as the bin index of its first slot
- * and a pointer to that slot: one subtraction and one compare a bin; an empty store gets no window, so that its
- * first bin sets its range in the slow path); the counts are also added to *total, in order (in the same loop,
- * the chain of those adds overlaps the rest). */
+ * counts also added to *total, in order. First tsc_store_add_reserved; the bins it leaves (a stretch that turns
+ * back or would collapse) one by one, the store's range and clean window kept in registers in between (the
+ * window as the bin index of its first slot and a pointer to that slot: one subtraction and one compare a bin;
+ * an empty store gets no window, so that its first bin sets its range in the slow path). */
 TSC_INLINE void tsc_store_add_many(tschunk_sketch *s, tsc_store *st, const int64_t *index, const double *count,
                                    size_t n, double *total, int may_hold_empty)
 {
     size_t k = n > 0 ? tsc_store_add_reserved(s, st, index, count, n, total, may_hold_empty) : 0;
+    if (TSC_LIKELY(k == n)) return; /* the usual case: nothing left, the store's range set already */
     int64_t lo = st->min_index, hi = st->max_index;
     int64_t first = st->offset + st->clean_lo;
     uint64_t len = lo <= hi ? st->clean_len : 0;
