@@ -199,6 +199,8 @@ typedef struct {
             uint16_t last_packing;      /* the last decimal group's packing and width: when to try patches */
             uint16_t group_bytes[8];    /* the chunk's first finished groups' sizes: finish finds where they end
                                          * without walking their value blocks */
+            uint16_t group_ts_bytes[8]; /* and their timestamp blocks' (the constant flags drop one or the other
+                                         * without parsing them) */
         };
     };
 } tschunk_codec2_state;

@@ -681,6 +681,48 @@ Test(codec2, constant_timestamps_and_values_move_to_the_header)
     wl_free(&s);
 }
 
+/*
+ * The constant flags move a chunk's first timestamp and step (or its value) into the header and drop the blocks
+ * they make redundant, when that makes the chunk smaller. A snapshot is the chunk without the flags. A regular
+ * chunk's timestamp block holds its first timestamp and step too, and a constant's value block its value, so on
+ * these chunks the flags always pay, some by one byte only (first timestamp 0, step 1: a header of 2 bytes more
+ * against a block of 3): short chunks from first timestamps and steps of every size, each flagged and smaller.
+ */
+Test(codec2, constant_flags_shrink_every_regular_chunk)
+{
+    const int64_t firsts[] = {0, 1, 200, 1700000000, INT64_C(1700000000000), INT64_C(-4611686018427387904)};
+    const uint64_t steps[] = {1, 15, 1000, 15000, UINT64_C(1) << 33};
+    for (size_t f = 0; f < sizeof firsts / sizeof firsts[0]; f++)
+        for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++)
+            for (uint32_t n = 2; n <= 140; n += n < 24 ? 1 : 13) {
+                size_t cap = TSCHUNK_BOUND(n);
+                unsigned char *buf = malloc(cap), *snap = malloc(cap);
+                tschunk_encoder enc;
+                tschunk_encoder_options o = {TSC2, 0, 0, 0};
+                cr_assert_eq(tschunk_encoder_init(&enc, buf, cap, &o), 0);
+                for (uint32_t i = 0; i < n; i++) { /* regular steps; the values constant on every other n */
+                    int64_t t = (int64_t)((uint64_t)firsts[f] + i * steps[k]);
+                    cr_assert_eq(tschunk_append(&enc, t, n % 2 ? (double)(i % 7) * 0.25 : 42.0), 0);
+                }
+                size_t unflagged = tschunk_encoder_snapshot(&enc, snap, cap), size = tschunk_encoder_finish(&enc);
+                cr_assert(!tschunk_is_error(unflagged) && !tschunk_is_error(size));
+                tschunk_chunk_info info;
+                cr_assert_eq(tschunk_chunk_info_get(buf, size, &info), 0);
+                unsigned expected = TSCHUNK_FLAG_TS_CONST | (n % 2 ? 0u : TSCHUNK_FLAG_VAL_CONST);
+                cr_assert(size < unflagged && (info.flags & expected) == expected,
+                          "first %" PRId64 " step %" PRIu64 " n %u: flags %#x, %zu bytes against %zu without",
+                          firsts[f], steps[k], n, info.flags, size, unflagged);
+                int64_t ts[140];
+                double v[140];
+                cr_assert_eq(tschunk_decode(buf, size, ts, v, n), n);
+                for (uint32_t i = 0; i < n; i++)
+                    cr_assert(ts[i] == (int64_t)((uint64_t)firsts[f] + i * steps[k]) &&
+                              v[i] == (n % 2 ? (double)(i % 7) * 0.25 : 42.0));
+                free(buf);
+                free(snap);
+            }
+}
+
 Test(codec2, header_flags_are_checked)
 {
     /* TS_CONST whose last timestamp would pass INT64_MAX: 3 samples from INT64_MAX - 1, delta 1. */
@@ -821,14 +863,14 @@ Test(codec2, a_reused_split_dictionary_follows_the_group)
     }
     for (size_t i = 0; i < s.n; i++) s.ts[i] = (int64_t)i * 1000;
     tschunk_split_dict dict = {{0}, 0};
-    tsc_codec2_choice first = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, 0, &dict, 0};
+    tsc_codec2_choice first = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, 0, &dict, 0, 0};
     uint8_t from_dict[TSC2_GROUP * 24 + 64], sorted[TSC2_GROUP * 24 + 64];
     tsc_codec2_encode_group(from_dict, s.ts, s.bits, TSC2_GROUP, 0, 0, TSC2_EFFORT_FULL, &first);
     cr_assert_eq(first.value_form, TSC2_FORM_SPLIT);
     for (size_t g = 1; g < GROUPS; g++) {
         size_t at = g * TSC2_GROUP;
         tsc_codec2_choice a = {{0, 0, 0}, TSC2_FORM_SPLIT, TSC2_TS_SEARCH, 0, first.split_left, TSC2_FORMS, 0, 0, 0,
-                               &dict, 0};
+                               &dict, 0, 0};
         tsc_codec2_choice b = a;
         b.split_dict = NULL;
         size_t got = tsc_codec2_encode_group(from_dict, s.ts + at, s.bits + at, TSC2_GROUP, s.ts[at - 1],
@@ -1537,8 +1579,8 @@ Test(codec2, regular_timestamp_blocks_match_the_general_path)
         }
         uint8_t general[TSC2_GROUP * 24 + 64], regular[TSC2_GROUP * 24 + 64];
         int scaled = round_no % 2; /* a TS_SCALED chunk's blocks: the regular one writes scale 1 */
-        tsc_codec2_choice a = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, scaled, NULL, 0};
-        tsc_codec2_choice b = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 1, step, scaled, NULL, 0};
+        tsc_codec2_choice a = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, scaled, NULL, 0, 0};
+        tsc_codec2_choice b = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 1, step, scaled, NULL, 0, 0};
         size_t ga = tsc_codec2_encode_group(general, ts, bits, n, prev, 0, TSC2_EFFORT_FULL, &a);
         size_t gb = tsc_codec2_encode_group(regular, ts, bits, n, prev, 0, TSC2_EFFORT_FULL, &b);
         cr_assert_eq(ga, gb, "round %d: %zu against %zu bytes", round_no, gb, ga);

@@ -194,28 +194,31 @@ size_t tschunk_encoder_restart(tschunk_encoder *enc, void *dst, size_t capacity)
     if (!enc || !dst) return TSC_ERROR(BAD_PARAMETER);
     if (enc->stage != STAGE_ACTIVE && enc->stage != STAGE_FINISHED) return TSC_ERROR(STAGE);
     tschunk_encoder_options o = {enc->codec, enc->max_samples, (uint32_t)enc->byte_limit, 0};
-    tschunk_encoder learned = *enc;
+    /* What the next chunk learns, copied out before init clears the encoder (the codec-2 state and the summary
+     * only: the whole encoder's copy was a third of a restart's instructions) */
+    tschunk_codec2_state learned = enc->c2;
+    struct tschunk_sketch *summary = enc->summary;
     size_t err = tschunk_encoder_init(enc, dst, capacity, &o); /* changes nothing when it fails */
     if (err) return err;
     if (enc->codec == TSCHUNK_CODEC_TSC2) { /* codec 1 keeps its held summary values in these bytes */
-        enc->c2.hint_usable = learned.c2.hint_usable;
-        enc->c2.hint_exponent = learned.c2.hint_exponent;
-        enc->c2.hint_float = learned.c2.hint_float;
-        enc->c2.last_form = learned.c2.last_form;
-        enc->c2.last_ts_form = learned.c2.last_ts_form;
-        enc->c2.last_ts_width = learned.c2.last_ts_width;
-        enc->c2.last_split_left = learned.c2.last_split_left;
+        enc->c2.hint_usable = learned.hint_usable;
+        enc->c2.hint_exponent = learned.hint_exponent;
+        enc->c2.hint_float = learned.hint_float;
+        enc->c2.last_form = learned.last_form;
+        enc->c2.last_ts_form = learned.last_ts_form;
+        enc->c2.last_ts_width = learned.last_ts_width;
+        enc->c2.last_split_left = learned.last_split_left;
         if (!enc->byte_limit) { /* else the bytes are the bound's */
-            enc->c2.last_split = learned.c2.last_split;
-            enc->c2.last_packing = learned.c2.last_packing;
+            enc->c2.last_split = learned.last_split;
+            enc->c2.last_packing = learned.last_packing;
         }
-        enc->c2.last_challenger = learned.c2.last_challenger;
-        enc->c2.reuse_left = learned.c2.reuse_left;
+        enc->c2.last_challenger = learned.last_challenger;
+        enc->c2.reuse_left = learned.reuse_left;
         /* A series whose last chunk scaled its timestamps starts the next one scaled, without the first group's
          * check (unused scales are dropped at finish); else the first group checks again. */
-        enc->c2.ts_scaled = learned.c2.ts_scaled == TSC2_SCALE_USED ? TSC2_SCALE_ON : TSC2_SCALE_OFF;
+        enc->c2.ts_scaled = learned.ts_scaled == TSC2_SCALE_USED ? TSC2_SCALE_ON : TSC2_SCALE_OFF;
     }
-    if (learned.summary) tschunk_encoder_set_summary(enc, learned.summary);
+    if (summary) tschunk_encoder_set_summary(enc, summary);
     return 0;
 }
 

@@ -87,11 +87,14 @@ static void encode_open_group(tschunk_encoder *enc, const int64_t *ts, const uin
                                 enc->c2.last_ts_width, enc->c2.last_split_left, enc->c2.last_challenger,
                                 !enc->c2.irregular, enc->first_delta, enc->c2.ts_scaled,
                                 enc->byte_limit ? NULL : &enc->c2.last_split,
-                                enc->byte_limit ? 0 : enc->c2.last_packing};
+                                enc->byte_limit ? 0 : enc->c2.last_packing, 0};
     size_t bytes = tsc_codec2_encode_group(at, ts, bits, enc->c2.pending, enc->c2.flushed_ts, enc->c2.flushed_bits,
                                            effort, &choice);
     size_t index = (enc->count - enc->c2.pending) / TSC2_GROUP; /* a group is under 2.2 KB */
-    if (!enc->byte_limit && index < TSC2_KNOWN_GROUPS) enc->c2.group_bytes[index] = (uint16_t)bytes;
+    if (!enc->byte_limit && index < TSC2_KNOWN_GROUPS) {
+        enc->c2.group_bytes[index] = (uint16_t)bytes;
+        enc->c2.group_ts_bytes[index] = (uint16_t)choice.ts_bytes;
+    }
     enc->c2.group_end += bytes;
     enc->c2.last_form = (uint8_t)choice.value_form;
     enc->c2.last_ts_form = (uint8_t)choice.ts_form;
@@ -337,7 +340,7 @@ static unsigned scaled_flag(const tschunk_encoder *enc) { return enc->c2.ts_scal
 static size_t write_header(const tschunk_encoder *enc, unsigned flags, uint8_t *out)
 {
     size_t h = 0;
-    uint64_t reversed = tsc_codec2_reverse64(enc->first_bits);
+    uint64_t reversed = flags & TSCHUNK_FLAG_VAL_CONST ? tsc_codec2_reverse64(enc->first_bits) : 0;
     if ((flags & TSCHUNK_FLAG_VAL_CONST) && tsc_uvarint_len(reversed) < 8) flags |= TSCHUNK_FLAG_VAL_SHORT;
     out[h++] = (uint8_t)(TSC_MAGIC_NIBBLE << 4 | TSC_FORMAT_VERSION);
     out[h++] = (uint8_t)(flags << 4 | TSCHUNK_CODEC_TSC2);
@@ -366,23 +369,29 @@ static size_t least_dropped(const tschunk_encoder *enc, unsigned flags)
 }
 
 /*
- * The bytes of group `index` (at `read`, n samples) that the flags keep: [*keep_from, *keep_to). Where it
- * ends is known for the last group (at group_end) and, without max_bytes, for the first TSC2_KNOWN_GROUPS
- * (group_bytes): their value blocks are not walked (a 120-sample chunk's only group: 5% of its append on the
- * value-only files; ETTh1's exceptions). @return the group's size.
+ * The bytes of group `index` (at `read`, n samples) that the flags keep: [*keep_from, *keep_to). Without
+ * max_bytes the first TSC2_KNOWN_GROUPS groups' sizes and timestamp blocks are known (group_bytes,
+ * group_ts_bytes): nothing is parsed (a 120-sample chunk's only group: 4% of a regular series' append at
+ * 120-sample chunks). Where a later group ends is known when it is the last (at group_end), and then only
+ * its timestamp block is parsed (ETTh1's exceptions). @return the group's size.
  */
 static size_t kept_range(const tschunk_encoder *enc, size_t read, uint32_t n, size_t index, unsigned flags,
                          size_t *keep_from, size_t *keep_to)
 {
-    size_t known = (enc->count - 1) / TSC2_GROUP == index        ? enc->c2.group_end - read
-                   : !enc->byte_limit && index < TSC2_KNOWN_GROUPS ? enc->c2.group_bytes[index]
-                                                                   : 0;
-    tsc_codec2_group g;
-    tsc_codec2_parse_group(group_area(enc) + read, enc->c2.group_end - read, n,
-                           scaled_flag(enc) | (known ? TSCHUNK_FLAG_VAL_CONST : 0u), &g);
-    size_t size = known ? known : g.size;
-    *keep_from = flags & TSCHUNK_FLAG_TS_CONST ? g.ts_bytes : 0;
-    *keep_to = flags & TSCHUNK_FLAG_VAL_CONST ? g.ts_bytes : size;
+    size_t size, ts_bytes;
+    if (!enc->byte_limit && index < TSC2_KNOWN_GROUPS) {
+        size = enc->c2.group_bytes[index];
+        ts_bytes = enc->c2.group_ts_bytes[index];
+    } else {
+        size_t known = (enc->count - 1) / TSC2_GROUP == index ? enc->c2.group_end - read : 0;
+        tsc_codec2_group g;
+        tsc_codec2_parse_group(group_area(enc) + read, enc->c2.group_end - read, n,
+                               scaled_flag(enc) | (known ? TSCHUNK_FLAG_VAL_CONST : 0u), &g);
+        size = known ? known : g.size;
+        ts_bytes = g.ts_bytes;
+    }
+    *keep_from = flags & TSCHUNK_FLAG_TS_CONST ? ts_bytes : 0;
+    *keep_to = flags & TSCHUNK_FLAG_VAL_CONST ? ts_bytes : size;
     return size;
 }
 
@@ -436,7 +445,10 @@ static void drop_unit_scales(tschunk_encoder *enc)
         memmove(area + write, area + read, scale_at);
         if (n >= 2) memmove(area + write + scale_at, area + read + scale_at + 1, g.size - scale_at - 1);
         size_t index = done / TSC2_GROUP; /* its known size loses the byte too */
-        if (n >= 2 && !enc->byte_limit && index < TSC2_KNOWN_GROUPS) enc->c2.group_bytes[index]--;
+        if (n >= 2 && !enc->byte_limit && index < TSC2_KNOWN_GROUPS) {
+            enc->c2.group_bytes[index]--;
+            enc->c2.group_ts_bytes[index]--;
+        }
         write += n >= 2 ? g.size - 1 : g.size;
         read += g.size;
         done += n;
@@ -456,17 +468,14 @@ size_t tsc_codec2_finish(tschunk_encoder *enc)
         flags = (enc->c2.irregular ? 0u : TSCHUNK_FLAG_TS_CONST) | (enc->c2.varied ? 0u : TSCHUNK_FLAG_VAL_CONST);
     /* TS_CONST drops the scaled blocks; TS_SCALED takes no header byte, so both headers size alike with it */
     unsigned scaled = scaled_flag(enc);
-    uint8_t header[2 + 3 + 10 + 10 + 8], flagged_header[sizeof header];
-    size_t h = write_header(enc, scaled, header), groups = enc->c2.group_end;
-    if (flags) {
-        size_t flagged = write_header(enc, flags | (flags & TSCHUNK_FLAG_TS_CONST ? 0u : scaled), flagged_header);
-        size_t kept = drop_constant_blocks(enc, flags, flagged - h);
-        if (kept != SIZE_MAX) {
-            groups = kept;
-            memcpy(header, flagged_header, flagged);
-            h = flagged;
-        }
+    uint8_t header[2 + 3 + 10 + 10 + 8];
+    size_t h = 0, groups = enc->c2.group_end;
+    if (flags) { /* the plain header is magic, flags and count (chunk_header_bytes): what the flags add to it */
+        size_t flagged = write_header(enc, flags | (flags & TSCHUNK_FLAG_TS_CONST ? 0u : scaled), header);
+        size_t kept = drop_constant_blocks(enc, flags, flagged - chunk_header_bytes(enc->count));
+        if (kept != SIZE_MAX) groups = kept, h = flagged;
     }
+    if (!h) h = write_header(enc, scaled, header);
     memmove(enc->dst + h, group_area(enc), groups);
     memcpy(enc->dst, header, h);
     return h + groups;
@@ -487,7 +496,7 @@ size_t tsc_codec2_snapshot(const tschunk_encoder *enc, uint8_t *out, size_t capa
         uint64_t bits[TSC2_GROUP];
         load_open_group(enc, ts, bits);
         tsc_codec2_choice choice = {hint_of(enc), 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, enc->c2.ts_scaled,
-                                    NULL, 0};
+                                    NULL, 0, 0};
         size += tsc_codec2_encode_group(out + size, ts, bits, enc->c2.pending, enc->c2.flushed_ts, enc->c2.flushed_bits,
                                         TSC2_EFFORT_FULL, &choice);
     }

@@ -1361,7 +1361,7 @@ static size_t write_values(uint8_t *out, const uint64_t *bits, size_t n, uint64_
 size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts, const uint64_t *restrict bits,
                                size_t n, int64_t prev_ts, uint64_t prev_bits, int effort, tsc_codec2_choice *choice)
 {
-    tsc_codec2_choice none = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, 0, NULL, 0};
+    tsc_codec2_choice none = {{0, 0, 0}, 0, TSC2_TS_SEARCH, 0, 0, TSC2_FORMS, 0, 0, 0, NULL, 0, 0};
     tsc_codec2_choice *c = choice ? choice : &none;
     size_t ts_bytes = c->regular && n >= 2
                           ? write_regular_timestamps(out, ts, prev_ts, c->regular_step, c->ts_scaled, &c->ts_form,
@@ -1370,5 +1370,6 @@ size_t tsc_codec2_encode_group(uint8_t *restrict out, const int64_t *restrict ts
     tsc_codec2_decimal used;
     size_t value_bytes = write_values(out + ts_bytes, bits, n, prev_bits, effort, c, &used);
     if (used.usable) c->reading = used;
+    c->ts_bytes = ts_bytes;
     return ts_bytes + value_bytes;
 }

@@ -531,6 +531,7 @@ typedef struct {
     unsigned packing;           /* in: the previous group's decimal packing (REUSE patches that form at that
                                  * width only; a search sizes every width of both); out: this group's, 0 when
                                  * it is not a decimal group */
+    size_t ts_bytes;            /* out: the group's timestamp block, its first bytes */
 } tsc_codec2_choice;
 
 /*
