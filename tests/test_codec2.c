@@ -1216,6 +1216,13 @@ Test(codec2, restart_starts_the_next_chunk_of_a_series)
         tschunk_sketch_stats stats;
         tschunk_sketch_get_stats(sketch, &stats);
         cr_assert(stats.count == PER, "the summary holds %g values, not this chunk's %d", stats.count, PER);
+        double lo = INFINITY, hi = -INFINITY; /* and they are this chunk's values, not the last chunk's kept */
+        for (size_t i = start; i < start + PER; i++) {
+            double v = wl_double(s.bits[i]);
+            lo = v < lo ? v : lo, hi = v > hi ? v : hi;
+        }
+        cr_assert(stats.min == lo && stats.max == hi, "chunk at %zu: summary [%g, %g], values [%g, %g]", start,
+                  stats.min, stats.max, lo, hi);
         restarted += size;
         unsigned char *alone;
         fresh += encode_range_codec(&s, start, PER, TSC2, &alone);
