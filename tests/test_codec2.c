@@ -1185,6 +1185,8 @@ Test(codec2, restart_starts_the_next_chunk_of_a_series)
 {
     wl_series s;
     wl_synthetic(&s, WL_GAUGE_2DP, 6000, 99);
+    uint64_t rng = 99; /* the last third real doubles: SPLIT groups, whose dictionary carries over too */
+    for (size_t i = 4000; i < s.n; i++) s.bits[i] = wl_bits(wl_uniform(&rng) * 1000.0);
     enum { PER = 120 };
     unsigned char *chunk = malloc(TSCHUNK_BOUND(PER));
     tschunk_sketch *sketch;
@@ -1203,6 +1205,16 @@ Test(codec2, restart_starts_the_next_chunk_of_a_series)
             cr_assert_eq(tschunk_get_error_code(tschunk_encoder_restart(&enc, chunk, 8)), TSCHUNK_ERROR_DST_TOO_SMALL);
             cr_assert(memcmp(&before, &enc, sizeof enc) == 0, "a refused restart changed the encoder");
             cr_assert_eq(tschunk_encoder_restart(&enc, chunk, TSCHUNK_BOUND(PER)), 0);
+            const tschunk_codec2_state *was = &before.c2, *is = &enc.c2; /* what the series taught is kept */
+            cr_assert(is->hint_usable == was->hint_usable && is->hint_exponent == was->hint_exponent &&
+                      is->hint_float == was->hint_float && is->last_form == was->last_form &&
+                      is->last_ts_form == was->last_ts_form && is->last_ts_width == was->last_ts_width &&
+                      is->last_split_left == was->last_split_left && is->last_challenger == was->last_challenger &&
+                      is->reuse_left == was->reuse_left && is->last_packing == was->last_packing &&
+                      is->last_split.size == was->last_split.size &&
+                      memcmp(is->last_split.left, was->last_split.left, sizeof is->last_split.left) == 0,
+                      "chunk at %zu: the codec-2 learning changed at restart", start);
+            cr_assert(is->pending == 0 && is->group_end == 0 && enc.count == 0);
         }
         for (size_t i = start; i < start + PER; i++) cr_assert_eq(tschunk_append_bits(&enc, s.ts[i], s.bits[i]), 0);
         /* max_samples came along */
