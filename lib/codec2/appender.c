@@ -371,7 +371,7 @@ static size_t least_dropped(const tschunk_encoder *enc, unsigned flags)
 /*
  * The bytes of group `index` (at `read`, n samples) that the flags keep: [*keep_from, *keep_to). Without
  * max_bytes the first TSC2_KNOWN_GROUPS groups' sizes and timestamp blocks are known (group_bytes,
- * group_ts_bytes): nothing is parsed (a 120-sample chunk's only group: 4% of a regular series' append at
+ * group_ts_bytes): nothing is parsed (its timestamp block's parse was 2% of a regular series' append at
  * 120-sample chunks). Where a later group ends is known when it is the last (at group_end), and then only
  * its timestamp block is parsed (ETTh1's exceptions). @return the group's size.
  */
