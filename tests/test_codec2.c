@@ -700,9 +700,12 @@ Test(codec2, constant_flags_shrink_every_regular_chunk)
                 tschunk_encoder enc;
                 tschunk_encoder_options o = {TSC2, 0, 0, 0};
                 cr_assert_eq(tschunk_encoder_init(&enc, buf, cap, &o), 0);
+                int64_t want_ts[140], ts[140];
+                double want_v[140], v[140];
                 for (uint32_t i = 0; i < n; i++) { /* regular steps; the values constant on every other n */
-                    int64_t t = (int64_t)((uint64_t)firsts[f] + i * steps[k]);
-                    cr_assert_eq(tschunk_append(&enc, t, n % 2 ? (double)(i % 7) * 0.25 : 42.0), 0);
+                    want_ts[i] = (int64_t)((uint64_t)firsts[f] + i * steps[k]);
+                    want_v[i] = n % 2 ? (double)(i % 7) * 0.25 : 42.0;
+                    cr_assert_eq(tschunk_append(&enc, want_ts[i], want_v[i]), 0);
                 }
                 size_t unflagged = tschunk_encoder_snapshot(&enc, snap, cap), size = tschunk_encoder_finish(&enc);
                 cr_assert(!tschunk_is_error(unflagged) && !tschunk_is_error(size));
@@ -712,12 +715,8 @@ Test(codec2, constant_flags_shrink_every_regular_chunk)
                 cr_assert(size < unflagged && (info.flags & expected) == expected,
                           "first %" PRId64 " step %" PRIu64 " n %u: flags %#x, %zu bytes against %zu without",
                           firsts[f], steps[k], n, info.flags, size, unflagged);
-                int64_t ts[140];
-                double v[140];
                 cr_assert_eq(tschunk_decode(buf, size, ts, v, n), n);
-                for (uint32_t i = 0; i < n; i++)
-                    cr_assert(ts[i] == (int64_t)((uint64_t)firsts[f] + i * steps[k]) &&
-                              v[i] == (n % 2 ? (double)(i % 7) * 0.25 : 42.0));
+                for (uint32_t i = 0; i < n; i++) cr_assert(ts[i] == want_ts[i] && v[i] == want_v[i]);
                 free(buf);
                 free(snap);
             }
