@@ -134,6 +134,26 @@ Test(bitstream, uvarints_decode_as_the_reference_does)
     }
 }
 
+/* tsc_uvarint_len (arithmetic, no loop) is the length tsc_put_uvarint writes and the reference reads back,
+ * at every width's edges (2^b - 1, 2^b) and between them. */
+Test(bitstream, uvarint_lengths_are_the_written_lengths)
+{
+    uint64_t rng = 29;
+    uint8_t buf[16];
+    for (unsigned b = 0; b <= 64; b++) {
+        uint64_t top = b == 64 ? UINT64_MAX : (UINT64_C(1) << b) - 1;
+        uint64_t values[4] = {top, top + 1, top >> 1, wl_rng(&rng) & top};
+        for (size_t j = 0; j < 4; j++) {
+            size_t written = tsc_put_uvarint(buf, values[j]);
+            uint64_t back = 0;
+            cr_assert_eq(tsc_uvarint_len(values[j]), written, "width %u, value %zu: %zu bytes, written %zu", b, j,
+                         tsc_uvarint_len(values[j]), written);
+            cr_assert_eq(reference_uvarint(buf, sizeof buf, &back), written);
+            cr_assert_eq(back, values[j]);
+        }
+    }
+}
+
 /* Sizing an XOR stream (tsc_xor_size_step, for choosing a form before writing it) gives exactly the bits
  * tsc_xor_put writes, and leaves the window where the writer leaves it, over values that repeat, move in
  * a few low bits, or change completely. */
