@@ -225,6 +225,51 @@ static void expect_same(const tschunk_encoder *a, const tschunk_encoder *b, cons
     cr_assert(memcmp(buf, before, cap) == 0, "buffer bytes changed");
 }
 
+/* Since 0.35.0 a chunk's first sample takes the fast path, which moves only pending and prev_ts: the
+ * count, the first sample's fields and every check that reads them must see it all the same. */
+Test(codec2, a_first_sample_taken_by_the_fast_path_counts_everywhere)
+{
+    const int64_t firsts[] = {1700000000000, 0, -5, INT64_MIN, INT64_MAX};
+    const uint64_t first_bits = 0x7ff8dead0000beefu; /* a NaN payload */
+    unsigned char buf[TSCHUNK_BOUND(4)], snap[TSCHUNK_BOUND(4)];
+    for (size_t k = 0; k < sizeof firsts / sizeof firsts[0]; k++) {
+        for (int restarted = 0; restarted < 2; restarted++) {
+            tschunk_encoder enc;
+            tschunk_encoder_options o = {TSC2, 2, 0, 0};
+            cr_assert_eq(tschunk_encoder_init(&enc, buf, sizeof buf, &o), 0);
+            if (restarted) {
+                cr_assert_eq(tschunk_append_bits(&enc, 7, 7), 0);
+                cr_assert(!tschunk_is_error(tschunk_encoder_finish(&enc)));
+                cr_assert_eq(tschunk_encoder_restart(&enc, buf, sizeof buf), 0);
+            }
+            cr_assert_eq(tschunk_append_bits(&enc, firsts[k], first_bits), 0);
+            cr_assert_eq(tschunk_encoder_count(&enc), 1);
+            tschunk_sketch *sketch;
+            tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 64, 0, {0, 0, 0}};
+            cr_assert_eq(tschunk_sketch_create(&sketch, &so), 0);
+            cr_assert_eq(tschunk_get_error_code(tschunk_encoder_set_summary(&enc, sketch)), TSCHUNK_ERROR_STAGE);
+            tschunk_sketch_free(sketch);
+            if (firsts[k] != INT64_MIN)
+                cr_assert_eq(tschunk_get_error_code(tschunk_append_bits(&enc, firsts[k] - 1, 0)),
+                             TSCHUNK_ERROR_OUT_OF_ORDER, "first %" PRId64, firsts[k]);
+            int64_t ts[3];
+            double v[3];
+            size_t size = tschunk_encoder_snapshot(&enc, snap, sizeof snap);
+            cr_assert_eq(tschunk_decode(snap, size, ts, v, 3), 1);
+            cr_assert(ts[0] == firsts[k] && wl_bits(v[0]) == first_bits);
+            cr_assert_eq(tschunk_append_bits(&enc, firsts[k], first_bits), 0); /* equal time, same value */
+            cr_assert_eq(tschunk_get_error_code(tschunk_append_bits(&enc, firsts[k], 1)), TSCHUNK_ERROR_CHUNK_FULL);
+            size = tschunk_encoder_finish(&enc);
+            cr_assert(!tschunk_is_error(size));
+            tschunk_chunk_info info;
+            cr_assert_eq(tschunk_chunk_info_get(buf, size, &info), 0);
+            cr_assert_eq(info.flags & TSCHUNK_FLAG_VAL_CONST, TSCHUNK_FLAG_VAL_CONST, "first %" PRId64, firsts[k]);
+            cr_assert_eq(tschunk_decode(buf, size, ts, v, 3), 2);
+            for (int i = 0; i < 2; i++) cr_assert(ts[i] == firsts[k] && wl_bits(v[i]) == first_bits);
+        }
+    }
+}
+
 /* Refused appends (out of order, buffer full, max_bytes) change nothing; the chunk keeps every accepted sample. */
 Test(codec2, refused_append_changes_nothing)
 {

@@ -186,6 +186,7 @@ size_t tschunk_encoder_init(tschunk_encoder *enc, void *dst, size_t capacity,
     tsc_bw_init(&enc->val_out, enc->dst + val_base, 0);
     set_stream_regions(enc, val_base);
     enc->stage = STAGE_ACTIVE;
+    if (enc->codec == TSCHUNK_CODEC_TSC2) tsc_codec2_refresh_fast(enc); /* the first sample takes the fast path */
     return 0;
 }
 

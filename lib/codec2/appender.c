@@ -248,16 +248,18 @@ static size_t admit_bytes(tschunk_encoder *enc, int64_t ts, uint64_t bits)
 /*
  * Appends that certainly fit every limit, for the fast path: within the open
  * group, under max_samples, and in the buffer even if the group ends RAW.
- * None under max_bytes, whose bound is updated on every append.
+ * None under max_bytes, whose bound is updated on every append. The chunk's
+ * first sample too (since 0.35.0): tsc_codec2_sync takes first_ts and
+ * first_bits from its raw slot, so a restarted chunk costs no checked append.
  */
-static void refresh_safe_left(tschunk_encoder *enc)
+void tsc_codec2_refresh_fast(tschunk_encoder *enc)
 {
     size_t room = enc->capacity - TSCHUNK_HEADER_MAX, worst = enc->c2.group_end + 15 + 16 * (size_t)enc->c2.pending;
     size_t fit = room > worst ? (room - worst) / 16 : 0;
     size_t left = TSC2_GROUP - enc->c2.pending;
     left = fit < left ? fit : left;
     left = enc->max_samples - enc->count < left ? enc->max_samples - enc->count : left;
-    enc->safe_left = enc->byte_limit || enc->count == 0 ? 0 : (uint32_t)left;
+    enc->safe_left = enc->byte_limit ? 0 : (uint32_t)left;
     enc->c2.synced = enc->c2.pending; /* count was up to date */
     enc->c2.fast_end = enc->c2.pending + enc->safe_left;
 }
@@ -266,7 +268,7 @@ void tsc_codec2_flush(tschunk_encoder *enc)
 {
     tsc_codec2_sync(enc);
     flush_group(enc);
-    refresh_safe_left(enc);
+    tsc_codec2_refresh_fast(enc);
 }
 
 /*
@@ -286,7 +288,7 @@ size_t tsc_codec2_append_groups(tschunk_encoder *enc, const int64_t *ts, const d
     size_t done = 0;
     for (;;) {
         uint32_t open = enc->c2.pending, wanted = TSC2_GROUP - open; /* the open group's raw samples, then ours */
-        if (enc->count == 0 || n - done < wanted || tsc_codec2_safe_left(enc) < wanted) break;
+        if (tsc_codec2_count(enc) == 0 || n - done < wanted || tsc_codec2_safe_left(enc) < wanted) break;
         int64_t group_ts[TSC2_GROUP];
         uint64_t bits[TSC2_GROUP];
         const int64_t *times = ts + done; /* no open group (every group of a chunk but its first): read in place */
@@ -306,7 +308,7 @@ size_t tsc_codec2_append_groups(tschunk_encoder *enc, const int64_t *ts, const d
         enc->prev_ts = times[TSC2_GROUP - 1];
         enc->prev_bits = bits[TSC2_GROUP - 1];
         encode_open_group(enc, times, bits);
-        refresh_safe_left(enc);
+        tsc_codec2_refresh_fast(enc);
         done += wanted;
     }
     return done;
@@ -314,7 +316,7 @@ size_t tsc_codec2_append_groups(tschunk_encoder *enc, const int64_t *ts, const d
 
 size_t tsc_codec2_append(tschunk_encoder *enc, int64_t ts, uint64_t bits)
 {
-    if (enc->count && ts < enc->prev_ts) return TSC_ERROR(OUT_OF_ORDER);
+    if (tsc_codec2_count(enc) && ts < enc->prev_ts) return TSC_ERROR(OUT_OF_ORDER);
     if (tsc_codec2_count(enc) >= enc->max_samples) return TSC_ERROR(CHUNK_FULL);
     size_t room = enc->capacity - TSCHUNK_HEADER_MAX;
     if (enc->c2.group_end + tsc_codec2_group_bound(enc->c2.pending + 1) > room) return TSC_ERROR(DST_TOO_SMALL);
@@ -335,7 +337,7 @@ size_t tsc_codec2_append(tschunk_encoder *enc, int64_t ts, uint64_t bits)
     enc->count++;
     enc->c2.synced = ++enc->c2.pending;
     if (enc->c2.pending == TSC2_GROUP) flush_group(enc);
-    refresh_safe_left(enc);
+    tsc_codec2_refresh_fast(enc);
     return 0;
 }
 

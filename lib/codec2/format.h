@@ -569,6 +569,11 @@ TSC_INLINE void tsc_codec2_sync(tschunk_encoder *enc)
 {
     uint32_t lag = tsc_codec2_lag(enc);
     if (!lag) return;
+    if (enc->count == 0) { /* the fast path took the chunk's first sample: its raw slot holds it */
+        const uint8_t *first = tsc_codec2_raw_slot(enc, 0);
+        enc->first_ts = (int64_t)tsc_load64_le(first);
+        enc->first_bits = tsc_load64_le(first + 8);
+    }
     enc->count += lag;
     enc->safe_left -= lag;
     enc->prev_bits = tsc_load64_le(tsc_codec2_raw_slot(enc, enc->c2.pending - 1) + 8); /* the last raw value */
@@ -577,6 +582,8 @@ TSC_INLINE void tsc_codec2_sync(tschunk_encoder *enc)
 
 /* appender.c: the append fast path runs while pending < fast_end; a full group is flushed here (synced first). */
 void tsc_codec2_flush(tschunk_encoder *enc);
+/* appender.c: safe_left and fast_end from the encoder's limits (init sets them for the first sample). */
+void tsc_codec2_refresh_fast(tschunk_encoder *enc);
 /*
  * appender.c, for tschunk_append_many: groups completed from the caller's
  * arrays and encoded at once (the open group's raw samples, then the

@@ -42,7 +42,7 @@ void tsc_summary_push_group(tschunk_encoder *enc, const uint64_t *bits, uint32_t
 size_t tschunk_encoder_set_summary(tschunk_encoder *enc, tschunk_sketch *sketch)
 {
     if (!enc) return TSC_ERROR(BAD_PARAMETER);
-    if (enc->count) return TSC_ERROR(STAGE);
+    if (tschunk_encoder_count(enc)) return TSC_ERROR(STAGE); /* codec 2's count may lag in enc->count */
     if (sketch) tschunk_sketch_clear(sketch);
     enc->summary = sketch;
     enc->nan_count = enc->inf_count = 0;
