@@ -138,8 +138,9 @@ TSC_INLINE uint64_t tsc_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (0 - ((u
 TSC_INLINE int64_t tsc_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 
 /* LEB128: 7 bits per byte, least significant group first, 0x80 = more. */
-/* ceil(significant bits / 7), at least 1, without a loop: 9/64 is just above 1/7 and below 1/7 + 1/64 * 1/64
- * over 1..64 bits (the form protobuf's VarintSize64 uses); the codec-2 planners size many varints a group. */
+/* Bytes of the uvarint: ceil(significant bits / 7), at least 1. (9 * bits + 64) / 64 equals it for every width
+ * from 1 to 64 bits (protobuf's VarintSize64 form; tests/test_bitstream.c checks each width) and needs no loop,
+ * which the codec-2 planners, sizing several varints a group, used to run. */
 TSC_INLINE size_t tsc_uvarint_len(uint64_t v)
 {
     unsigned bits = 64u - (unsigned)__builtin_clzll(v | 1);
