@@ -1,5 +1,6 @@
-/* Bytes -> samples -> encode (codec 1 or 2, from the input; one by one, with tschunk_append_many and with
- * tschunk_append_inline, which must agree) -> decode -> compare bits; aborts on any mismatch. */
+/* Bytes -> samples -> encode (codec 1 or 2, from the input; one by one, codec 1 through its baseline or BMI
+ * build, with tschunk_append_many and with tschunk_append_inline, which must agree) -> decode -> compare bits;
+ * aborts on any mismatch. */
 #define TSCHUNK_STATIC_LINKING_ONLY /* tschunk_append_inline */
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tschunk_encoder enc;
     tschunk_encoder_options opts = {size > 1 && (data[1] & 1) ? TSCHUNK_CODEC_GORILLA : TSCHUNK_CODEC_TSC2, 0, 0, 0};
     if (tschunk_encoder_init(&enc, buf, cap, &opts) != 0) __builtin_trap();
+    if (size > 1 && (data[1] & 2)) enc.isa = 0; /* codec 1 one by one through its baseline build (init picks BMI) */
     size_t accepted = 0, snap_at = size > 2 ? data[2] * 8u : 0; /* where a snapshot and a refusal are checked */
     for (; accepted < n; accepted++) {
         size_t r = tschunk_append_bits(&enc, ts[accepted], bits[accepted]);

@@ -225,7 +225,7 @@ typedef struct {
                                   * that gcc's straight-line vectorizer does not pair the two in one xmm) */
     uint8_t window_lead;         /* leading zeros of the current XOR window */
     uint8_t window_trail;        /* trailing zeros of the current XOR window */
-    uint8_t window_open;
+    uint8_t isa;                 /* codec 1: 1 when its appends take their BMI build */
     uint8_t stage;
     uint32_t codec;
     uint32_t held;               /* codec 1 with a summary: values in held_values, not yet in the sketch */
@@ -520,7 +520,7 @@ typedef struct {
     uint8_t window_lead;     /* 0xff: no window yet */
     uint8_t window_trail;
     uint8_t stage;
-    uint8_t reserved;
+    uint8_t isa;             /* 1: the appends take their BMI2 build */
     uint8_t *dst;
     size_t fast_bit_limit;   /* up to this stream length a worst-case sample passes every limit */
     size_t byte_limit;       /* max_bytes, 0 when unlimited */

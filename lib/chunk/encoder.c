@@ -187,6 +187,7 @@ size_t tschunk_encoder_init(tschunk_encoder *enc, void *dst, size_t capacity,
     set_stream_regions(enc, val_base);
     enc->stage = STAGE_ACTIVE;
     if (enc->codec == TSCHUNK_CODEC_TSC2) tsc_codec2_refresh_fast(enc); /* the first sample takes the fast path */
+    else enc->isa = (uint8_t)tsc_bmi_here();
     return 0;
 }
 
@@ -343,10 +344,7 @@ __attribute__((noinline)) static size_t append_summarized(tschunk_encoder *restr
     return 0;
 }
 
-/* Codec 1's append. Its own function, so that the dispatch before it stays two instructions (inlined, its
- * register moves were hoisted above the dispatch and cost codec 2's appends 3-4%). */
-TSC_HOT_ENTRY __attribute__((noinline)) static size_t append_gorilla(tschunk_encoder *restrict enc, int64_t ts,
-                                                                    uint64_t bits)
+TSC_INLINE size_t append_gorilla_body(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
     /* safe_left > 0 means: active, two samples in, room for a worst-case sample. */
     if (TSC_UNLIKELY(enc->safe_left == 0 || ts < enc->prev_ts)) return append_checked(enc, ts, bits);
@@ -355,10 +353,31 @@ TSC_HOT_ENTRY __attribute__((noinline)) static size_t append_gorilla(tschunk_enc
     return 0;
 }
 
+/* Codec 1's append. Its own function, so that the dispatch before it stays two instructions (inlined, its
+ * register moves were hoisted above the dispatch and cost codec 2's appends 3-4%). */
+TSC_HOT_ENTRY __attribute__((noinline)) static size_t append_gorilla(tschunk_encoder *restrict enc, int64_t ts,
+                                                                    uint64_t bits)
+{
+    return append_gorilla_body(enc, ts, bits);
+}
+
+#ifdef TSC_BMI_TARGET
+/* The same built with BMI1/2, LZCNT and MOVBE (tsc_bmi_here), which init chose. */
+TSC_BMI_TARGET TSC_HOT_ENTRY __attribute__((noinline)) static size_t append_gorilla_bmi(tschunk_encoder *restrict enc,
+                                                                                       int64_t ts, uint64_t bits)
+{
+    return append_gorilla_body(enc, ts, bits);
+}
+#  define APPEND_GORILLA(enc, ts, bits) \
+      (TSC_LIKELY((enc)->isa) ? append_gorilla_bmi(enc, ts, bits) : append_gorilla(enc, ts, bits))
+#else
+#  define APPEND_GORILLA(enc, ts, bits) append_gorilla(enc, ts, bits)
+#endif
+
 /* Codec 2, the default, falls through; codec 1 jumps to its own function. */
 TSC_INLINE size_t append_one(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
-    return TSC_LIKELY(enc->codec == TSCHUNK_CODEC_TSC2) ? append_grouped(enc, ts, bits) : append_gorilla(enc, ts, bits);
+    return TSC_LIKELY(enc->codec == TSCHUNK_CODEC_TSC2) ? append_grouped(enc, ts, bits) : APPEND_GORILLA(enc, ts, bits);
 }
 
 TSC_HOT_ENTRY size_t tschunk_append_bits(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
@@ -379,7 +398,7 @@ TSC_HOT_ENTRY size_t tschunk_append_bits_layout2(tschunk_encoder *enc, int64_t t
  * locals. A run of unchanged steps is one write of zero bits (at most
  * TSC_BITS_MAX_FIELD). @return the samples written.
  */
-static size_t append_dods(tschunk_encoder *restrict enc, const int64_t *restrict ts, size_t limit)
+TSC_INLINE size_t append_dods(tschunk_encoder *restrict enc, const int64_t *restrict ts, size_t limit)
 {
     tschunk_bit_writer w = enc->ts_out;
     int64_t prev_ts = enc->prev_ts;
@@ -409,7 +428,7 @@ static size_t append_dods(tschunk_encoder *restrict enc, const int64_t *restrict
 }
 
 /* The XOR fields of values [0, m) into the value stream; a run of repeats is one write of zero bits. */
-static void append_xors(tschunk_encoder *restrict enc, const double *restrict values, size_t m)
+TSC_INLINE void append_xors(tschunk_encoder *restrict enc, const double *restrict values, size_t m)
 {
     tschunk_bit_writer w = enc->val_out;
     uint64_t prev_bits = enc->prev_bits;
@@ -441,14 +460,30 @@ static void append_xors(tschunk_encoder *restrict enc, const double *restrict va
  * stream's runs (steady steps, repeated values) found whatever the other
  * stream does. @return the samples written.
  */
-static size_t append_run(tschunk_encoder *restrict enc, const int64_t *restrict ts, const double *restrict values,
-                         size_t limit)
+TSC_INLINE size_t append_run(tschunk_encoder *restrict enc, const int64_t *restrict ts, const double *restrict values,
+                             size_t limit)
 {
     size_t m = append_dods(enc, ts, limit);
     append_xors(enc, values, m);
     enc->count += (uint32_t)m;
     enc->safe_left -= (uint32_t)m;
     return m;
+}
+
+#ifdef TSC_BMI_TARGET
+TSC_BMI_TARGET static size_t append_run_bmi(tschunk_encoder *restrict enc, const int64_t *restrict ts,
+                                            const double *restrict values, size_t limit)
+{
+    return append_run(enc, ts, values, limit);
+}
+#endif
+
+static size_t append_run_chosen(tschunk_encoder *enc, const int64_t *ts, const double *values, size_t limit)
+{
+#ifdef TSC_BMI_TARGET
+    if (enc->isa) return append_run_bmi(enc, ts, values, limit);
+#endif
+    return append_run(enc, ts, values, limit);
 }
 
 /*
@@ -506,7 +541,7 @@ size_t tschunk_append_many(tschunk_encoder *enc, const int64_t *ts, const double
             if (taken) continue;
         } else if (enc->safe_left > 0) {
             size_t limit = n - done < enc->safe_left ? n - done : enc->safe_left;
-            size_t run = append_run(enc, ts + done, values + done, limit);
+            size_t run = append_run_chosen(enc, ts + done, values + done, limit);
             if (enc->summary) summarize_run(enc, values + done, run);
             done += run;
             if (run == limit) continue;

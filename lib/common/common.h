@@ -40,6 +40,32 @@ TSC_INLINE int tsc_is_error(size_t result) { return result > TSC_ERROR_CODE(TSCH
 #  define TSC_HAVE_AVX2 1
 #endif
 
+/*
+ * Hot scalar paths (the appends' one-sample fast paths and bulk loops) compiled a second time with BMI1/2
+ * (shifts by any register rather than CL), LZCNT and MOVBE, as x86-64-v3 CPUs have them, chosen by a flag
+ * that the encoder's init sets from tsc_bmi_here(): a direct jump, where an ifunc (target_clones) made every
+ * call of a statically linked append an indirect one and gave back half the gain. clang 14's
+ * __builtin_cpu_supports knows neither LZCNT nor MOVBE, so its build takes BMI1/2 alone. Not with
+ * -DTSC_NO_X86_KERNELS, which CI builds to test the baseline.
+ */
+#if defined(TSC_HAVE_AVX2) && !defined(__clang__)
+#  define TSC_BMI_TARGET __attribute__((target("bmi,bmi2,lzcnt,movbe")))
+#elif defined(TSC_HAVE_AVX2)
+#  define TSC_BMI_TARGET __attribute__((target("bmi,bmi2")))
+#endif
+
+TSC_INLINE int tsc_bmi_here(void)
+{
+#if defined(TSC_HAVE_AVX2) && !defined(__clang__)
+    return __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("lzcnt") &&
+           __builtin_cpu_supports("movbe");
+#elif defined(TSC_HAVE_AVX2)
+    return __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+#else
+    return 0;
+#endif
+}
+
 TSC_INLINE int tsc_avx2_here(void)
 {
 #ifdef TSC_HAVE_AVX2
