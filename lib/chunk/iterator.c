@@ -241,11 +241,11 @@ static size_t run_unchecked(const tschunk_iter *restrict it, run_state *restrict
 }
 
 #ifdef TSC_HAVE_AVX2
-/* The same loop with BMI2's shifts by a register (no count moved to CL), chosen at run time. */
-__attribute__((target("bmi,bmi2"))) static size_t run_unchecked_bmi2(const tschunk_iter *restrict it,
-                                                                     run_state *restrict st, int64_t *restrict ts_out,
-                                                                     uint64_t *restrict val_out, size_t n,
-                                                                     uint64_t tfast, uint64_t vfast)
+/* The same loop with BMI2's shifts by a register (no count moved to CL), LZCNT and MOVBE (tsc_bmi_here), chosen at
+ * run time. */
+TSC_BMI_TARGET static size_t run_unchecked_bmi2(const tschunk_iter *restrict it, run_state *restrict st,
+                                                int64_t *restrict ts_out, uint64_t *restrict val_out, size_t n,
+                                                uint64_t tfast, uint64_t vfast)
 {
     return run_kind(it, st, ts_out, val_out, n, tfast, vfast, 0);
 }
@@ -280,7 +280,7 @@ static size_t run_fast(const tschunk_iter *restrict it, run_state *restrict st, 
     uint64_t tfast, vfast;
     if (n < FAST_MIN_SAMPLES || loops == TSC_LOOPS_CHECKED || !fast_limits(it, &tfast, &vfast)) return 0;
 #ifdef TSC_HAVE_AVX2
-    if (loops != TSC_LOOPS_SCALAR && __builtin_cpu_supports("bmi2"))
+    if (loops != TSC_LOOPS_SCALAR && tsc_bmi_here())
         return run_unchecked_bmi2(it, st, ts_out, val_out, n, tfast, vfast);
 #endif
     return run_unchecked(it, st, ts_out, val_out, n, tfast, vfast);
@@ -355,7 +355,7 @@ TSC_INLINE size_t pair_loop(lane *restrict a, lane *restrict b, size_t n)
 static size_t pair_unchecked(lane *restrict a, lane *restrict b, size_t n) { return pair_loop(a, b, n); }
 
 #ifdef TSC_HAVE_AVX2
-__attribute__((target("bmi,bmi2"))) static size_t pair_unchecked_bmi2(lane *restrict a, lane *restrict b, size_t n)
+TSC_BMI_TARGET static size_t pair_unchecked_bmi2(lane *restrict a, lane *restrict b, size_t n)
 {
     return pair_loop(a, b, n);
 }
@@ -389,7 +389,7 @@ static size_t decode_pair(tschunk_iter *a, int64_t *ts_a, double *values_a, tsch
         return 0;
     size_t k;
 #ifdef TSC_HAVE_AVX2
-    if (loops != TSC_LOOPS_SCALAR && __builtin_cpu_supports("bmi2")) k = pair_unchecked_bmi2(&la, &lb, n);
+    if (loops != TSC_LOOPS_SCALAR && tsc_bmi_here()) k = pair_unchecked_bmi2(&la, &lb, n);
     else
 #endif
         k = pair_unchecked(&la, &lb, n);

@@ -148,9 +148,8 @@ static size_t run_unchecked(const uint8_t *restrict base, uint64_t fast_end, run
 }
 
 #ifdef TSC_HAVE_AVX2
-__attribute__((target("bmi,bmi2"))) static size_t run_unchecked_bmi2(const uint8_t *restrict base, uint64_t fast_end,
-                                                                     run_state *restrict io, int64_t *restrict ts_out,
-                                                                     uint64_t *restrict val_out, size_t n)
+TSC_BMI_TARGET static size_t run_unchecked_bmi2(const uint8_t *restrict base, uint64_t fast_end, run_state *restrict io,
+                                                int64_t *restrict ts_out, uint64_t *restrict val_out, size_t n)
 {
     return run_loop(base, 0, fast_end, io, ts_out, val_out, n, 0);
 }
@@ -247,7 +246,7 @@ TSC_INLINE size_t pair_loop(lane *restrict a, lane *restrict b, size_t n)
 static size_t pair_unchecked(lane *restrict a, lane *restrict b, size_t n) { return pair_loop(a, b, n); }
 
 #ifdef TSC_HAVE_AVX2
-__attribute__((target("bmi,bmi2"))) static size_t pair_unchecked_bmi2(lane *restrict a, lane *restrict b, size_t n)
+TSC_BMI_TARGET static size_t pair_unchecked_bmi2(lane *restrict a, lane *restrict b, size_t n)
 {
     return pair_loop(a, b, n);
 }
@@ -257,7 +256,7 @@ static size_t run_unchecked_any(const uint8_t *restrict base, uint64_t fast_end,
                                 int64_t *restrict ts_out, uint64_t *restrict val_out, size_t n, int loops)
 {
 #ifdef TSC_HAVE_AVX2
-    if (loops != TSC_LOOPS_SCALAR && __builtin_cpu_supports("bmi2"))
+    if (loops != TSC_LOOPS_SCALAR && tsc_bmi_here())
         return run_unchecked_bmi2(base, fast_end, io, ts_out, val_out, n);
 #else
     (void)loops; /* one loop only */
@@ -473,7 +472,7 @@ static size_t decode_pair(tschunk_prom_iter *a, int64_t *ts_a, double *values_a,
     lane lb = {b->in.base, b->in.bit_len - FAST_MARGIN, load_state(b), ts_b, (uint64_t *)(void *)values_b};
     size_t k;
 #ifdef TSC_HAVE_AVX2
-    if (loops != TSC_LOOPS_SCALAR && __builtin_cpu_supports("bmi2")) k = pair_unchecked_bmi2(&la, &lb, n);
+    if (loops != TSC_LOOPS_SCALAR && tsc_bmi_here()) k = pair_unchecked_bmi2(&la, &lb, n);
     else
 #endif
         k = pair_unchecked(&la, &lb, n);
