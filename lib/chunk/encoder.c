@@ -368,16 +368,13 @@ TSC_BMI_TARGET TSC_HOT_ENTRY __attribute__((noinline)) static size_t append_gori
 {
     return append_gorilla_body(enc, ts, bits);
 }
-#  define APPEND_GORILLA(enc, ts, bits) \
-      (TSC_LIKELY((enc)->isa) ? append_gorilla_bmi(enc, ts, bits) : append_gorilla(enc, ts, bits))
-#else
-#  define APPEND_GORILLA(enc, ts, bits) append_gorilla(enc, ts, bits)
 #endif
 
 /* Codec 2, the default, falls through; codec 1 jumps to its own function. */
 TSC_INLINE size_t append_one(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
-    return TSC_LIKELY(enc->codec == TSCHUNK_CODEC_TSC2) ? append_grouped(enc, ts, bits) : APPEND_GORILLA(enc, ts, bits);
+    if (TSC_LIKELY(enc->codec == TSCHUNK_CODEC_TSC2)) return append_grouped(enc, ts, bits);
+    return TSC_BMI_CHOOSE(enc, append_gorilla_bmi(enc, ts, bits), append_gorilla(enc, ts, bits));
 }
 
 TSC_HOT_ENTRY size_t tschunk_append_bits(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
@@ -480,10 +477,7 @@ TSC_BMI_TARGET static size_t append_run_bmi(tschunk_encoder *restrict enc, const
 
 static size_t append_run_chosen(tschunk_encoder *enc, const int64_t *ts, const double *values, size_t limit)
 {
-#ifdef TSC_BMI_TARGET
-    if (enc->isa) return append_run_bmi(enc, ts, values, limit);
-#endif
-    return append_run(enc, ts, values, limit);
+    return TSC_BMI_CHOOSE(enc, append_run_bmi(enc, ts, values, limit), append_run(enc, ts, values, limit));
 }
 
 /*

@@ -54,6 +54,13 @@ TSC_INLINE int tsc_is_error(size_t result) { return result > TSC_ERROR_CODE(TSCH
 #  define TSC_BMI_TARGET __attribute__((target("bmi,bmi2")))
 #endif
 
+/* The call to a function's BMI build when the state's isa byte (set at init from tsc_bmi_here) says so. */
+#ifdef TSC_BMI_TARGET
+#  define TSC_BMI_CHOOSE(state, bmi_call, plain_call) (TSC_LIKELY((state)->isa) ? (bmi_call) : (plain_call))
+#else
+#  define TSC_BMI_CHOOSE(state, bmi_call, plain_call) (plain_call)
+#endif
+
 TSC_INLINE int tsc_bmi_here(void)
 {
 #if defined(TSC_HAVE_AVX2) && !defined(__clang__)

@@ -307,16 +307,12 @@ TSC_BMI_TARGET __attribute__((noinline, aligned(64))) static size_t append_fast_
 {
     return append_fast(enc, ts, bits);
 }
-#  define APPEND_FAST(enc, ts, bits) \
-      (TSC_LIKELY((enc)->isa) ? append_fast_bmi(enc, ts, bits) : append_fast(enc, ts, bits))
-#else
-#  define APPEND_FAST(enc, ts, bits) append_fast(enc, ts, bits)
 #endif
 
 __attribute__((aligned(64))) size_t tschunk_prom_append_bits(tschunk_prom_encoder *restrict enc, int64_t ts,
                                                             uint64_t bits)
 {
-    return APPEND_FAST(enc, ts, bits);
+    return TSC_BMI_CHOOSE(enc, append_fast_bmi(enc, ts, bits), append_fast(enc, ts, bits));
 }
 
 /*
@@ -393,13 +389,7 @@ TSC_BMI_TARGET static void append_run_bmi(tschunk_prom_encoder *restrict enc, co
 /* append_run in the build init chose (3-8% off a bulk append with BMI). */
 static void append_run_chosen(tschunk_prom_encoder *enc, const int64_t *ts, const double *values, size_t limit)
 {
-#ifdef TSC_BMI_TARGET
-    if (enc->isa) {
-        append_run_bmi(enc, ts, values, limit);
-        return;
-    }
-#endif
-    append_run(enc, ts, values, limit);
+    TSC_BMI_CHOOSE(enc, append_run_bmi(enc, ts, values, limit), append_run(enc, ts, values, limit));
 }
 
 size_t tschunk_prom_append_many(tschunk_prom_encoder *enc, const int64_t *ts, const double *values, size_t n,
@@ -425,7 +415,7 @@ __attribute__((aligned(64))) size_t tschunk_prom_append(tschunk_prom_encoder *en
 {
     uint64_t bits;
     memcpy(&bits, &value, sizeof bits);
-    return APPEND_FAST(enc, ts, bits);
+    return TSC_BMI_CHOOSE(enc, append_fast_bmi(enc, ts, bits), append_fast(enc, ts, bits));
 }
 
 size_t tschunk_prom_encoder_size(const tschunk_prom_encoder *enc)
