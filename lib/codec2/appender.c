@@ -406,17 +406,19 @@ static size_t kept_range(const tschunk_encoder *enc, size_t read, uint32_t n, si
 /*
  * Drop the blocks the flags make redundant, in place (each group moves down).
  * A first pass sizes the saving, unless least_dropped already shows it pays;
- * a chunk of one group is parsed once for both.
+ * a chunk of one group is parsed once for both, and not moved: its kept bytes
+ * start at *kept_from (0 otherwise), where finish's move takes them from.
  * @return the groups' new size, or SIZE_MAX (nothing moved) when that is not smaller overall.
  */
-static size_t drop_constant_blocks(tschunk_encoder *enc, unsigned flags, size_t header_growth)
+static size_t drop_constant_blocks(tschunk_encoder *enc, unsigned flags, size_t header_growth, size_t *kept_from)
 {
     uint8_t *area = group_area(enc);
     size_t from, to;
+    *kept_from = 0;
     if (enc->count <= TSC2_GROUP) {
         size_t size = kept_range(enc, 0, enc->count, 0, flags, &from, &to);
         if (size - (to - from) <= header_growth) return SIZE_MAX;
-        memmove(area, area + from, to - from);
+        *kept_from = from;
         return to - from;
     }
     size_t saved = 0;
@@ -477,14 +479,14 @@ size_t tsc_codec2_finish(tschunk_encoder *enc)
     /* TS_CONST drops the scaled blocks; TS_SCALED takes no header byte, so both headers size alike with it */
     unsigned scaled = scaled_flag(enc);
     uint8_t header[2 + 3 + 10 + 10 + 8];
-    size_t h = 0, groups = enc->c2.group_end;
+    size_t h = 0, groups = enc->c2.group_end, kept_from = 0;
     if (flags) { /* the plain header is magic, flags and count (chunk_header_bytes): what the flags add to it */
         size_t flagged = write_header(enc, flags | (flags & TSCHUNK_FLAG_TS_CONST ? 0u : scaled), header);
-        size_t kept = drop_constant_blocks(enc, flags, flagged - chunk_header_bytes(enc->count));
+        size_t kept = drop_constant_blocks(enc, flags, flagged - chunk_header_bytes(enc->count), &kept_from);
         if (kept != SIZE_MAX) groups = kept, h = flagged;
     }
     if (!h) h = write_header(enc, scaled, header);
-    memmove(enc->dst + h, group_area(enc), groups);
+    memmove(enc->dst + h, group_area(enc) + kept_from, groups);
     memcpy(enc->dst, header, h);
     return h + groups;
 }
