@@ -336,7 +336,7 @@ __attribute__((noinline)) static size_t hand_over_and_accept(tschunk_encoder *en
 /* With a summary attached: its call would make the plain hot path save registers, so it lives here. The
  * hand-over is a tail call: a call inside made this function save six registers a push (14 instructions;
  * inlined into append_gorilla, even as a tail call, it made the plain path save them). */
-__attribute__((noinline)) static size_t append_summarized(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
+TSC_INLINE size_t append_summarized_body(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
     append_unchecked(enc, ts, bits);
     enc->held_values[enc->held] = bits;
@@ -344,11 +344,30 @@ __attribute__((noinline)) static size_t append_summarized(tschunk_encoder *restr
     return 0;
 }
 
-TSC_INLINE size_t append_gorilla_body(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
+__attribute__((noinline)) static size_t append_summarized(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits)
+{
+    return append_summarized_body(enc, ts, bits);
+}
+
+#ifdef TSC_BMI_TARGET
+/* The BMI build's own (through the baseline one, a summary gave back most of that build's gain). */
+TSC_BMI_TARGET __attribute__((noinline)) static size_t append_summarized_bmi(tschunk_encoder *restrict enc, int64_t ts,
+                                                                            uint64_t bits)
+{
+    return append_summarized_body(enc, ts, bits);
+}
+#  define APPEND_SUMMARIZED_BMI append_summarized_bmi
+#else
+#  define APPEND_SUMMARIZED_BMI append_summarized
+#endif
+
+/* bmi: the build this is inlined into (a constant), whose append_summarized it calls. */
+TSC_INLINE size_t append_gorilla_body(tschunk_encoder *restrict enc, int64_t ts, uint64_t bits, const int bmi)
 {
     /* safe_left > 0 means: active, two samples in, room for a worst-case sample. */
     if (TSC_UNLIKELY(enc->safe_left == 0 || ts < enc->prev_ts)) return append_checked(enc, ts, bits);
-    if (TSC_UNLIKELY(enc->summary != NULL)) return append_summarized(enc, ts, bits); /* off: one branch */
+    if (TSC_UNLIKELY(enc->summary != NULL)) /* off: one branch */
+        return bmi ? APPEND_SUMMARIZED_BMI(enc, ts, bits) : append_summarized(enc, ts, bits);
     append_unchecked(enc, ts, bits);
     return 0;
 }
@@ -358,7 +377,7 @@ TSC_INLINE size_t append_gorilla_body(tschunk_encoder *restrict enc, int64_t ts,
 TSC_HOT_ENTRY __attribute__((noinline)) static size_t append_gorilla(tschunk_encoder *restrict enc, int64_t ts,
                                                                     uint64_t bits)
 {
-    return append_gorilla_body(enc, ts, bits);
+    return append_gorilla_body(enc, ts, bits, 0);
 }
 
 #ifdef TSC_BMI_TARGET
@@ -366,7 +385,7 @@ TSC_HOT_ENTRY __attribute__((noinline)) static size_t append_gorilla(tschunk_enc
 TSC_BMI_TARGET TSC_HOT_ENTRY __attribute__((noinline)) static size_t append_gorilla_bmi(tschunk_encoder *restrict enc,
                                                                                        int64_t ts, uint64_t bits)
 {
-    return append_gorilla_body(enc, ts, bits);
+    return append_gorilla_body(enc, ts, bits, 1);
 }
 #endif
 
