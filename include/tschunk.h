@@ -520,7 +520,7 @@ typedef struct {
     uint8_t window_lead;     /* 0xff: no window yet */
     uint8_t window_trail;
     uint8_t stage;
-    uint8_t isa;             /* 1: the appends take their BMI2 build */
+    uint8_t isa;             /* 1 when the appends take their BMI build */
     uint8_t *dst;
     size_t fast_bit_limit;   /* up to this stream length a worst-case sample passes every limit */
     size_t byte_limit;       /* max_bytes, 0 when unlimited */

@@ -278,10 +278,11 @@ TSC_INLINE void put_sample_code(tschunk_bit_writer *w, const sample_code *c)
  * first two samples, the last ones before a limit, long fields, any append
  * after finish, whose fast_bit_limit is 0) is a tail call to append_checked,
  * so the fast path keeps few values live and saves few registers. Inlined
- * into both public appends and append_fast_bmi, each starting a 64-byte line as the iterator's
- * step does (decoder.c): where unrelated changes happened to move it,
- * `bench`'s push took 3-14% longer; a jump from tschunk_prom_append to
- * tschunk_prom_append_bits cost 0.2-0.3 ns a sample.
+ * into both public appends and into append_fast_bmi, each starting a
+ * 64-byte line as the iterator's step does (decoder.c): where unrelated
+ * changes happened to move it, `bench`'s push took 3-14% longer; a jump
+ * from tschunk_prom_append to tschunk_prom_append_bits cost 0.2-0.3 ns a
+ * sample.
  */
 TSC_INLINE size_t append_fast(tschunk_prom_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
