@@ -432,6 +432,7 @@ static void check_baseline_build(const wl_series *s, size_t n, size_t capacity, 
     unsigned char *base = malloc(capacity);
     tschunk_prom_encoder e;
     cr_assert_eq(tschunk_prom_encoder_init(&e, base, capacity, limits), 0);
+    cr_assert_eq(e.isa, tsc_bmi_here(), "init picks the BMI build exactly where the CPU has it");
     e.isa = 0;
     size_t done = 0, r = 0;
     while (done < n && !(r = tschunk_prom_append_bits(&e, s->ts[done], s->bits[done]))) done++;
