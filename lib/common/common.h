@@ -50,8 +50,13 @@ TSC_INLINE int tsc_is_error(size_t result) { return result > TSC_ERROR_CODE(TSCH
  */
 #if defined(TSC_HAVE_AVX2) && !defined(__clang__)
 #  define TSC_BMI_TARGET __attribute__((target("bmi,bmi2,lzcnt,movbe")))
+#  define TSC_BMI_CPU() (__builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") && \
+                         __builtin_cpu_supports("lzcnt") && __builtin_cpu_supports("movbe"))
 #elif defined(TSC_HAVE_AVX2)
 #  define TSC_BMI_TARGET __attribute__((target("bmi,bmi2")))
+#  define TSC_BMI_CPU() (__builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2"))
+#else
+#  define TSC_BMI_CPU() 0
 #endif
 
 /* The call to a function's BMI build when the state's isa byte (set at init from tsc_bmi_here) says so. */
@@ -61,17 +66,8 @@ TSC_INLINE int tsc_is_error(size_t result) { return result > TSC_ERROR_CODE(TSCH
 #  define TSC_BMI_CHOOSE(state, bmi_call, plain_call) (plain_call)
 #endif
 
-TSC_INLINE int tsc_bmi_here(void)
-{
-#if defined(TSC_HAVE_AVX2) && !defined(__clang__)
-    return __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("lzcnt") &&
-           __builtin_cpu_supports("movbe");
-#elif defined(TSC_HAVE_AVX2)
-    return __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
-#else
-    return 0;
-#endif
-}
+/* Whether the CPU has what TSC_BMI_TARGET builds for. */
+TSC_INLINE int tsc_bmi_here(void) { return TSC_BMI_CPU(); }
 
 TSC_INLINE int tsc_avx2_here(void)
 {
