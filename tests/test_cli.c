@@ -728,6 +728,45 @@ Test(cli, lines_are_read_whole)
     free(long_line);
 }
 
+/* cat and one series' quantiles open a segment lazily: they read the series-table and index blocks they need, so
+ * damage elsewhere does not stop them, while ls and verify, which read everything, report it; a name search that
+ * reaches the damage says the segment is broken rather than that the series is absent. */
+Test(cli, cat_reads_only_the_blocks_it_needs)
+{
+    size_t columns = 1024, cap = 64 * 1024;
+    char *table = malloc(cap);
+    size_t n = (size_t)snprintf(table, cap, "ts");
+    for (size_t c = 0; c < columns; c++) n += (size_t)snprintf(table + n, cap - n, ",series_%04zu", c);
+    n += (size_t)snprintf(table + n, cap - n, "\n1");
+    for (size_t c = 0; c < columns; c++) n += (size_t)snprintf(table + n, cap - n, ",%zu.25", c);
+    write_bytes("lazy.csv", table, n);
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress lazy.csv -o lazy.tseg --wide"), 0, "%s", out);
+    char path[512];
+    snprintf(path, sizeof path, "%s/lazy.tseg", workdir);
+    FILE *f = fopen(path, "rb");
+    cr_assert(f);
+    size_t size = fread(table, 1, cap, f);
+    fclose(f);
+    cr_assert(size > 0 && size < cap);
+    size_t at = 0; /* series_1000's name, in the series table's 16th block of 64 */
+    while (at + 11 <= size && memcmp(table + at, "series_1000", 11) != 0) at++;
+    cr_assert(at + 11 <= size, "no name in the file");
+    table[at + 7] ^= 1;
+    write_bytes("lazy_bad.tseg", table, size);
+    free(table);
+    cr_assert_eq(run(out, sizeof out, "cat lazy_bad.tseg series_0005"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1,5.25\n");
+    cr_assert_eq(run(out, sizeof out, "quantiles lazy_bad.tseg series_0005 --q 0.5"), 0, "%s", out);
+    cr_assert(strstr(out, "samples     1 in range"), "%s", out);
+    cr_assert_neq(run(out, sizeof out, "ls lazy_bad.tseg"), 0, "%s", out);
+    cr_assert_neq(run(out, sizeof out, "verify lazy_bad.tseg"), 0, "%s", out);
+    cr_assert_neq(run(out, sizeof out, "cat lazy_bad.tseg series_1023"), 0, "%s", out);
+    cr_assert(strstr(out, "broken segment") && !strstr(out, "no series"), "%s", out);
+    cr_assert_neq(run(out, sizeof out, "quantiles lazy_bad.tseg 1023"), 0, "%s", out);
+    cr_assert(strstr(out, "broken segment"), "%s", out);
+}
+
 /* `-o -` is stdout for decompress's text; the binary writers refuse it instead of creating a file named "-". */
 Test(cli, binary_outputs_are_not_written_to_stdout)
 {

@@ -16,10 +16,16 @@
 #include "csv.h"
 #include "file.h"
 
+static int open_segment_with(const char *path, const unsigned char *data, size_t size, unsigned flags,
+                             tschunk_segment **seg)
+{
+    size_t err = tschunk_segment_open(seg, data, size, flags, NULL);
+    return err ? fail("%s: broken segment: %s", path, tschunk_error_name(err)) : 0;
+}
+
 static int open_segment(const char *path, const unsigned char *data, size_t size, tschunk_segment **seg)
 {
-    size_t err = tschunk_segment_open(seg, data, size, 0, NULL);
-    return err ? fail("%s: broken segment: %s", path, tschunk_error_name(err)) : 0;
+    return open_segment_with(path, data, size, 0, seg);
 }
 
 /* Chunk i's live samples into chunk_ts/chunk_values, its record checked once (c may be NULL).
@@ -424,13 +430,22 @@ int segment_list(const options *o, const unsigned char *data, size_t size)
 static size_t find_series_arg(const tschunk_segment *seg, const char *arg)
 {
     size_t ordinal = tschunk_segment_find_series_name(seg, arg, strlen(arg));
+    /* A lazy open reads the series table as the search reaches it: a damaged block is an error, not "absent". */
+    if (tschunk_get_error_code(ordinal) != TSCHUNK_ERROR_BAD_PARAMETER) return ordinal;
     char *end;
     errno = 0;
     unsigned long long id = strtoull(arg, &end, 10);
     /* Digits only: strtoull would also take a sign (-1 as 2^64 - 1), and clamp what overflows to 2^64 - 1. */
-    if (tschunk_is_error(ordinal) && isdigit((unsigned char)*arg) && !*end && errno != ERANGE)
-        ordinal = tschunk_segment_find_series(seg, id);
+    if (isdigit((unsigned char)*arg) && !*end && errno != ERANGE) ordinal = tschunk_segment_find_series(seg, id);
     return ordinal;
+}
+
+/* find_series_arg's error: the series is absent, or the part of the segment the search read is damaged. */
+static int series_arg_error(const options *o, size_t err)
+{
+    if (tschunk_get_error_code(err) == TSCHUNK_ERROR_BAD_PARAMETER)
+        return fail("%s: no series '%s'", o->in, o->series);
+    return fail("%s: broken segment: %s", o->in, tschunk_error_name(err));
 }
 
 /* The live samples of chunk i, printed. @return 0 or 1 after the message. */
@@ -493,10 +508,10 @@ int segment_cat(const options *o, const unsigned char *data, size_t size)
 {
     if (!o->series) return fail("cat needs FILE SERIES (a series name, or its numeric id)");
     tschunk_segment *seg;
-    if (open_segment(o->in, data, size, &seg)) return 1;
+    if (open_segment_with(o->in, data, size, TSCHUNK_SEGMENT_LAZY, &seg)) return 1;
     size_t ordinal = find_series_arg(seg, o->series), begin = 0, end = 0, n = 0;
     timed_sample *samples = NULL;
-    int rc = tschunk_is_error(ordinal) ? fail("%s: no series '%s'", o->in, o->series) : 0;
+    int rc = tschunk_is_error(ordinal) ? series_arg_error(o, ordinal) : 0;
     if (!rc) {
         tschunk_segment_range(seg, (uint32_t)ordinal, o->from, o->to, &begin, &end);
         rc = collect_in_time_order(o, seg, begin, end, &samples, &n);
@@ -647,7 +662,7 @@ static int series_scope(const options *o, const tschunk_segment *seg, uint32_t *
     *end = info.chunks;
     if (!o->series) return 0;
     size_t found = find_series_arg(seg, o->series);
-    if (tschunk_is_error(found)) return fail("%s: no series '%s'", o->in, o->series);
+    if (tschunk_is_error(found)) return series_arg_error(o, found);
     *ordinal = (uint32_t)found;
     return tschunk_segment_range(seg, *ordinal, INT64_MIN, INT64_MAX, begin, end) ? 1 : 0;
 }
@@ -655,7 +670,7 @@ static int series_scope(const options *o, const tschunk_segment *seg, uint32_t *
 int segment_quantiles(const options *o, const unsigned char *data, size_t size)
 {
     tschunk_segment *seg;
-    if (open_segment(o->in, data, size, &seg)) return 1;
+    if (open_segment_with(o->in, data, size, o->series ? TSCHUNK_SEGMENT_LAZY : 0, &seg)) return 1;
     uint32_t ordinal = TSCHUNK_SEGMENT_ALL_SERIES;
     size_t begin = 0, end = 0;
     int rc = series_scope(o, seg, &ordinal, &begin, &end);
@@ -685,7 +700,7 @@ int segment_delete(const options *o, const unsigned char *data, size_t size)
     if (open_segment(o->in, data, size, &seg)) return 1;
     size_t ordinal = find_series_arg(seg, o->series);
     uint64_t deleted = 0;
-    int rc = tschunk_is_error(ordinal) ? fail("%s: no series '%s'", o->in, o->series) : 0;
+    int rc = tschunk_is_error(ordinal) ? series_arg_error(o, ordinal) : 0;
     size_t err = rc ? 0 : tschunk_segment_delete(seg, o->in, (uint32_t)ordinal, o->from, o->to, &deleted);
     if (!rc && err) rc = fail("%s: delete failed: %s (the file is unchanged)", o->in, error_reason(err));
     if (!rc)
