@@ -694,24 +694,32 @@ static void write_bytes(const char *name, const void *bytes, size_t size)
     fclose(f);
 }
 
+/* A --wide table of 1,024 series series_0000.. with one row at time 1 (series_N holds N.25), in `name`, its last
+ * line without a line break. */
+static void write_wide_1k(const char *name)
+{
+    size_t columns = 1024, cap = 64 * 1024;
+    char *table = malloc(cap);
+    cr_assert(table);
+    size_t n = (size_t)snprintf(table, cap, "ts");
+    for (size_t c = 0; c < columns; c++) n += (size_t)snprintf(table + n, cap - n, ",series_%04zu", c);
+    n += (size_t)snprintf(table + n, cap - n, "\n1");
+    for (size_t c = 0; c < columns; c++) n += (size_t)snprintf(table + n, cap - n, ",%zu.25", c);
+    write_bytes(name, table, n);
+    free(table);
+}
+
 /* Lines of any length to 1 MiB (a --wide table of 1,024 series is 40 KB a line; 8 KB once stopped it), a last line
  * without a line break; a NUL byte inside a line is refused (fgets once cut the line there and dropped the rest
  * unseen), and so is a line past 1 MiB, read without holding more than that. */
 Test(cli, lines_are_read_whole)
 {
-    size_t columns = 1024, cap = 64 * 1024;
-    char *table = malloc(cap);
-    size_t n = (size_t)snprintf(table, cap, "ts");
-    for (size_t c = 0; c < columns; c++) n += (size_t)snprintf(table + n, cap - n, ",series_%04zu", c);
-    n += (size_t)snprintf(table + n, cap - n, "\n1");
-    for (size_t c = 0; c < columns; c++) n += (size_t)snprintf(table + n, cap - n, ",%zu.25", c);
-    write_bytes("wide1k.csv", table, n); /* no line break at the end */
+    write_wide_1k("wide1k.csv");
     char out[4096];
     cr_assert_eq(run(out, sizeof out, "compress wide1k.csv -o wide1k.tseg --wide"), 0, "%s", out);
     cr_assert(strstr(out, "1024 samples (0 empty values skipped), 1024 series"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "cat wide1k.tseg series_1023"), 0, "%s", out);
     cr_assert_str_eq(out, "timestamp,value\n1,1023.25\n");
-    free(table);
 
     static const char with_nul[] = "timestamp,value\n1,2\n2,3\0,9\n3,4\n";
     write_bytes("nul.csv", with_nul, sizeof with_nul - 1);
@@ -733,19 +741,16 @@ Test(cli, lines_are_read_whole)
  * reaches the damage says the segment is broken rather than that the series is absent. */
 Test(cli, cat_reads_only_the_blocks_it_needs)
 {
-    size_t columns = 1024, cap = 64 * 1024;
-    char *table = malloc(cap);
-    size_t n = (size_t)snprintf(table, cap, "ts");
-    for (size_t c = 0; c < columns; c++) n += (size_t)snprintf(table + n, cap - n, ",series_%04zu", c);
-    n += (size_t)snprintf(table + n, cap - n, "\n1");
-    for (size_t c = 0; c < columns; c++) n += (size_t)snprintf(table + n, cap - n, ",%zu.25", c);
-    write_bytes("lazy.csv", table, n);
+    write_wide_1k("lazy.csv");
     char out[4096];
     cr_assert_eq(run(out, sizeof out, "compress lazy.csv -o lazy.tseg --wide"), 0, "%s", out);
     char path[512];
     snprintf(path, sizeof path, "%s/lazy.tseg", workdir);
     FILE *f = fopen(path, "rb");
     cr_assert(f);
+    size_t cap = 64 * 1024;
+    char *table = malloc(cap);
+    cr_assert(table);
     size_t size = fread(table, 1, cap, f);
     fclose(f);
     cr_assert(size > 0 && size < cap);
