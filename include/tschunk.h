@@ -228,7 +228,7 @@ typedef struct {
     uint8_t isa;                 /* codec 1: 1 when its appends take their BMI build */
     uint8_t stage;
     uint32_t codec;
-    uint32_t held;               /* codec 1 with a summary: values in held_values, not yet in the sketch */
+    uint32_t held;               /* codec 1 with a summary: values held in the sketch's stage, not yet added */
     int64_t first_ts;
     uint64_t first_bits;
     uint64_t first_delta;
@@ -238,10 +238,7 @@ typedef struct {
     struct tschunk_sketch *summary; /* attached by tschunk_encoder_set_summary, NULL when off */
     uint64_t nan_count;          /* values the summary's sketch cannot hold */
     uint64_t inf_count;
-    TSCHUNK_ANONYMOUS union {
-        tschunk_codec2_state c2;
-        uint64_t held_values[16]; /* codec 1 with a summary: its values, handed to the sketch 16 at a time */
-    };
+    tschunk_codec2_state c2;
 } tschunk_encoder;
 
 /**
@@ -304,10 +301,11 @@ struct tschunk_sketch;
  * Keep a summary of the chunk while appending: the caller's sketch (cleared
  * here, its mapping kept) receives every value; NaNs (stale markers
  * included) and values the sketch cannot hold (infinities, beyond its range)
- * are counted instead. Codec 1 adds its values 16 at a time and codec 2 a
+ * are counted instead. Codec 1 adds its values 128 at a time and codec 2 a
  * group of values when it flushes the group (every 128 samples), both the
  * rest at finish, in append order, so the finished summary is the one adding
- * them one by one builds; read the sketch after finish. Call
+ * them one by one builds; read the sketch after finish. A sketch serves one
+ * encoder at a time (codec 1 holds its pending values in it). Call
  * before the first append; pass NULL to turn it off. Appending still
  * allocates nothing.
  * @return 0, STAGE (samples already appended) or BAD_PARAMETER.

@@ -50,6 +50,8 @@ typedef struct {
     uint32_t clean_lo, clean_len;
 } tsc_store;
 
+#define TSC_SKETCH_STAGE 128u
+
 struct tschunk_sketch {
     tsc_mapping mapping;
     tsc_store pos, neg;
@@ -59,6 +61,9 @@ struct tschunk_sketch {
     uint32_t max_bins;
     uint32_t collapse_highest;
     tschunk_allocator allocator;
+    /* Values an attached codec-1 encoder holds before its batch add (lib/chunk/encoder.c, up to
+     * TSC_SKETCH_STAGE): held here, not in the encoder, so that a batch is as long as codec 2's groups. */
+    uint64_t staged[TSC_SKETCH_STAGE];
 };
 
 /* A sketch with a mapping built already (by tsc_mapping_from_gamma): its log and pow are not redone. */

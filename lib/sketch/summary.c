@@ -32,8 +32,8 @@
 void tsc_summary_push_group(tschunk_encoder *enc, const uint64_t *bits, uint32_t n);
 
 /* Codec 2 hands the summary its values a group (up to 128) at a time, when it flushes the group, codec 1
- * 16 at a time, in push order (lib/sketch/sketch.c, tsc_sketch_add_bits: the sketch is the one adding them
- * one by one builds). */
+ * 128 at a time (held in the sketch's stage), in push order (lib/sketch/sketch.c, tsc_sketch_add_bits: the
+ * sketch is the one adding them one by one builds). */
 void tsc_summary_push_group(tschunk_encoder *enc, const uint64_t *bits, uint32_t n)
 {
     tsc_sketch_add_bits(enc->summary, bits, n, &enc->nan_count, &enc->inf_count);
