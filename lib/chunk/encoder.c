@@ -203,7 +203,7 @@ size_t tschunk_encoder_restart(tschunk_encoder *enc, void *dst, size_t capacity)
     struct tschunk_sketch *summary = enc->summary;
     size_t err = tschunk_encoder_init(enc, dst, capacity, &o); /* changes nothing when it fails */
     if (err) return err;
-    if (enc->codec == TSCHUNK_CODEC_TSC2) { /* codec 1 keeps its held summary values in these bytes */
+    if (enc->codec == TSCHUNK_CODEC_TSC2) { /* codec 1 has no use for these */
         enc->c2.hint_usable = learned.hint_usable;
         enc->c2.hint_exponent = learned.hint_exponent;
         enc->c2.hint_float = learned.hint_float;
