@@ -513,8 +513,10 @@ int segment_cat(const options *o, const unsigned char *data, size_t size)
     timed_sample *samples = NULL;
     int rc = tschunk_is_error(ordinal) ? series_arg_error(o, ordinal) : 0;
     if (!rc) {
-        tschunk_segment_range(seg, (uint32_t)ordinal, o->from, o->to, &begin, &end);
-        rc = collect_in_time_order(o, seg, begin, end, &samples, &n);
+        /* Lazily opened, the range reads the series' index blocks, which may be damaged. */
+        size_t err = tschunk_segment_range(seg, (uint32_t)ordinal, o->from, o->to, &begin, &end);
+        rc = err ? fail("%s: broken segment: %s", o->in, tschunk_error_name(err))
+                 : collect_in_time_order(o, seg, begin, end, &samples, &n);
     }
     if (!rc) {
         tschunk_segment_info info;
@@ -664,7 +666,8 @@ static int series_scope(const options *o, const tschunk_segment *seg, uint32_t *
     size_t found = find_series_arg(seg, o->series);
     if (tschunk_is_error(found)) return series_arg_error(o, found);
     *ordinal = (uint32_t)found;
-    return tschunk_segment_range(seg, *ordinal, INT64_MIN, INT64_MAX, begin, end) ? 1 : 0;
+    size_t err = tschunk_segment_range(seg, *ordinal, INT64_MIN, INT64_MAX, begin, end);
+    return err ? fail("%s: broken segment: %s", o->in, tschunk_error_name(err)) : 0;
 }
 
 int segment_quantiles(const options *o, const unsigned char *data, size_t size)
