@@ -29,11 +29,10 @@ static void hand_held_values(tschunk_encoder *enc)
 }
 
 /*
- * Codec 1 holds its summary's values and hands them over TSC_SKETCH_STAGE (128) at a time, held in the
- * sketch's own stage: one value at a time, the sketch's add (its Kahan sum and bin counts through memory
- * between calls) cost a push 9 ns more, 16 at a time (0.15.0 to 0.36.0, held in the encoder) the batch add's
- * per-call work still about 12 instructions a value; its batch add takes the same values in the same order and
- * builds the same sketch (lib/sketch/summary.c).
+ * Codec 1 holds its summary's values in the sketch's stage and hands them over TSC_SKETCH_STAGE (128) at a time:
+ * the sketch's add one value at a time (its Kahan sum and bin counts through memory between calls) cost a push
+ * 9 ns more, and each batch add call has fixed work that 128 values share better than the encoder's room for 16
+ * did. The batch add takes the same values in the same order and builds the same sketch (lib/sketch/summary.c).
  */
 TSC_INLINE void hold_for_summary(tschunk_encoder *enc, uint64_t bits)
 {

@@ -343,8 +343,8 @@ static size_t repeats_of(const int64_t *ts, const double *values, size_t limit, 
  * `limit` samples that fit (samples_that_fit) on a copy of the state kept in
  * registers, any field form, the count bytes rewritten once at the end.
  */
-TSC_INLINE void append_run(tschunk_prom_encoder *restrict enc, const int64_t *restrict ts, const double *restrict values,
-                       size_t limit)
+TSC_INLINE void append_run(tschunk_prom_encoder *restrict enc, const int64_t *restrict ts,
+                           const double *restrict values, size_t limit)
 {
     tschunk_prom_encoder run = *enc;
     size_t i = 0;
