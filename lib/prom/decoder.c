@@ -56,29 +56,33 @@ typedef struct {
 #define FAST_MARGIN (68u + 77u + 64u)
 
 /*
- * A dod field by its first four bits: `0`, `10`+14, `110`+17, `1110`+20,
- * `1111`+64 (escape). An n-bit payload v reads as v - 2^n when v > 2^(n-1),
- * as Prometheus does (not two's complement: +2^(n-1) is in range), which is
- * ((v + b) mod 2^n) - b with b = 2^(n-1) - 1: the payload shifted down, b
- * added, masked, b taken off.
+ * A dod field: `0`, `10`+14, `110`+17, `1110`+20, `1111`+64 (escape). An
+ * n-bit payload v reads as v - 2^n when v > 2^(n-1), as Prometheus does (not
+ * two's complement: +2^(n-1) is in range), which is ((v + b) mod 2^n) - b with
+ * b = 2^(n-1) - 1: the field shifted down, b added, masked, b taken off.
  */
-#define DOD_ESCAPE 15u
-static const uint8_t DOD_TOTAL[16] = {1, 1, 1, 1, 1, 1, 1, 1, 16, 16, 16, 16, 20, 20, 24, 68};
-static const uint8_t DOD_SHIFT[16] = {63, 63, 63, 63, 63, 63, 63, 63, 48, 48, 48, 48, 44, 44, 40, 0}; /* 64 - total */
-static const uint64_t DOD_MASK[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0x3fff, 0x3fff, 0x3fff, 0x3fff, 0x1ffff, 0x1ffff, 0xfffff, 0};
-static const uint64_t DOD_BIAS[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0x1fff, 0x1fff, 0x1fff, 0x1fff, 0xffff, 0xffff, 0x7ffff, 0};
+#define DOD_BUCKET(win, pos, prefix, payload)                                                                  \
+    do {                                                                                                      \
+        uint64_t bias_ = (UINT64_C(1) << ((payload) - 1)) - 1, mask_ = (UINT64_C(1) << (payload)) - 1;         \
+        *(pos) += (prefix) + (payload);                                                                       \
+        return ((((win) >> (64 - (prefix) - (payload))) + bias_) & mask_) - bias_;                            \
+    } while (0)
 
+/* Branches on the bucket, as codec 1's decode_dod does (lib/chunk/iterator.c, why): where the bucket predicts,
+ * the next position does not wait for this field's bits (a table of lengths put a second load on that chain). */
 TSC_INLINE uint64_t read_dod(const uint8_t *base, size_t len, uint64_t *pos, int checked)
 {
     uint64_t win = tsc_peek_if(base, len, *pos, checked);
-    unsigned top = (unsigned)(win >> 60);
-    if (TSC_UNLIKELY(top == DOD_ESCAPE)) {
-        uint64_t dod = tsc_peek_wide_if(base, len, *pos + 4, 64, checked);
-        *pos += 68;
-        return dod;
+    if (!(win >> 63)) {
+        *pos += 1;
+        return 0;
     }
-    *pos += DOD_TOTAL[top];
-    return (((win >> DOD_SHIFT[top]) + DOD_BIAS[top]) & DOD_MASK[top]) - DOD_BIAS[top];
+    if (!(win >> 62 & 1)) DOD_BUCKET(win, pos, 2, 14);
+    if (!(win >> 61 & 1)) DOD_BUCKET(win, pos, 3, 17);
+    if (!(win >> 60 & 1)) DOD_BUCKET(win, pos, 4, 20);
+    uint64_t dod = tsc_peek_wide_if(base, len, *pos + 4, 64, checked);
+    *pos += 68;
+    return dod;
 }
 
 /* Sets the window (lead, width) and what the loops derive from it. */
