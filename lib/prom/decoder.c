@@ -93,36 +93,45 @@ TSC_INLINE void set_window(run_state *st, unsigned lead, unsigned width)
     st->shift = (64 - lead - width) & 63;
 }
 
-/* The XOR field: `0`, `10` + window bits, `11` + 5-bit lead + 6-bit size (0 is 64) + size bits. */
-TSC_INLINE uint64_t read_xor(const uint8_t *base, size_t len, run_state *st, uint64_t pos, int checked)
+/* The XOR field at pos: `0`, `10` + window bits, `11` + 5-bit lead + 6-bit size (0 is 64) + size bits. Its first
+ * `valid` bits (at least 56) are at the top of win; a field longer than that is read again from the stream. */
+TSC_INLINE uint64_t read_xor_in(const uint8_t *base, size_t len, run_state *st, uint64_t pos, uint64_t win,
+                                unsigned valid, int checked)
 {
-    uint64_t win = tsc_peek_if(base, len, pos, checked);
     if (!(win >> 63)) {
         st->pos = pos + 1;
         return 0;
     }
     if (!((win >> 62) & 1)) {
         st->pos = pos + 2 + st->width;
-        if (TSC_LIKELY(st->width <= TSC_BITS_MAX_FIELD - 2)) return ((win << 2) >> (64 - st->width)) << st->shift;
+        if (TSC_LIKELY(st->width <= valid - 2)) return ((win << 2) >> (64 - st->width)) << st->shift;
         return tsc_peek_wide_if(base, len, pos + 2, st->width, checked) << st->shift;
     }
     unsigned size = (unsigned)(win >> 51) & 63;
     set_window(st, (unsigned)(win >> 57) & 31, size ? size : 64);
     st->bad |= st->lead + st->width > 64;
     st->pos = pos + 13 + st->width;
-    if (TSC_LIKELY(st->width <= TSC_BITS_MAX_FIELD - 13)) return ((win << 13) >> (64 - st->width)) << st->shift;
+    if (TSC_LIKELY(st->width <= valid - 13)) return ((win << 13) >> (64 - st->width)) << st->shift;
     return tsc_peek_wide_if(base, len, pos + 13, st->width, checked) << st->shift;
+}
+
+TSC_INLINE uint64_t read_xor(const uint8_t *base, size_t len, run_state *st, uint64_t pos, int checked)
+{
+    return read_xor_in(base, len, st, pos, tsc_peek_if(base, len, pos, checked), TSC_BITS_MAX_FIELD, checked);
 }
 
 /*
  * One sample. `0` `0` (the step and the value unchanged: constant series
- * scraped on time, a large share of a TSDB's series) takes a short cut.
+ * scraped on time, a large share of a TSDB's series) takes a short cut; after
+ * a dod `0` (a steady step) the XOR field is read from the same load.
  */
 TSC_INLINE void read_sample(const uint8_t *base, size_t len, run_state *st, int checked)
 {
-    uint64_t pos = st->pos;
-    if (!(tsc_peek_if(base, len, pos, checked) >> 62)) {
+    uint64_t pos = st->pos, win = tsc_peek_if(base, len, pos, checked);
+    if (!(win >> 62)) {
         st->pos = pos + 2;
+    } else if (!(win >> 63)) {
+        st->bits ^= read_xor_in(base, len, st, pos + 1, win << 1, TSC_BITS_MAX_FIELD - 1, checked);
     } else {
         st->delta += read_dod(base, len, &pos, checked);
         st->bits ^= read_xor(base, len, st, pos, checked);
