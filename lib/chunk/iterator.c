@@ -21,12 +21,12 @@ static size_t fail(tschunk_iter *it, tschunk_error_code code)
 }
 
 /* A dod of `payload` bits (two's complement) after a `prefix`-bit code at the top of win; the position moves past. */
-#define DOD_BUCKET(win, pos, prefix, payload)                                                                  \
-    do {                                                                                                      \
-        uint64_t sign_ = UINT64_C(1) << ((payload) - 1), raw_ = ((win) << (prefix)) >> (64 - (payload));        \
-        *(pos) += (prefix) + (payload);                                                                       \
-        return (raw_ ^ sign_) - sign_;                                                                        \
-    } while (0)
+TSC_INLINE uint64_t dod_field(uint64_t win, uint64_t *pos, unsigned prefix, unsigned payload)
+{
+    uint64_t sign = UINT64_C(1) << (payload - 1), raw = (win << prefix) >> (64 - payload);
+    *pos += prefix + payload;
+    return (raw ^ sign) - sign;
+}
 
 /*
  * One dod field at *pos, branching on its bucket. Where the bucket predicts (steady steps, or scrape jitter
@@ -41,10 +41,10 @@ TSC_INLINE uint64_t decode_dod(const uint8_t *base, size_t byte_len, uint64_t *p
         *pos += 1;
         return 0;
     }
-    if (!(win >> 62 & 1)) DOD_BUCKET(win, pos, 2, 5);
-    if (!(win >> 61 & 1)) DOD_BUCKET(win, pos, 3, 8);
-    if (!(win >> 60 & 1)) DOD_BUCKET(win, pos, 4, 11);
-    if (!(win >> 59 & 1)) DOD_BUCKET(win, pos, 5, 20);
+    if (!(win >> 62 & 1)) return dod_field(win, pos, 2, 5);
+    if (!(win >> 61 & 1)) return dod_field(win, pos, 3, 8);
+    if (!(win >> 60 & 1)) return dod_field(win, pos, 4, 11);
+    if (!(win >> 59 & 1)) return dod_field(win, pos, 5, 20);
     uint64_t dod = tsc_peek_wide_if(base, byte_len, *pos + 5, 64, checked);
     *pos += TSC_DOD_MAX_BITS;
     return dod;

@@ -61,12 +61,12 @@ typedef struct {
  * two's complement: +2^(n-1) is in range), which is ((v + b) mod 2^n) - b with
  * b = 2^(n-1) - 1: the field shifted down, b added, masked, b taken off.
  */
-#define DOD_BUCKET(win, pos, prefix, payload)                                                                  \
-    do {                                                                                                      \
-        uint64_t bias_ = (UINT64_C(1) << ((payload) - 1)) - 1, mask_ = (UINT64_C(1) << (payload)) - 1;         \
-        *(pos) += (prefix) + (payload);                                                                       \
-        return ((((win) >> (64 - (prefix) - (payload))) + bias_) & mask_) - bias_;                            \
-    } while (0)
+TSC_INLINE uint64_t dod_field(uint64_t win, uint64_t *pos, unsigned prefix, unsigned payload)
+{
+    uint64_t bias = (UINT64_C(1) << (payload - 1)) - 1, mask = (UINT64_C(1) << payload) - 1;
+    *pos += prefix + payload;
+    return (((win >> (64 - prefix - payload)) + bias) & mask) - bias;
+}
 
 /* Branches on the bucket, as codec 1's decode_dod does (lib/chunk/iterator.c, why): where the bucket predicts,
  * the next position does not wait for this field's bits (a table of lengths put a second load on that chain). */
@@ -77,9 +77,9 @@ TSC_INLINE uint64_t read_dod(const uint8_t *base, size_t len, uint64_t *pos, int
         *pos += 1;
         return 0;
     }
-    if (!(win >> 62 & 1)) DOD_BUCKET(win, pos, 2, 14);
-    if (!(win >> 61 & 1)) DOD_BUCKET(win, pos, 3, 17);
-    if (!(win >> 60 & 1)) DOD_BUCKET(win, pos, 4, 20);
+    if (!(win >> 62 & 1)) return dod_field(win, pos, 2, 14);
+    if (!(win >> 61 & 1)) return dod_field(win, pos, 3, 17);
+    if (!(win >> 60 & 1)) return dod_field(win, pos, 4, 20);
     uint64_t dod = tsc_peek_wide_if(base, len, *pos + 4, 64, checked);
     *pos += 68;
     return dod;
