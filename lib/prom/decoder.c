@@ -68,11 +68,11 @@ TSC_INLINE uint64_t dod_field(uint64_t win, uint64_t *pos, unsigned prefix, unsi
     return (((win >> (64 - prefix - payload)) + bias) & mask) - bias;
 }
 
-/* Branches on the bucket, as codec 1's decode_dod does (lib/chunk/iterator.c, why): where the bucket predicts,
- * the next position does not wait for this field's bits (a table of lengths put a second load on that chain). */
-TSC_INLINE uint64_t read_dod(const uint8_t *base, size_t len, uint64_t *pos, int checked)
+/* The dod field at *pos, whose bits the caller loaded (win). Branches on the bucket, as codec 1's decode_dod does
+ * (lib/chunk/iterator.c, why): where it predicts, the next position does not wait for this field's bits (a table
+ * of lengths put a second load on that chain). */
+TSC_INLINE uint64_t read_dod(const uint8_t *base, size_t len, uint64_t *pos, uint64_t win, int checked)
 {
-    uint64_t win = tsc_peek_if(base, len, *pos, checked);
     if (!(win >> 63)) {
         *pos += 1;
         return 0;
@@ -133,7 +133,7 @@ TSC_INLINE void read_sample(const uint8_t *base, size_t len, run_state *st, int 
     } else if (!(win >> 63)) {
         st->bits ^= read_xor_in(base, len, st, pos + 1, win << 1, TSC_BITS_MAX_FIELD - 1, checked);
     } else {
-        st->delta += read_dod(base, len, &pos, checked);
+        st->delta += read_dod(base, len, &pos, win, checked);
         st->bits ^= read_xor(base, len, st, pos, checked);
     }
     st->ts = (int64_t)((uint64_t)st->ts + st->delta);
@@ -350,8 +350,8 @@ static size_t decode_run(tschunk_prom_iter *restrict it, int64_t *restrict ts_ou
 TSC_HOT_ALIGN static size_t step(tschunk_prom_iter *it)
 {
     if (TSC_UNLIKELY(it->index < 2)) return step_first(it);
-    uint64_t pos = it->in.bit_pos;
-    if (!(tsc_peek(it->in.base, it->in.byte_len, pos) >> 62)) { /* `0` `0`: same step, same value */
+    uint64_t pos = it->in.bit_pos, win = tsc_peek(it->in.base, it->in.byte_len, pos);
+    if (!(win >> 62)) { /* `0` `0`: same step, same value */
         if (TSC_UNLIKELY(pos + 2 > it->in.bit_len)) return fail(it, TSCHUNK_ERROR_TRUNCATED);
         it->in.bit_pos = pos + 2;
         it->ts = (int64_t)((uint64_t)it->ts + it->delta);
@@ -360,7 +360,7 @@ TSC_HOT_ALIGN static size_t step(tschunk_prom_iter *it)
     }
     run_state st = {0, 0, 0, 0, 0, 0, 0, 0};
     set_window(&st, it->window_lead, it->window_width);
-    uint64_t delta = it->delta + read_dod(it->in.base, it->in.byte_len, &pos, 1);
+    uint64_t delta = it->delta + read_dod(it->in.base, it->in.byte_len, &pos, win, 1);
     uint64_t bits = it->bits ^ read_xor(it->in.base, it->in.byte_len, &st, pos, 1);
     if (TSC_UNLIKELY(st.bad)) return fail(it, TSCHUNK_ERROR_CORRUPT);
     if (TSC_UNLIKELY(st.pos > it->in.bit_len)) return fail(it, TSCHUNK_ERROR_TRUNCATED);
