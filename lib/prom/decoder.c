@@ -49,11 +49,13 @@ static size_t go_uvarint(const uint8_t *p, size_t avail, uint64_t *out)
 typedef struct {
     uint64_t pos, delta, bits;
     int64_t ts;
-    unsigned lead, width, shift, bad; /* shift: 64 - lead - width, where the window's bits go */
+    uint64_t mask; /* the window: ones where its bits go in a value (bits 64 - lead - width .. 63 - lead) */
+    unsigned lead, width, shift, bad; /* shift: 64 - lead - width, the window's lowest bit */
 } run_state;
 
-/* Most bits one sample takes (a 68-bit dod, a 77-bit XOR field) plus the 64 bits a load reads. */
-#define FAST_MARGIN (68u + 77u + 64u)
+/* Most bits one sample takes (a 68-bit dod, a 77-bit XOR field); FAST_MARGIN adds the 64 bits a load reads. */
+#define SAMPLE_BITS_MAX (68u + 77u)
+#define FAST_MARGIN (SAMPLE_BITS_MAX + 64u)
 
 /*
  * A dod field: `0`, `10`+14, `110`+17, `1110`+20, `1111`+64 (escape). An
@@ -85,12 +87,29 @@ TSC_INLINE uint64_t read_dod(const uint8_t *base, size_t len, uint64_t *pos, uin
     return dod;
 }
 
-/* Sets the window (lead, width) and what the loops derive from it. */
+/* Sets the window (lead, width) and its mask. (A window past bit 0, lead + width > 64, is refused: bad.) */
 TSC_INLINE void set_window(run_state *st, unsigned lead, unsigned width)
 {
     st->lead = lead;
     st->width = width;
     st->shift = (64 - lead - width) & 63;
+    st->mask = (~UINT64_C(0) >> (64 - width)) << st->shift;
+}
+
+/* The window's bits of a field whose first bit is at the top of bits. The unchecked loops shift it down by the
+ * lead and clear what follows with the mask they hold while the window is reused; the checked ones (the
+ * iterator's step sets the window up at every call) use two shifts and leave the mask unused. */
+TSC_INLINE uint64_t window_bits(const run_state *st, uint64_t bits, int checked)
+{
+    if (checked) return (bits >> (64 - st->width)) << st->shift;
+    return (bits >> st->lead) & st->mask;
+}
+
+/* A field of more than `valid - prefix` bits, read again from the stream (two loads). */
+TSC_INLINE uint64_t window_bits_wide(const uint8_t *base, size_t len, const run_state *st, uint64_t pos,
+                                     int checked)
+{
+    return tsc_peek_wide_if(base, len, pos, st->width, checked) << st->shift;
 }
 
 /* The XOR field at pos: `0`, `10` + window bits, `11` + 5-bit lead + 6-bit size (0 is 64) + size bits. Its first
@@ -104,15 +123,15 @@ TSC_INLINE uint64_t read_xor_in(const uint8_t *base, size_t len, run_state *st, 
     }
     if (!((win >> 62) & 1)) {
         st->pos = pos + 2 + st->width;
-        if (TSC_LIKELY(st->width <= valid - 2)) return ((win << 2) >> (64 - st->width)) << st->shift;
-        return tsc_peek_wide_if(base, len, pos + 2, st->width, checked) << st->shift;
+        if (TSC_LIKELY(st->width <= valid - 2)) return window_bits(st, win << 2, checked);
+        return window_bits_wide(base, len, st, pos + 2, checked);
     }
     unsigned size = (unsigned)(win >> 51) & 63;
     set_window(st, (unsigned)(win >> 57) & 31, size ? size : 64);
     st->bad |= st->lead + st->width > 64;
     st->pos = pos + 13 + st->width;
-    if (TSC_LIKELY(st->width <= valid - 13)) return ((win << 13) >> (64 - st->width)) << st->shift;
-    return tsc_peek_wide_if(base, len, pos + 13, st->width, checked) << st->shift;
+    if (TSC_LIKELY(st->width <= valid - 13)) return window_bits(st, win << 13, checked);
+    return window_bits_wide(base, len, st, pos + 13, checked);
 }
 
 TSC_INLINE uint64_t read_xor(const uint8_t *base, size_t len, run_state *st, uint64_t pos, int checked)
@@ -128,12 +147,13 @@ TSC_INLINE uint64_t read_xor(const uint8_t *base, size_t len, run_state *st, uin
 TSC_INLINE void read_sample(const uint8_t *base, size_t len, run_state *st, int checked)
 {
     uint64_t pos = st->pos, win = tsc_peek_if(base, len, pos, checked);
-    if (!(win >> 62)) {
+    unsigned top = (unsigned)(win >> 62); /* one test for the three common cases */
+    if (top == 0) {
         st->pos = pos + 2;
-    } else if (!(win >> 63)) {
+    } else if (top == 1) {
         st->bits ^= read_xor_in(base, len, st, pos + 1, win << 1, TSC_BITS_MAX_FIELD - 1, checked);
     } else {
-        st->delta += read_dod(base, len, &pos, win, checked);
+        st->delta += top == 2 ? dod_field(win, &pos, 2, 14) : read_dod(base, len, &pos, win, checked);
         st->bits ^= read_xor(base, len, st, pos, checked);
     }
     st->ts = (int64_t)((uint64_t)st->ts + st->delta);
@@ -145,6 +165,17 @@ TSC_INLINE size_t run_loop(const uint8_t *restrict base, size_t len, uint64_t fa
 {
     run_state st = *io;
     size_t k = 0;
+    /* Unchecked, two samples a test of the limits (where the first can take its most bits, the second still fits). */
+    if (!checked && fast_end >= SAMPLE_BITS_MAX) {
+        for (; k + 2 <= n && st.pos <= fast_end - SAMPLE_BITS_MAX; k += 2) {
+            read_sample(base, len, &st, checked);
+            ts_out[k] = st.ts;
+            val_out[k] = st.bits;
+            read_sample(base, len, &st, checked);
+            ts_out[k + 1] = st.ts;
+            val_out[k + 1] = st.bits;
+        }
+    }
     for (; k < n && (checked || st.pos <= fast_end); k++) {
         read_sample(base, len, &st, checked);
         ts_out[k] = st.ts;
@@ -210,7 +241,7 @@ static size_t step_first(tschunk_prom_iter *it)
     } else {
         it->delta = v;
         it->ts = (int64_t)((uint64_t)it->ts + v);
-        run_state st = {0, 0, 0, 0, 0, 0, 0, 0};
+        run_state st = {0, 0, 0, 0, 0, 0, 0, 0, 0};
         set_window(&st, it->window_lead, it->window_width);
         it->bits ^= read_xor(it->in.base, it->in.byte_len, &st, it->in.bit_pos, 1);
         it->in.bit_pos = st.pos;
@@ -302,7 +333,7 @@ static size_t run_tail(const uint8_t *restrict base, size_t len, run_state *rest
 
 static run_state load_state(const tschunk_prom_iter *it)
 {
-    run_state st = {it->in.bit_pos, it->delta, it->bits, it->ts, 0, 0, 0, 0};
+    run_state st = {it->in.bit_pos, it->delta, it->bits, it->ts, 0, 0, 0, 0, 0};
     set_window(&st, it->window_lead, it->window_width);
     return st;
 }
@@ -358,7 +389,7 @@ TSC_HOT_ALIGN static size_t step(tschunk_prom_iter *it)
         it->index++;
         return 0;
     }
-    run_state st = {0, 0, 0, 0, 0, 0, 0, 0};
+    run_state st = {0, 0, 0, 0, 0, 0, 0, 0, 0};
     set_window(&st, it->window_lead, it->window_width);
     uint64_t delta = it->delta + read_dod(it->in.base, it->in.byte_len, &pos, win, 1);
     uint64_t bits = it->bits ^ read_xor(it->in.base, it->in.byte_len, &st, pos, 1);
@@ -526,7 +557,7 @@ static size_t decode_two(const void *const *chunks, const size_t *sizes, size_t 
 #ifdef TSC_HAVE_AVX2
 static run_state lane_state(const tsc_prom_lane *chunk)
 {
-    run_state st = {chunk->pos, chunk->delta, chunk->bits, chunk->ts, 0, 0, 0, chunk->bad};
+    run_state st = {chunk->pos, chunk->delta, chunk->bits, chunk->ts, 0, 0, 0, 0, chunk->bad};
     set_window(&st, chunk->lead, chunk->width);
     return st;
 }
