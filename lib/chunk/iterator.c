@@ -224,6 +224,18 @@ TSC_INLINE size_t run_loop(const tschunk_iter *restrict it, run_state *restrict 
     const size_t tlen = it->ts_in.byte_len, vlen = it->val_in.byte_len;
     run_state st = *io;
     size_t k = 0;
+    /* Unchecked, two samples a test of the limits: where the first can take its most bits, the second still fits. */
+    if (!checked && (ts_const || tfast >= TSC_DOD_MAX_BITS) && (val_const || vfast >= TSC_XOR_WORST_BITS)) {
+        const uint64_t tfast2 = tfast - TSC_DOD_MAX_BITS, vfast2 = vfast - TSC_XOR_WORST_BITS;
+        for (; k + 2 <= n && (ts_const || st.tpos <= tfast2) && (val_const || st.vpos <= vfast2); k += 2) {
+            read_sample(tbase, tlen, vbase, vlen, &st, ts_const, val_const, checked);
+            ts_out[k] = st.ts;
+            val_out[k] = st.bits;
+            read_sample(tbase, tlen, vbase, vlen, &st, ts_const, val_const, checked);
+            ts_out[k + 1] = st.ts;
+            val_out[k + 1] = st.bits;
+        }
+    }
     for (; k < n && (checked || ((ts_const || st.tpos <= tfast) && (val_const || st.vpos <= vfast))); k++) {
         read_sample(tbase, tlen, vbase, vlen, &st, ts_const, val_const, checked);
         ts_out[k] = st.ts;
