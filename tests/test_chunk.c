@@ -516,6 +516,44 @@ Test(chunk, decode_chunks_matches_one_by_one, .timeout = 60)
     wl_free(&s);
 }
 
+/*
+ * Codec 1's unchecked loops start only once a window exists (before one, a reused window is damage they do not
+ * check). A chunk whose first 12 values are equal, with each of the value stream's first 16 bits flipped (a `0`
+ * field turned into a reused window before any window): one chunk with every loop choice, and two copies in
+ * one tschunk_decode_chunks call (the pair loop), refuse it or read it as the checked loop does.
+ */
+Test(chunk, unchecked_loops_wait_for_the_first_window)
+{
+    wl_series s;
+    wl_synthetic(&s, WL_GAUGE_2DP, 120, 17);
+    for (size_t i = 1; i < 12; i++) s.bits[i] = s.bits[0];
+    unsigned char *chunk;
+    size_t size = encode_range_codec(&s, 0, 120, GORILLA, &chunk), refused = 0;
+    tsc_chunk_header h;
+    cr_assert_eq(tsc_chunk_parse(chunk, size, &h, TSC_PARSE_ALL), 0);
+    static int64_t ts[240], got_ts[240];
+    static uint64_t bits[240], got_bits[240];
+    static const int loops[4] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO, TSC_LOOPS_AVX2};
+    for (unsigned bit = 0; bit < 16; bit++) {
+        chunk[h.value_offset + bit / 8] ^= (unsigned char)(0x80u >> (bit % 8));
+        size_t want = decode_all_loops(tsc_chunk_decode_with, chunk, size, 120, ts, bits, "flipped");
+        refused += tschunk_is_error(want);
+        const void *pair[2] = {chunk, chunk};
+        size_t sizes[2] = {size, size};
+        for (int l = 0; l < 4; l++) {
+            size_t got = tsc_chunk_decode_chunks_with(pair, sizes, 2, got_ts, (double *)(void *)got_bits, 240, loops[l]);
+            cr_assert_eq(tschunk_is_error(got), tschunk_is_error(want), "bit %u loops %d", bit, loops[l]);
+            if (tschunk_is_error(want)) continue;
+            cr_assert(memcmp(got_ts, ts, 120 * 8) == 0 && memcmp(got_bits, bits, 120 * 8) == 0, "bit %u", bit);
+            cr_assert(memcmp(got_ts + 120, ts, 120 * 8) == 0 && memcmp(got_bits + 120, bits, 120 * 8) == 0);
+        }
+        chunk[h.value_offset + bit / 8] ^= (unsigned char)(0x80u >> (bit % 8));
+    }
+    cr_assert_geq(refused, 10, "the flips of the leading `0` fields must be refused (%zu were)", refused);
+    free(chunk);
+    wl_free(&s);
+}
+
 /* A series whose time goes back once, two thirds in: both ways must stop there with OUT_OF_ORDER. */
 static void backwards_once(wl_series *s)
 {

@@ -192,11 +192,44 @@ typedef struct {
     uint64_t tpos, vpos, delta, bits;
     int64_t ts;
     unsigned lead, width, bad;
+    uint64_t mask; /* the unchecked loops' window: ones where its bits go (set_mask) */
 } run_state;
 
 /* Most bits one field takes, plus the 64 bits a load reads at its last position. */
 #define TS_MARGIN (TSC_DOD_MAX_BITS + 64u)
 #define VAL_MARGIN (TSC_XOR_WORST_BITS + 64u)
+
+/* The window's mask: width bits below the lead (0 before any window). */
+TSC_INLINE void set_mask(run_state *st)
+{
+    st->mask = st->width ? (~UINT64_C(0) >> (64 - st->width)) << ((64 - st->lead - st->width) & 63) : 0;
+}
+
+/*
+ * An XOR field for the unchecked loops (tsc_xor_get_if's format), which start only once a window exists
+ * (width > 0; decode_run): a reused window cannot be bad, so only a new one is checked, and the window's bits
+ * are the payload shifted down by the lead and masked (two steps on the value's path where four were).
+ */
+TSC_INLINE uint64_t read_xor_unchecked(const uint8_t *base, run_state *st)
+{
+    uint64_t win = tsc_peek_if(base, 0, st->vpos, 0);
+    if (!(win >> 63)) {
+        st->vpos += 1;
+        return 0;
+    }
+    unsigned head = 2;
+    if ((win >> 62) & 1) {
+        st->lead = (unsigned)(win >> 57) & 31;
+        st->width = ((unsigned)(win >> 51) & 63) + 1;
+        st->bad |= st->lead + st->width > 64;
+        set_mask(st);
+        head = 13;
+    }
+    uint64_t at = st->vpos + head;
+    st->vpos = at + st->width;
+    if (TSC_LIKELY(st->width <= TSC_BITS_MAX_FIELD)) return (tsc_peek_if(base, 0, at, 0) >> st->lead) & st->mask;
+    return tsc_peek_wide_if(base, 0, at, st->width, 0) << ((64 - st->lead - st->width) & 63);
+}
 
 /* One sample of codec 1 (samples 2..); a constant stream is not read. */
 TSC_INLINE void read_sample(const uint8_t *tbase, size_t tlen, const uint8_t *vbase, size_t vlen, run_state *st,
@@ -206,7 +239,9 @@ TSC_INLINE void read_sample(const uint8_t *tbase, size_t tlen, const uint8_t *vb
     int64_t next_ts = (int64_t)((uint64_t)st->ts + st->delta);
     st->bad |= next_ts < st->ts;
     st->ts = next_ts;
-    if (!val_const) st->bits ^= tsc_xor_get_if(vbase, vlen, &st->vpos, &st->lead, &st->width, &st->bad, checked);
+    if (val_const) return;
+    if (checked) st->bits ^= tsc_xor_get_if(vbase, vlen, &st->vpos, &st->lead, &st->width, &st->bad, 1);
+    else st->bits ^= read_xor_unchecked(vbase, st);
 }
 
 /*
@@ -312,7 +347,8 @@ static size_t run_fast(const tschunk_iter *restrict it, run_state *restrict st, 
 static run_state load_state(const tschunk_iter *it)
 {
     run_state st = {it->ts_in.bit_pos, it->val_in.bit_pos, it->delta, it->bits, it->ts,
-                    it->window_lead, it->window_width, 0};
+                    it->window_lead, it->window_width, 0, 0};
+    set_mask(&st);
     return st;
 }
 
@@ -390,7 +426,7 @@ TSC_BMI_TARGET static size_t pair_unchecked_bmi2(lane *restrict a, lane *restric
  */
 static int make_lane(const tschunk_iter *it, int64_t *ts, double *values, lane *l)
 {
-    if (it->codec != TSCHUNK_CODEC_GORILLA || it->index < 2 || it->error ||
+    if (it->codec != TSCHUNK_CODEC_GORILLA || it->index < 2 || it->error || !it->window_width ||
         (it->flags & (TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST)) || !fast_limits(it, &l->tfast, &l->vfast))
         return 0;
     l->tbase = it->ts_in.base;
@@ -431,7 +467,12 @@ static size_t decode_run(tschunk_iter *restrict it, int64_t *restrict ts_out, ui
                          int loops)
 {
     run_state st = load_state(it);
-    size_t k = run_fast(it, &st, ts_out, val_out, n, loops);
+    size_t k = 0;
+    /* Until a window exists (values equal so far), the checked loop: a reused window would be bad then. */
+    while (k < n && !st.width && !(it->flags & TSCHUNK_FLAG_VAL_CONST))
+        k += run_kind(it, &st, ts_out + k, val_out + k, 1, 0, 0, 1);
+    set_mask(&st);
+    k += run_fast(it, &st, ts_out + k, val_out + k, n - k, loops);
     run_kind(it, &st, ts_out + k, val_out + k, n - k, 0, 0, 1);
     return save_state(it, &st, n);
 }
@@ -697,7 +738,7 @@ static tsc_chunk_lane lane_of(const uint8_t *src, const tsc_chunk_header *h, con
 
 static run_state lane_state(const tsc_chunk_lane *c)
 {
-    run_state st = {c->tpos, c->vpos, c->delta, c->bits, c->ts, c->lead, c->width, c->bad};
+    run_state st = {c->tpos, c->vpos, c->delta, c->bits, c->ts, c->lead, c->width, c->bad, 0};
     return st;
 }
 
@@ -751,7 +792,7 @@ static size_t start_chunk(tsc_lane_list *list, size_t slot, size_t j, size_t at,
     /* Sample 1 as the iterator's step takes it: the header's delta, the value stream's first field; its
      * errors (a bad field, a stream overrun) are the lane's, reported when the chunk ends. */
     const tschunk_chunk_info *info = &h->info;
-    run_state st = {0, 0, info->first_delta, info->first_bits, info->first_ts, 0, 0, 0};
+    run_state st = {0, 0, info->first_delta, info->first_bits, info->first_ts, 0, 0, 0, 0};
     read_sample(NULL, 0, src + h->value_offset, info->value_bytes, &st, 1, (info->flags & TSCHUNK_FLAG_VAL_CONST) != 0,
                 1);
     int64_t *ts = list->ts + at;
