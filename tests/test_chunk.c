@@ -554,6 +554,50 @@ Test(chunk, unchecked_loops_wait_for_the_first_window)
     wl_free(&s);
 }
 
+/*
+ * The unchecked loops may read past the timestamp stream into the value stream that follows it (its room runs
+ * to the chunk's end); a run that overran it is taken again by the checked loop. A chunk whose timestamp
+ * stream lost its last 1 to 12 bytes (its length field shortened to match, the value stream intact): every
+ * loop, and two copies through tschunk_decode_chunks, report what the checked loop reports.
+ */
+Test(chunk, timestamp_stream_cut_short_reads_alike)
+{
+    static int64_t ts[240], got_ts[240];
+    static uint64_t bits[240], got_bits[240];
+    static const int loops[4] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO, TSC_LOOPS_AVX2};
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        wl_series s;
+        wl_synthetic(&s, seed % 2 ? WL_GAUGE_2DP : WL_COUNTER, 120, seed);
+        unsigned char *chunk;
+        size_t size = encode_range_codec(&s, 0, 120, GORILLA, &chunk);
+        tsc_chunk_header h;
+        cr_assert_eq(tsc_chunk_parse(chunk, size, &h, TSC_PARSE_ALL), 0);
+        size_t tbytes = h.info.ts_bytes;
+        cr_assert(tbytes > 30 && tbytes < 128 && chunk[h.ts_offset - 1] == tbytes, "a one-byte length field");
+        for (size_t cut = 1; cut <= 12; cut++) {
+            unsigned char *damaged = malloc(size);
+            memcpy(damaged, chunk, h.ts_offset + tbytes - cut);
+            damaged[h.ts_offset - 1] = (unsigned char)(tbytes - cut);
+            memcpy(damaged + h.ts_offset + tbytes - cut, chunk + h.value_offset, size - h.value_offset);
+            size_t dsize = size - cut;
+            size_t want = decode_all_loops(tsc_chunk_decode_with, damaged, dsize, 120, ts, bits, "cut");
+            cr_assert(tschunk_is_error(want), "seed %llu cut %zu: a short stream must be refused",
+                      (unsigned long long)seed, cut);
+            const void *pair[2] = {damaged, damaged};
+            size_t sizes[2] = {dsize, dsize};
+            for (int l = 0; l < 4; l++) {
+                size_t got = tsc_chunk_decode_chunks_with(pair, sizes, 2, got_ts, (double *)(void *)got_bits, 240,
+                                                          loops[l]);
+                cr_assert_eq(got, want, "seed %llu cut %zu loops %d: %s, checked %s", (unsigned long long)seed, cut,
+                             loops[l], tschunk_error_name(got), tschunk_error_name(want));
+            }
+            free(damaged);
+        }
+        free(chunk);
+        wl_free(&s);
+    }
+}
+
 /* A series whose time goes back once, two thirds in: both ways must stop there with OUT_OF_ORDER. */
 static void backwards_once(wl_series *s)
 {

@@ -314,15 +314,21 @@ TSC_BMI_TARGET static size_t run_unchecked_bmi2(const tschunk_iter *restrict it,
 
 /*
  * The positions up to which each stream has a whole field and a load's 8
- * bytes of room (a constant stream has no bits and no limit).
+ * bytes of room (a constant stream has no bits and no limit). The value
+ * stream follows the timestamp stream in the chunk, so the timestamp
+ * stream's room runs to the value stream's end: a sparse timestamp stream
+ * (7 bits a sample under scrape jitter) would otherwise leave its last ~19
+ * samples to the checked loop. A run that read past the timestamp stream's
+ * end has overrun it, and is taken again by the checked loop (fast_run_ok).
  * @return 0 when a stream is too short for the unchecked loop at all.
  */
 static int fast_limits(const tschunk_iter *it, uint64_t *tfast, uint64_t *vfast)
 {
     *tfast = *vfast = UINT64_MAX;
     if (!(it->flags & TSCHUNK_FLAG_TS_CONST)) {
-        if (it->ts_in.bit_len < TS_MARGIN) return 0;
-        *tfast = it->ts_in.bit_len - TS_MARGIN;
+        uint64_t room = it->ts_in.bit_len + (it->flags & TSCHUNK_FLAG_VAL_CONST ? 0 : it->val_in.bit_len);
+        if (room < TS_MARGIN) return 0;
+        *tfast = room - TS_MARGIN;
     }
     if (!(it->flags & TSCHUNK_FLAG_VAL_CONST)) {
         if (it->val_in.bit_len < VAL_MARGIN) return 0;
@@ -360,6 +366,14 @@ static tschunk_error_code run_error(unsigned flags, const run_state *st, uint64_
     if (TSC_UNLIKELY((!ts_const && st->tpos > ts_bit_len) || (!val_const && st->vpos > val_bit_len)))
         return TSCHUNK_ERROR_TRUNCATED;
     return TSCHUNK_OK;
+}
+
+/* Whether an unchecked run stayed inside both streams and met no bad field: otherwise its samples may have
+ * come from bits past the timestamp stream (fast_limits), and the checked loop takes them again, so that
+ * every loop reports the same error at the same sample. */
+static int fast_run_ok(const tschunk_iter *it, const run_state *st)
+{
+    return run_error(it->flags, st, it->ts_in.bit_len, it->val_in.bit_len) == TSCHUNK_OK;
 }
 
 /* Keeps n decoded samples' state, or the error they met (sticky). @return n or the error. */
@@ -452,6 +466,7 @@ static size_t decode_pair(tschunk_iter *a, int64_t *ts_a, double *values_a, tsch
     else
 #endif
         k = pair_unchecked(&la, &lb, n);
+    if (TSC_UNLIKELY(!fast_run_ok(a, &la.st) || !fast_run_ok(b, &lb.st))) return 0; /* each alone, checked */
     size_t r = save_state(a, &la.st, k);
     if (tsc_is_error(r)) return r;
     return save_state(b, &lb.st, k);
@@ -473,6 +488,10 @@ static size_t decode_run(tschunk_iter *restrict it, int64_t *restrict ts_out, ui
         k += run_kind(it, &st, ts_out + k, val_out + k, 1, 0, 0, 1);
     set_mask(&st);
     k += run_fast(it, &st, ts_out + k, val_out + k, n - k, loops);
+    if (TSC_UNLIKELY(!fast_run_ok(it, &st))) { /* the checked loop takes every sample again */
+        st = load_state(it);
+        k = 0;
+    }
     run_kind(it, &st, ts_out + k, val_out + k, n - k, 0, 0, 1);
     return save_state(it, &st, n);
 }
