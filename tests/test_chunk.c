@@ -541,7 +541,8 @@ Test(chunk, unchecked_loops_wait_for_the_first_window)
         const void *pair[2] = {chunk, chunk};
         size_t sizes[2] = {size, size};
         for (int l = 0; l < 4; l++) {
-            size_t got = tsc_chunk_decode_chunks_with(pair, sizes, 2, got_ts, (double *)(void *)got_bits, 240, loops[l]);
+            size_t got =
+                tsc_chunk_decode_chunks_with(pair, sizes, 2, got_ts, (double *)(void *)got_bits, 240, loops[l]);
             cr_assert_eq(tschunk_is_error(got), tschunk_is_error(want), "bit %u loops %d", bit, loops[l]);
             if (tschunk_is_error(want)) continue;
             cr_assert(memcmp(got_ts, ts, 120 * 8) == 0 && memcmp(got_bits, bits, 120 * 8) == 0, "bit %u", bit);
