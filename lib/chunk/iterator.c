@@ -486,7 +486,7 @@ static size_t decode_run(tschunk_iter *restrict it, int64_t *restrict ts_out, ui
     /* Until a window exists (values equal so far), the checked loop: a reused window would be bad then. */
     while (k < n && !st.width && !(it->flags & TSCHUNK_FLAG_VAL_CONST))
         k += run_kind(it, &st, ts_out + k, val_out + k, 1, 0, 0, 1);
-    set_mask(&st);
+    if (k) set_mask(&st); /* the checked loop keeps no mask; load_state made it otherwise */
     k += run_fast(it, &st, ts_out + k, val_out + k, n - k, loops);
     if (TSC_UNLIKELY(!fast_run_ok(it, &st))) { /* the checked loop takes every sample again */
         st = load_state(it);
