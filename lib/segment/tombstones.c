@@ -98,11 +98,38 @@ size_t tschunk_segment_decode(const tschunk_segment *s, size_t i, int64_t *ts, d
     return tomb ? drop_deleted(tomb, ts, values, n) : n;
 }
 
+/* Scratch for the chunks with deletions, sized by the largest chunk met (not TSCHUNK_MAX_SAMPLES: 1 MiB a query,
+ * mapped and unmapped by malloc at each call, was most of such a query's time). */
+typedef struct {
+    int64_t *ts;
+    double *values;
+    size_t capacity;
+} live_scratch;
+
+/* A caller's allocator need not take NULL. */
+static void release_scratch(const tschunk_segment *s, live_scratch *scratch)
+{
+    if (scratch->ts) s->allocator.free(s->allocator.opaque, scratch->ts);
+    if (scratch->values) s->allocator.free(s->allocator.opaque, scratch->values);
+    *scratch = (live_scratch){NULL, NULL, 0};
+}
+
+static size_t reserve_scratch(const tschunk_segment *s, live_scratch *scratch, size_t count)
+{
+    if (count <= scratch->capacity) return 0;
+    size_t capacity = count < 1024 ? 1024 : count;
+    release_scratch(s, scratch);
+    scratch->ts = s->allocator.alloc(s->allocator.opaque, capacity * sizeof *scratch->ts);
+    scratch->values = s->allocator.alloc(s->allocator.opaque, capacity * sizeof *scratch->values);
+    scratch->capacity = scratch->ts && scratch->values ? capacity : 0;
+    return scratch->capacity ? 0 : TSC_ERROR(ALLOCATION);
+}
+
 /* A chunk with deletions: decoded (without them) into scratch, values in range added. */
 static size_t merge_live(const tschunk_segment *s, size_t i, int64_t from, int64_t to, tschunk_sketch *acc,
-                         tschunk_range_stats *st, int64_t *ts, double *values)
+                         tschunk_range_stats *st, int64_t *ts, double *values, size_t capacity)
 {
-    size_t n = tschunk_segment_decode(s, i, ts, values, TSCHUNK_MAX_SAMPLES);
+    size_t n = tschunk_segment_decode(s, i, ts, values, capacity);
     if (tsc_is_error(n)) return n;
     for (size_t k = 0; k < n; k++) {
         if (ts[k] < from || ts[k] > to) continue;
@@ -142,8 +169,7 @@ size_t tschunk_segment_range_merge(const tschunk_segment *s, uint32_t ordinal, i
     memset(st, 0, sizeof *st);
     size_t begin, end, err;
     if (!s || !acc || (err = positions(s, ordinal, from, to, &begin, &end))) return TSC_ERROR(BAD_PARAMETER);
-    int64_t *ts = NULL;
-    double *values = NULL;
+    live_scratch scratch = {NULL, NULL, 0};
     size_t next_block = tsc_seg_first_block_from(s, begin); /* blocks are sorted: one search, then a cursor */
     for (size_t i = begin; i < end && !err; i++) {
         /* A stored block summary answers for its chunks without touching them (blocks.c). */
@@ -167,14 +193,9 @@ size_t tschunk_segment_range_merge(const tschunk_segment *s, uint32_t ordinal, i
             add_stats(st, &one);
             continue;
         }
-        if (!ts) { /* scratch for chunks with deletions, allocated once */
-            ts = s->allocator.alloc(s->allocator.opaque, TSCHUNK_MAX_SAMPLES * sizeof *ts);
-            values = s->allocator.alloc(s->allocator.opaque, TSCHUNK_MAX_SAMPLES * sizeof *values);
-            if (!ts || !values) err = TSC_ERROR(ALLOCATION);
-        }
-        if (!err) err = merge_live(s, i, from, to, acc, st, ts, values);
+        if (!(err = reserve_scratch(s, &scratch, c.count)))
+            err = merge_live(s, i, from, to, acc, st, scratch.ts, scratch.values, scratch.capacity);
     }
-    if (ts) s->allocator.free(s->allocator.opaque, ts);
-    if (values) s->allocator.free(s->allocator.opaque, values);
+    release_scratch(s, &scratch);
     return err;
 }
