@@ -274,7 +274,29 @@ int cmp_dbl(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void print_range(const options *o, const tschunk_range_stats *st, double us, const tschunk_sketch_stats *ss)
+#define WARM_RUNS 5
+
+size_t range_query_times(range_query_fn run, const void *query, tschunk_sketch *acc, tschunk_sketch *scratch,
+                         tschunk_range_stats *st, double us[2])
+{
+    double t0 = now_s();
+    size_t err = run(query, acc, st);
+    us[0] = (now_s() - t0) * 1e6;
+    us[1] = -1;
+    for (int i = 0; i < WARM_RUNS && scratch && !tschunk_is_error(err); i++) {
+        tschunk_range_stats again;
+        tschunk_sketch_clear(scratch);
+        t0 = now_s();
+        size_t err_again = run(query, scratch, &again);
+        double t = (now_s() - t0) * 1e6;
+        if (tschunk_is_error(err_again)) return err_again;
+        if (us[1] < 0 || t < us[1]) us[1] = t;
+    }
+    return err;
+}
+
+static void print_range(const options *o, const tschunk_range_stats *st, const double us[2],
+                        const tschunk_sketch_stats *ss)
 {
     static const char *const names[] = {"logarithmic", "linear", "quadratic", "cubic", "quartic"};
     printf("file        %s\n", o->in);
@@ -282,14 +304,18 @@ static void print_range(const options *o, const tschunk_range_stats *st, double 
     else printf("range       %lld .. %lld (inclusive, the file's timestamp unit)\n", (long long)o->from, (long long)o->to);
     printf("samples     %.0f in range (+ %llu NaN, %llu infinite: not in the sketch)\n", ss->count,
            (unsigned long long)st->nan_count, (unsigned long long)st->inf_count);
-    printf("chunks      %llu from summaries, %llu decoded (%llu samples), %llu outside: %.1f us\n",
+    printf("chunks      %llu from summaries, %llu decoded (%llu samples), %llu outside: %.1f us",
            (unsigned long long)st->chunks_from_summaries, (unsigned long long)st->chunks_decoded,
-           (unsigned long long)st->samples_decoded, (unsigned long long)st->chunks_skipped, us);
+           (unsigned long long)st->samples_decoded, (unsigned long long)st->chunks_skipped, us[0]);
+    if (us[1] >= 0)
+        printf(" (first run, the file's pages touched for the first time; again: %.1f us, best of %d)", us[1],
+               WARM_RUNS);
+    printf("\n");
     printf("sketch      DDSketch %s, relative accuracy %.4g\n", names[ss->mapping], ss->relative_accuracy);
     if (ss->count > 0) printf("min/max/sum %.17g / %.17g / %.17g\n", ss->min, ss->max, ss->sum);
 }
 
-void print_quantiles(const options *o, const tschunk_range_stats *st, double us, const tschunk_sketch *acc,
+void print_quantiles(const options *o, const tschunk_range_stats *st, const double us[2], const tschunk_sketch *acc,
                      const double *exact, size_t nexact)
 {
     tschunk_sketch_stats ss;

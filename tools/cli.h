@@ -98,8 +98,15 @@ typedef struct {
 int chunk_stats(stats *st, int format, const unsigned char *chunk, size_t size, size_t n);
 
 int cmp_dbl(const void *a, const void *b);
-/* What a range query merged (st, us to merge), then the q column (with exact values, the exact one and the relative error). */
-void print_quantiles(const options *o, const tschunk_range_stats *st, double us, const tschunk_sketch *acc,
+/* One range query into acc (a segment's or a chunk file's), for range_query_times. */
+typedef size_t (*range_query_fn)(const void *query, tschunk_sketch *acc, tschunk_range_stats *st);
+/* The query's time in us: its first run, into acc (cold: the file's pages are touched for the first time), and
+ * the best of a few more into scratch (warm: what a query over data already in memory costs; -1 if one failed). */
+size_t range_query_times(range_query_fn run, const void *query, tschunk_sketch *acc, tschunk_sketch *scratch,
+                         tschunk_range_stats *st, double us[2]);
+/* What a range query merged (st, us: range_query_times'), then the q column (with exact values, the exact one and
+ * the relative error). */
+void print_quantiles(const options *o, const tschunk_range_stats *st, const double us[2], const tschunk_sketch *acc,
                      const double *exact, size_t nexact);
 
 /* Segment commands (segment_cmd.c). data/size: the whole file. */

@@ -670,6 +670,18 @@ static int series_scope(const options *o, const tschunk_segment *seg, uint32_t *
     return err ? fail("%s: broken segment: %s", o->in, tschunk_error_name(err)) : 0;
 }
 
+typedef struct {
+    const tschunk_segment *seg;
+    uint32_t ordinal;
+    int64_t from, to;
+} segment_query;
+
+static size_t run_segment_query(const void *query, tschunk_sketch *acc, tschunk_range_stats *st)
+{
+    const segment_query *q = query;
+    return tschunk_segment_range_merge(q->seg, q->ordinal, q->from, q->to, acc, st);
+}
+
 int segment_quantiles(const options *o, const unsigned char *data, size_t size)
 {
     tschunk_segment *seg;
@@ -678,17 +690,19 @@ int segment_quantiles(const options *o, const unsigned char *data, size_t size)
     size_t begin = 0, end = 0;
     int rc = series_scope(o, seg, &ordinal, &begin, &end);
     tschunk_sketch *acc = rc ? NULL : empty_sketch(seg, begin, end, o);
-    if (!rc && !acc) rc = fail("out of memory");
+    tschunk_sketch *scratch = rc ? NULL : empty_sketch(seg, begin, end, o);
+    if (!rc && (!acc || !scratch)) rc = fail("out of memory");
     tschunk_range_stats st;
-    double t0 = now_s();
-    size_t err = rc ? 0 : tschunk_segment_range_merge(seg, ordinal, o->from, o->to, acc, &st);
-    double us = (now_s() - t0) * 1e6;
+    segment_query query = {seg, ordinal, o->from, o->to};
+    double us[2];
+    size_t err = rc ? 0 : range_query_times(run_segment_query, &query, acc, scratch, &st, us);
     if (!rc && tschunk_is_error(err)) rc = fail("%s: %s", o->in, tschunk_error_name(err));
     size_t nexact = 0;
     double *exact = !rc && o->exact ? exact_values(seg, begin, end, o, &nexact) : NULL;
     if (!rc) print_quantiles(o, &st, us, acc, exact, nexact);
     free(exact);
     tschunk_sketch_free(acc);
+    tschunk_sketch_free(scratch);
     tschunk_segment_close(seg);
     return rc;
 }

@@ -567,18 +567,30 @@ static int chunk_file_refs(const options *o, tscf_reader *r, tschunk_chunk_ref *
     return got < 0 ? fail("%s: %s", o->in, r->error) : 0;
 }
 
+typedef struct {
+    const tschunk_chunk_ref *refs;
+    size_t n;
+    int64_t from, to;
+} chunk_query;
+
+static size_t run_chunk_query(const void *query, tschunk_sketch *acc, tschunk_range_stats *st)
+{
+    const chunk_query *q = query;
+    return tschunk_range_merge(acc, q->refs, q->n, q->from, q->to, st);
+}
+
 static int quantiles_chunk_file(const options *o, tscf_reader *r)
 {
     size_t n = 0;
     tschunk_chunk_ref *refs = NULL;
     int rc = chunk_file_refs(o, r, &refs, &n);
     if (rc) { free(refs); return rc; }
-    tschunk_sketch *acc = range_sketch(refs, n, o);
-    if (!acc) rc = fail("out of memory");
+    tschunk_sketch *acc = range_sketch(refs, n, o), *scratch = range_sketch(refs, n, o);
+    if (!acc || !scratch) rc = fail("out of memory");
     tschunk_range_stats st;
-    double t0 = now_s();
-    size_t err = rc ? 0 : tschunk_range_merge(acc, refs, n, o->from, o->to, &st);
-    double us = (now_s() - t0) * 1e6;
+    chunk_query query = {refs, n, o->from, o->to};
+    double us[2];
+    size_t err = rc ? 0 : range_query_times(run_chunk_query, &query, acc, scratch, &st, us);
     if (!rc && tschunk_is_error(err)) rc = fail("%s: %s", o->in, tschunk_error_name(err));
     size_t nexact = 0;
     double *exact = !rc && o->exact ? exact_values(refs, n, o, &nexact) : NULL;
@@ -586,6 +598,7 @@ static int quantiles_chunk_file(const options *o, tscf_reader *r)
     free(exact);
     free(refs);
     tschunk_sketch_free(acc);
+    tschunk_sketch_free(scratch);
     return rc;
 }
 
