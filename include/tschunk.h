@@ -295,6 +295,66 @@ TSCHUNK_API size_t tschunk_append_many(tschunk_encoder *enc, const int64_t *ts, 
 /** @return the number of samples appended so far. */
 TSCHUNK_API size_t tschunk_encoder_count(const tschunk_encoder *enc);
 
+/* ------------------------------------------------------------------------
+ * Staged appends: one sample a call, handed over in bulk.
+ * ---------------------------------------------------------------------- */
+/** Samples a stage holds: one codec-2 group, which the flush encodes straight from the stage. */
+#define TSCHUNK_STAGE_SAMPLES 128
+
+/**
+ * A caller-side stage for samples that arrive one at a time (about 2 KB, on
+ * your side: no allocation). tschunk_stage_push keeps a sample with a few
+ * stores, inline, and hands a full stage to tschunk_append_many (or
+ * tschunk_prom_append_many): the same bytes as one tschunk_append a sample,
+ * without a call into the library a sample. The price: the encoder, its
+ * snapshot and its summary see staged samples only once flushed (call
+ * tschunk_stage_flush before tschunk_encoder_finish or a snapshot), and a
+ * refusal other than time going backwards (CHUNK_FULL, DST_TOO_SMALL) is
+ * met by the push that flushes. Every push that returns an error has staged
+ * nothing; the samples the flush refused stay staged, in order, for the next
+ * chunk: finish, restart, and push again (or flush).
+ * Read-only for the caller, but `count = 0` drops what is staged.
+ */
+typedef struct {
+    uint32_t count;  /* samples staged, ts[0] .. ts[count - 1] */
+    int64_t last_ts; /* the last timestamp pushed (INT64_MIN after init) */
+    int64_t ts[TSCHUNK_STAGE_SAMPLES];
+    double values[TSCHUNK_STAGE_SAMPLES];
+} tschunk_stage;
+
+static inline void tschunk_stage_init(tschunk_stage *stage)
+{
+    stage->count = 0;
+    stage->last_ts = INT64_MIN;
+}
+
+/**
+ * Hand the staged samples to tschunk_append_many; the ones it refuses stay
+ * staged, moved to the front.
+ * @return 0 when every one was appended (the stage is empty), else the
+ *         refusal's error as tschunk_append_many reports it.
+ */
+TSCHUNK_API size_t tschunk_stage_flush(tschunk_stage *stage, tschunk_encoder *enc);
+
+/**
+ * Push one sample: refused at once (OUT_OF_ORDER) when ts is below the last
+ * timestamp pushed; a full stage is flushed first, and a refusal there
+ * returned with this sample not staged.
+ * @return 0 (staged), OUT_OF_ORDER, or the flush's error.
+ */
+static inline size_t tschunk_stage_push(tschunk_stage *stage, tschunk_encoder *enc, int64_t ts, double value)
+{
+    if (ts < stage->last_ts) return (size_t)0 - (size_t)TSCHUNK_ERROR_OUT_OF_ORDER;
+    if (stage->count == TSCHUNK_STAGE_SAMPLES) {
+        size_t err = tschunk_stage_flush(stage, enc);
+        if (err) return err;
+    }
+    stage->ts[stage->count] = ts;
+    stage->values[stage->count++] = value;
+    stage->last_ts = ts;
+    return 0;
+}
+
 struct tschunk_sketch;
 
 /**
@@ -544,6 +604,24 @@ TSCHUNK_API size_t tschunk_prom_append_bits(tschunk_prom_encoder *enc, int64_t t
 /** Append n samples, as n calls of tschunk_prom_append would (same bytes, same errors); see tschunk_append_many. */
 TSCHUNK_API size_t tschunk_prom_append_many(tschunk_prom_encoder *enc, const int64_t *ts, const double *values,
                                             size_t n, size_t *appended);
+
+/** tschunk_stage_flush into a Prometheus XOR encoder (tschunk_prom_append_many). */
+TSCHUNK_API size_t tschunk_prom_stage_flush(tschunk_stage *stage, tschunk_prom_encoder *enc);
+
+/** tschunk_stage_push for a Prometheus XOR encoder, without the time check: its chunks take time going back,
+ * as Prometheus' appender does (its head checks time before). */
+static inline size_t tschunk_prom_stage_push(tschunk_stage *stage, tschunk_prom_encoder *enc, int64_t ts,
+                                             double value)
+{
+    if (stage->count == TSCHUNK_STAGE_SAMPLES) {
+        size_t err = tschunk_prom_stage_flush(stage, enc);
+        if (err) return err;
+    }
+    stage->ts[stage->count] = ts;
+    stage->values[stage->count++] = value;
+    stage->last_ts = ts;
+    return 0;
+}
 
 /** @return the current chunk size in bytes (valid after every append). */
 TSCHUNK_API size_t tschunk_prom_encoder_size(const tschunk_prom_encoder *enc);
