@@ -118,10 +118,14 @@ Test(stage, native_chunks_equal_one_sample_a_call, .timeout = 60)
     const struct {
         uint32_t codec, max_samples, max_bytes;
         size_t capacity;
-    } cases[] = {{TSCHUNK_CODEC_TSC2, 120, 0, TSCHUNK_BOUND(120)},  {TSCHUNK_CODEC_GORILLA, 120, 0, TSCHUNK_BOUND(120)},
-                 {TSCHUNK_CODEC_TSC2, 1000, 0, TSCHUNK_BOUND(1000)}, {TSCHUNK_CODEC_GORILLA, 50, 0, TSCHUNK_BOUND(50)},
-                 {TSCHUNK_CODEC_TSC2, 37, 0, TSCHUNK_BOUND(37)},     {TSCHUNK_CODEC_GORILLA, 0, 700, TSCHUNK_BOUND(4000)},
-                 {TSCHUNK_CODEC_GORILLA, 4000, 0, 900},              {TSCHUNK_CODEC_TSC2, 0, 1500, TSCHUNK_BOUND(4000)}};
+    } cases[] = {{TSCHUNK_CODEC_TSC2, 120, 0, TSCHUNK_BOUND(120)},
+                 {TSCHUNK_CODEC_GORILLA, 120, 0, TSCHUNK_BOUND(120)},
+                 {TSCHUNK_CODEC_TSC2, 1000, 0, TSCHUNK_BOUND(1000)},
+                 {TSCHUNK_CODEC_GORILLA, 50, 0, TSCHUNK_BOUND(50)},
+                 {TSCHUNK_CODEC_TSC2, 37, 0, TSCHUNK_BOUND(37)},
+                 {TSCHUNK_CODEC_GORILLA, 0, 700, TSCHUNK_BOUND(4000)},
+                 {TSCHUNK_CODEC_GORILLA, 4000, 0, 900},
+                 {TSCHUNK_CODEC_TSC2, 0, 1500, TSCHUNK_BOUND(4000)}};
     for (int kind = 0; kind <= WL_SYNTHETIC_COUNT; kind++) {
         wl_series s;
         if (kind < WL_SYNTHETIC_COUNT) wl_synthetic(&s, kind, N, (uint64_t)kind + 1);
@@ -191,6 +195,12 @@ Test(stage, a_refused_push_stages_nothing)
     cr_assert_eq(tschunk_get_error_code(tschunk_stage_flush(NULL, &enc)), TSCHUNK_ERROR_BAD_PARAMETER);
 }
 
+/* One sample through the stage, or (stage NULL) one tschunk_prom_append. */
+static size_t prom_push(tschunk_stage *stage, tschunk_prom_encoder *enc, int64_t ts, double v)
+{
+    return stage ? tschunk_prom_stage_push(stage, enc, ts, v) : tschunk_prom_append(enc, ts, v);
+}
+
 static void prom_run(const wl_series *s, uint32_t max_samples, int staged, chunk_run *run)
 {
     size_t capacity = TSCHUNK_PROM_BOUND(max_samples);
@@ -202,11 +212,11 @@ static void prom_run(const wl_series *s, uint32_t max_samples, int staged, chunk
     cr_assert_eq(tschunk_prom_encoder_init(&enc, buf, capacity, &opts), 0);
     for (size_t i = 0; i < s->n; i++) {
         double v = wl_double(s->bits[i]);
-        size_t err = staged ? tschunk_prom_stage_push(&stage, &enc, s->ts[i], v) : tschunk_prom_append(&enc, s->ts[i], v);
+        size_t err = prom_push(staged ? &stage : NULL, &enc, s->ts[i], v);
         while (cut_here(err)) {
             keep_chunk(run, buf, tschunk_prom_encoder_finish(&enc));
             cr_assert_eq(tschunk_prom_encoder_init(&enc, buf, capacity, &opts), 0);
-            err = staged ? tschunk_prom_stage_push(&stage, &enc, s->ts[i], v) : tschunk_prom_append(&enc, s->ts[i], v);
+            err = prom_push(staged ? &stage : NULL, &enc, s->ts[i], v);
         }
         cr_assert_eq(err, 0, "sample %zu: %s", i, tschunk_error_name(err));
     }
