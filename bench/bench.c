@@ -5,7 +5,7 @@
  * Each figure is the median of REPS repetitions. Never asserts a time.
  *
  *   bench [--quick] [--reps N] [--datasets DIR] [--only NAME] [--chunk N] [--codec tschunk|prom|tsc2]
- *         [--phase append|inline|many|iter|batch|chunks]   (one phase only, for callgrind)
+ *         [--phase append|inline|staged|many|iter|batch|chunks]   (one phase only, for callgrind)
  *         [--per-call N]   (chunks a decode_chunks call takes, 16 unless told, up to 512)
  *         [--short-chunks P]   (P% of the chunks cut short, at 1 to N - 1 samples: lists of mixed lengths)
  *
@@ -61,7 +61,7 @@ typedef struct {
 } chunked;
 
 typedef struct {
-    double push_ns, many_ns, iter_ns, batch_ns, chunks_ns, inline_ns;
+    double push_ns, many_ns, iter_ns, batch_ns, chunks_ns, inline_ns, staged_ns;
     double bits_sample, bits_ts, bits_value;
     size_t samples;
 } result;
@@ -104,13 +104,16 @@ static void chunked_free(chunked *c)
 
 static size_t bound_of(int codec, size_t n) { return codec != CODEC_PROM ? TSCHUNK_BOUND(n) : TSCHUNK_PROM_BOUND(n); }
 
-enum { ONE_BY_ONE, MANY, INLINE };
+enum { ONE_BY_ONE, MANY, INLINE, STAGED };
 
-/* One series' chunks, as a TSDB head cuts them: the native encoder restarts for each (tschunk_encoder_restart). */
+/* One series' chunks, as a TSDB head cuts them: the native encoder restarts for each (tschunk_encoder_restart).
+ * STAGED pushes through a tschunk_stage and flushes it where the chunk is cut. */
 static size_t encode_all(chunked *c, int codec, int how)
 {
     size_t off = 0, total = 0;
     tschunk_encoder enc;
+    tschunk_stage stage; /* on the stack, as a caller's would be */
+    tschunk_stage_init(&stage);
     for (size_t k = 0; k < c->nchunks; k++) {
         size_t bound = bound_of(codec, c->len[k]);
         const int64_t *ts = c->s->ts + c->start[k];
@@ -124,14 +127,21 @@ static size_t encode_all(chunked *c, int codec, int how)
             if (how == MANY) tschunk_append_many(&enc, ts, values, c->len[k], NULL);
             else if (how == INLINE)
                 for (size_t i = 0; i < c->len[k]; i++) tschunk_append_inline(&enc, ts[i], values[i]);
-            else
+            else if (how == STAGED) {
+                for (size_t i = 0; i < c->len[k]; i++) tschunk_stage_push(&stage, &enc, ts[i], values[i]);
+                tschunk_stage_flush(&stage, &enc);
+            } else
                 for (size_t i = 0; i < c->len[k]; i++) tschunk_append_bits(&enc, ts[i], bits[i]);
             c->size[k] = tschunk_encoder_finish(&enc);
         } else {
             tschunk_prom_encoder prom;
             tschunk_prom_encoder_init(&prom, c->bytes + off, bound, NULL);
-            if (how == MANY) tschunk_prom_append_many(&prom, ts, (const double *)(const void *)bits, c->len[k], NULL);
-            else
+            const double *values = (const double *)(const void *)bits;
+            if (how == MANY) tschunk_prom_append_many(&prom, ts, values, c->len[k], NULL);
+            else if (how == STAGED) {
+                for (size_t i = 0; i < c->len[k]; i++) tschunk_prom_stage_push(&stage, &prom, ts[i], values[i]);
+                tschunk_prom_stage_flush(&stage, &prom);
+            } else
                 for (size_t i = 0; i < c->len[k]; i++) tschunk_prom_append_bits(&prom, ts[i], bits[i]);
             c->size[k] = tschunk_prom_encoder_finish(&prom);
         }
@@ -225,9 +235,9 @@ static result run(const wl_series *s, size_t per_chunk, const bench_opts *o)
     double *vals = malloc(TSCHUNK_MAX_SAMPLES * sizeof *vals);
     double *t = malloc((size_t)o->reps * sizeof *t);
     encode_all(&c, o->codec, ONE_BY_ONE); /* warm-up, and the bytes the decoders read */
-    static const char *const append_phases[] = {"append", "many", "inline"};
-    double *append_ns[] = {&r.push_ns, &r.many_ns, &r.inline_ns};
-    for (int how = ONE_BY_ONE; how <= INLINE; how++) {
+    static const char *const append_phases[] = {"append", "many", "inline", "staged"};
+    double *append_ns[] = {&r.push_ns, &r.many_ns, &r.inline_ns, &r.staged_ns};
+    for (int how = ONE_BY_ONE; how <= STAGED; how++) {
         if (!phase_on(o, append_phases[how]) || (how == INLINE && o->codec == CODEC_PROM)) continue;
         for (int i = 0; i < o->reps; i++) {
             double t0 = now_ns();
@@ -291,8 +301,8 @@ static const prom_ref *prom_for(const char *name)
 static void print_header(void)
 {
     printf("| workload | codec | chunk | samples | push ns | many ns | iter ns/sample | batch ns/sample | chunks ns/sample | "
-           "bits/sample | bits/ts | bits/value | bytes/sample | Prom XOR bytes/sample | vs Prom | inline ns |\n");
-    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+           "bits/sample | bits/ts | bits/value | bytes/sample | Prom XOR bytes/sample | vs Prom | inline ns | staged ns |\n");
+    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 }
 
 static const bench_opts *current;
@@ -309,8 +319,9 @@ static void print_row(const char *name, size_t chunk, const result *r)
     else printf(" - | - | %.3f |", bps);
     if (prom > 0) printf(" %.3f | %+.1f%% |", prom, (bps / prom - 1) * 100);
     else printf(" | |");
-    if (current->codec != CODEC_PROM) printf(" %.2f |\n", r->inline_ns);
-    else printf(" - |\n");
+    if (current->codec != CODEC_PROM) printf(" %.2f |", r->inline_ns);
+    else printf(" - |");
+    printf(" %.2f |\n", r->staged_ns);
     fflush(stdout);
 }
 
@@ -321,6 +332,7 @@ static void accumulate(result *sum, const result *r)
     sum->push_ns += r->push_ns * n;
     sum->many_ns += r->many_ns * n;
     sum->inline_ns += r->inline_ns * n;
+    sum->staged_ns += r->staged_ns * n;
     sum->iter_ns += r->iter_ns * n;
     sum->batch_ns += r->batch_ns * n;
     sum->chunks_ns += r->chunks_ns * n;
@@ -334,7 +346,7 @@ static result mean_of(const result *sum)
 {
     result m = *sum;
     double n = sum->samples ? (double)sum->samples : 1;
-    m.push_ns /= n; m.many_ns /= n; m.inline_ns /= n; m.iter_ns /= n; m.batch_ns /= n; m.chunks_ns /= n;
+    m.push_ns /= n; m.many_ns /= n; m.inline_ns /= n; m.staged_ns /= n; m.iter_ns /= n; m.batch_ns /= n; m.chunks_ns /= n;
     m.bits_sample /= n; m.bits_ts /= n; m.bits_value /= n;
     return m;
 }
