@@ -1,6 +1,6 @@
 /* Bytes -> samples -> encode (codec 1 or 2, from the input; one by one, codec 1 through its baseline or BMI
- * build, with tschunk_append_many and with tschunk_append_inline, which must agree) -> decode -> compare bits;
- * aborts on any mismatch. */
+ * build, with tschunk_append_many, tschunk_append_inline and tschunk_stage, which must agree) -> decode ->
+ * compare bits; aborts on any mismatch. */
 #define TSCHUNK_STATIC_LINKING_ONLY /* tschunk_append_inline */
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +90,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     while (kept < n && !tschunk_is_error(tschunk_append_inline(&inlined, ts[kept], values[kept]))) kept++;
     if (kept != accepted || tschunk_encoder_finish(&inlined) != chunk || memcmp(again, buf, chunk) != 0)
         __builtin_trap();
+    /* tschunk_stage: pushed until a push (or the last flush) is refused: the same samples taken, the same bytes. */
+    static tschunk_stage stage;
+    tschunk_stage_init(&stage);
+    tschunk_encoder staged;
+    if (tschunk_encoder_init(&staged, again, cap, &opts) != 0) __builtin_trap();
+    size_t pushed = 0, refused = 0;
+    while (pushed < n && !(refused = tschunk_stage_push(&stage, &staged, ts[pushed], values[pushed]))) pushed++;
+    if (!refused) refused = tschunk_stage_flush(&stage, &staged);
+    if (tschunk_encoder_count(&staged) != accepted || (refused != 0) != (accepted < n)) __builtin_trap();
+    if (tschunk_encoder_finish(&staged) != chunk || memcmp(again, buf, chunk) != 0) __builtin_trap();
     size_t got = tschunk_decode(buf, chunk, out_ts, out_v, MAX_SAMPLES);
     if (got != accepted) __builtin_trap();
     if (memcmp(out_ts, ts, got * 8) != 0 || memcmp(out_v, bits, got * 8) != 0) __builtin_trap();
