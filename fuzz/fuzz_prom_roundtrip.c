@@ -1,6 +1,6 @@
 /* Differential: bytes -> samples (time may go backwards, as Prometheus' format
- * allows) -> Prometheus XOR encode (in bulk, and one by one: the same bytes, odd-sized inputs through the
- * baseline build) -> decode -> compare bits. */
+ * allows) -> Prometheus XOR encode (in bulk, one by one and through a tschunk_stage: the same bytes, odd-sized
+ * inputs one by one through the baseline build) -> decode -> compare bits. */
 #include <string.h>
 
 #include "harness.h"
@@ -39,6 +39,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size & 1) enc.isa = 0; /* one by one through the baseline build too (init picks BMI where the CPU has it) */
     for (size_t i = 0; i < n; i++)
         if (tschunk_prom_append_bits(&enc, ts[i], bits[i]) != 0) __builtin_trap();
+    if (tschunk_prom_encoder_finish(&enc) != chunk || memcmp(again, buf, chunk) != 0) __builtin_trap();
+    /* And through a tschunk_stage (time going back taken, as one by one): the same bytes. */
+    static tschunk_stage stage;
+    tschunk_stage_init(&stage);
+    if (tschunk_prom_encoder_init(&enc, again, sizeof again, NULL) != 0) __builtin_trap();
+    for (size_t i = 0; i < n; i++)
+        if (tschunk_prom_stage_push(&stage, &enc, ts[i], values[i]) != 0) __builtin_trap();
+    if (tschunk_prom_stage_flush(&stage, &enc) != 0 || stage.count != 0) __builtin_trap();
     if (tschunk_prom_encoder_finish(&enc) != chunk || memcmp(again, buf, chunk) != 0) __builtin_trap();
     size_t got = tschunk_prom_decode(buf, chunk, out_ts, out_v, MAX_SAMPLES);
     if (got != n || memcmp(out_ts, ts, n * 8) != 0 || memcmp(out_v, bits, n * 8) != 0) __builtin_trap();
