@@ -116,7 +116,7 @@ static void release_scratch(const tschunk_segment *s, live_scratch *scratch)
 
 static size_t reserve_scratch(const tschunk_segment *s, live_scratch *scratch, size_t count)
 {
-    if (count <= scratch->capacity) return 0;
+    if (scratch->ts && count <= scratch->capacity) return 0;
     size_t capacity = count < 1024 ? 1024 : count;
     release_scratch(s, scratch);
     scratch->ts = s->allocator.alloc(s->allocator.opaque, capacity * sizeof *scratch->ts);
