@@ -4,21 +4,6 @@
 
 #include "test_util.h"
 
-/* A series with what the fast path must hand to the library: equal timestamps, time going back, NaNs. */
-static void awkward_series(wl_series *s, size_t n, uint64_t seed)
-{
-    wl_alloc(s, n, "inline-awkward");
-    uint64_t rng = seed;
-    int64_t t = 1700000000000;
-    for (size_t i = 0; i < n; i++) {
-        unsigned pick = (unsigned)(wl_rng(&rng) % 64);
-        t += pick == 0 ? -5000 : pick == 1 ? 0 : 15000 + (int64_t)(wl_rng(&rng) % 11) - 5;
-        s->ts[i] = t;
-        double v = (double)(int64_t)(wl_rng(&rng) % 100000) / 100.0;
-        s->bits[i] = pick == 2 ? 0x7ff8000000000001 : pick == 3 ? wl_rng(&rng) : wl_bits(v);
-    }
-}
-
 typedef struct {
     uint32_t codec, max_samples, max_bytes;
     size_t capacity; /* 0: TSCHUNK_BOUND(chunk) */
@@ -108,7 +93,7 @@ static void compare_appends(const wl_series *s, inline_case c)
 Test(inline_append, same_results_and_bytes_as_tschunk_append)
 {
     wl_series s;
-    awkward_series(&s, 20000, 5);
+    test_awkward_series(&s, 20000, 5);
     const inline_case cases[] = {
         {0, 0, 0, 0, 0},                                     /* codec 2, 1,000-sample chunks */
         {TSCHUNK_CODEC_TSC2, 300, 0, 0, 1},                  /* max_samples inside a group, a summary */

@@ -94,21 +94,6 @@ static void native_staged(const wl_series *s, const tschunk_encoder_options *opt
     free(buf);
 }
 
-/* A scrape with jitter, a missed scrape, equal timestamps, time going back (about one in 60) and odd values. */
-static void awkward_series(wl_series *s, size_t n, uint64_t seed)
-{
-    wl_alloc(s, n, "stage-awkward");
-    uint64_t rng = seed;
-    int64_t t = 1700000000000;
-    for (size_t i = 0; i < n; i++) {
-        unsigned pick = (unsigned)(wl_rng(&rng) % 60);
-        t += pick == 0 ? -7000 : pick == 1 ? 0 : pick == 2 ? 30000 : 15000 + (int64_t)(wl_rng(&rng) % 11) - 5;
-        s->ts[i] = t;
-        double v = (double)(int64_t)(wl_rng(&rng) % 100000) / 100.0;
-        s->bits[i] = pick == 3 ? 0x7ff8000000000001 : pick == 4 ? wl_rng(&rng) : wl_bits(v);
-    }
-}
-
 Test(stage, native_chunks_equal_one_sample_a_call, .timeout = 60)
 {
     enum { N = 20000 };
@@ -129,7 +114,7 @@ Test(stage, native_chunks_equal_one_sample_a_call, .timeout = 60)
     for (int kind = 0; kind <= WL_SYNTHETIC_COUNT; kind++) {
         wl_series s;
         if (kind < WL_SYNTHETIC_COUNT) wl_synthetic(&s, kind, N, (uint64_t)kind + 1);
-        else awkward_series(&s, N, 77);
+        else test_awkward_series(&s, N, 77);
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             tschunk_encoder_options opts = {cases[c].codec, cases[c].max_samples, cases[c].max_bytes, 0};
             size_t dropped_a = 0, dropped_b = 0;
@@ -238,7 +223,7 @@ Test(stage, prometheus_chunks_equal_one_sample_a_call, .timeout = 60)
     for (int kind = 0; kind <= WL_SYNTHETIC_COUNT; kind++) { /* the last: time going back, taken as Prometheus does */
         wl_series s;
         if (kind < WL_SYNTHETIC_COUNT) wl_synthetic(&s, kind, N, (uint64_t)kind + 5);
-        else awkward_series(&s, N, 78);
+        else test_awkward_series(&s, N, 78);
         for (size_t c = 0; c < sizeof limits / sizeof limits[0]; c++) {
             a.size = a.chunks = b.size = b.chunks = 0;
             prom_run(&s, limits[c], 0, &a);

@@ -553,4 +553,20 @@ static inline void decode_chunks_into_crowded_outputs(decode_chunks_with_fn deco
     free(want_bits);
 }
 
+/* A scrape with jitter, equal timestamps, time going back (one sample in 64), NaN payloads and random bits: what
+ * the appends' fast paths must hand on (the inline append) or refuse (the stage). */
+static inline void test_awkward_series(wl_series *s, size_t n, uint64_t seed)
+{
+    wl_alloc(s, n, "awkward");
+    uint64_t rng = seed;
+    int64_t t = 1700000000000;
+    for (size_t i = 0; i < n; i++) {
+        unsigned pick = (unsigned)(wl_rng(&rng) % 64);
+        t += pick == 0 ? -5000 : pick == 1 ? 0 : 15000 + (int64_t)(wl_rng(&rng) % 11) - 5;
+        s->ts[i] = t;
+        double v = (double)(int64_t)(wl_rng(&rng) % 100000) / 100.0;
+        s->bits[i] = pick == 2 ? 0x7ff8000000000001 : pick == 3 ? wl_rng(&rng) : wl_bits(v);
+    }
+}
+
 #endif
