@@ -101,7 +101,8 @@ int cmp_dbl(const void *a, const void *b);
 /* One range query into acc (a segment's or a chunk file's), for range_query_times. */
 typedef size_t (*range_query_fn)(const void *query, tschunk_sketch *acc, tschunk_range_stats *st);
 /* The query's time in us: its first run, into acc (cold: the file's pages are touched for the first time), and
- * the best of a few more into scratch (warm: what a query over data already in memory costs; -1 if one failed). */
+ * the best of a few more into scratch while they take under 50 ms in all (warm: what a query over data already in
+ * memory costs; -1 when not run again). */
 size_t range_query_times(range_query_fn run, const void *query, tschunk_sketch *acc, tschunk_sketch *scratch,
                          tschunk_range_stats *st, double us[2]);
 /* What a range query merged (st, us: range_query_times'), then the q column (with exact values, the exact one and
