@@ -69,22 +69,26 @@ static unsigned char *read_file(const char *path, size_t size)
     return buf;
 }
 
-/* Open, then decode every chunk of every series (checksums verified as touched). */
-static double full_scan(const unsigned char *file, size_t size)
+/* Open (flags: 0 or TSCHUNK_SEGMENT_LAZY), then decode every chunk of every series (checksums verified as
+ * touched), their infos read `run` at a time: 1 through tschunk_segment_chunk, more through tschunk_segment_chunks. */
+static double full_scan(const unsigned char *file, size_t size, unsigned flags, size_t run)
 {
     static int64_t ts[MAX_CHUNK_SAMPLES];
     static double v[MAX_CHUNK_SAMPLES];
+    tschunk_segment_chunk_info infos[64];
     tschunk_segment *seg;
-    if (tschunk_segment_open(&seg, file, size, 0, NULL)) abort();
+    if (run < 1 || run > 64 || tschunk_segment_open(&seg, file, size, flags, NULL)) abort();
     tschunk_segment_info info;
     tschunk_segment_get_info(seg, &info);
     double acc = 0;
-    for (uint32_t i = 0; i < info.chunks; i++) {
-        tschunk_segment_chunk_info c;
-        if (tschunk_segment_chunk(seg, i, &c)) abort();
-        size_t n = tschunk_decode(c.ref.chunk, c.ref.chunk_size, ts, v, MAX_CHUNK_SAMPLES);
-        if (tschunk_is_error(n)) abort();
-        acc += v[n - 1];
+    for (uint32_t i = 0; i < info.chunks; i += (uint32_t)run) {
+        size_t n_infos = info.chunks - i < run ? info.chunks - i : run;
+        if (run == 1 ? tschunk_segment_chunk(seg, i, infos) : tschunk_segment_chunks(seg, i, n_infos, infos)) abort();
+        for (size_t k = 0; k < n_infos; k++) {
+            size_t n = tschunk_decode(infos[k].ref.chunk, infos[k].ref.chunk_size, ts, v, MAX_CHUNK_SAMPLES);
+            if (tschunk_is_error(n)) abort();
+            acc += v[n - 1];
+        }
     }
     tschunk_segment_close(seg);
     return acc;
@@ -125,7 +129,8 @@ int main(int argc, char **argv)
     char path[64];
     snprintf(path, sizeof path, "/tmp/tschunk-segment-bench-%ld.tseg", (long)getpid());
 
-    double write_t[7], scan_t[7], open_t[7], lookup_t[7], lazy_open_t[7], lazy_lookup_t[7];
+    double write_t[7], scan_t[7], lazy_scan1_t[7], lazy_scan_t[7], open_t[7], lookup_t[7];
+    double lazy_open_t[7], lazy_lookup_t[7];
     size_t file_size = 0;
     for (int r = 0; r < reps; r++) {
         double t0 = now_ns();
@@ -136,8 +141,14 @@ int main(int argc, char **argv)
     remove(path);
     for (int r = 0; r < reps; r++) {
         double t0 = now_ns();
-        sink = full_scan(file, file_size);
+        sink = full_scan(file, file_size, 0, 1);
         scan_t[r] = now_ns() - t0;
+        t0 = now_ns();
+        sink = full_scan(file, file_size, TSCHUNK_SEGMENT_LAZY, 1);
+        lazy_scan1_t[r] = now_ns() - t0;
+        t0 = now_ns();
+        sink = full_scan(file, file_size, TSCHUNK_SEGMENT_LAZY, 64);
+        lazy_scan_t[r] = now_ns() - t0;
         t0 = now_ns();
         tschunk_segment *seg;
         if (tschunk_segment_open(&seg, file, file_size, 0, NULL)) abort();
@@ -164,6 +175,10 @@ int main(int argc, char **argv)
     printf("| figure | value |\n|---|---:|\n");
     printf("| write (add + finish, fsync included) | %.2f M samples/s |\n", samples / write_ns * 1e3);
     printf("| full scan (open + decode every chunk) | %.2f M samples/s |\n", samples / scan_ns * 1e3);
+    printf("| the same, lazy open, one tschunk_segment_chunk a chunk | %.2f M samples/s |\n",
+           samples / median(lazy_scan1_t, reps) * 1e3);
+    printf("| the same, lazy open, tschunk_segment_chunks 64 at a time | %.2f M samples/s |\n",
+           samples / median(lazy_scan_t, reps) * 1e3);
     printf("| open | %.3f ms |\n", open_ns / 1e6);
     printf("| open + find one series + its first chunk | %.3f ms (%.2f%% of a full scan) |\n", lookup_ns / 1e6,
            100.0 * lookup_ns / scan_ns);

@@ -2,8 +2,8 @@
  * Segment reader on arbitrary bytes. In the fuzzing build checksums are
  * skipped (the mutations reach the parsers behind them); fuzz_segment_checked
  * keeps them. Open (full and lazy), look up every series and range, read and
- * decode every chunk (raw and without its deleted samples), merge summaries
- * and ranges, verify; a lazy open must answer as the full one.
+ * decode every chunk (raw and without its deleted samples; in runs as one by
+ * one), merge summaries and ranges, verify; a lazy open must answer as the full one.
  */
 #include <string.h>
 
@@ -16,6 +16,28 @@
 
 static int64_t ts[TSCHUNK_MAX_SAMPLES];
 static double v[TSCHUNK_MAX_SAMPLES];
+
+/* tschunk_segment_chunks over runs of 50 (crossing 64-entry blocks) gives what single calls give: the chunks
+ * before the first one refused, then that refusal. */
+static void runs_match_singles(const tschunk_segment *seg, uint32_t chunks)
+{
+    tschunk_segment_chunk_info run[50], one;
+    for (uint32_t at = 0; at < chunks; at += 50) {
+        size_t count = chunks - at < 50 ? chunks - at : 50, run_err = tschunk_segment_chunks(seg, at, count, run);
+        for (size_t k = 0; k < count; k++) {
+            size_t err = tschunk_segment_chunk(seg, at + k, &one);
+            if (err) {
+                if (err != run_err) __builtin_trap();
+                break;
+            }
+            if (one.ref.chunk != run[k].ref.chunk || one.ref.summary != run[k].ref.summary ||
+                one.count != run[k].count || one.deleted != run[k].deleted || one.first_ts != run[k].first_ts ||
+                one.last_ts != run[k].last_ts || one.ordinal != run[k].ordinal)
+                __builtin_trap();
+            if (k + 1 == count && run_err) __builtin_trap();
+        }
+    }
+}
 
 /* Every call a reader can make; errors are fine, crashes and impossible answers are not. */
 static void exercise(const tschunk_segment *seg, const uint8_t *data, size_t size)
@@ -42,6 +64,7 @@ static void exercise(const tschunk_segment *seg, const uint8_t *data, size_t siz
         size_t live = tschunk_segment_decode(seg, i, ts, v, TSCHUNK_MAX_SAMPLES);
         if (!tschunk_is_error(live) && live + c.deleted != c.count) __builtin_trap();
     }
+    runs_match_singles(seg, info.chunks);
     const void *bitmap;
     size_t bitmap_size;
     tschunk_segment_series_bitmap(seg, &bitmap, &bitmap_size);

@@ -954,8 +954,9 @@ TSCHUNK_API void tschunk_segment_writer_abort(tschunk_segment_writer *w);
 #define TSCHUNK_SEGMENT_VERIFY 0x1u /* open checks every chunk record's checksum too */
 /* Open for point lookups (segment format v2; ignored for v1): open checks header, footer, fences,
  * series bitmap and tombstones only, allocates no index, and each call reads and checks just the
- * 64-series or 64-chunk blocks it needs. Same answers and errors as a full open; a full scan is
- * faster without it (every call parses its block again). */
+ * 64-series or 64-chunk blocks it needs. Same answers and errors as a full open. A scan of many chunks
+ * reads them through tschunk_segment_chunks, which parses each block once (tschunk_segment_chunk parses
+ * a chunk's block again at every call). */
 #define TSCHUNK_SEGMENT_LAZY 0x2u
 
 /**
@@ -1009,6 +1010,14 @@ TSCHUNK_API size_t tschunk_segment_range(const tschunk_segment *seg, uint32_t or
  * hashed at the first read of any of them). @return 0, BAD_PARAMETER, CORRUPT.
  */
 TSCHUNK_API size_t tschunk_segment_chunk(const tschunk_segment *seg, size_t i, tschunk_segment_chunk_info *out);
+/**
+ * Chunks first .. first + count - 1 of the index into out[0 .. count - 1], as tschunk_segment_chunk gives each,
+ * with each 64-entry index block read once: a series' chunks, or a whole segment, read through a lazy open
+ * (which otherwise reads and checks a chunk's block again at every tschunk_segment_chunk) as fast as through a
+ * full one. @return 0, BAD_PARAMETER (a range past the index), or CORRUPT (out filled up to the broken chunk).
+ */
+TSCHUNK_API size_t tschunk_segment_chunks(const tschunk_segment *seg, size_t first, size_t count,
+                                          tschunk_segment_chunk_info *out);
 
 /**
  * Decode chunk i without its deleted samples. capacity >= the chunk's count

@@ -196,6 +196,10 @@ Test(cli, verify_ls_cat_and_quantiles_read_segments)
     cr_assert_eq(system(cmd), 0);
     cr_assert_neq(run(out, sizeof out, "verify bad.tseg"), 0);
     cr_assert(strstr(out, "broken segment"), "%s", out);
+    /* cat reads the series' chunks in one run (lazily): the broken one is named, no sample printed. */
+    cr_assert_neq(run(out, sizeof out, "cat bad.tseg cpu"), 0);
+    cr_assert(strstr(out, "bad.tseg: chunk 0 is damaged: "), "%s", out);
+    cr_assert(!strstr(out, "timestamp,value"), "%s", out);
 }
 
 Test(cli, ts_unit_converts_date_times)

@@ -658,6 +658,43 @@ static void lazy_free(void *opaque, void *p)
     free(p);
 }
 
+static int same_chunk_info(const tschunk_segment_chunk_info *a, const tschunk_segment_chunk_info *b)
+{
+    return a->ordinal == b->ordinal && a->count == b->count && a->deleted == b->deleted && a->first_ts == b->first_ts &&
+           a->last_ts == b->last_ts && a->ref.chunk == b->ref.chunk && a->ref.chunk_size == b->ref.chunk_size &&
+           a->ref.summary == b->ref.summary && a->ref.summary_size == b->ref.summary_size;
+}
+
+/* tschunk_segment_chunks gives what tschunk_segment_chunk gives, chunk by chunk, over runs of any length that start
+ * anywhere (crossing 64-entry blocks), and refuses a run past the index. */
+static void chunks_in_runs_answer_as_one_by_one(const tschunk_segment *seg)
+{
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    tschunk_segment_chunk_info *runs = malloc((info.chunks + 1) * sizeof *runs), one;
+    cr_assert(runs);
+    static const size_t lengths[] = {1, 2, 63, 64, 65, 100, 129};
+    for (size_t at = 0; at < info.chunks; at = at * 3 + 7) {
+        for (size_t l = 0; l < sizeof lengths / sizeof *lengths; l++) {
+            size_t count = lengths[l] < info.chunks - at ? lengths[l] : info.chunks - at;
+            memset(runs, 0xa5, count * sizeof *runs);
+            cr_assert_eq(tschunk_segment_chunks(seg, at, count, runs), 0, "run [%zu, +%zu)", at, count);
+            for (size_t k = 0; k < count; k++) {
+                cr_assert_eq(tschunk_segment_chunk(seg, at + k, &one), 0);
+                cr_assert(same_chunk_info(&one, &runs[k]), "run [%zu, +%zu): chunk %zu", at, count, at + k);
+            }
+        }
+    }
+    cr_assert_eq(tschunk_segment_chunks(seg, 0, info.chunks, runs), 0);
+    cr_assert_eq(tschunk_segment_chunks(seg, info.chunks, 0, NULL), 0);
+    cr_assert(tschunk_is_error(tschunk_segment_chunks(seg, 0, info.chunks + 1, runs)));
+    cr_assert(tschunk_is_error(tschunk_segment_chunks(seg, info.chunks, 1, runs)));
+    cr_assert(tschunk_is_error(tschunk_segment_chunks(seg, SIZE_MAX, 2, runs)));
+    cr_assert(tschunk_is_error(tschunk_segment_chunks(seg, 1, SIZE_MAX, runs)));
+    cr_assert(tschunk_is_error(tschunk_segment_chunks(seg, 0, 1, NULL)));
+    free(runs);
+}
+
 /* Everything a reader can ask, asked of a full and a lazy open of the same bytes. */
 static void same_answers(const tschunk_segment *full, const tschunk_segment *lazy)
 {
@@ -696,11 +733,7 @@ static void same_answers(const tschunk_segment *full, const tschunk_segment *laz
         tschunk_segment_chunk_info fc, lc;
         cr_assert_eq(tschunk_segment_chunk(full, i, &fc), 0);
         cr_assert_eq(tschunk_segment_chunk(lazy, i, &lc), 0);
-        cr_assert(fc.ordinal == lc.ordinal && fc.count == lc.count && fc.deleted == lc.deleted &&
-                      fc.first_ts == lc.first_ts && fc.last_ts == lc.last_ts && fc.ref.chunk == lc.ref.chunk &&
-                      fc.ref.chunk_size == lc.ref.chunk_size && fc.ref.summary == lc.ref.summary &&
-                      fc.ref.summary_size == lc.ref.summary_size,
-                  "chunk %zu", i);
+        cr_assert(same_chunk_info(&fc, &lc), "chunk %zu", i);
         int64_t fts[16], lts[16];
         double fv[16], lv[16];
         size_t fn = tschunk_segment_decode(full, i, fts, fv, 16), ln = tschunk_segment_decode(lazy, i, lts, lv, 16);
@@ -708,6 +741,8 @@ static void same_answers(const tschunk_segment *full, const tschunk_segment *laz
     }
     tschunk_segment_chunk_info c;
     cr_assert(tschunk_is_error(tschunk_segment_chunk(lazy, fi.chunks, &c)));
+    chunks_in_runs_answer_as_one_by_one(full);
+    chunks_in_runs_answer_as_one_by_one(lazy);
 }
 
 Test(segment, lazy_open_answers_as_a_full_open, .timeout = 60)
@@ -787,6 +822,14 @@ Test(segment, verify_checks_every_fence)
     tschunk_segment_chunk_info c;
     cr_assert_eq(tschunk_segment_chunk(seg, 0, &c), 0);
     cr_assert_eq(tschunk_get_error_code(tschunk_segment_chunk(seg, TSC_SEG_BLOCK + 1, &c)), TSCHUNK_ERROR_CORRUPT);
+    /* A run into the broken block: refused there, the chunks before it given. */
+    tschunk_segment_chunk_info run[TSC_SEG_BLOCK + 2];
+    memset(run, 0, sizeof run);
+    cr_assert_eq(tschunk_get_error_code(tschunk_segment_chunks(seg, 1, TSC_SEG_BLOCK + 1, run)), TSCHUNK_ERROR_CORRUPT);
+    for (size_t k = 0; k + 1 < TSC_SEG_BLOCK; k++) {
+        cr_assert_eq(tschunk_segment_chunk(seg, 1 + k, &c), 0);
+        cr_assert(same_chunk_info(&c, &run[k]), "chunk %zu", 1 + k);
+    }
     tschunk_segment_close(seg);
     free(b.data);
 }

@@ -28,18 +28,28 @@ static int open_segment(const char *path, const unsigned char *data, size_t size
     return open_segment_with(path, data, size, 0, seg);
 }
 
+/* The live samples of chunk i, whose info c was read, into chunk_ts/chunk_values.
+ * @return their count, or SIZE_MAX after the message. */
+static size_t decode_read_chunk(const char *path, const tschunk_segment *seg, size_t i,
+                                const tschunk_segment_chunk_info *c)
+{
+    /* chunks with deletions go through the tombstone-aware decoder */
+    size_t n = c->deleted ? tschunk_segment_decode(seg, i, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES)
+                          : tschunk_decode(c->ref.chunk, c->ref.chunk_size, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
+    if (!tschunk_is_error(n) && n == (size_t)(c->count - c->deleted)) return n;
+    fail("%s: chunk %zu is damaged: %s", path, i, tschunk_is_error(n) ? tschunk_error_name(n) : "count mismatch");
+    return SIZE_MAX;
+}
+
 /* Chunk i's live samples into chunk_ts/chunk_values, its record checked once (c may be NULL).
  * @return their count, or SIZE_MAX after the message. */
 static size_t decode_chunk(const char *path, const tschunk_segment *seg, size_t i, tschunk_segment_chunk_info *c)
 {
     tschunk_segment_chunk_info local;
     if (!c) c = &local;
-    size_t n = tschunk_segment_chunk(seg, i, c);
-    if (!n) /* chunks with deletions go through the tombstone-aware decoder */
-        n = c->deleted ? tschunk_segment_decode(seg, i, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES)
-                       : tschunk_decode(c->ref.chunk, c->ref.chunk_size, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
-    if (!tschunk_is_error(n) && n == (size_t)(c->count - c->deleted)) return n;
-    fail("%s: chunk %zu is damaged: %s", path, i, tschunk_is_error(n) ? tschunk_error_name(n) : "count mismatch");
+    size_t err = tschunk_segment_chunk(seg, i, c);
+    if (!err) return decode_read_chunk(path, seg, i, c);
+    fail("%s: chunk %zu is damaged: %s", path, i, tschunk_error_name(err));
     return SIZE_MAX;
 }
 
@@ -289,36 +299,37 @@ int segment_compress(const options *o)
 }
 
 typedef struct {
-    const void *at; /* the chunk's bytes inside the file */
     size_t index;
+    tschunk_segment_chunk_info info; /* info.ref.chunk: the chunk's bytes inside the file */
 } placed_chunk;
 
 static int by_file_position(const void *a, const void *b)
 {
-    const char *x = ((const placed_chunk *)a)->at, *y = ((const placed_chunk *)b)->at;
+    const char *x = ((const placed_chunk *)a)->info.ref.chunk, *y = ((const placed_chunk *)b)->info.ref.chunk;
     return (x > y) - (x < y);
 }
 
-/* Index positions [begin, end) sorted into file order (the order the writer got them). Free it. */
-static size_t *file_order(const tschunk_segment *seg, size_t begin, size_t end)
+/* Chunks [begin, end), their infos read in one run, sorted into file order (the order the writer got them).
+ * Free it. @return NULL after the message. */
+static placed_chunk *file_order(const char *path, const tschunk_segment *seg, size_t begin, size_t end)
 {
-    size_t n = end - begin, *order = malloc((n + 1) * sizeof *order);
+    size_t n = end - begin, err = 0;
     placed_chunk *placed = malloc((n + 1) * sizeof *placed);
-    for (size_t c = 0; order && placed && c < n; c++) {
-        tschunk_segment_chunk_info info;
-        placed[c].at = tschunk_segment_chunk(seg, begin + c, &info) ? NULL : info.ref.chunk;
-        placed[c].index = begin + c;
+    tschunk_segment_chunk_info *infos = malloc((n + 1) * sizeof *infos);
+    if (placed && infos && (err = tschunk_segment_chunks(seg, begin, n, infos))) {
+        size_t bad = begin;
+        while (bad + 1 < end && !tschunk_segment_chunk(seg, bad, &infos[0])) bad++; /* the first one refused */
+        fail("%s: chunk %zu is damaged: %s", path, bad, tschunk_error_name(err));
     }
-    if (order && placed) {
-        qsort(placed, n, sizeof *placed, by_file_position);
-        for (size_t c = 0; c < n; c++) order[c] = placed[c].index;
-    }
-    free(placed);
-    if (!placed) {
-        free(order);
+    if (!placed || !infos) fail("out of memory");
+    for (size_t c = 0; placed && infos && !err && c < n; c++) placed[c] = (placed_chunk){begin + c, infos[c]};
+    if (placed && infos && !err) qsort(placed, n, sizeof *placed, by_file_position);
+    free(infos);
+    if (!infos || err) {
+        free(placed);
         return NULL;
     }
-    return order;
+    return placed;
 }
 
 /* Compare one series' chunks, in the order compress wrote them (file order), with the input. */
@@ -326,11 +337,11 @@ static int verify_series(const options *o, const tschunk_segment *seg, const inp
 {
     size_t begin = 0, end = 0, at = 0;
     tschunk_segment_range(seg, (uint32_t)ordinal, INT64_MIN, INT64_MAX, &begin, &end);
-    size_t *order = file_order(seg, begin, end);
-    if (!order) return fail("out of memory");
+    placed_chunk *order = file_order(o->out, seg, begin, end);
+    if (!order) return 1;
     int rc = 0;
     for (size_t c = 0; !rc && c < end - begin; c++) {
-        size_t n = decode_chunk(o->out, seg, order[c], NULL);
+        size_t n = decode_read_chunk(o->out, seg, order[c].index, &order[c].info);
         if (n == SIZE_MAX) { rc = 1; break; }
         for (size_t k = 0; k < n && !rc; k++, at++) {
             uint64_t bits;
@@ -448,10 +459,10 @@ static int series_arg_error(const options *o, size_t err)
     return fail("%s: broken segment: %s", o->in, tschunk_error_name(err));
 }
 
-/* The live samples of chunk i, printed. @return 0 or 1 after the message. */
-static int print_chunk(const char *path, const tschunk_segment *seg, size_t i, text_ctx *t)
+/* The live samples of a chunk, printed. @return 0 or 1 after the message. */
+static int print_chunk(const char *path, const tschunk_segment *seg, const placed_chunk *c, text_ctx *t)
 {
-    size_t n = decode_chunk(path, seg, i, NULL);
+    size_t n = decode_read_chunk(path, seg, c->index, &c->info);
     if (n == SIZE_MAX) return 1;
     for (size_t k = 0; k < n; k++) {
         uint64_t bits;
@@ -478,11 +489,12 @@ static int by_time(const void *a, const void *b)
 static int collect_in_time_order(const options *o, const tschunk_segment *seg, size_t begin, size_t end,
                                  timed_sample **out, size_t *count)
 {
-    size_t *order = file_order(seg, begin, end), n = 0, cap = 0;
+    placed_chunk *order = file_order(o->in, seg, begin, end);
+    size_t n = 0, cap = 0;
     timed_sample *all = NULL;
-    int rc = order ? 0 : fail("out of memory");
+    int rc = order ? 0 : 1;
     for (size_t k = 0; !rc && k < end - begin; k++) {
-        size_t got = decode_chunk(o->in, seg, order[k], NULL);
+        size_t got = decode_read_chunk(o->in, seg, order[k].index, &order[k].info);
         if (got == SIZE_MAX) { rc = 1; break; }
         if (n + got > cap) {
             cap = (n + got) * 2;
@@ -560,9 +572,9 @@ int segment_decompress(const options *o, const unsigned char *data, size_t size,
             t.series = quoted;
         }
         tschunk_segment_range(seg, s, INT64_MIN, INT64_MAX, &begin, &end);
-        size_t *order = file_order(seg, begin, end);
-        if (!order) rc = fail("out of memory");
-        for (size_t k = 0; order && k < end - begin && !rc; k++) rc = print_chunk(o->in, seg, order[k], &t);
+        placed_chunk *order = file_order(o->in, seg, begin, end);
+        if (!order) rc = 1;
+        for (size_t k = 0; order && k < end - begin && !rc; k++) rc = print_chunk(o->in, seg, &order[k], &t);
         free(order);
         free(quoted);
     }

@@ -555,36 +555,56 @@ static size_t check_group(const tschunk_segment *s, size_t i, const tsc_seg_entr
     return 0;
 }
 
-/* Index entry i and (v3) the records of its group checked. */
-static size_t locate(const tschunk_segment *s, size_t i, tsc_seg_entry *e)
+/* Index block b: its entries (in the index, or parsed into `parsed` by a lazy open), how many, and (v3) where its
+ * record groups' hashes lie. */
+typedef struct {
+    const tsc_seg_entry *entries;
+    size_t n;
+    const uint8_t *hashes;
+} index_block;
+
+static size_t read_index_block(const tschunk_segment *s, size_t b, tsc_seg_entry parsed[TSC_SEG_BLOCK], index_block *ib)
 {
-    size_t b = i / TSC_SEG_BLOCK, n = s->info.chunks - b * TSC_SEG_BLOCK, err = 0;
-    tsc_seg_entry block[TSC_SEG_BLOCK];
-    const tsc_seg_entry *entries = s->lazy ? block : s->entries + b * TSC_SEG_BLOCK;
-    const uint8_t *hashes = s->hashes_at ? s->data + s->footer.index_off + s->hashes_at[b] : NULL;
-    if (s->lazy) err = tsc_seg_index_block(s, b, block, &n, &hashes);
-    n = n < TSC_SEG_BLOCK ? n : TSC_SEG_BLOCK;
-    if (!err && s->footer.version > 2) err = check_group(s, i, entries, n, hashes);
-    if (!err) *e = entries[i % TSC_SEG_BLOCK];
+    size_t n = s->info.chunks - b * TSC_SEG_BLOCK, err = 0;
+    ib->entries = s->lazy ? parsed : s->entries + b * TSC_SEG_BLOCK;
+    ib->hashes = s->hashes_at ? s->data + s->footer.index_off + s->hashes_at[b] : NULL;
+    if (s->lazy) err = tsc_seg_index_block(s, b, parsed, &n, &ib->hashes);
+    ib->n = n < TSC_SEG_BLOCK ? n : TSC_SEG_BLOCK;
     return err;
+}
+
+/* Index entry i of its block, (v3) the records of its group checked. */
+static size_t locate_in(const tschunk_segment *s, const index_block *ib, size_t i, const tsc_seg_entry **e)
+{
+    *e = &ib->entries[i % TSC_SEG_BLOCK];
+    return s->footer.version > 2 ? check_group(s, i, ib->entries, ib->n, ib->hashes) : 0;
+}
+
+/* A record's parts, its checksum verified (v1/v2: its own; v3: its group's, by locate_in). */
+static size_t record_parts_of(const tschunk_segment *s, const tsc_seg_entry *e, record_parts *r)
+{
+    return s->footer.version > 2 ? record_v3(s, e, r) : record_v2(s, e, r);
 }
 
 /* Index entry i and its record's parts, the record's checksum verified. */
 static size_t read_record(const tschunk_segment *s, size_t i, tsc_seg_entry *entry, record_parts *r)
 {
-    size_t err = locate(s, i, entry);
-    if (!err) err = s->footer.version > 2 ? record_v3(s, entry, r) : record_v2(s, entry, r);
-    return err;
+    tsc_seg_entry parsed[TSC_SEG_BLOCK];
+    index_block ib;
+    const tsc_seg_entry *e;
+    size_t err = read_index_block(s, i / TSC_SEG_BLOCK, parsed, &ib);
+    if (!err) err = locate_in(s, &ib, i, &e);
+    if (err) return err;
+    *entry = *e;
+    return record_parts_of(s, entry, r);
 }
 
-size_t tschunk_segment_chunk(const tschunk_segment *s, size_t i, tschunk_segment_chunk_info *out)
+/* Chunk i's info from its (located) index entry. */
+static size_t chunk_info(const tschunk_segment *s, size_t i, const tsc_seg_entry *e, tschunk_segment_chunk_info *out)
 {
-    if (!s || !out || i >= s->info.chunks) return TSC_ERROR(BAD_PARAMETER);
-    tsc_seg_entry entry;
     record_parts r;
-    size_t err = read_record(s, i, &entry, &r);
+    size_t err = record_parts_of(s, e, &r);
     if (err) return err;
-    const tsc_seg_entry *e = &entry;
     uint8_t codec = r.chunk[1] & 0x0f;
     if ((codec != TSCHUNK_CODEC_GORILLA && codec != TSCHUNK_CODEC_TSC2) || (s->info.has_summaries && !r.summary_size))
         return TSC_ERROR(CORRUPT);
@@ -599,6 +619,28 @@ size_t tschunk_segment_chunk(const tschunk_segment *s, size_t i, tschunk_segment
     out->ref = (tschunk_chunk_ref){r.chunk, (size_t)r.chunk_size, r.summary_size ? r.summary : NULL,
                                    (size_t)r.summary_size};
     return 0;
+}
+
+size_t tschunk_segment_chunks(const tschunk_segment *s, size_t first, size_t count, tschunk_segment_chunk_info *out)
+{
+    if (!s || (!out && count) || first > s->info.chunks || count > s->info.chunks - first)
+        return TSC_ERROR(BAD_PARAMETER);
+    tsc_seg_entry parsed[TSC_SEG_BLOCK];
+    index_block ib;
+    size_t err = 0;
+    for (size_t i = first; i < first + count && !err; i++) {
+        const tsc_seg_entry *e;
+        if (i == first || i % TSC_SEG_BLOCK == 0) err = read_index_block(s, i / TSC_SEG_BLOCK, parsed, &ib);
+        if (!err) err = locate_in(s, &ib, i, &e);
+        if (!err) err = chunk_info(s, i, e, &out[i - first]);
+    }
+    return err;
+}
+
+size_t tschunk_segment_chunk(const tschunk_segment *s, size_t i, tschunk_segment_chunk_info *out)
+{
+    if (!s || !out || i >= s->info.chunks) return TSC_ERROR(BAD_PARAMETER);
+    return tschunk_segment_chunks(s, i, 1, out);
 }
 
 /* Every ordinal with chunks is in the series bitmap (open checked its cardinality and maximum). */
