@@ -151,6 +151,28 @@ static void add_stats(tschunk_range_stats *st, const tschunk_range_stats *one)
     st->inf_count += one->inf_count;
 }
 
+/* Chunk infos read in runs (a lazy open parses an index block once a run, not once a chunk). */
+#define INFO_RUN 16
+typedef struct {
+    tschunk_segment_chunk_info info[INFO_RUN];
+    size_t first, count;
+} info_run;
+
+/* Chunk i's info, from the run or a new run from i that stops before `stop`: the chunks a stored block summary
+ * may answer for are not touched (their records' checksums not computed). */
+static size_t info_at(const tschunk_segment *s, info_run *run, size_t i, size_t stop,
+                      const tschunk_segment_chunk_info **out)
+{
+    if (i - run->first >= run->count) {
+        size_t n = stop - i < INFO_RUN ? stop - i : INFO_RUN, err = tschunk_segment_chunks(s, i, n, run->info);
+        run->first = i;
+        run->count = err ? 0 : n;
+        if (err) return err;
+    }
+    *out = &run->info[i - run->first];
+    return 0;
+}
+
 /* The index positions to visit: one series' chunks overlapping the range, or all chunks. */
 static size_t positions(const tschunk_segment *s, uint32_t ordinal, int64_t from, int64_t to, size_t *begin,
                         size_t *end)
@@ -159,6 +181,15 @@ static size_t positions(const tschunk_segment *s, uint32_t ordinal, int64_t from
     *begin = 0;
     *end = s->info.chunks;
     return 0;
+}
+
+/* A stored block summary that answers for its chunks: none deleted, and one series. Inside the positions of one
+ * series (the index is sorted by series) that holds without reading the block's first and last entries, which a
+ * lazy open would parse from their index blocks at every block. */
+static int block_usable(const tschunk_segment *s, const tsc_seg_block *block, uint32_t ordinal)
+{
+    if (ordinal == TSCHUNK_SEGMENT_ALL_SERIES) return tsc_seg_block_usable(s, block);
+    return !tsc_seg_any_tomb(s, block->first, block->count);
 }
 
 size_t tschunk_segment_range_merge(const tschunk_segment *s, uint32_t ordinal, int64_t from, int64_t to,
@@ -170,30 +201,32 @@ size_t tschunk_segment_range_merge(const tschunk_segment *s, uint32_t ordinal, i
     size_t begin, end, err;
     if (!s || !acc || (err = positions(s, ordinal, from, to, &begin, &end))) return TSC_ERROR(BAD_PARAMETER);
     live_scratch scratch = {NULL, NULL, 0};
+    info_run run = {.count = 0};
     size_t next_block = tsc_seg_first_block_from(s, begin); /* blocks are sorted: one search, then a cursor */
     for (size_t i = begin; i < end && !err; i++) {
         /* A stored block summary answers for its chunks without touching them (blocks.c). */
         while (next_block < s->nblocks && s->blocks[next_block].first < i) next_block++;
         const tsc_seg_block *block =
             next_block < s->nblocks && s->blocks[next_block].first == i ? &s->blocks[next_block] : NULL;
-        if (block && block->count <= end - i && tsc_seg_block_usable(s, block) &&
+        if (block && block->count <= end - i && block_usable(s, block, ordinal) &&
             tsc_summary_take_block(acc, block->blob, block->size, block->count, from, to, st)) {
             i += block->count - 1;
             continue;
         }
-        tschunk_segment_chunk_info c;
-        if ((err = tschunk_segment_chunk(s, i, &c))) break;
-        if (c.last_ts < from || c.first_ts > to) {
+        size_t after = next_block + (block != NULL), stop = after < s->nblocks ? s->blocks[after].first : end;
+        const tschunk_segment_chunk_info *c;
+        if ((err = info_at(s, &run, i, stop < end ? stop : end, &c))) break;
+        if (c->last_ts < from || c->first_ts > to) {
             st->chunks_skipped++;
             continue;
         }
-        if (!c.deleted) {
+        if (!c->deleted) {
             tschunk_range_stats one;
-            err = tschunk_range_merge(acc, &c.ref, 1, from, to, &one);
+            err = tschunk_range_merge(acc, &c->ref, 1, from, to, &one);
             add_stats(st, &one);
             continue;
         }
-        if (!(err = reserve_scratch(s, &scratch, c.count)))
+        if (!(err = reserve_scratch(s, &scratch, c->count)))
             err = merge_live(s, i, from, to, acc, st, scratch.ts, scratch.values, scratch.capacity);
     }
     release_scratch(s, &scratch);
