@@ -229,6 +229,11 @@ TSC_INLINE size_t tsc_take_uvarint(const uint8_t *src, size_t size, size_t *pos,
         *out = src[(*pos)++];
         return 0;
     }
+    if (TSC_LIKELY(*pos + 1 < size && (unsigned)src[*pos + 1] - 1u < 0x7fu)) { /* two (a canonical second byte) */
+        *out = (src[*pos] & 0x7fu) | (uint64_t)src[*pos + 1] << 7;
+        *pos += 2;
+        return 0;
+    }
     size_t n = tsc_get_uvarint(src + *pos, size - *pos, out);
     if (n == 0) {
         size_t i = *pos;
