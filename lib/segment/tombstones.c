@@ -86,16 +86,22 @@ static size_t drop_deleted(const tsc_seg_tomb *tomb, int64_t *ts, double *values
     return kept;
 }
 
+/* Chunk i's samples without its deleted ones, from its info c (already read: not read again). */
+static size_t decode_live(const tschunk_segment *s, size_t i, const tschunk_segment_chunk_info *c, int64_t *ts,
+                          double *values, size_t capacity)
+{
+    size_t n = tschunk_decode(c->ref.chunk, c->ref.chunk_size, ts, values, capacity);
+    if (tsc_is_error(n)) return n;
+    if (n != c->count) return TSC_ERROR(CORRUPT);
+    const tsc_seg_tomb *tomb = c->deleted ? tsc_seg_find_tomb(s, i) : NULL;
+    return tomb ? drop_deleted(tomb, ts, values, n) : n;
+}
+
 size_t tschunk_segment_decode(const tschunk_segment *s, size_t i, int64_t *ts, double *values, size_t capacity)
 {
     tschunk_segment_chunk_info c;
     size_t err = tschunk_segment_chunk(s, i, &c);
-    if (err) return err;
-    size_t n = tschunk_decode(c.ref.chunk, c.ref.chunk_size, ts, values, capacity);
-    if (tsc_is_error(n)) return n;
-    if (n != c.count) return TSC_ERROR(CORRUPT);
-    const tsc_seg_tomb *tomb = c.deleted ? tsc_seg_find_tomb(s, i) : NULL;
-    return tomb ? drop_deleted(tomb, ts, values, n) : n;
+    return err ? err : decode_live(s, i, &c, ts, values, capacity);
 }
 
 /* Scratch for the chunks with deletions, sized by the largest chunk met (not TSCHUNK_MAX_SAMPLES: 1 MiB a query,
@@ -126,10 +132,12 @@ static size_t reserve_scratch(const tschunk_segment *s, live_scratch *scratch, s
 }
 
 /* A chunk with deletions: decoded (without them) into scratch, values in range added. */
-static size_t merge_live(const tschunk_segment *s, size_t i, int64_t from, int64_t to, tschunk_sketch *acc,
-                         tschunk_range_stats *st, int64_t *ts, double *values, size_t capacity)
+static size_t merge_live(const tschunk_segment *s, size_t i, const tschunk_segment_chunk_info *c, int64_t from,
+                         int64_t to, tschunk_sketch *acc, tschunk_range_stats *st, const live_scratch *scratch)
 {
-    size_t n = tschunk_segment_decode(s, i, ts, values, capacity);
+    int64_t *ts = scratch->ts;
+    double *values = scratch->values;
+    size_t n = decode_live(s, i, c, ts, values, scratch->capacity);
     if (tsc_is_error(n)) return n;
     for (size_t k = 0; k < n; k++) {
         if (ts[k] < from || ts[k] > to) continue;
@@ -227,7 +235,7 @@ size_t tschunk_segment_range_merge(const tschunk_segment *s, uint32_t ordinal, i
             continue;
         }
         if (!(err = reserve_scratch(s, &scratch, c->count)))
-            err = merge_live(s, i, from, to, acc, st, scratch.ts, scratch.values, scratch.capacity);
+            err = merge_live(s, i, c, from, to, acc, st, &scratch);
     }
     release_scratch(s, &scratch);
     return err;
