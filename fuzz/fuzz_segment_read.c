@@ -104,8 +104,11 @@ static void merge_both(const tschunk_segment *full, const tschunk_segment *lazy,
 
 /* When both opens succeed, the lazy one answers as the full one. With checksums on it may refuse a
  * block the full open did not hash (only verify hashes every block), so there an error is allowed
- * when verify fails; with checksums skipped both check the same structure and must agree. */
-static void compare(const tschunk_segment *full, const tschunk_segment *lazy, const uint8_t *data, int verified)
+ * when verify fails; with checksums skipped both check the same structure and must agree. Ranges are
+ * asked of a lazy open that has parsed no index block yet (cold) and of one that has (its blocks' largest
+ * last timestamps remembered, so that its range walks pass over blocks). */
+static void compare_ranges(const tschunk_segment *full, const tschunk_segment *lazy, const uint8_t *data,
+                           int verified)
 {
     tschunk_segment_info fi, li;
     tschunk_segment_get_info(full, &fi);
@@ -130,6 +133,13 @@ static void compare(const tschunk_segment *full, const tschunk_segment *lazy, co
         }
         if (fb != lb || fe != le) __builtin_trap();
     }
+}
+
+static void compare(const tschunk_segment *full, const tschunk_segment *lazy, const uint8_t *data, int verified)
+{
+    tschunk_segment_info fi;
+    tschunk_segment_get_info(full, &fi);
+    compare_ranges(full, lazy, data, verified);
     merge_both(full, lazy, TSCHUNK_SEGMENT_ALL_SERIES, INT64_MIN, INT64_MAX, verified);
     for (uint32_t o = 0; o < fi.series && o < 8; o++) merge_both(full, lazy, o, fi.min_ts, INT64_MAX / 2, verified);
     for (uint32_t i = 0; i < fi.chunks; i++) {
@@ -149,6 +159,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tschunk_segment *full = NULL, *lazy = NULL;
     int verified = tschunk_segment_verify(data, size, NULL) == 0 || checksums_skipped();
     if (!tschunk_segment_open(&full, data, size, SEGMENT_OPEN_FLAGS, NULL)) exercise(full, data, size);
+    if (full && !tschunk_segment_open(&lazy, data, size, SEGMENT_OPEN_FLAGS | TSCHUNK_SEGMENT_LAZY, NULL)) {
+        compare_ranges(full, lazy, data, verified); /* cold */
+        tschunk_segment_close(lazy);
+        lazy = NULL;
+    }
     if (!tschunk_segment_open(&lazy, data, size, SEGMENT_OPEN_FLAGS | TSCHUNK_SEGMENT_LAZY, NULL))
         exercise(lazy, data, size);
     if (full && lazy) compare(full, lazy, data, verified);

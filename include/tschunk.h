@@ -56,7 +56,7 @@ extern "C" {
 
 #define TSCHUNK_VERSION_MAJOR 0
 #define TSCHUNK_VERSION_MINOR 41
-#define TSCHUNK_VERSION_PATCH 0
+#define TSCHUNK_VERSION_PATCH 1
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
 /* The string is built from the three numbers (as zstd does) so that it cannot drift from them; the
@@ -956,7 +956,9 @@ TSCHUNK_API void tschunk_segment_writer_abort(tschunk_segment_writer *w);
  * series bitmap and tombstones only, allocates no index, and each call reads and checks just the
  * 64-series or 64-chunk blocks it needs. Same answers and errors as a full open. A scan of many chunks
  * reads them through tschunk_segment_chunks, which parses each block once (tschunk_segment_chunk parses
- * a chunk's block again at every call). */
+ * a chunk's block again at every call). It remembers each parsed index block's largest last timestamp (8 bytes
+ * a block of 64 chunks, allocated at open; atomic stores, so the segment stays shareable between threads), so
+ * that tschunk_segment_range passes over the blocks it knows end before its start (0.41.1). */
 #define TSCHUNK_SEGMENT_LAZY 0x2u
 
 /**
@@ -1001,7 +1003,8 @@ typedef struct {
 
 /**
  * The index positions [*begin, *end) of the series' chunks that overlap
- * [from, to] (chunks are sorted by series, then time). @return 0 or BAD_PARAMETER.
+ * [from, to] (chunks are sorted by series, then time). @return 0, BAD_PARAMETER, or (a lazy open, which reads
+ * the series' index blocks) CORRUPT.
  */
 TSCHUNK_API size_t tschunk_segment_range(const tschunk_segment *seg, uint32_t ordinal, int64_t from, int64_t to,
                                          size_t *begin, size_t *end);

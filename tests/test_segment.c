@@ -1144,6 +1144,104 @@ Test(segment, v3_index_fields_round_trip)
     free(b.data);
 }
 
+/* Ranges asked of one lazy open from several threads, against a full open's answers. */
+#define WALK_POINTS 16
+typedef struct {
+    const tschunk_segment *seg;
+    const int64_t *points;
+    const size_t (*want)[WALK_POINTS][WALK_POINTS][2];
+    unsigned start;
+    size_t wrong;
+} walk_job;
+
+static void *ask_ranges(void *arg)
+{
+    walk_job *j = arg;
+    for (unsigned k = 0; k < 3 * WALK_POINTS * WALK_POINTS; k++) {
+        unsigned q = (j->start + k * 7) % (3 * WALK_POINTS * WALK_POINTS);
+        unsigned ord = q / (WALK_POINTS * WALK_POINTS), f = q / WALK_POINTS % WALK_POINTS, t = q % WALK_POINTS;
+        size_t begin, end;
+        j->wrong += tschunk_segment_range(j->seg, ord, j->points[f], j->points[t], &begin, &end) != 0 ||
+                    begin != j->want[ord][f][t][0] || end != j->want[ord][f][t][1];
+    }
+    return NULL;
+}
+
+/* A lazy open remembers each index block's largest last_ts once a call has parsed the block, and a range walk
+ * passes over the blocks known to end before its start. Series 1: 150 chunks, the first spanning them all (a
+ * block's largest last_ts, not its last entry's); series 2 ends inside a block that series 3 goes on in (a walk
+ * that finds no chunk stops at the series' end, in that block). Every range asked of a lazy open whose blocks
+ * are remembered, and of a fresh one, answers as a full open. */
+Test(segment, lazy_range_walk_passes_over_remembered_blocks)
+{
+    char path[128];
+    tschunk_segment_options o = {.min_ts = 0};
+    tschunk_segment_writer *w = new_writer(path, "walk.tseg", &o);
+    static const size_t chunks_of[] = {150, 100, 70};
+    int64_t ts[2];
+    double v[2] = {1, 2};
+    unsigned char chunk[TSCHUNK_BOUND(2)];
+    for (uint64_t id = 1; id <= 3; id++)
+        for (size_t k = 0; k < chunks_of[id - 1]; k++) {
+            ts[0] = (int64_t)k * 1000;
+            ts[1] = id == 1 && k == 0 ? 1000000 : ts[0] + 500;
+            size_t n = tschunk_encode(chunk, sizeof chunk, ts, v, 2, NULL);
+            cr_assert_eq(tschunk_segment_writer_add_chunk(w, id, chunk, n, NULL, 0), 0);
+        }
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+    blob b = read_all(path);
+    tschunk_segment *full, *warm, *cold;
+    cr_assert_eq(tschunk_segment_open(&full, b.data, b.size, 0, NULL), 0);
+    cr_assert_eq(tschunk_segment_open(&warm, b.data, b.size, TSCHUNK_SEGMENT_LAZY, NULL), 0);
+    size_t fb, fe, lb, le;
+    for (uint32_t ord = 0; ord < 3; ord++) /* every block parsed once: all remembered */
+        cr_assert_eq(tschunk_segment_range(warm, ord, INT64_MIN, INT64_MAX, &lb, &le), 0);
+    static const int64_t points[] = {INT64_MIN, -1, 0, 499, 500, 501, 63500, 64000, 99500, 120000, 149500, 149501,
+                                     500000, 1000000, 1000001, INT64_MAX};
+    size_t npoints = sizeof points / sizeof *points;
+    for (uint32_t ord = 0; ord < 3; ord++)
+        for (size_t f = 0; f < npoints; f++)
+            for (size_t t = 0; t < npoints; t++) {
+                cr_assert_eq(tschunk_segment_range(full, ord, points[f], points[t], &fb, &fe), 0);
+                cr_assert_eq(tschunk_segment_open(&cold, b.data, b.size, TSCHUNK_SEGMENT_LAZY, NULL), 0);
+                for (int pass = 0; pass < 3; pass++) {
+                    tschunk_segment *lazy = pass == 0 ? warm : cold; /* cold twice: then its own blocks known */
+                    cr_assert_eq(tschunk_segment_range(lazy, ord, points[f], points[t], &lb, &le), 0);
+                    cr_assert(fb == lb && fe == le, "series %u [%lld, %lld] pass %d: [%zu, %zu) vs [%zu, %zu)", ord,
+                              (long long)points[f], (long long)points[t], pass, fb, fe, lb, le);
+                }
+                tschunk_segment_close(cold);
+            }
+    /* four threads share a fresh lazy open: each block's maximum stored while the others walk */
+    static size_t want[3][WALK_POINTS][WALK_POINTS][2];
+    cr_assert_eq(npoints, WALK_POINTS);
+    for (uint32_t ord = 0; ord < 3; ord++)
+        for (size_t f = 0; f < npoints; f++)
+            for (size_t t = 0; t < npoints; t++)
+                cr_assert_eq(tschunk_segment_range(full, ord, points[f], points[t], &want[ord][f][t][0],
+                                                   &want[ord][f][t][1]), 0);
+    cr_assert_eq(tschunk_segment_open(&cold, b.data, b.size, TSCHUNK_SEGMENT_LAZY, NULL), 0);
+    pthread_t threads[4];
+    walk_job jobs[4];
+    for (unsigned t = 0; t < 4; t++) {
+        jobs[t] = (walk_job){cold, points, (const size_t(*)[WALK_POINTS][WALK_POINTS][2])want, t * 191, 0};
+        cr_assert_eq(pthread_create(&threads[t], NULL, ask_ranges, &jobs[t]), 0);
+    }
+    for (int t = 0; t < 4; t++) {
+        cr_assert_eq(pthread_join(threads[t], NULL), 0);
+        cr_assert_eq(jobs[t].wrong, 0, "thread %d", t);
+    }
+    tschunk_segment_close(cold);
+    /* the cases the walk must get right, spelled out */
+    cr_assert_eq(tschunk_segment_range(warm, 0, 500000, 500000, &lb, &le), 0);
+    cr_assert(lb == 0 && le == 150, "the long first chunk reaches 500000: [%zu, %zu)", lb, le);
+    cr_assert_eq(tschunk_segment_range(warm, 1, 1000000, INT64_MAX, &lb, &le), 0);
+    cr_assert(lb == 250 && le == 250, "series 2 ends at 250, inside block 3: [%zu, %zu)", lb, le);
+    tschunk_segment_close(warm);
+    tschunk_segment_close(full);
+    free(b.data);
+}
+
 /* Records are checked in groups: as many records as fit in about 32 KB, at most a 64-entry index block
  * (header byte 33: log2 of the group). A damaged record makes exactly the chunks of its group unreadable
  * (their hash no longer holds), in a full and a lazy open; the others still read. `samples` chunks of

@@ -79,6 +79,14 @@ size_t tsc_seg_series_block(const tschunk_segment *s, size_t b, tsc_seg_series o
     return 0;
 }
 
+/* Lazy: the block's largest last_ts, for range walks that come later (format.h, block_max_last). */
+static void remember_max_last(const tschunk_segment *s, size_t b, const tsc_seg_entry *entries, size_t n)
+{
+    int64_t max_last = entries[0].last_ts;
+    for (size_t k = 1; k < n; k++) max_last = entries[k].last_ts > max_last ? entries[k].last_ts : max_last;
+    atomic_store_explicit(&s->block_max_last[b], max_last, memory_order_relaxed);
+}
+
 size_t tsc_seg_index_block(const tschunk_segment *s, size_t b, tsc_seg_entry out[TSC_SEG_BLOCK], size_t *n,
                            const uint8_t **hashes)
 {
@@ -100,6 +108,7 @@ size_t tsc_seg_index_block(const tschunk_segment *s, size_t b, tsc_seg_entry out
     int last_block = b + 1 == tsc_seg_blocks(s->footer.chunks);
     if (from != to || (!last_block && tsc_load64_le(tsc_seg_fence(s, 1, b + 1)) < out[*n - 1].ordinal))
         return TSC_ERROR(CORRUPT);
+    if (s->block_max_last) remember_max_last(s, b, out, *n);
     return 0;
 }
 

@@ -127,7 +127,13 @@ struct tschunk_segment {
     /* v3: one bit per group of records whose hash has been checked. Set at most once per bit, with atomic
      * ORs, so that an open segment stays safe to share between threads (two may both check a group). */
     _Atomic uint64_t *records_checked;
+    /* Lazy: each index block's largest last_ts, once a call has parsed the block (TSC_SEG_MAX_UNKNOWN before),
+     * so that a range walk passes over the blocks that end before its start without parsing them again. A
+     * relaxed atomic store of what the block's checked bytes say: threads that race store the same value. */
+    _Atomic int64_t *block_max_last;
 };
+
+#define TSC_SEG_MAX_UNKNOWN INT64_MIN /* a block whose largest last_ts really is INT64_MIN is parsed each time */
 
 /* Count, first and last timestamp of a native chunk, decoding its timestamps (the writer's check of a chunk
  * it is given, verify's of a chunk against its index entry). @return 0, its decode error, BAD_PARAMETER (empty). */

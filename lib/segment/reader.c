@@ -16,7 +16,7 @@ void tschunk_segment_close(tschunk_segment *s)
 {
     if (!s) return;
     void *parts[] = {s->series_ids, (void *)s->names, s->name_lens, s->entries, s->max_last, s->tombs, s->blocks,
-                     (void *)(uintptr_t)s->records_checked, s->hashes_at};
+                     (void *)(uintptr_t)s->records_checked, s->hashes_at, (void *)(uintptr_t)s->block_max_last};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         if (parts[i]) s->allocator.free(s->allocator.opaque, parts[i]);
     s->allocator.free(s->allocator.opaque, s);
@@ -282,6 +282,10 @@ static size_t read_metadata(tschunk_segment *s)
         for (size_t k = 0; k < words; k++) atomic_init(&s->records_checked[k], 0);
     }
     if (s->lazy) {
+        size_t blocks = tsc_seg_blocks(f.chunks);
+        s->block_max_last = seg_alloc(s, (blocks + 1) * sizeof *s->block_max_last);
+        if (!s->block_max_last) return TSC_ERROR(ALLOCATION);
+        for (size_t b = 0; b < blocks; b++) atomic_init(&s->block_max_last[b], TSC_SEG_MAX_UNKNOWN);
         s->info.samples = f.samples;
         err = tsc_seg_check_fences(s);
     } else {
@@ -429,16 +433,28 @@ size_t tschunk_segment_find_series_name(const tschunk_segment *s, const char *na
         }                                                                                          \
     } while (0)
 
-/* Lazy: walk the series' entries from the block its first entry is in (found through the fences);
- * the same positions as the binary searches below over the arrays. */
+/* Lazy: whether block b is known (from an earlier parse) to end before `from`: none of its chunks reaches it. */
+static int block_ends_before(const tschunk_segment *s, size_t b, int64_t from)
+{
+    int64_t max_last = atomic_load_explicit(&s->block_max_last[b], memory_order_relaxed);
+    return max_last != TSC_SEG_MAX_UNKNOWN && max_last < from;
+}
+
+/* Lazy: walk the series' entries from the block its first entry is in (found through the fences); the same
+ * positions as the binary searches below over the arrays. Until the range's first chunk is found, a block
+ * known to end before `from` is passed over: it would only raise the running maximum of last_ts to below
+ * `from`. Not the series' last block, where the walk may stop at the next series' first entry. */
 static size_t range_lazy(const tschunk_segment *s, uint32_t ordinal, int64_t from, int64_t to, size_t *begin,
                          size_t *end)
 {
     size_t blocks = tsc_seg_blocks(s->info.chunks), lo = 0, hi = blocks;
     LOWER_BOUND(lo, hi, tsc_load64_le(tsc_seg_fence(s, 1, i)) >= ordinal);
-    size_t b = lo ? lo - 1 : 0, first = SIZE_MAX;
+    size_t b = lo ? lo - 1 : 0, past = lo, first = SIZE_MAX;
+    hi = blocks;
+    LOWER_BOUND(past, hi, tsc_load64_le(tsc_seg_fence(s, 1, i)) > ordinal); /* the first block after the series */
     int64_t max_last = INT64_MIN;
     for (; b < blocks; b++) {
+        if (first == SIZE_MAX && b + 1 < past && block_ends_before(s, b, from)) continue;
         tsc_seg_entry block[TSC_SEG_BLOCK];
         size_t n, err = tsc_seg_index_block(s, b, block, &n, NULL);
         if (err) return err;
