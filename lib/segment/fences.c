@@ -79,14 +79,6 @@ size_t tsc_seg_series_block(const tschunk_segment *s, size_t b, tsc_seg_series o
     return 0;
 }
 
-/* Lazy: the block's largest last_ts, for range walks that come later (format.h, block_max_last). */
-static void remember_max_last(const tschunk_segment *s, size_t b, const tsc_seg_entry *entries, size_t n)
-{
-    int64_t max_last = entries[0].last_ts;
-    for (size_t k = 1; k < n; k++) max_last = entries[k].last_ts > max_last ? entries[k].last_ts : max_last;
-    atomic_store_explicit(&s->block_max_last[b], max_last, memory_order_relaxed);
-}
-
 size_t tsc_seg_index_block(const tschunk_segment *s, size_t b, tsc_seg_entry out[TSC_SEG_BLOCK], size_t *n,
                            const uint8_t **hashes)
 {
@@ -94,11 +86,12 @@ size_t tsc_seg_index_block(const tschunk_segment *s, size_t b, tsc_seg_entry out
     if (err) return err;
     const uint8_t *p = s->data + s->footer.index_off;
     *n = block_items(s->footer.chunks, b);
-    for (size_t k = 0; k < *n; k++) {
-        if ((err = tsc_seg_parse_entry(s, p, to, &from, k ? &out[k - 1] : NULL, &out[k]))) return err;
-        if (k ? !tsc_seg_entries_in_order(&out[k - 1], &out[k])
-              : out[k].ordinal != tsc_load64_le(tsc_seg_fence(s, 1, b)))
-            return TSC_ERROR(CORRUPT);
+    if ((err = tsc_seg_parse_entries(s, p, to, &from, out, *n))) return err;
+    if (out[0].ordinal != tsc_load64_le(tsc_seg_fence(s, 1, b))) return TSC_ERROR(CORRUPT);
+    int64_t max_last = out[0].last_ts;
+    for (size_t k = 1; k < *n; k++) {
+        if (!tsc_seg_entries_in_order(&out[k - 1], &out[k])) return TSC_ERROR(CORRUPT);
+        max_last = out[k].last_ts > max_last ? out[k].last_ts : max_last;
     }
     size_t at;
     if (s->footer.version > 2) { /* the block's records hashes end it */
@@ -108,7 +101,8 @@ size_t tsc_seg_index_block(const tschunk_segment *s, size_t b, tsc_seg_entry out
     int last_block = b + 1 == tsc_seg_blocks(s->footer.chunks);
     if (from != to || (!last_block && tsc_load64_le(tsc_seg_fence(s, 1, b + 1)) < out[*n - 1].ordinal))
         return TSC_ERROR(CORRUPT);
-    if (s->block_max_last) remember_max_last(s, b, out, *n);
+    /* Lazy: the block's largest last_ts, for the range walks that come later (format.h, block_max_last). */
+    if (s->block_max_last) atomic_store_explicit(&s->block_max_last[b], max_last, memory_order_relaxed);
     return 0;
 }
 

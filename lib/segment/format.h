@@ -149,13 +149,13 @@ typedef struct {
     size_t name_len;
 } tsc_seg_series;
 
-/* Parse one series-table record / one index entry at *pos of p[0, size) (advances *pos): every field
- * checked against the segment (ordinal, counts, record bounds, timestamps). v3 codes them from the previous
- * record of their block: prev is NULL for a block's first. @return 0 or CORRUPT. */
+/* Parse one series-table record / the n entries of one index block (the block's first at *pos) of p[0, size)
+ * (advances *pos): every field checked against the segment (ordinal, counts, record bounds, timestamps). v3 codes
+ * them from the previous record of their block: prev is NULL for a block's first. @return 0 or CORRUPT. */
 size_t tsc_seg_parse_series(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos,
                             const tsc_seg_series *prev, tsc_seg_series *out);
-size_t tsc_seg_parse_entry(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos,
-                           const tsc_seg_entry *prev, tsc_seg_entry *e);
+size_t tsc_seg_parse_entries(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos,
+                             tsc_seg_entry *out, size_t n);
 /* v3: XXH3 of the per-record XXH3s of a group of n (<= 64) records, as the index stores it. */
 uint64_t tsc_seg_records_hash(const uint64_t *record_hashes, size_t n);
 /* v3: the records hashes that end an index block of n >= 1 entries (one u64 per group of 2^group_shift),

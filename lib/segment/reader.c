@@ -183,41 +183,66 @@ static size_t parse_entry_v2(const tschunk_segment *s, const uint8_t *p, size_t 
     return 0;
 }
 
-/* v3 entry (writer.c put_entry): a flag byte, the fields that differ from prev's, the record length. */
-size_t tsc_seg_parse_entry(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos,
-                           const tsc_seg_entry *prev, tsc_seg_entry *e)
+/* The mean step of a chunk of `count` samples spanning `span`: where the next chunk of its series is predicted to
+ * start after its end (format.h, tsc_seg_predicted_first). */
+static uint64_t mean_step(uint64_t span, uint64_t count) { return count > 1 ? span / (count - 1) : 0; }
+
+/*
+ * v3: the n entries of one index block (writer.c put_entry: a flag byte, the fields that differ from the previous
+ * entry's, the record length). The previous entry's fields stay in locals, and its mean step is divided out only
+ * when its span or count changed: a lazy range walk parses whole blocks of entries.
+ */
+static size_t parse_entries_v3(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos_io,
+                               tsc_seg_entry *out, size_t n)
 {
-    if (s->footer.version < 3) return parse_entry_v2(s, p, size, pos, e);
-    uint64_t ord = prev ? prev->ordinal : 0, count = prev ? prev->count : 0, field = 0, length;
-    uint64_t span = prev ? (uint64_t)prev->last_ts - (uint64_t)prev->first_ts : 0;
-    uint64_t offset = prev ? prev->offset + prev->length : TSC_SEG_HEADER_SIZE;
-    if (*pos >= size) return TSC_ERROR(CORRUPT);
-    unsigned flags = p[(*pos)++], ord_kind = flags & 3u;
-    if (flags & 0x80u || ord_kind == 3u) return TSC_ERROR(CORRUPT);
-    if (ord_kind == TSC_SEG_ORD_DELTA && (tsc_take_uvarint(p, size, pos, &field) || field < 2))
-        return TSC_ERROR(CORRUPT);
-    ord += ord_kind == TSC_SEG_ORD_DELTA ? field : ord_kind; /* a wrap ends below prev's ordinal: refused */
-    uint64_t first = tsc_seg_predicted_first(prev, ord, s->info.min_ts);
-    uint64_t first_zz = 0, span_zz = 0;
-    if (flags & TSC_SEG_SMALL_JITTER) {
-        if (flags & (TSC_SEG_NEW_FIRST | TSC_SEG_NEW_SPAN) || *pos >= size) return TSC_ERROR(CORRUPT);
-        first_zz = p[*pos] & 15u;
-        span_zz = p[(*pos)++] >> 4;
-        if (!first_zz || !span_zz) return TSC_ERROR(CORRUPT); /* the byte is only for two non-zero differences */
+    size_t pos = *pos_io;
+    /* What a block's first entry is coded from (README "Segment format v3") */
+    uint64_t ord = 0, count = 0, span = 0, record_end = TSC_SEG_HEADER_SIZE;
+    uint64_t prev_first = (uint64_t)s->info.min_ts, next_first = prev_first, step = 0, step_span = 0, step_count = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t prev_ord = ord, field = 0, first_zz = 0, span_zz = 0, offset = record_end, length;
+        if (pos >= size) return TSC_ERROR(CORRUPT);
+        unsigned flags = p[pos++], ord_kind = flags & 3u;
+        if (flags & 0x80u || ord_kind == 3u) return TSC_ERROR(CORRUPT);
+        if (ord_kind == TSC_SEG_ORD_DELTA && (tsc_take_uvarint(p, size, &pos, &field) || field < 2))
+            return TSC_ERROR(CORRUPT);
+        ord += ord_kind == TSC_SEG_ORD_DELTA ? field : ord_kind; /* a wrap ends below prev_ord: refused */
+        uint64_t first = ord == prev_ord ? next_first : prev_first;
+        if (flags & TSC_SEG_SMALL_JITTER) {
+            if (flags & (TSC_SEG_NEW_FIRST | TSC_SEG_NEW_SPAN) || pos >= size) return TSC_ERROR(CORRUPT);
+            first_zz = p[pos] & 15u;
+            span_zz = p[pos++] >> 4;
+            if (!first_zz || !span_zz) return TSC_ERROR(CORRUPT); /* the byte is only for two non-zero differences */
+        }
+        if ((flags & TSC_SEG_NEW_FIRST) && tsc_take_uvarint(p, size, &pos, &first_zz)) return TSC_ERROR(CORRUPT);
+        if ((flags & TSC_SEG_NEW_SPAN) && tsc_take_uvarint(p, size, &pos, &span_zz)) return TSC_ERROR(CORRUPT);
+        first += (uint64_t)tsc_unzigzag(first_zz);
+        span += (uint64_t)tsc_unzigzag(span_zz);
+        if ((flags & TSC_SEG_NEW_COUNT) && tsc_take_uvarint(p, size, &pos, &count)) return TSC_ERROR(CORRUPT);
+        if ((flags & TSC_SEG_NEW_AT) && tsc_take_uvarint(p, size, &pos, &field)) return TSC_ERROR(CORRUPT);
+        if (flags & TSC_SEG_NEW_AT) offset += (uint64_t)tsc_unzigzag(field);
+        if (tsc_take_uvarint(p, size, &pos, &length)) return TSC_ERROR(CORRUPT);
+        int64_t last;
+        if (ord < prev_ord || ord >= s->footer.series || count == 0 || count > TSCHUNK_MAX_SAMPLES ||
+            (int64_t)first < s->info.min_ts || !record_fits(s, offset, length) || add_ts((int64_t)first, span, &last))
+            return TSC_ERROR(CORRUPT);
+        out[k] = (tsc_seg_entry){(uint32_t)ord, (uint32_t)count, (int64_t)first, last, offset, length};
+        if (span != step_span || count != step_count) step = mean_step(span, count), step_span = span, step_count = count;
+        record_end = offset + length;
+        prev_first = first;
+        next_first = (uint64_t)last + step;
     }
-    if ((flags & TSC_SEG_NEW_FIRST) && tsc_take_uvarint(p, size, pos, &first_zz)) return TSC_ERROR(CORRUPT);
-    if ((flags & TSC_SEG_NEW_SPAN) && tsc_take_uvarint(p, size, pos, &span_zz)) return TSC_ERROR(CORRUPT);
-    first += (uint64_t)tsc_unzigzag(first_zz);
-    span += (uint64_t)tsc_unzigzag(span_zz);
-    if ((flags & TSC_SEG_NEW_COUNT) && tsc_take_uvarint(p, size, pos, &count)) return TSC_ERROR(CORRUPT);
-    if ((flags & TSC_SEG_NEW_AT) && tsc_take_uvarint(p, size, pos, &field)) return TSC_ERROR(CORRUPT);
-    if (flags & TSC_SEG_NEW_AT) offset += (uint64_t)tsc_unzigzag(field);
-    if (tsc_take_uvarint(p, size, pos, &length)) return TSC_ERROR(CORRUPT);
-    if (ord < (prev ? prev->ordinal : 0) || ord >= s->footer.series || count == 0 || count > TSCHUNK_MAX_SAMPLES ||
-        (int64_t)first < s->info.min_ts || !record_fits(s, offset, length))
-        return TSC_ERROR(CORRUPT);
-    *e = (tsc_seg_entry){(uint32_t)ord, (uint32_t)count, (int64_t)first, 0, offset, length};
-    return add_ts(e->first_ts, span, &e->last_ts) ? TSC_ERROR(CORRUPT) : 0;
+    *pos_io = pos;
+    return 0;
+}
+
+size_t tsc_seg_parse_entries(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos,
+                             tsc_seg_entry *out, size_t n)
+{
+    if (s->footer.version > 2) return parse_entries_v3(s, p, size, pos, out, n);
+    for (size_t k = 0; k < n; k++)
+        if (parse_entry_v2(s, p, size, pos, &out[k])) return TSC_ERROR(CORRUPT);
+    return 0;
 }
 
 static size_t parse_index(tschunk_segment *s, const tsc_seg_footer *f)
@@ -230,20 +255,20 @@ static size_t parse_index(tschunk_segment *s, const tsc_seg_footer *f)
         return TSC_ERROR(ALLOCATION);
     const uint8_t *p = s->data + f->index_off;
     size_t pos = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        tsc_seg_entry *e = &s->entries[i];
-        size_t at = pos;
-        if (tsc_seg_parse_entry(s, p, (size_t)f->index_len, &pos, i % TSC_SEG_BLOCK ? e - 1 : NULL, e))
-            return TSC_ERROR(CORRUPT);
-        if (i && !tsc_seg_entries_in_order(e - 1, e)) return TSC_ERROR(CORRUPT); /* by series, then time */
-        if (!fence_agrees(s, 1, i, e->ordinal, at)) return TSC_ERROR(CORRUPT);
-        int same_series = i && e[-1].ordinal == e->ordinal;
-        s->max_last[i] = same_series && s->max_last[i - 1] > e->last_ts ? s->max_last[i - 1] : e->last_ts;
-        s->info.samples += e->count;
-        int block_ends = i % TSC_SEG_BLOCK == TSC_SEG_BLOCK - 1 || i + 1 == n;
-        size_t *hashes_at = f->version > 2 ? &s->hashes_at[i / TSC_SEG_BLOCK] : NULL; /* the block's hashes */
-        if (hashes_at && block_ends &&
-            tsc_seg_take_block_hashes(s, (size_t)f->index_len, &pos, i % TSC_SEG_BLOCK + 1, hashes_at))
+    for (uint32_t first = 0; first < n; first += TSC_SEG_BLOCK) { /* entries are coded within their 64-entry block */
+        size_t block_at = pos, in_block = n - first < TSC_SEG_BLOCK ? n - first : TSC_SEG_BLOCK;
+        tsc_seg_entry *block = &s->entries[first];
+        if (tsc_seg_parse_entries(s, p, (size_t)f->index_len, &pos, block, in_block)) return TSC_ERROR(CORRUPT);
+        if (!fence_agrees(s, 1, first, block[0].ordinal, block_at)) return TSC_ERROR(CORRUPT);
+        for (uint32_t i = first; i < first + in_block; i++) {
+            const tsc_seg_entry *e = &s->entries[i];
+            if (i && !tsc_seg_entries_in_order(e - 1, e)) return TSC_ERROR(CORRUPT); /* by series, then time */
+            int same_series = i && e[-1].ordinal == e->ordinal;
+            s->max_last[i] = same_series && s->max_last[i - 1] > e->last_ts ? s->max_last[i - 1] : e->last_ts;
+            s->info.samples += e->count;
+        }
+        if (f->version > 2 && /* the block's records hashes end it */
+            tsc_seg_take_block_hashes(s, (size_t)f->index_len, &pos, in_block, &s->hashes_at[first / TSC_SEG_BLOCK]))
             return TSC_ERROR(CORRUPT);
     }
     if (f->version > 1 && s->info.samples != f->samples) return TSC_ERROR(CORRUPT);
