@@ -190,7 +190,8 @@ static uint64_t mean_step(uint64_t span, uint64_t count) { return count > 1 ? sp
 /*
  * v3: the n entries of one index block (writer.c put_entry: a flag byte, the fields that differ from the previous
  * entry's, the record length). The previous entry's fields stay in locals, and its mean step is divided out only
- * when its span or count changed: a lazy range walk parses whole blocks of entries.
+ * for the next chunk of the same series, and only when the span or count changed: a lazy range walk parses whole
+ * blocks of entries, and aligned series (an ordinal an entry) need no step at all.
  */
 static size_t parse_entries_v3(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos_io,
                                tsc_seg_entry *out, size_t n)
@@ -198,7 +199,7 @@ static size_t parse_entries_v3(const tschunk_segment *s, const uint8_t *p, size_
     size_t pos = *pos_io;
     /* What a block's first entry is coded from (README "Segment format v3") */
     uint64_t ord = 0, count = 0, span = 0, record_end = TSC_SEG_HEADER_SIZE;
-    uint64_t prev_first = (uint64_t)s->info.min_ts, next_first = prev_first, step = 0, step_span = 0, step_count = 0;
+    uint64_t prev_first = (uint64_t)s->info.min_ts, prev_last = prev_first, step = 0, step_span = 0, step_count = 0;
     for (size_t k = 0; k < n; k++) {
         uint64_t prev_ord = ord, field = 0, first_zz = 0, span_zz = 0, offset = record_end, length;
         if (pos >= size) return TSC_ERROR(CORRUPT);
@@ -207,7 +208,15 @@ static size_t parse_entries_v3(const tschunk_segment *s, const uint8_t *p, size_
         if (ord_kind == TSC_SEG_ORD_DELTA && (tsc_take_uvarint(p, size, &pos, &field) || field < 2))
             return TSC_ERROR(CORRUPT);
         ord += ord_kind == TSC_SEG_ORD_DELTA ? field : ord_kind; /* a wrap ends below prev_ord: refused */
-        uint64_t first = ord == prev_ord ? next_first : prev_first;
+        uint64_t first = prev_first; /* the aligned series' prediction; the next chunk of a series: */
+        if (ord == prev_ord) {
+            if (span != step_span || count != step_count) {
+                step = mean_step(span, count);
+                step_span = span;
+                step_count = count;
+            }
+            first = prev_last + step;
+        }
         if (flags & TSC_SEG_SMALL_JITTER) {
             if (flags & (TSC_SEG_NEW_FIRST | TSC_SEG_NEW_SPAN) || pos >= size) return TSC_ERROR(CORRUPT);
             first_zz = p[pos] & 15u;
@@ -227,10 +236,9 @@ static size_t parse_entries_v3(const tschunk_segment *s, const uint8_t *p, size_
             (int64_t)first < s->info.min_ts || !record_fits(s, offset, length) || add_ts((int64_t)first, span, &last))
             return TSC_ERROR(CORRUPT);
         out[k] = (tsc_seg_entry){(uint32_t)ord, (uint32_t)count, (int64_t)first, last, offset, length};
-        if (span != step_span || count != step_count) step = mean_step(span, count), step_span = span, step_count = count;
         record_end = offset + length;
         prev_first = first;
-        next_first = (uint64_t)last + step;
+        prev_last = (uint64_t)last;
     }
     *pos_io = pos;
     return 0;
