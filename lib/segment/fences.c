@@ -68,11 +68,8 @@ size_t tsc_seg_series_block(const tschunk_segment *s, size_t b, tsc_seg_series o
     if (err) return err;
     const uint8_t *p = s->data + s->footer.series_off;
     *n = block_items(s->footer.series, b);
-    for (size_t k = 0; k < *n; k++) {
-        if ((err = tsc_seg_parse_series(s, p, to, &from, k ? &out[k - 1] : NULL, &out[k]))) return err;
-        if (k ? out[k].id <= out[k - 1].id : out[k].id != tsc_load64_le(tsc_seg_fence(s, 0, b)))
-            return TSC_ERROR(CORRUPT);
-    }
+    if ((err = tsc_seg_parse_series(s, p, to, &from, out, *n))) return err;
+    if (out[0].id != tsc_load64_le(tsc_seg_fence(s, 0, b))) return TSC_ERROR(CORRUPT);
     int last_block = b + 1 == tsc_seg_blocks(s->footer.series);
     if (from != to || (!last_block && tsc_load64_le(tsc_seg_fence(s, 0, b + 1)) <= out[*n - 1].id))
         return TSC_ERROR(CORRUPT);

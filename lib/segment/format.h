@@ -149,11 +149,12 @@ typedef struct {
     size_t name_len;
 } tsc_seg_series;
 
-/* Parse one series-table record / the n entries of one index block (the block's first at *pos) of p[0, size)
- * (advances *pos): every field checked against the segment (ordinal, counts, record bounds, timestamps). v3 codes
- * them from the previous record of their block: prev is NULL for a block's first. @return 0 or CORRUPT. */
+/* Parse the n records of one series-table block / the n entries of one index block (the block's first at *pos)
+ * of p[0, size) (advances *pos): every field checked against the segment (ids ascending within the block,
+ * ordinal, counts, record bounds, timestamps). v3 codes each from the previous record of its block. @return 0 or
+ * CORRUPT. */
 size_t tsc_seg_parse_series(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos,
-                            const tsc_seg_series *prev, tsc_seg_series *out);
+                            tsc_seg_series *out, size_t n);
 size_t tsc_seg_parse_entries(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos,
                              tsc_seg_entry *out, size_t n);
 /* v3: XXH3 of the per-record XXH3s of a group of n (<= 64) records, as the index stores it. */

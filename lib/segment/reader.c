@@ -105,17 +105,24 @@ static size_t check_footer(tschunk_segment *s, tsc_seg_footer *f)
     return 0;
 }
 
-size_t tsc_seg_parse_series(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos,
-                            const tsc_seg_series *prev, tsc_seg_series *out)
+size_t tsc_seg_parse_series(const tschunk_segment *s, const uint8_t *p, size_t size, size_t *pos_io,
+                            tsc_seg_series *out, size_t n)
 {
-    uint64_t len, base = s->footer.version > 2 && prev ? prev->id : 0; /* v3: ids from the previous one */
-    if (tsc_take_uvarint(p, size, pos, &out->id) || tsc_take_uvarint(p, size, pos, &len) ||
-        len > TSC_SEG_MAX_NAME || len > size - *pos || out->id > UINT64_MAX - base)
-        return TSC_ERROR(CORRUPT);
-    out->id += base;
-    out->name = (const char *)p + *pos;
-    out->name_len = (size_t)len;
-    *pos += (size_t)len;
+    int from_previous = s->footer.version > 2; /* v3: each id but a block's first from the previous one */
+    size_t pos = *pos_io;
+    uint64_t prev_id = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t id, len, base = from_previous ? prev_id : 0;
+        if (tsc_take_uvarint(p, size, &pos, &id) || tsc_take_uvarint(p, size, &pos, &len) ||
+            len > TSC_SEG_MAX_NAME || len > size - pos || id > UINT64_MAX - base)
+            return TSC_ERROR(CORRUPT);
+        id += base;
+        if (k && id <= prev_id) return TSC_ERROR(CORRUPT); /* ascending ids */
+        out[k] = (tsc_seg_series){id, (const char *)p + pos, (size_t)len};
+        pos += (size_t)len;
+        prev_id = id;
+    }
+    *pos_io = pos;
     return 0;
 }
 
@@ -136,17 +143,17 @@ static size_t parse_series(tschunk_segment *s, const tsc_seg_footer *f)
     if (!s->series_ids || !s->names || !s->name_lens) return TSC_ERROR(ALLOCATION);
     const uint8_t *p = s->data + f->series_off;
     size_t pos = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        tsc_seg_series rec;
-        size_t at = pos;
-        tsc_seg_series prev = {i ? s->series_ids[i - 1] : 0, NULL, 0};
-        if (tsc_seg_parse_series(s, p, (size_t)f->series_len, &pos, i % TSC_SEG_BLOCK ? &prev : NULL, &rec))
-            return TSC_ERROR(CORRUPT);
-        if (i && rec.id <= s->series_ids[i - 1]) return TSC_ERROR(CORRUPT); /* ascending ids */
-        if (!fence_agrees(s, 0, i, rec.id, at)) return TSC_ERROR(CORRUPT);
-        s->series_ids[i] = rec.id;
-        s->names[i] = rec.name;
-        s->name_lens[i] = rec.name_len;
+    for (uint32_t first = 0; first < n; first += TSC_SEG_BLOCK) { /* v3 codes ids within their 64-record block */
+        size_t block_at = pos, in_block = n - first < TSC_SEG_BLOCK ? n - first : TSC_SEG_BLOCK;
+        tsc_seg_series block[TSC_SEG_BLOCK];
+        if (tsc_seg_parse_series(s, p, (size_t)f->series_len, &pos, block, in_block)) return TSC_ERROR(CORRUPT);
+        if (first && block[0].id <= s->series_ids[first - 1]) return TSC_ERROR(CORRUPT); /* ascending ids */
+        if (!fence_agrees(s, 0, first, block[0].id, block_at)) return TSC_ERROR(CORRUPT);
+        for (size_t k = 0; k < in_block; k++) {
+            s->series_ids[first + k] = block[k].id;
+            s->names[first + k] = block[k].name;
+            s->name_lens[first + k] = block[k].name_len;
+        }
     }
     return pos == f->series_len ? 0 : TSC_ERROR(CORRUPT);
 }
