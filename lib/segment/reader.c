@@ -143,7 +143,7 @@ static size_t parse_series(tschunk_segment *s, const tsc_seg_footer *f)
     if (!s->series_ids || !s->names || !s->name_lens) return TSC_ERROR(ALLOCATION);
     const uint8_t *p = s->data + f->series_off;
     size_t pos = 0;
-    for (uint32_t first = 0; first < n; first += TSC_SEG_BLOCK) { /* v3 codes ids within their 64-record block */
+    for (size_t first = 0; first < n; first += TSC_SEG_BLOCK) { /* v3 codes ids within their 64-record block */
         size_t block_at = pos, in_block = n - first < TSC_SEG_BLOCK ? n - first : TSC_SEG_BLOCK;
         tsc_seg_series block[TSC_SEG_BLOCK];
         if (tsc_seg_parse_series(s, p, (size_t)f->series_len, &pos, block, in_block)) return TSC_ERROR(CORRUPT);
@@ -270,12 +270,12 @@ static size_t parse_index(tschunk_segment *s, const tsc_seg_footer *f)
         return TSC_ERROR(ALLOCATION);
     const uint8_t *p = s->data + f->index_off;
     size_t pos = 0;
-    for (uint32_t first = 0; first < n; first += TSC_SEG_BLOCK) { /* entries are coded within their 64-entry block */
+    for (size_t first = 0; first < n; first += TSC_SEG_BLOCK) { /* entries are coded within their 64-entry block */
         size_t block_at = pos, in_block = n - first < TSC_SEG_BLOCK ? n - first : TSC_SEG_BLOCK;
         tsc_seg_entry *block = &s->entries[first];
         if (tsc_seg_parse_entries(s, p, (size_t)f->index_len, &pos, block, in_block)) return TSC_ERROR(CORRUPT);
         if (!fence_agrees(s, 1, first, block[0].ordinal, block_at)) return TSC_ERROR(CORRUPT);
-        for (uint32_t i = first; i < first + in_block; i++) {
+        for (size_t i = first; i < first + in_block; i++) {
             const tsc_seg_entry *e = &s->entries[i];
             if (i && !tsc_seg_entries_in_order(e - 1, e)) return TSC_ERROR(CORRUPT); /* by series, then time */
             int same_series = i && e[-1].ordinal == e->ordinal;
