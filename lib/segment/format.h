@@ -170,13 +170,18 @@ TSC_INLINE size_t tsc_seg_take_block_hashes(const tschunk_segment *s, size_t siz
     return 0;
 }
 
-/* v3: the first_ts an entry of ordinal `ordinal` is coded against, after prev (NULL: a block's first). */
+/* v3: the mean step of a chunk of `count` samples spanning `span`, after whose end the next chunk of its series is
+ * predicted to start. */
+TSC_INLINE uint64_t tsc_seg_mean_step(uint64_t span, uint64_t count) { return count > 1 ? span / (count - 1) : 0; }
+
+/* v3: the first_ts an entry of ordinal `ordinal` is coded against, after prev (NULL: a block's first). The reader's
+ * block loop (reader.c, parse_entries_v3) keeps the same prediction from its locals. */
 TSC_INLINE uint64_t tsc_seg_predicted_first(const tsc_seg_entry *prev, uint64_t ordinal, int64_t min_ts)
 {
     if (!prev) return (uint64_t)min_ts;
     if (prev->ordinal != ordinal) return (uint64_t)prev->first_ts;
     uint64_t span = (uint64_t)prev->last_ts - (uint64_t)prev->first_ts;
-    return (uint64_t)prev->last_ts + (prev->count > 1 ? span / (prev->count - 1) : 0);
+    return (uint64_t)prev->last_ts + tsc_seg_mean_step(span, prev->count);
 }
 
 /* Index order: by series, then first timestamp. */

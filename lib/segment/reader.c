@@ -190,10 +190,6 @@ static size_t parse_entry_v2(const tschunk_segment *s, const uint8_t *p, size_t 
     return 0;
 }
 
-/* The mean step of a chunk of `count` samples spanning `span`: where the next chunk of its series is predicted to
- * start after its end (format.h, tsc_seg_predicted_first). */
-static uint64_t mean_step(uint64_t span, uint64_t count) { return count > 1 ? span / (count - 1) : 0; }
-
 /*
  * v3: the n entries of one index block (writer.c put_entry: a flag byte, the fields that differ from the previous
  * entry's, the record length). The previous entry's fields stay in locals, and its mean step is divided out only
@@ -218,7 +214,7 @@ static size_t parse_entries_v3(const tschunk_segment *s, const uint8_t *p, size_
         uint64_t first = prev_first; /* the aligned series' prediction; the next chunk of a series: */
         if (ord == prev_ord) {
             if (span != step_span || count != step_count) {
-                step = mean_step(span, count);
+                step = tsc_seg_mean_step(span, count);
                 step_span = span;
                 step_count = count;
             }
