@@ -126,11 +126,12 @@ size_t tsc_seg_parse_series(const tschunk_segment *s, const uint8_t *p, size_t s
     return 0;
 }
 
-/* A v2 fence must agree with the record at its position (checked when the whole table is parsed). */
-static int fence_agrees(const tschunk_segment *s, int index_kind, size_t i, uint64_t key, size_t pos)
+/* A v2 fence must agree with the first record of its block b, at byte pos (checked when the whole table is parsed;
+ * v1 has no fences). */
+static int fence_agrees(const tschunk_segment *s, int index_kind, size_t b, uint64_t key, size_t pos)
 {
-    if (!s->fences || i % TSC_SEG_BLOCK) return 1;
-    const uint8_t *fence = tsc_seg_fence(s, index_kind, i / TSC_SEG_BLOCK);
+    if (!s->fences) return 1;
+    const uint8_t *fence = tsc_seg_fence(s, index_kind, b);
     return tsc_load64_le(fence) == key && tsc_load64_le(fence + 8) == pos;
 }
 
@@ -148,7 +149,7 @@ static size_t parse_series(tschunk_segment *s, const tsc_seg_footer *f)
         tsc_seg_series block[TSC_SEG_BLOCK];
         if (tsc_seg_parse_series(s, p, (size_t)f->series_len, &pos, block, in_block)) return TSC_ERROR(CORRUPT);
         if (first && block[0].id <= s->series_ids[first - 1]) return TSC_ERROR(CORRUPT); /* ascending ids */
-        if (!fence_agrees(s, 0, first, block[0].id, block_at)) return TSC_ERROR(CORRUPT);
+        if (!fence_agrees(s, 0, first / TSC_SEG_BLOCK, block[0].id, block_at)) return TSC_ERROR(CORRUPT);
         for (size_t k = 0; k < in_block; k++) {
             s->series_ids[first + k] = block[k].id;
             s->names[first + k] = block[k].name;
@@ -270,7 +271,7 @@ static size_t parse_index(tschunk_segment *s, const tsc_seg_footer *f)
         size_t block_at = pos, in_block = n - first < TSC_SEG_BLOCK ? n - first : TSC_SEG_BLOCK;
         tsc_seg_entry *block = &s->entries[first];
         if (tsc_seg_parse_entries(s, p, (size_t)f->index_len, &pos, block, in_block)) return TSC_ERROR(CORRUPT);
-        if (!fence_agrees(s, 1, first, block[0].ordinal, block_at)) return TSC_ERROR(CORRUPT);
+        if (!fence_agrees(s, 1, first / TSC_SEG_BLOCK, block[0].ordinal, block_at)) return TSC_ERROR(CORRUPT);
         for (size_t i = first; i < first + in_block; i++) {
             const tsc_seg_entry *e = &s->entries[i];
             if (i && !tsc_seg_entries_in_order(e - 1, e)) return TSC_ERROR(CORRUPT); /* by series, then time */
