@@ -182,7 +182,7 @@ bench-ab: $(BUILD)/bench/ab_libs $(BUILD)/libtschunk.so
 	taskset -c 1 $(BUILD)/bench/ab_libs $(if $(AB_MANY),--many )$(if $(AB_SKETCH),--sketch)$(if $(AB_PROM),--prom)$(if $(AB_GORILLA),--gorilla) $(AB_A) $(if $(AB_B),$(AB_B),$(BUILD)/libtschunk.so) $(AB_DATA)
 
 # The same over whole series, no chunk seen twice in a row (mispredicted branches on values show):
-#   make bench-ab-series AB_A=old/libtschunk.so [AB_B=...] [AB_MODE=--many | --decode] [AB_DATA="..."]
+#   make bench-ab-series AB_A=old/libtschunk.so [AB_B=...] [AB_MODE=--many | --decode | --prom] [AB_DATA="..."]
 $(BUILD)/bench/ab_series: bench/ab_series.c bench/workloads.h bench/timing.h bench/dl_load.h include/tschunk.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Ibench $< $(LDFLAGS) -ldl -lm -o $@

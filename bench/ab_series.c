@@ -3,7 +3,7 @@
  * appends (or decodes) every chunk of every series once, passes alternate
  * between the two libraries, and each keeps the median of its passes.
  *
- *   ab_series [--many | --decode] [--passes N] [--chunk N] A.so B.so DATASET.gz ...
+ *   ab_series [--many | --decode | --prom] [--passes N] [--chunk N] A.so B.so DATASET.gz ...
  *
  * ab_libs keeps each library's fastest of 300 passes over one chunk: the
  * steadiest figure on this VM, but by the 300th pass the branch predictor
@@ -11,7 +11,8 @@
  * values (0.23.0: codec 2's decimal exceptions) does not show there. Here no
  * chunk is seen again before every other chunk of the run has been.
  * Codec 2 (the default options), 1,024-sample chunks unless --chunk says
- * fewer, one chunk per buffer.
+ * fewer, one chunk per buffer; --prom: Prometheus XOR chunks appended one
+ * sample a call (tschunk_prom_append_bits).
  * Pin it to one core (taskset -c 1).
  */
 #include "workloads.h" /* first: it sets _POSIX_C_SOURCE for popen */
@@ -33,9 +34,12 @@ typedef struct {
     size_t (*append_many)(tschunk_encoder *, const int64_t *, const double *, size_t, size_t *);
     size_t (*finish)(tschunk_encoder *);
     size_t (*decode)(const void *, size_t, int64_t *, double *, size_t);
+    size_t (*prom_init)(tschunk_prom_encoder *, void *, size_t, const tschunk_encoder_options *);
+    size_t (*prom_append)(tschunk_prom_encoder *, int64_t, uint64_t);
+    size_t (*prom_finish)(tschunk_prom_encoder *);
 } library;
 
-enum { APPEND, MANY, DECODE };
+enum { APPEND, MANY, DECODE, PROM };
 static volatile double sink;
 
 static void *symbol(void *handle, const char *name) { return bench_symbol("ab_series", handle, name); }
@@ -50,6 +54,9 @@ static library load(const char *path)
     *(void **)&lib.append_many = symbol(handle, "tschunk_append_many");
     *(void **)&lib.finish = symbol(handle, "tschunk_encoder_finish");
     *(void **)&lib.decode = symbol(handle, "tschunk_decode");
+    *(void **)&lib.prom_init = symbol(handle, "tschunk_prom_encoder_init");
+    *(void **)&lib.prom_append = symbol(handle, "tschunk_prom_append_bits");
+    *(void **)&lib.prom_finish = symbol(handle, "tschunk_prom_encoder_finish");
     return lib;
 }
 
@@ -70,6 +77,14 @@ static size_t append_all(const library *lib, workload *w, int mode)
         for (size_t from = 0; from < s->n; from += chunk, at++) {
             size_t take = s->n - from < chunk ? s->n - from : chunk;
             unsigned char *buffer = w->buffers + at * bound;
+            if (mode == PROM) {
+                tschunk_prom_encoder prom;
+                lib->prom_init(&prom, buffer, bound, NULL);
+                for (size_t i = from; i < from + take; i++) lib->prom_append(&prom, s->ts[i], s->bits[i]);
+                w->sizes[at] = lib->prom_finish(&prom);
+                bytes += w->sizes[at];
+                continue;
+            }
             if (from == 0) lib->init(&enc, buffer, bound, NULL);
             else lib->restart(&enc, buffer, bound);
             if (mode == MANY)
@@ -115,12 +130,13 @@ int main(int argc, char **argv)
     for (; arg < argc && argv[arg][0] == '-'; arg++) {
         if (!strcmp(argv[arg], "--many")) mode = MANY;
         else if (!strcmp(argv[arg], "--decode")) mode = DECODE;
+        else if (!strcmp(argv[arg], "--prom")) mode = PROM;
         else if (!strcmp(argv[arg], "--passes") && arg + 1 < argc) passes = atoi(argv[++arg]);
         else if (!strcmp(argv[arg], "--chunk") && arg + 1 < argc) chunk = (size_t)atoi(argv[++arg]);
     }
-    bound = TSCHUNK_BOUND(chunk);
+    bound = mode == PROM ? TSCHUNK_PROM_BOUND(chunk) : TSCHUNK_BOUND(chunk);
     if (argc - arg < 3 || passes < 1 || passes > MAX_PASSES || chunk < 2 || chunk > MAX_CHUNK) {
-        fprintf(stderr, "usage: ab_series [--many | --decode] [--passes N<=%d] [--chunk 2..%d] A.so B.so DATASET ...\n",
+        fprintf(stderr, "usage: ab_series [--many | --decode | --prom] [--passes N<=%d] [--chunk 2..%d] A.so B.so DATASET ...\n",
                 MAX_PASSES, MAX_CHUNK);
         return 2;
     }
@@ -130,7 +146,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "ab_series: no samples loaded\n");
         return 2;
     }
-    size_t bytes[2] = {append_all(&lib[0], &w, MANY), append_all(&lib[1], &w, MANY)}; /* warm-up; decode's input */
+    int warm = mode == PROM ? PROM : MANY; /* warm-up; decode's input */
+    size_t bytes[2] = {append_all(&lib[0], &w, warm), append_all(&lib[1], &w, warm)};
     double took[2][MAX_PASSES], sum = 0;
     for (int pass = 0; pass < 2 * passes; pass++) {
         const library *l = &lib[pass & 1];
@@ -140,7 +157,8 @@ int main(int argc, char **argv)
         took[pass & 1][pass / 2] = (now_ns() - start) / (double)w.samples;
     }
     double a = median(took[0], passes), b = median(took[1], passes);
-    const char *what = mode == DECODE ? "decode" : mode == MANY ? "append_many" : "append one at a time";
+    const char *what = mode == DECODE ? "decode" : mode == MANY ? "append_many"
+                       : mode == PROM ? "Prometheus XOR append one at a time" : "append one at a time";
     printf("%s, %zu series, %zu samples, %zu-sample chunks, %d passes each: A %.3f  B %.3f ns a sample (%+.1f%%); "
            "bytes A %zu B %zu\n",
            what, w.nseries, w.samples, chunk, passes, a, b, 100 * (b / a - 1), bytes[0], bytes[1]);

@@ -56,7 +56,7 @@ extern "C" {
 
 #define TSCHUNK_VERSION_MAJOR 0
 #define TSCHUNK_VERSION_MINOR 41
-#define TSCHUNK_VERSION_PATCH 4
+#define TSCHUNK_VERSION_PATCH 5
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
 /* The string is built from the three numbers (as zstd does) so that it cannot drift from them; the
@@ -580,7 +580,7 @@ typedef struct {
     uint8_t stage;
     uint8_t isa;             /* 1 when the appends take their BMI build */
     uint8_t *dst;
-    size_t fast_bit_limit;   /* up to this stream length a worst-case sample passes every limit */
+    size_t fast_bit_end;     /* below this stream length a worst-case sample passes every limit; 0: none */
     size_t byte_limit;       /* max_bytes, 0 when unlimited */
 } tschunk_prom_encoder;
 

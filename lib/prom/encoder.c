@@ -130,12 +130,14 @@ TSC_INLINE void commit_sample(tschunk_prom_encoder *enc, int64_t ts, uint64_t bi
 }
 
 /*
- * The stream length up to which the worst sample (WORST_SAMPLE_BITS) passes
+ * The stream length below which the worst sample (WORST_SAMPLE_BITS) passes
  * both the buffer's and max_bytes' limits, so that the append's fast path
  * needs no exact check. Bounded by the largest chunk's bit count, so it fits
- * a size_t on 32-bit targets too.
+ * a size_t on 32-bit targets too. The encoder holds 0 (no fast path) until
+ * the second sample is in and after finish, so that the fast path needs no
+ * test of its own for the first samples (2-3% of a sample's instructions).
  */
-static size_t fast_bit_limit(const tschunk_prom_encoder *enc)
+static size_t fast_bit_end(const tschunk_prom_encoder *enc)
 {
     uint64_t limit = enc->out.bit_limit;
     if (enc->byte_limit) {
@@ -144,7 +146,7 @@ static size_t fast_bit_limit(const tschunk_prom_encoder *enc)
     }
     uint64_t largest = (uint64_t)TSCHUNK_PROM_BOUND(TSCHUNK_PROM_MAX_SAMPLES) * 8;
     limit = limit < largest ? limit : largest;
-    return limit > WORST_SAMPLE_BITS ? (size_t)(limit - WORST_SAMPLE_BITS) : 0;
+    return limit > WORST_SAMPLE_BITS ? (size_t)(limit - WORST_SAMPLE_BITS) + 1 : 0;
 }
 
 size_t tschunk_prom_encoder_init(tschunk_prom_encoder *enc, void *dst, size_t capacity,
@@ -163,7 +165,6 @@ size_t tschunk_prom_encoder_init(tschunk_prom_encoder *enc, void *dst, size_t ca
     enc->window_lead = NO_WINDOW;
     enc->window_trail = NO_WINDOW;
     tsc_bw_init(&enc->out, enc->dst + 2, (uint64_t)(capacity - 2 - SLACK) * 8);
-    enc->fast_bit_limit = fast_bit_limit(enc);
     enc->dst[0] = enc->dst[1] = 0; /* an empty chunk is `00 00` */
     enc->stage = STAGE_ACTIVE;
     enc->isa = (uint8_t)tsc_bmi_here();
@@ -195,6 +196,7 @@ static size_t append_first_two(tschunk_prom_encoder *enc, int64_t ts, uint64_t b
         write_uvarint(&enc->out, delta);
         write_value(enc, &f);
         enc->prev_delta = delta;
+        enc->fast_bit_end = fast_bit_end(enc); /* the fast path takes the third sample on */
     }
     commit_sample(enc, ts, bits);
     return 0;
@@ -244,7 +246,7 @@ TSC_INLINE int code_short_sample(sample_code *c, int64_t dod, uint64_t x, uint8_
     c->payload_len = 0;
     if (x == 0) return 1;
     unsigned lead = (unsigned)__builtin_clzll(x), trail = (unsigned)__builtin_ctzll(x);
-    lead = lead > LEAD_MAX ? LEAD_MAX : lead;
+    /* Unclamped: a window's lead is at most LEAD_MAX, so clamping first would not change this test. */
     if (lead >= *window_lead && trail >= *window_trail) { /* NO_WINDOW fails this */
         c->head = (c->head | 1) << 1; /* `10` */
         c->head_len += 1;
@@ -252,6 +254,7 @@ TSC_INLINE int code_short_sample(sample_code *c, int64_t dod, uint64_t x, uint8_
         c->payload = x >> *window_trail;
         return 1;
     }
+    lead = lead > LEAD_MAX ? LEAD_MAX : lead;
     unsigned size = 64 - lead - trail;
     if (TSC_UNLIKELY(size > TSC_BITS_MAX_FIELD)) return 0;
     c->head = (c->head | 1) << 12 | UINT64_C(1) << 11 | (uint64_t)lead << 6 | size; /* `11` lead size */
@@ -276,7 +279,7 @@ TSC_INLINE void put_sample_code(tschunk_bit_writer *w, const sample_code *c)
 /*
  * The fast path: the short forms (code_short_sample). Everything else (the
  * first two samples, the last ones before a limit, long fields, any append
- * after finish, whose fast_bit_limit is 0) is a tail call to append_checked,
+ * after finish, whose fast_bit_end is 0) is a tail call to append_checked,
  * so the fast path keeps few values live and saves few registers. Inlined
  * into both public appends and into append_fast_bmi, each starting a
  * 64-byte line as the iterator's step does (decoder.c): where unrelated
@@ -286,8 +289,8 @@ TSC_INLINE void put_sample_code(tschunk_bit_writer *w, const sample_code *c)
  */
 TSC_INLINE size_t append_fast(tschunk_prom_encoder *restrict enc, int64_t ts, uint64_t bits)
 {
-    uint32_t count = enc->count;
-    if (TSC_UNLIKELY(count < 2 || count >= enc->max_samples || enc->out.bit_count > enc->fast_bit_limit))
+    /* `|`: both loads issue at once; gcc still branches on each. */
+    if (TSC_UNLIKELY((enc->count >= enc->max_samples) | (enc->out.bit_count >= enc->fast_bit_end)))
         return append_checked(enc, ts, bits);
     uint64_t delta = (uint64_t)ts - (uint64_t)enc->prev_ts; /* wraps when time goes back, as in Go */
     sample_code c;
@@ -317,14 +320,14 @@ __attribute__((aligned(64))) size_t tschunk_prom_append_bits(tschunk_prom_encode
 }
 
 /*
- * Samples that certainly fit every limit: as many as start at or below
- * fast_bit_limit (each adds at most WORST_SAMPLE_BITS), within max_samples;
- * none before the third sample or after finish.
+ * Samples that certainly fit every limit: as many as start below
+ * fast_bit_end (each adds at most WORST_SAMPLE_BITS), within max_samples;
+ * none before the third sample or after finish (fast_bit_end 0).
  */
 static size_t samples_that_fit(const tschunk_prom_encoder *enc)
 {
-    if (enc->count < 2 || enc->out.bit_count > enc->fast_bit_limit) return 0;
-    uint64_t by_bits = (enc->fast_bit_limit - enc->out.bit_count) / WORST_SAMPLE_BITS + 1;
+    if (enc->out.bit_count >= enc->fast_bit_end) return 0;
+    uint64_t by_bits = (enc->fast_bit_end - 1 - enc->out.bit_count) / WORST_SAMPLE_BITS + 1;
     uint64_t by_count = enc->count < enc->max_samples ? enc->max_samples - enc->count : 0;
     return (size_t)(by_bits < by_count ? by_bits : by_count);
 }
@@ -429,7 +432,7 @@ size_t tschunk_prom_encoder_finish(tschunk_prom_encoder *enc)
     if (!enc) return TSC_ERROR(BAD_PARAMETER);
     if (enc->stage != STAGE_ACTIVE) return TSC_ERROR(STAGE);
     enc->stage = STAGE_FINISHED;
-    enc->fast_bit_limit = 0; /* later appends take the checked path, which refuses them */
+    enc->fast_bit_end = 0; /* later appends take the checked path, which refuses them */
     return tschunk_prom_encoder_size(enc);
 }
 
