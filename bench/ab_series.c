@@ -136,7 +136,8 @@ int main(int argc, char **argv)
     }
     bound = mode == PROM ? TSCHUNK_PROM_BOUND(chunk) : TSCHUNK_BOUND(chunk);
     if (argc - arg < 3 || passes < 1 || passes > MAX_PASSES || chunk < 2 || chunk > MAX_CHUNK) {
-        fprintf(stderr, "usage: ab_series [--many | --decode | --prom] [--passes N<=%d] [--chunk 2..%d] A.so B.so DATASET ...\n",
+        fprintf(stderr,
+                "usage: ab_series [--many | --decode | --prom] [--passes N<=%d] [--chunk 2..%d] A.so B.so DATASET ...\n",
                 MAX_PASSES, MAX_CHUNK);
         return 2;
     }
