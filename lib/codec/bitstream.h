@@ -55,6 +55,30 @@ TSC_INLINE void tsc_bw_put64(tschunk_bit_writer *restrict w, uint64_t v, unsigne
     }
 }
 
+/*
+ * Write `head` (hl bits) then `tail` (tl bits, 1..64): a field longer than
+ * one put (hl + tl > TSC_BITS_MAX_FIELD), hl <= 31, tail < 2^tl. The first
+ * store takes the partial byte, the head and the tail's top `room` bits; a
+ * second, 8 bytes on, the rest of the tail: no second pass through `*w`.
+ */
+TSC_INLINE void tsc_bw_put_long(tschunk_bit_writer *restrict w, uint64_t head, unsigned hl, uint64_t tail,
+                                unsigned tl)
+{
+    uint64_t count = w->bit_count;
+    unsigned room = 64 - (unsigned)(count & 7) - hl; /* 26..63 */
+    uint64_t high = w->partial << hl | head;         /* the partial byte's bits and the head, in its low end */
+    uint8_t *at = w->base + (count >> 3);
+    if (tl > room) {
+        unsigned rest = tl - room;
+        tsc_store64_be(at, high << room | tail >> rest);
+        tsc_store64_be(at + 8, tail << (64 - rest));
+    } else {
+        tsc_store64_be(at, high << room | tail << (room - tl));
+    }
+    w->bit_count = count + hl + tl;
+    w->partial = tail; /* tl > 25: its low bits hold the new partial byte's */
+}
+
 TSC_INLINE size_t tsc_bw_bytes(const tschunk_bit_writer *w) { return (size_t)((w->bit_count + 7) >> 3); }
 
 TSC_INLINE void tsc_br_init(tschunk_bit_reader *r, const uint8_t *base, size_t byte_len)

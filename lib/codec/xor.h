@@ -73,8 +73,7 @@ TSC_INLINE void tsc_xor_put(tschunk_bit_writer *restrict w, uint64_t x, uint8_t 
         if (TSC_LIKELY(width <= TSC_BITS_MAX_FIELD - 2)) {
             tsc_bw_put(w, (UINT64_C(0x2) << width) | (x >> wtrail), width + 2);
         } else {
-            tsc_bw_put(w, 0x2, 2);
-            tsc_bw_put64(w, x >> wtrail, width);
+            tsc_bw_put_long(w, 0x2, 2, x >> wtrail, width);
         }
         return;
     }

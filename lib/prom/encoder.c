@@ -271,8 +271,7 @@ TSC_INLINE void put_sample_code(tschunk_bit_writer *w, const sample_code *c)
     if (c->head_len + c->payload_len <= TSC_BITS_MAX_FIELD) {
         tsc_bw_put(w, c->head << c->payload_len | c->payload, c->head_len + c->payload_len);
     } else {
-        tsc_bw_put(w, c->head, c->head_len);
-        tsc_bw_put64(w, c->payload, c->payload_len);
+        tsc_bw_put_long(w, c->head, c->head_len, c->payload, c->payload_len);
     }
 }
 
