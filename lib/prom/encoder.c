@@ -266,9 +266,10 @@ TSC_INLINE int code_short_sample(sample_code *c, int64_t dod, uint64_t x, uint8_
     return 1;
 }
 
+/* One write laid out first: without the hint the counter's short new windows took two jumps (3.5% slower). */
 TSC_INLINE void put_sample_code(tschunk_bit_writer *w, const sample_code *c)
 {
-    if (c->head_len + c->payload_len <= TSC_BITS_MAX_FIELD) {
+    if (TSC_LIKELY(c->head_len + c->payload_len <= TSC_BITS_MAX_FIELD)) {
         tsc_bw_put(w, c->head << c->payload_len | c->payload, c->head_len + c->payload_len);
     } else {
         tsc_bw_put_long(w, c->head, c->head_len, c->payload, c->payload_len);
@@ -296,10 +297,16 @@ TSC_INLINE size_t append_fast(tschunk_prom_encoder *restrict enc, int64_t ts, ui
     if (TSC_UNLIKELY(!code_short_sample(&c, (int64_t)(delta - enc->prev_delta), bits ^ enc->prev_bits,
                                         &enc->window_lead, &enc->window_trail)))
         return append_checked(enc, ts, bits);
-    /* Nothing can fail now: the state first, so that only the fields stay live for the writes. */
+    /* Nothing can fail now. The count's bytes last: a byte store through dst may alias the encoder, and
+     * before the writes it made them read the writer's fields back (commit_sample's order: gauge-2dp 4.4%
+     * slower, the constant and file workloads 5-8%). */
     enc->prev_delta = delta;
-    commit_sample(enc, ts, bits);
+    enc->prev_ts = ts;
+    enc->prev_bits = bits;
     put_sample_code(&enc->out, &c);
+    uint32_t count = ++enc->count;
+    enc->dst[0] = (uint8_t)(count >> 8);
+    enc->dst[1] = (uint8_t)count;
     return 0;
 }
 
