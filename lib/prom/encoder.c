@@ -119,14 +119,20 @@ static void write_uvarint(tschunk_bit_writer *w, uint64_t v)
     for (size_t i = 0; i < n; i++) tsc_bw_put(w, buf[i], 8);
 }
 
-/* The sample is written: advance the state and rewrite the big-endian count at bytes 0-1. */
+/* One more sample: the big-endian count at bytes 0-1 rewritten. */
+TSC_INLINE void count_sample(tschunk_prom_encoder *enc)
+{
+    uint32_t count = ++enc->count;
+    enc->dst[0] = (uint8_t)(count >> 8);
+    enc->dst[1] = (uint8_t)count;
+}
+
+/* The sample is written: advance the state and rewrite the count. */
 TSC_INLINE void commit_sample(tschunk_prom_encoder *enc, int64_t ts, uint64_t bits)
 {
     enc->prev_ts = ts;
     enc->prev_bits = bits;
-    uint32_t count = ++enc->count;
-    enc->dst[0] = (uint8_t)(count >> 8);
-    enc->dst[1] = (uint8_t)count;
+    count_sample(enc);
 }
 
 /*
@@ -304,9 +310,7 @@ TSC_INLINE size_t append_fast(tschunk_prom_encoder *restrict enc, int64_t ts, ui
     enc->prev_ts = ts;
     enc->prev_bits = bits;
     put_sample_code(&enc->out, &c);
-    uint32_t count = ++enc->count;
-    enc->dst[0] = (uint8_t)(count >> 8);
-    enc->dst[1] = (uint8_t)count;
+    count_sample(enc);
     return 0;
 }
 
