@@ -52,9 +52,9 @@ BENCH_BIN := $(BUILD)/bench/bench
 SKETCH_BENCH_BIN := $(BUILD)/bench/sketch_bench
 SEGMENT_BENCH_BIN := $(BUILD)/bench/segment_bench
 
-.PHONY: all lib cli deps test test-run asan analyze bench bench-ab bench-ab-series bench-instr tune codec2-probe \
-        vectors mapping-memo fuzz fuzz-run fuzz-replay install uninstall version check-install check-symbols \
-        demo readme-example clean
+.PHONY: all lib cli deps test test-run asan analyze bench bench-ab bench-ab-series bench-glance bench-instr tune \
+        codec2-probe vectors mapping-memo fuzz fuzz-run fuzz-replay install uninstall version check-install \
+        check-symbols demo readme-example clean
 
 all: lib cli
 
@@ -193,6 +193,11 @@ bench-ab-series: $(BUILD)/bench/ab_series $(BUILD)/libtschunk.so
 	  $(if $(AB_DATA),$(AB_DATA),$(AB_SERIES_DATA))
 
 # Instructions per push and per decoded sample under callgrind (stable on a noisy machine).
+# README's "At a glance" table: GLANCE_RUNS sets of alternating runs between fast-state probes (scripts/glance.sh).
+GLANCE_RUNS ?= 15
+bench-glance: $(BENCH_BIN)
+	sh scripts/glance.sh $(BENCH_BIN) $(GLANCE_RUNS)
+
 bench-instr: $(BENCH_BIN)
 	@for w in const-regular const-jitter counter gauge-2dp random; do for c in 120 1024; do \
 	  for codec in tschunk tsc2 prom; do sh scripts/instr-per-op.sh $(BENCH_BIN) $$w $$c $$codec; done; done; done

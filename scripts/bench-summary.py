@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Medians, over several `make bench` outputs, as README tables: wall time per codec, and sizes.
 
-usage: scripts/bench-summary.py RUN1.txt RUN2.txt ... [--chunk 120] [--sizes]
+usage: scripts/bench-summary.py RUN1.txt RUN2.txt ... [--chunk 120] [--sizes | --glance]
+--glance: README's "At a glance" table (codecs 2 and 1 at 1,024-sample chunks, Prometheus XOR at 120), from
+the runs scripts/glance.sh makes.
 """
 import statistics, sys
 
@@ -14,7 +16,8 @@ CODECS = ['tsc2', 'tschunk', 'prom-xor']  # codec 2, codec 1 (Gorilla), this lib
 
 
 # The `make bench` columns read, by their header's names (columns were added over releases).
-COLUMNS = {'push': 'push ns', 'iter': 'iter ns/sample', 'batch': 'batch ns/sample', 'bytes': 'bytes/sample'}
+COLUMNS = {'push': 'push ns', 'iter': 'iter ns/sample', 'batch': 'batch ns/sample', 'bytes': 'bytes/sample',
+           'many': 'many ns', 'staged': 'staged ns', 'chunks': 'chunks ns/sample'}
 
 
 def read(paths, chunk):
@@ -36,8 +39,52 @@ def read(paths, chunk):
     return cells
 
 
+def fast_sets(paths):
+    """The runs of the sets (NAME.i) whose probes (probe.i: before, after) read within 5% of the fastest."""
+    probes = {}
+    for path in paths:
+        name, _, i = path.rpartition('.')
+        if name.endswith('probe'):
+            probes[i] = max(float(x) for x in open(path).read().split())
+    if not probes:
+        return paths
+    fastest = min(probes.values())
+    kept = {i for i, v in probes.items() if v <= fastest * 1.05}
+    print('%d of %d sets kept: probes %.2f-%.2f (fastest %.2f)' % (
+        len(kept), len(probes), min(probes[i] for i in kept), max(probes[i] for i in kept), fastest))
+    return [p for p in paths if p.rpartition('.')[2] in kept and not p.rpartition('.')[0].endswith('probe')]
+
+
+def glance(paths):
+    """One row a workload: sizes, then each codec's appends (one at a time / staged / bulk) and decodes."""
+    paths = fast_sets(paths)
+    native, prom = read(paths, '1024'), read(paths, '120')
+
+    def med(cells, w, codec, k, fmt='%.2f'):
+        v = cells.get((w, codec, k), [])
+        return fmt % statistics.median(v) if v else '-'
+
+    print('| workload | bytes: codec 2 / codec 1 / Prom XOR | codec 2 append: one / staged / bulk | codec 2 decode '
+          '| codec 1 append: one / staged / bulk | codec 1 decode: one chunk / 16 a call '
+          '| Prom XOR append: one / staged / bulk | Prom XOR decode: one chunk / 16 a call |')
+    print('|---|---|---|---:|---|---|---|---|')
+    for w in ROWS:
+        appends = lambda cells, codec: ' / '.join(med(cells, w, codec, k) for k in ('push', 'staged', 'many'))
+        decodes = lambda cells, codec: ' / '.join(med(cells, w, codec, k) for k in ('batch', 'chunks'))
+        sizes = ' / '.join([med(native, w, 'tsc2', 'bytes', '%.3f'), med(native, w, 'tschunk', 'bytes', '%.3f'),
+                            med(native, w, 'prom-xor', 'bytes', '%.3f')])  # the same 1,024-sample chunks
+        print('| %s | %s | %s | %s | %s | %s | %s | %s |' % (
+            w.replace('random', 'random doubles') if w == 'random' else w, sizes, appends(native, 'tsc2'),
+            med(native, w, 'tsc2', 'batch'), appends(native, 'tschunk'), decodes(native, 'tschunk'),
+            appends(prom, 'prom-xor'), decodes(prom, 'prom-xor')))
+
+
 def main():
     args = sys.argv[1:]
+    if '--glance' in args:
+        args.remove('--glance')
+        glance(args)
+        return
     chunk = '120'
     sizes = '--sizes' in args
     if sizes:
