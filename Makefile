@@ -192,12 +192,12 @@ bench-ab-series: $(BUILD)/bench/ab_series $(BUILD)/libtschunk.so
 	taskset -c 1 $(BUILD)/bench/ab_series $(AB_MODE) $(AB_A) $(if $(AB_B),$(AB_B),$(BUILD)/libtschunk.so) \
 	  $(if $(AB_DATA),$(AB_DATA),$(AB_SERIES_DATA))
 
-# Instructions per push and per decoded sample under callgrind (stable on a noisy machine).
 # README's "At a glance" table: GLANCE_RUNS sets of alternating runs between fast-state probes (scripts/glance.sh).
 GLANCE_RUNS ?= 15
 bench-glance: $(BENCH_BIN)
 	sh scripts/glance.sh $(BENCH_BIN) $(GLANCE_RUNS)
 
+# Instructions per push and per decoded sample under callgrind (stable on a noisy machine).
 bench-instr: $(BENCH_BIN)
 	@for w in const-regular const-jitter counter gauge-2dp random; do for c in 120 1024; do \
 	  for codec in tschunk tsc2 prom; do sh scripts/instr-per-op.sh $(BENCH_BIN) $$w $$c $$codec; done; done; done

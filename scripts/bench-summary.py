@@ -40,7 +40,8 @@ def read(paths, chunk):
 
 
 def fast_sets(paths):
-    """The runs of the sets (NAME.i) whose probes (probe.i: before, after) read within 5% of the fastest."""
+    """The runs of the sets (NAME.i) whose probes (probe.i: before, after) read within 5% of the fastest, and the
+    files that belong to no set."""
     probes = {}
     for path in paths:
         name, _, i = path.rpartition('.')
@@ -52,7 +53,8 @@ def fast_sets(paths):
     kept = {i for i, v in probes.items() if v <= fastest * 1.05}
     print('%d of %d sets kept: probes %.2f-%.2f (fastest %.2f)' % (
         len(kept), len(probes), min(probes[i] for i in kept), max(probes[i] for i in kept), fastest))
-    return [p for p in paths if p.rpartition('.')[2] in kept and not p.rpartition('.')[0].endswith('probe')]
+    return [p for p in paths if not p.rpartition('.')[2].isdigit() or
+            (p.rpartition('.')[2] in kept and not p.rpartition('.')[0].endswith('probe'))]
 
 
 def glance(paths):
@@ -68,15 +70,18 @@ def glance(paths):
           '| codec 1 append: one / staged / bulk | codec 1 decode: one chunk / 16 a call '
           '| Prom XOR append: one / staged / bulk | Prom XOR decode: one chunk / 16 a call |')
     print('|---|---|---|---:|---|---|---|---|')
+
+    def cells_of(cells, w, codec, kinds, fmt='%.2f'):
+        return ' / '.join(med(cells, w, codec, k, fmt) for k in kinds)
+
+    appends, decodes = ('push', 'staged', 'many'), ('batch', 'chunks')
     for w in ROWS:
-        appends = lambda cells, codec: ' / '.join(med(cells, w, codec, k) for k in ('push', 'staged', 'many'))
-        decodes = lambda cells, codec: ' / '.join(med(cells, w, codec, k) for k in ('batch', 'chunks'))
-        sizes = ' / '.join([med(native, w, 'tsc2', 'bytes', '%.3f'), med(native, w, 'tschunk', 'bytes', '%.3f'),
-                            med(native, w, 'prom-xor', 'bytes', '%.3f')])  # the same 1,024-sample chunks
+        sizes = ' / '.join(med(native, w, codec, 'bytes', '%.3f') for codec in CODECS)  # all at 1,024 samples
         print('| %s | %s | %s | %s | %s | %s | %s | %s |' % (
-            w.replace('random', 'random doubles') if w == 'random' else w, sizes, appends(native, 'tsc2'),
-            med(native, w, 'tsc2', 'batch'), appends(native, 'tschunk'), decodes(native, 'tschunk'),
-            appends(prom, 'prom-xor'), decodes(prom, 'prom-xor')))
+            'random doubles' if w == 'random' else w, sizes, cells_of(native, w, 'tsc2', appends),
+            med(native, w, 'tsc2', 'batch'), cells_of(native, w, 'tschunk', appends),
+            cells_of(native, w, 'tschunk', decodes), cells_of(prom, w, 'prom-xor', appends),
+            cells_of(prom, w, 'prom-xor', decodes)))
 
 
 def main():

@@ -8,6 +8,8 @@
 set -eu
 BENCH=$1; RUNS=${2:-5}; CPU=${3:-1}; OUT=${4:-$(mktemp -d)}
 mkdir -p "$OUT"
+# Sizes at 1,024 for all three codecs (exact: one run is enough)
+taskset -c "$CPU" "$BENCH" --codec prom --chunk 1024 --reps 1 > "$OUT/sizes.prom1024"
 probe() {
   taskset -c "$CPU" "$BENCH" --only gauge-2dp --codec tsc2 --chunk 1024 --reps 5 |
     awk -F' [|] ' '/^\| gauge-2dp/{print $8}'
@@ -17,8 +19,6 @@ for i in $(seq 1 "$RUNS"); do
   taskset -c "$CPU" "$BENCH" --codec tsc2 --chunk 1024 --reps 5 > "$OUT/tsc2.$i"
   taskset -c "$CPU" "$BENCH" --codec tschunk --chunk 1024 --reps 5 > "$OUT/tschunk.$i"
   taskset -c "$CPU" "$BENCH" --codec prom --chunk 120 --reps 5 > "$OUT/prom.$i"
-  # Sizes at 1,024 for all three codecs (a size does not change from run to run: one run is enough)
-  [ "$i" = 1 ] && taskset -c "$CPU" "$BENCH" --codec prom --chunk 1024 --reps 1 > "$OUT/prom1024.$i"
   echo "$before $(probe)" > "$OUT/probe.$i"
 done
 python3 "$(dirname "$0")/bench-summary.py" --glance "$OUT"/*
