@@ -43,10 +43,7 @@ TSC_INLINE void write_dod(tschunk_bit_writer *w, int64_t dod, unsigned payload)
     case 14: tsc_bw_put(w, UINT64_C(0x2) << 14 | ((uint64_t)dod & 0x3fff), 16); break;
     case 17: tsc_bw_put(w, UINT64_C(0x6) << 17 | ((uint64_t)dod & 0x1ffff), 20); break;
     case 20: tsc_bw_put(w, UINT64_C(0xe) << 20 | ((uint64_t)dod & 0xfffff), 24); break;
-    default:
-        tsc_bw_put(w, 0xf, 4);
-        tsc_bw_put64(w, (uint64_t)dod, 64);
-        break;
+    default: tsc_bw_put_long(w, 0xf, 4, (uint64_t)dod, 64); break;
     }
 }
 
@@ -87,8 +84,7 @@ TSC_INLINE void write_value(tschunk_prom_encoder *enc, const value_field *f)
     if (f->head_len + f->payload_len <= TSC_BITS_MAX_FIELD) {
         tsc_bw_put(&enc->out, f->head << f->payload_len | f->payload, f->head_len + f->payload_len);
     } else {
-        tsc_bw_put(&enc->out, f->head, f->head_len);
-        tsc_bw_put64(&enc->out, f->payload, f->payload_len);
+        tsc_bw_put_long(&enc->out, f->head, f->head_len, f->payload, f->payload_len);
     }
     enc->window_lead = (uint8_t)f->lead;
     enc->window_trail = (uint8_t)f->trail;
