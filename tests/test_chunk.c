@@ -455,7 +455,8 @@ Test(chunk, decode_chunks_checks_the_first_value_field)
 /*
  * Time going back inside the lanes: 16 codec-1 chunks whose step (100 +- 3) is 16 shorter at sample 41
  * alone; one chunk's first delta (header byte 12) rewritten from 100 to 5 takes 95 off every step, below 0
- * there only. Every loop choice must refuse the list, as decoding that chunk alone does.
+ * there only: the first chunk of a pair, then the second (the pair loop checks each one's output after it).
+ * Every loop choice must refuse the list, as decoding that chunk alone does.
  */
 Test(chunk, decode_chunks_in_lanes_refuses_time_going_back)
 {
@@ -477,13 +478,17 @@ Test(chunk, decode_chunks_in_lanes_refuses_time_going_back)
         free(s.ts);
         free(s.bits);
     }
-    chunk[5][12] = 5;
-    cr_assert_eq(tschunk_get_error_code(tschunk_decode(chunk[5], size[5], ts, values, N)), TSCHUNK_ERROR_CORRUPT);
-    static const int loops[3] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO};
-    for (int l = 0; l < 3; l++)
-        cr_assert_eq(tschunk_get_error_code(tsc_chunk_decode_chunks_with((const void *const *)chunk, size, CHUNKS, ts,
-                                                                         values, CHUNKS * N, loops[l])),
-                     TSCHUNK_ERROR_CORRUPT, "loops %d", l);
+    static const int loops[4] = {TSC_LOOPS_CHECKED, TSC_LOOPS_SCALAR, TSC_LOOPS_AUTO, TSC_LOOPS_AVX2};
+    for (size_t damaged = 4; damaged <= 5; damaged++) { /* the first and the second chunk of a pair */
+        chunk[damaged][12] = 5;
+        cr_assert_eq(tschunk_get_error_code(tschunk_decode(chunk[damaged], size[damaged], ts, values, N)),
+                     TSCHUNK_ERROR_CORRUPT);
+        for (int l = 0; l < 4; l++)
+            cr_assert_eq(tschunk_get_error_code(tsc_chunk_decode_chunks_with((const void *const *)chunk, size, CHUNKS,
+                                                                             ts, values, CHUNKS * N, loops[l])),
+                         TSCHUNK_ERROR_CORRUPT, "chunk %zu, loops %d", damaged, l);
+        chunk[damaged][12] = 100;
+    }
     for (size_t c = 0; c < CHUNKS; c++) free(chunk[c]);
 }
 

@@ -208,7 +208,9 @@ TSC_INLINE void set_mask(run_state *st)
 /*
  * An XOR field for the unchecked loops (tsc_xor_get_if's format), which start only once a window exists
  * (width > 0; decode_run): a reused window cannot be bad, so only a new one is checked, and the window's bits
- * are the payload shifted down by the lead and masked (two steps on the value's path where four were).
+ * are the payload shifted down by the lead and masked (two steps on the value's path where four were). A
+ * reused window of up to 55 bits comes from the field's first load (a second load cost three instructions);
+ * random doubles' wider windows take one test more.
  */
 TSC_INLINE uint64_t read_xor_unchecked(const uint8_t *base, run_state *st)
 {
@@ -224,6 +226,9 @@ TSC_INLINE uint64_t read_xor_unchecked(const uint8_t *base, run_state *st)
         st->bad |= st->lead + st->width > 64;
         set_mask(st);
         head = 13;
+    } else if (TSC_LIKELY(st->width <= TSC_BITS_MAX_FIELD - 2)) {
+        st->vpos += 2 + st->width;
+        return ((win << 2) >> st->lead) & st->mask;
     }
     uint64_t at = st->vpos + head;
     st->vpos = at + st->width;
@@ -237,11 +242,18 @@ TSC_INLINE void read_sample(const uint8_t *tbase, size_t tlen, const uint8_t *vb
 {
     if (!ts_const) st->delta += decode_dod(tbase, tlen, &st->tpos, checked);
     int64_t next_ts = (int64_t)((uint64_t)st->ts + st->delta);
-    st->bad |= next_ts < st->ts;
+    if (checked) st->bad |= next_ts < st->ts; /* unchecked runs: over their output after it (time_went_back) */
     st->ts = next_ts;
     if (val_const) return;
     if (checked) st->bits ^= tsc_xor_get_if(vbase, vlen, &st->vpos, &st->lead, &st->width, &st->bad, 1);
     else st->bits ^= read_xor_unchecked(vbase, st);
+}
+
+/* Whether the unchecked loops' n timestamps (after `prev`) went back somewhere: one pass over them in lanes,
+ * where a compare inside the loop cost about four instructions a sample. */
+TSC_INLINE unsigned time_went_back(const int64_t *ts, size_t n, int64_t prev)
+{
+    return n ? (unsigned)tsc_codec2_goes_back(ts, n, prev) : 0;
 }
 
 /*
@@ -276,6 +288,7 @@ TSC_INLINE size_t run_loop(const tschunk_iter *restrict it, run_state *restrict 
         ts_out[k] = st.ts;
         val_out[k] = st.bits;
     }
+    if (!checked) st.bad |= time_went_back(ts_out, k, io->ts);
     *io = st;
     return k;
 }
@@ -420,6 +433,8 @@ TSC_INLINE size_t pair_loop(lane *restrict a, lane *restrict b, size_t n)
         b->ts[k] = sb.ts;
         b->bits[k] = sb.bits;
     }
+    sa.bad |= time_went_back(a->ts, k, a->st.ts);
+    sb.bad |= time_went_back(b->ts, k, b->st.ts);
     a->st = sa;
     b->st = sb;
     return k;
