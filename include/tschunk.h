@@ -56,7 +56,7 @@ extern "C" {
 
 #define TSCHUNK_VERSION_MAJOR 0
 #define TSCHUNK_VERSION_MINOR 41
-#define TSCHUNK_VERSION_PATCH 8
+#define TSCHUNK_VERSION_PATCH 9
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
 /* The string is built from the three numbers (as zstd does) so that it cannot drift from them; the
@@ -478,10 +478,11 @@ typedef struct {
     uint64_t first_bits;
     uint64_t first_delta;
     uint32_t codec;
-    /* Codec 2: the current group, decoded (about 2 KiB). */
+    /* Codec 2's current group or codec 1's current run of samples, decoded (about 2 KiB). */
     uint32_t group_at;       /* next sample of the group buffer to return */
     uint32_t group_len;      /* samples in the group buffer */
-    size_t group_next;       /* offset of the next group in the chunk */
+    size_t group_next;       /* codec 2: offset of the next group in the chunk; codec 1: SIZE_MAX once a run
+                                failed (the iterator steps one sample at a time from there) */
     int64_t group_ts[TSCHUNK_GROUP_SAMPLES];
     uint64_t group_bits[TSCHUNK_GROUP_SAMPLES];
 } tschunk_iter;

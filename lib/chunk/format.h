@@ -62,6 +62,10 @@ size_t tsc_chunk_count(const uint8_t *src, size_t size);
 /* tschunk_decode with codec 1's loops chosen (TSC_LOOPS_*, lib/common/common.h); the tests compare them. */
 size_t tsc_chunk_decode_with(const void *chunk, size_t size, int64_t *ts, double *values, size_t capacity, int loops);
 
+/* Tests: a codec-1 iterator stepped one sample at a time from here on (no runs into its buffer), the
+ * reference its runs are compared with. Other codecs: nothing. */
+void tsc_chunk_iter_step_only(tschunk_iter *it);
+
 /* tschunk_decode_chunks with codec 1's loops chosen; TSC_LOOPS_CHECKED decodes chunk by chunk. */
 size_t tsc_chunk_decode_chunks_with(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,
                                     double *values, size_t capacity, int loops);
