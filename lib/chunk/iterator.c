@@ -529,7 +529,7 @@ static size_t decode_run(tschunk_iter *restrict it, int64_t *restrict ts_out, ui
     return save_state(it, &st, n);
 }
 
-/* In codec 1's iterator, group_next (codec 2's) set so once a run failed: from there it steps. */
+/* group_next (codec 2's next group; unused by codec 1) once a run of codec 1's iterator failed: it steps on. */
 #define RUNS_FAILED SIZE_MAX
 
 /*
