@@ -5,7 +5,8 @@
  * input cut into up to sixteen chunks, and taken whole 16 times, decodes
  * with tschunk_prom_decode_chunks (two side by side, or 8 and 16 in AVX-512
  * lanes) as chunk by chunk; 0.8: what transcodes to a
- * native chunk holds the same samples, and transcodes back to them.
+ * native chunk holds the same samples, and transcodes back to them; 0.42:
+ * the iterator's runs decoded ahead answer as one sample a step.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,36 @@ static void batch_matches_iterator(const uint8_t *data, size_t size, size_t coun
     if (tschunk_is_error(step) != tschunk_is_error(batch)) __builtin_trap();
     free(ts);
     free(v);
+}
+
+/* 0.42: the iterator, which decodes runs of samples ahead, against one stepped a sample at a time: the same
+ * samples and the same error at the same sample, one by one, then after a seek in blocks of 37. */
+static void runs_match_steps(const uint8_t *data, size_t size)
+{
+    tschunk_prom_iter runs, steps;
+    if (tschunk_prom_iter_init(&runs, data, size) || tschunk_prom_iter_init(&steps, data, size)) __builtin_trap();
+    tsc_prom_iter_step_only(&steps);
+    size_t ra, rb;
+    do {
+        int64_t ta = 0, tb = 0;
+        uint64_t ba = 0, bb = 0;
+        ra = tschunk_prom_iter_next_bits(&runs, &ta, &ba);
+        rb = tschunk_prom_iter_next_bits(&steps, &tb, &bb);
+        if (ra != rb || ta != tb || ba != bb) __builtin_trap();
+    } while (ra == 1);
+    if (tschunk_prom_iter_init(&runs, data, size) || tschunk_prom_iter_init(&steps, data, size)) __builtin_trap();
+    tsc_prom_iter_step_only(&steps);
+    int64_t target = size > 12 ? (int64_t)tsc_load64_be(data + size - 8) >> (data[size - 9] & 63) : 0;
+    ra = tschunk_prom_iter_seek(&runs, target);
+    if (ra != tschunk_prom_iter_seek(&steps, target)) __builtin_trap();
+    while (ra != 0 && !tschunk_is_error(ra)) {
+        int64_t ta[37], tb[37];
+        uint64_t va[37], vb[37];
+        ra = tschunk_prom_iter_read(&runs, ta, (double *)(void *)va, 37);
+        rb = tschunk_prom_iter_read(&steps, tb, (double *)(void *)vb, 37);
+        if (ra != rb) __builtin_trap();
+        if (!tschunk_is_error(ra) && (memcmp(ta, tb, ra * 8) || memcmp(va, vb, ra * 8))) __builtin_trap();
+    }
 }
 
 /* Transcoding hostile bytes: an error, or a native chunk with the samples the Prometheus decoder reads,
@@ -72,6 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (++n > count) __builtin_trap();
     if (!tschunk_is_error(r) && n != count) __builtin_trap();
     batch_matches_iterator(data, size, count);
+    runs_match_steps(data, size);
     transcode_matches_decode(data, size, count);
     if (tschunk_prom_iter_init(&it, data, size) == 0) {
         r = tschunk_prom_iter_seek(&it, (int64_t)((uint64_t)size * 7919u));

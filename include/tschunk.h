@@ -55,8 +55,8 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 41
-#define TSCHUNK_VERSION_PATCH 9
+#define TSCHUNK_VERSION_MINOR 42
+#define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
 /* The string is built from the three numbers (as zstd does) so that it cannot drift from them; the
@@ -634,21 +634,29 @@ TSCHUNK_API size_t tschunk_prom_encoder_finish(tschunk_prom_encoder *enc);
 TSCHUNK_API size_t tschunk_prom_encode(void *dst, size_t capacity, const int64_t *ts, const double *values,
                                        size_t n, const tschunk_encoder_options *opts);
 
-/** Prometheus XOR iterator state; caller-allocated, borrows the bytes, fields private. */
+/* Samples a Prometheus XOR iterator decodes ahead at a time (0.42.0). */
+#define TSCHUNK_PROM_RUN_SAMPLES 32u
+
+/** Prometheus XOR iterator state; caller-allocated (about 600 bytes), borrows the bytes, fields private. */
 typedef struct {
     tschunk_bit_reader in;
-    int64_t ts;
+    int64_t ts;             /* last sample decoded (the run buffer's last, while it holds samples) */
     uint64_t delta;
     uint64_t bits;
-    uint32_t index;
+    uint32_t index;         /* samples decoded so far (the run buffer's included) */
     uint32_t count;
     uint8_t window_lead;
     uint8_t window_width;   /* 64 - lead - trail; 64 before any window, as Prometheus */
     uint8_t pending;
-    uint8_t reserved;
+    uint8_t step_only;      /* a run failed: one sample at a time from there */
     uint32_t error;
     const uint8_t *chunk;
     size_t size;
+    /* A run of samples decoded ahead by the batch loop (0.42.0). */
+    uint32_t run_at;        /* next sample of the run buffer to return */
+    uint32_t run_len;       /* samples in the run buffer */
+    int64_t run_ts[TSCHUNK_PROM_RUN_SAMPLES];
+    uint64_t run_bits[TSCHUNK_PROM_RUN_SAMPLES];
 } tschunk_prom_iter;
 
 /** @return 0, or TRUNCATED (fewer than 2 bytes), BAD_PARAMETER. */

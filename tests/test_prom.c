@@ -497,3 +497,76 @@ Test(prom, append_many_matches_one_by_one, .timeout = 60)
     free(one);
     free(many);
 }
+
+/* Two Prometheus iterators over the same bytes, the second stepped one sample at a time: after `first` samples
+ * by tschunk_prom_iter_next_bits (a seek to `seek_to` first when it is not INT64_MIN), the rest by
+ * tschunk_prom_iter_read in blocks of 37; every answer must be the same. */
+static void prom_iterators_agree(const unsigned char *buf, size_t size, size_t first, int64_t seek_to)
+{
+    tschunk_prom_iter runs, steps;
+    size_t ra = tschunk_prom_iter_init(&runs, buf, size), rb = tschunk_prom_iter_init(&steps, buf, size);
+    cr_assert_eq(ra, rb);
+    if (ra) return;
+    tsc_prom_iter_step_only(&steps);
+    if (seek_to != INT64_MIN)
+        cr_assert_eq(tschunk_prom_iter_seek(&runs, seek_to), tschunk_prom_iter_seek(&steps, seek_to));
+    for (size_t k = 0; k < first; k++) {
+        int64_t ta = 0, tb = 0;
+        uint64_t ba = 0, bb = 0;
+        ra = tschunk_prom_iter_next_bits(&runs, &ta, &ba);
+        rb = tschunk_prom_iter_next_bits(&steps, &tb, &bb);
+        cr_assert_eq(ra, rb, "sample %zu: %s / %s", k, tschunk_error_name(ra), tschunk_error_name(rb));
+        if (ra != 1) return;
+        cr_assert(ta == tb && ba == bb, "sample %zu", k);
+    }
+    for (;;) {
+        int64_t ta[37], tb[37];
+        double va[37], vb[37];
+        ra = tschunk_prom_iter_read(&runs, ta, va, 37);
+        rb = tschunk_prom_iter_read(&steps, tb, vb, 37);
+        cr_assert_eq(ra, rb, "read: %s / %s", tschunk_error_name(ra), tschunk_error_name(rb));
+        if (ra == 0 || tschunk_is_error(ra)) return;
+        cr_assert(!memcmp(ta, tb, ra * sizeof *ta) && !memcmp(va, vb, ra * sizeof *va));
+    }
+}
+
+/*
+ * The Prometheus iterator decodes runs of samples into its buffer with the
+ * batch loop (0.42.0), and steps one at a time after a run that fails: for
+ * every truncation and every bit flip of 300-sample chunks of every workload
+ * (and of one whose time jumps back and forth) it must answer as stepping
+ * does (the same samples, the same error at the same sample), read one by
+ * one, in blocks, and after a seek.
+ */
+Test(prom, iterator_runs_answer_as_steps, .timeout = 120)
+{
+    enum { N = 300 };
+    uint64_t rng = 4242;
+    for (int kind = 0; kind <= WL_SYNTHETIC_COUNT; kind++) {
+        wl_series s;
+        if (kind < WL_SYNTHETIC_COUNT) {
+            wl_synthetic(&s, kind, N, 37);
+        } else {
+            wl_alloc(&s, N, "backwards");
+            for (size_t i = 0; i < N; i++) {
+                s.ts[i] = (int64_t)(wl_rng(&rng) % 100000) - 50000;
+                s.bits[i] = wl_rng(&rng) % 4 ? s.bits[i ? i - 1 : 0] ^ (wl_rng(&rng) & 0xff0) : wl_rng(&rng);
+            }
+        }
+        unsigned char *chunk;
+        size_t size = prom_encode_series(&s, 0, N, &chunk);
+        unsigned char *copy = malloc(size);
+        for (size_t len = 0; len <= size; len++) {
+            memcpy(copy, chunk, len);
+            prom_iterators_agree(copy, len, N + 1, INT64_MIN);
+        }
+        for (size_t bit = 0; bit < size * 8; bit++) {
+            memcpy(copy, chunk, size);
+            copy[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+            prom_iterators_agree(copy, size, bit % 211, bit % 3 ? INT64_MIN : s.ts[(bit / 3) % N]);
+        }
+        free(copy);
+        free(chunk);
+        wl_free(&s);
+    }
+}

@@ -215,7 +215,7 @@ size_t tschunk_prom_iter_init(tschunk_prom_iter *it, const void *chunk, size_t s
     /* Sample 0 takes at least 9 bytes, every later one at least 2 bits. */
     if (count && (size - 2 < 9 || (uint64_t)(size - 2 - 9) * 8 < (uint64_t)(count - 1) * 2))
         return TSC_ERROR(TRUNCATED);
-    memset(it, 0, sizeof(*it));
+    memset(it, 0, offsetof(tschunk_prom_iter, run_ts)); /* the run buffer is written before it is read */
     it->chunk = (const uint8_t *)chunk;
     it->size = size;
     it->count = (uint32_t)count;
@@ -405,19 +405,60 @@ TSC_HOT_ALIGN static size_t step(tschunk_prom_iter *it)
     return 0;
 }
 
-TSC_HOT_ALIGN size_t tschunk_prom_iter_next_bits(tschunk_prom_iter *it, int64_t *ts, uint64_t *value_bits)
+/*
+ * The iterator's next run of samples (past the first two) decoded by the
+ * batch loop into its run buffer, where a step a sample took about twice the
+ * instructions. The stream state (index, ts, bits) is the run's last sample's;
+ * the samples come out of the buffer by run_at alone. A damaged run is
+ * dropped and the samples are stepped one at a time from there, so that the
+ * error comes at the sample it always came at (a run that decodes is what
+ * the steps read: the loops' reads are the step's, and positions only grow).
+ */
+static void fill_run_buffer(tschunk_prom_iter *it)
+{
+    uint32_t left = it->count - it->index;
+    it->run_at = it->run_len = 0;
+    if (it->index < 2 || left < 2 || it->step_only) return;
+    uint32_t n = left < TSCHUNK_PROM_RUN_SAMPLES ? left : TSCHUNK_PROM_RUN_SAMPLES;
+    if (tsc_is_error(decode_run(it, it->run_ts, it->run_bits, n, TSC_LOOPS_AUTO))) {
+        it->error = 0; /* decode_run's sticky error, left to the steps */
+        it->step_only = 1;
+        return;
+    }
+    it->run_len = n;
+}
+
+void tsc_prom_iter_step_only(tschunk_prom_iter *it) { it->step_only = 1; }
+
+/* Everything but a buffered sample (whose buffer is used up here): out of line, so that the fast path keeps
+ * no frame. */
+__attribute__((noinline)) static size_t next_slow(tschunk_prom_iter *it, int64_t *ts, uint64_t *value_bits)
 {
     if (TSC_UNLIKELY(it->error)) return TSC_ERROR_CODE(it->error);
-    if (it->pending) {
+    if (it->pending) { /* seek stopped on a stepped sample */
         it->pending = 0;
     } else {
         if (it->index >= it->count) return 0;
+        fill_run_buffer(it);
+        if (it->run_len) return tschunk_prom_iter_next_bits(it, ts, value_bits);
         size_t err = step(it);
         if (err) return err;
     }
     if (ts) *ts = it->ts;
     if (value_bits) *value_bits = it->bits;
     return 1;
+}
+
+TSC_HOT_ALIGN size_t tschunk_prom_iter_next_bits(tschunk_prom_iter *it, int64_t *ts, uint64_t *value_bits)
+{
+    uint32_t at = it->run_at;
+    if (TSC_LIKELY(at < it->run_len)) { /* never with an error or a pending sample: both come from steps */
+        it->run_at = at + 1;
+        if (ts) *ts = it->run_ts[at];
+        if (value_bits) *value_bits = it->run_bits[at];
+        return 1;
+    }
+    return next_slow(it, ts, value_bits);
 }
 
 size_t tschunk_prom_iter_next(tschunk_prom_iter *it, int64_t *ts, double *value)
@@ -431,11 +472,16 @@ size_t tschunk_prom_iter_next(tschunk_prom_iter *it, int64_t *ts, double *value)
 size_t tschunk_prom_iter_seek(tschunk_prom_iter *it, int64_t t)
 {
     if (TSC_UNLIKELY(it->error)) return TSC_ERROR_CODE(it->error);
-    if (it->index > 0) {
+    if (it->index > 0) { /* time may go back in these chunks: the first match is searched from the start */
         size_t err = tschunk_prom_iter_init(it, it->chunk, it->size);
         if (err) return err;
     }
-    while (it->index < it->count) {
+    for (;;) {
+        for (; it->run_at < it->run_len; it->run_at++)
+            if (it->run_ts[it->run_at] >= t) return 1; /* left in the buffer for next */
+        if (it->index >= it->count) return 0;
+        fill_run_buffer(it);
+        if (it->run_len) continue;
         size_t err = step(it);
         if (err) return err;
         if (it->ts >= t) {
@@ -443,7 +489,19 @@ size_t tschunk_prom_iter_seek(tschunk_prom_iter *it, int64_t t)
             return 1;
         }
     }
-    return 0;
+}
+
+/* Samples from the run buffer into the caller's arrays (either may be NULL) from `n` on, up to `end`.
+ * @return the new n. */
+static size_t copy_buffered(tschunk_prom_iter *restrict it, int64_t *restrict ts, double *restrict values, size_t n,
+                            size_t end)
+{
+    size_t buffered = it->run_len - it->run_at, take = end - n < buffered ? end - n : buffered;
+    if (!take) return n;
+    if (ts) memcpy(ts + n, it->run_ts + it->run_at, take * sizeof *ts);
+    if (values) memcpy(values + n, it->run_bits + it->run_at, take * sizeof *values);
+    it->run_at += (uint32_t)take;
+    return n + take;
 }
 
 #define READ_BLOCK 256
@@ -461,6 +519,7 @@ static size_t read_samples(tschunk_prom_iter *restrict it, int64_t *restrict ts,
         if (values) memcpy(&values[0], &it->bits, 8);
         n = 1;
     }
+    n = copy_buffered(it, ts, values, n, capacity); /* what the iterator decoded ahead */
     while (n < capacity && it->index < it->count) {
         if (it->index < 2) {
             size_t err = step_first(it);

@@ -11,6 +11,9 @@ size_t tsc_prom_decode_with(const void *chunk, size_t size, int64_t *ts, double 
 size_t tsc_prom_decode_chunks_with(const void *const *chunks, const size_t *sizes, size_t n_chunks, int64_t *ts,
                                    double *values, size_t capacity, int loops);
 
+/* Test hook: the iterator steps one sample at a time from here on, never decoding a run ahead (until init). */
+void tsc_prom_iter_step_only(tschunk_prom_iter *it);
+
 /* One chunk in tsc_prom_lanes8_avx512: its stream, decode state and where its next samples go. */
 typedef struct {
     const uint8_t *base; /* the bit stream (after the count) */
