@@ -198,6 +198,11 @@ static inline void check_random_seeks(tschunk_iter *it, const wl_series *s)
         cr_assert_eq(tschunk_iter_next_bits(it, &ts, &bits), 1);
         cr_assert_eq(ts, s->ts[want]);
         cr_assert_eq(bits, s->bits[want]);
+        if (q % 3 == 0) { /* back to the sample just returned, the one before the iterator's position */
+            cr_assert_eq(tschunk_iter_seek(it, ts), 1);
+            cr_assert_eq(tschunk_iter_next_bits(it, &ts, &bits), 1);
+            cr_assert(ts == s->ts[want] && bits == s->bits[want], "seek %d: back to the sample returned", q);
+        }
     }
     cr_assert_eq(tschunk_iter_seek(it, s->ts[s->n - 1] + 1), 0);
 }
