@@ -5,7 +5,7 @@
  * Each figure is the median of REPS repetitions. Never asserts a time.
  *
  *   bench [--quick] [--reps N] [--datasets DIR] [--only NAME] [--chunk N] [--codec tschunk|prom|tsc2]
- *         [--phase append|inline|staged|many|iter|batch|chunks]   (one phase only, for callgrind)
+ *         [--phase append|inline|staged|many|iter|iter-inline|batch|chunks]   (one phase only, for callgrind)
  *         [--per-call N]   (chunks a decode_chunks call takes, 16 unless told, up to 512)
  *         [--short-chunks P]   (P% of the chunks cut short, at 1 to N - 1 samples: lists of mixed lengths)
  *
@@ -14,9 +14,11 @@
  * (TSCHUNK_STATIC_LINKING_ONLY; the bench links libtschunk.a), not measured for prom-xor.
  * "chunks": a series' chunks decoded 16 at a time (--per-call) by tschunk_decode_chunks /
  * tschunk_prom_decode_chunks.
+ * "iter inline" (after it): the iterator's samples through tschunk_iter_next_inline /
+ * tschunk_prom_iter_next_inline (0.42.1, static linking only too).
  */
 #define _POSIX_C_SOURCE 200809L
-#define TSCHUNK_STATIC_LINKING_ONLY /* tschunk_append_inline */
+#define TSCHUNK_STATIC_LINKING_ONLY /* tschunk_append_inline, the inline iterator steps */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +63,7 @@ typedef struct {
 } chunked;
 
 typedef struct {
-    double push_ns, many_ns, iter_ns, batch_ns, chunks_ns, inline_ns, staged_ns;
+    double push_ns, many_ns, iter_ns, batch_ns, chunks_ns, inline_ns, staged_ns, iter_inline_ns;
     double bits_sample, bits_ts, bits_value;
     size_t samples;
 } result;
@@ -170,6 +172,32 @@ static void decode_iter(const chunked *c, int codec)
     sink = acc;
 }
 
+/* decode_iter through the inline steps (the values as doubles, read back as bits: the same sum). */
+static void decode_iter_inline(const chunked *c, int codec)
+{
+    uint64_t acc = 0, bits;
+    int64_t ts;
+    double value;
+    for (size_t k = 0; k < c->nchunks; k++) {
+        if (codec != CODEC_PROM) {
+            tschunk_iter it;
+            tschunk_iter_init(&it, c->bytes + c->offset[k], c->size[k]);
+            while (tschunk_iter_next_inline(&it, &ts, &value) == 1) {
+                memcpy(&bits, &value, sizeof bits);
+                acc += bits ^ (uint64_t)ts;
+            }
+        } else {
+            tschunk_prom_iter it;
+            tschunk_prom_iter_init(&it, c->bytes + c->offset[k], c->size[k]);
+            while (tschunk_prom_iter_next_inline(&it, &ts, &value) == 1) {
+                memcpy(&bits, &value, sizeof bits);
+                acc += bits ^ (uint64_t)ts;
+            }
+        }
+    }
+    sink = acc;
+}
+
 static void decode_batch(const chunked *c, int codec, int64_t *ts, double *vals)
 {
     uint64_t acc = 0;
@@ -246,13 +274,15 @@ static result run(const wl_series *s, size_t per_chunk, const bench_opts *o)
         }
         *append_ns[how] = median(t, o->reps);
     }
-    if (phase_on(o, "iter")) {
+    for (int inl = 0; inl < 2; inl++) {
+        if (!phase_on(o, inl ? "iter-inline" : "iter")) continue;
         for (int i = 0; i < o->reps; i++) {
             double t0 = now_ns();
-            decode_iter(&c, o->codec);
+            if (inl) decode_iter_inline(&c, o->codec);
+            else decode_iter(&c, o->codec);
             t[i] = (now_ns() - t0) / (double)s->n;
         }
-        r.iter_ns = median(t, o->reps);
+        *(inl ? &r.iter_inline_ns : &r.iter_ns) = median(t, o->reps);
     }
     if (phase_on(o, "batch")) {
         for (int i = 0; i < o->reps; i++) {
@@ -302,8 +332,8 @@ static void print_header(void)
 {
     printf("| workload | codec | chunk | samples | push ns | many ns | iter ns/sample | batch ns/sample | "
            "chunks ns/sample | bits/sample | bits/ts | bits/value | bytes/sample | Prom XOR bytes/sample | vs Prom | "
-           "inline ns | staged ns |\n");
-    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+           "inline ns | staged ns | iter inline ns/sample |\n");
+    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 }
 
 static const bench_opts *current;
@@ -322,7 +352,7 @@ static void print_row(const char *name, size_t chunk, const result *r)
     else printf(" | |");
     if (current->codec != CODEC_PROM) printf(" %.2f |", r->inline_ns);
     else printf(" - |");
-    printf(" %.2f |\n", r->staged_ns);
+    printf(" %.2f | %.2f |\n", r->staged_ns, r->iter_inline_ns);
     fflush(stdout);
 }
 
@@ -334,6 +364,7 @@ static void accumulate(result *sum, const result *r)
     sum->many_ns += r->many_ns * n;
     sum->inline_ns += r->inline_ns * n;
     sum->staged_ns += r->staged_ns * n;
+    sum->iter_inline_ns += r->iter_inline_ns * n;
     sum->iter_ns += r->iter_ns * n;
     sum->batch_ns += r->batch_ns * n;
     sum->chunks_ns += r->chunks_ns * n;
@@ -347,7 +378,7 @@ static result mean_of(const result *sum)
 {
     result m = *sum;
     double n = sum->samples ? (double)sum->samples : 1;
-    m.push_ns /= n; m.many_ns /= n; m.inline_ns /= n; m.staged_ns /= n;
+    m.push_ns /= n; m.many_ns /= n; m.inline_ns /= n; m.staged_ns /= n; m.iter_inline_ns /= n;
     m.iter_ns /= n; m.batch_ns /= n; m.chunks_ns /= n;
     m.bits_sample /= n; m.bits_ts /= n; m.bits_value /= n;
     return m;

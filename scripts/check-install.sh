@@ -33,7 +33,8 @@ readelf -d "$stage$prefix/lib/libtschunk.so.$version" | grep -q 'SONAME.*libtsch
   || { echo "check-install: soname missing" >&2; exit 1; }
 cc -static -std=c99 $(pkg-config --cflags libtschunk) "$stage/consumer.c" \
    "$stage$prefix/lib/libtschunk.a" -lm -o "$stage/consumer-static" && "$stage/consumer-static" >/dev/null
-# The static-linking-only inline append: the same chunk as tschunk_append, from a -Wpedantic C99 consumer
+# The static-linking-only inline append: the same chunk as tschunk_append, read back by the inline iterator
+# steps (0.42.1), from a -Wpedantic C99 consumer
 # linked with the installed libtschunk.a; and the header under -Wpedantic C++ where there is a C++ compiler.
 cat > "$stage/inline.c" <<'C'
 #define TSCHUNK_STATIC_LINKING_ONLY
@@ -48,7 +49,22 @@ int main(void) {
         if (tschunk_append_inline(&ea, 1000 * (int64_t)i, v) || tschunk_append(&eb, 1000 * (int64_t)i, v)) return 1;
     }
     size_t na = tschunk_encoder_finish(&ea), nb = tschunk_encoder_finish(&eb);
-    return na != nb || tschunk_is_error(na) || memcmp(a, b, na) != 0;
+    if (na != nb || tschunk_is_error(na) || memcmp(a, b, na) != 0) return 1;
+    /* the inline iterator steps: the samples appended */
+    unsigned char p[TSCHUNK_PROM_BOUND(300)];
+    int64_t ts[300];
+    double vs[300], v;
+    for (int i = 0; i < 300; i++) ts[i] = 1000 * (int64_t)i, vs[i] = (i % 17) * 0.25;
+    size_t np = tschunk_prom_encode(p, sizeof p, ts, vs, 300, NULL);
+    tschunk_iter it;
+    tschunk_prom_iter pit;
+    if (tschunk_is_error(np) || tschunk_iter_init(&it, a, na) || tschunk_prom_iter_init(&pit, p, np)) return 1;
+    int64_t t;
+    for (int i = 0; i < 300; i++) {
+        if (tschunk_iter_next_inline(&it, &t, &v) != 1 || t != ts[i] || v != vs[i]) return 1;
+        if (tschunk_prom_iter_next_inline(&pit, &t, &v) != 1 || t != ts[i] || v != vs[i]) return 1;
+    }
+    return tschunk_iter_next_inline(&it, &t, &v) != 0 || tschunk_prom_iter_next_inline(&pit, &t, &v) != 0;
 }
 C
 cc -static -std=c99 -Wall -Wextra -Wpedantic -Wconversion -Werror $(pkg-config --cflags libtschunk) "$stage/inline.c" \
@@ -57,4 +73,4 @@ if command -v c++ >/dev/null 2>&1; then
   printf '#define TSCHUNK_STATIC_LINKING_ONLY\n#include <tschunk.h>\nint main() { return 0; }\n' > "$stage/header.cc"
   c++ -std=c++11 -Wall -Wextra -Wpedantic -Werror $(pkg-config --cflags libtschunk) -fsyntax-only "$stage/header.cc"
 fi
-echo "check-install: ok (pkg-config, shared with soname libtschunk.so.0, static, the inline append)"
+echo "check-install: ok (pkg-config, shared with soname libtschunk.so.0, static, the inline append and iterator steps)"

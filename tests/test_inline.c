@@ -130,3 +130,88 @@ Test(inline_append, refused_appends_change_nothing)
     free(buf);
     free(copy);
 }
+
+/* The inline next and the exported one over the same bytes, side by side: every answer the same and the
+ * iterators' state the same after each call (their buffers, written alike, left out); a seek now and then (to
+ * one of the chunk's timestamps, `times`, or just before it) and a block read, interleaved alike. */
+#define COMPARE_ITERATORS(ITER, INIT, NEXT_INLINE, NEXT, SEEK, READ, STATE_END)                                  \
+    do {                                                                                                      \
+        ITER a, b;                                                                                            \
+        size_t ra = INIT(&a, buf, size), rb = INIT(&b, buf, size);                                            \
+        cr_assert_eq(ra, rb);                                                                                 \
+        if (ra) break;                                                                                        \
+        for (size_t k = 0; k < 2 * 300; k++) {                                                                \
+            int64_t ta = 0, tb = 0;                                                                           \
+            double va = 0, vb = 0;                                                                            \
+            if (k % 89 == 88) { /* a seek, both ways */                                                       \
+                int64_t to = times[(k * 7919u) % 300] - (int64_t)(k & 1);                                     \
+                cr_assert_eq(SEEK(&a, to), SEEK(&b, to));                                                     \
+                int64_t xa[5], xb[5];                                                                         \
+                double ya[5], yb[5];                                                                          \
+                if ((k / 89) & 1) { /* every other seek: the next call takes the sample found */              \
+                    ra = READ(&a, xa, ya, 5), rb = READ(&b, xb, yb, 5);                                       \
+                    cr_assert_eq(ra, rb);                                                                     \
+                    cr_assert(tschunk_is_error(ra) || (!memcmp(xa, xb, ra * 8) && !memcmp(ya, yb, ra * 8)));  \
+                }                                                                                             \
+            }                                                                                                 \
+            ra = NEXT_INLINE(&a, (k & 1) ? &ta : NULL, (k & 2) ? &va : NULL);                                \
+            rb = NEXT(&b, (k & 1) ? &tb : NULL, (k & 2) ? &vb : NULL);                                        \
+            cr_assert_eq(ra, rb, "call %zu: %s / %s", k, tschunk_error_name(ra), tschunk_error_name(rb));     \
+            cr_assert(ta == tb && !memcmp(&va, &vb, 8), "call %zu", k);                                       \
+            cr_assert(!memcmp(&a, &b, STATE_END), "call %zu: the iterators' state", k);                       \
+            if (ra != 1) break;                                                                               \
+        }                                                                                                     \
+    } while (0)
+
+static void compare_native_iterators(const unsigned char *buf, size_t size, const int64_t *times)
+{
+    COMPARE_ITERATORS(tschunk_iter, tschunk_iter_init, tschunk_iter_next_inline, tschunk_iter_next, tschunk_iter_seek,
+                      tschunk_iter_read, offsetof(tschunk_iter, group_ts));
+}
+
+static void compare_prom_iterators(const unsigned char *buf, size_t size, const int64_t *times)
+{
+    COMPARE_ITERATORS(tschunk_prom_iter, tschunk_prom_iter_init, tschunk_prom_iter_next_inline, tschunk_prom_iter_next,
+                      tschunk_prom_iter_seek, tschunk_prom_iter_read, offsetof(tschunk_prom_iter, run_ts));
+}
+
+/*
+ * tschunk_iter_next_inline and tschunk_prom_iter_next_inline (0.42.1) answer
+ * as tschunk_iter_next and tschunk_prom_iter_next, and leave their iterators
+ * in the same state: codecs 1 and 2 and Prometheus chunks of every workload
+ * (300 samples: codec 2's groups, codec 1's runs and Prometheus runs end
+ * inside), whole, at every truncation and with every bit flipped.
+ */
+Test(inline_iterators, same_answers_as_the_calls, .timeout = 120)
+{
+    enum { N = 300 };
+    for (int kind = 0; kind < WL_SYNTHETIC_COUNT; kind++) {
+        wl_series s;
+        wl_synthetic(&s, kind, N, 53);
+        for (int form = 0; form < 3; form++) {
+            unsigned char *chunk;
+            size_t size;
+            if (form < 2) {
+                size = encode_range_codec(&s, 0, N, form ? TSCHUNK_CODEC_TSC2 : TSCHUNK_CODEC_GORILLA, &chunk);
+            } else {
+                double *v = malloc(N * sizeof *v);
+                memcpy(v, s.bits, N * sizeof *v);
+                chunk = malloc(TSCHUNK_PROM_BOUND(N));
+                size = tschunk_prom_encode(chunk, TSCHUNK_PROM_BOUND(N), s.ts, v, N, NULL);
+                cr_assert(!tschunk_is_error(size));
+                free(v);
+            }
+            unsigned char *buf = malloc(size);
+            for (size_t cut = 0; cut <= size + size * 8; cut++) {
+                size_t len = cut <= size ? cut : size;
+                memcpy(buf, chunk, len);
+                if (cut > size) buf[(cut - size - 1) / 8] ^= (unsigned char)(1u << ((cut - size - 1) % 8));
+                if (form < 2) compare_native_iterators(buf, len, s.ts);
+                else compare_prom_iterators(buf, len, s.ts);
+            }
+            free(buf);
+            free(chunk);
+        }
+        wl_free(&s);
+    }
+}

@@ -7,6 +7,7 @@
  * (tsc_br_window never loads outside the chunk); an overrun is reported once
  * per sample as TRUNCATED.
  */
+#define TSCHUNK_STATIC_LINKING_ONLY /* tschunk_iter_next_bits_layout1 */
 #include "format.h"
 #include "../codec/xor.h"
 #include "../codec2/format.h"
@@ -619,6 +620,13 @@ size_t tschunk_iter_next_bits(tschunk_iter *it, int64_t *ts, uint64_t *value_bit
         return 1;
     }
     return next_slow(it, ts, value_bits);
+}
+
+/* tschunk_iter_next_inline's slow path: its name says which iterator fields that inline code relies on. */
+_Static_assert(TSCHUNK_ITER_LAYOUT == 1, "a new iterator layout renames tschunk_iter_next_bits_layout1");
+size_t tschunk_iter_next_bits_layout1(tschunk_iter *it, int64_t *ts, uint64_t *value_bits)
+{
+    return tschunk_iter_next_bits(it, ts, value_bits);
 }
 
 size_t tschunk_iter_next(tschunk_iter *it, int64_t *ts, double *value)

@@ -3,6 +3,7 @@
  * Prometheus' reader (a window-reuse field before any window reads 64 bits;
  * bytes after the last sample are ignored) and never reads outside the chunk.
  */
+#define TSCHUNK_STATIC_LINKING_ONLY /* tschunk_prom_iter_next_bits_layout1 */
 #include "../common/common.h"
 #include "../codec/bitstream.h"
 #include "../common/chunk_list.h"
@@ -459,6 +460,13 @@ TSC_HOT_ALIGN size_t tschunk_prom_iter_next_bits(tschunk_prom_iter *it, int64_t 
         return 1;
     }
     return next_slow(it, ts, value_bits);
+}
+
+/* tschunk_prom_iter_next_inline's slow path: its name says which iterator fields that inline code relies on. */
+_Static_assert(TSCHUNK_ITER_LAYOUT == 1, "a new iterator layout renames tschunk_prom_iter_next_bits_layout1");
+size_t tschunk_prom_iter_next_bits_layout1(tschunk_prom_iter *it, int64_t *ts, uint64_t *value_bits)
+{
+    return tschunk_prom_iter_next_bits(it, ts, value_bits);
 }
 
 size_t tschunk_prom_iter_next(tschunk_prom_iter *it, int64_t *ts, double *value)
