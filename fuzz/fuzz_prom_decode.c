@@ -6,8 +6,11 @@
  * with tschunk_prom_decode_chunks (two side by side, or 8 and 16 in AVX-512
  * lanes) as chunk by chunk; 0.8: what transcodes to a
  * native chunk holds the same samples, and transcodes back to them; 0.42:
- * the iterator's runs decoded ahead answer as one sample a step.
+ * the iterator's runs decoded ahead answer as one sample a step; 0.42.1: the
+ * inline iterator step answers as the call, leaving the same iterator state.
  */
+#define TSCHUNK_STATIC_LINKING_ONLY /* tschunk_prom_iter_next_inline */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,13 +97,20 @@ static void transcode_matches_decode(const uint8_t *data, size_t size, size_t co
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     chunks_match_one_by_one(data, size, tsc_prom_decode_chunks_with, tschunk_prom_decode, tschunk_prom_count);
-    tschunk_prom_iter it;
+    tschunk_prom_iter it, inl;
     if (tschunk_is_error(tschunk_prom_iter_init(&it, data, size))) return 0;
+    if (tschunk_prom_iter_init(&inl, data, size)) __builtin_trap();
     size_t count = tschunk_prom_count(data, size), n = 0, r;
-    int64_t ts;
-    double v;
-    while ((r = tschunk_prom_iter_next(&it, &ts, &v)) == 1)
+    int64_t ts, inl_ts = 0;
+    double v, inl_v = 0;
+    for (;;) {
+        r = tschunk_prom_iter_next(&it, &ts, &v);
+        if (tschunk_prom_iter_next_inline(&inl, &inl_ts, &inl_v) != r) __builtin_trap();
+        if (memcmp(&it, &inl, offsetof(tschunk_prom_iter, run_ts))) __builtin_trap();
+        if (r != 1) break;
+        if (inl_ts != ts || memcmp(&inl_v, &v, sizeof v)) __builtin_trap();
         if (++n > count) __builtin_trap();
+    }
     if (!tschunk_is_error(r) && n != count) __builtin_trap();
     batch_matches_iterator(data, size, count);
     runs_match_steps(data, size);
