@@ -772,35 +772,11 @@ Test(chunk, sample_count_agrees_with_the_header_parse)
     cr_assert(compared > 100 && refused > 100, "%zu compared, %zu refused", compared, refused);
 }
 
-/* Two codec-1 iterators over the same bytes, the second stepped one sample at a time: after `first` samples
- * by tschunk_iter_next_bits (a seek to `seek_to` first when it is not INT64_MIN), the rest by
- * tschunk_iter_read in blocks of 37; every answer must be the same. */
+/* ITERATORS_AGREE (test_util.h) for codec 1's iterator. */
 static void iterators_agree(const unsigned char *buf, size_t size, size_t first, int64_t seek_to)
 {
-    tschunk_iter runs, steps;
-    size_t ra = tschunk_iter_init(&runs, buf, size), rb = tschunk_iter_init(&steps, buf, size);
-    cr_assert_eq(ra, rb);
-    if (ra) return;
-    tsc_chunk_iter_step_only(&steps);
-    if (seek_to != INT64_MIN) cr_assert_eq(tschunk_iter_seek(&runs, seek_to), tschunk_iter_seek(&steps, seek_to));
-    for (size_t k = 0; k < first; k++) {
-        int64_t ta = 0, tb = 0;
-        uint64_t ba = 0, bb = 0;
-        ra = tschunk_iter_next_bits(&runs, &ta, &ba);
-        rb = tschunk_iter_next_bits(&steps, &tb, &bb);
-        cr_assert_eq(ra, rb, "sample %zu: %s / %s", k, tschunk_error_name(ra), tschunk_error_name(rb));
-        if (ra != 1) return;
-        cr_assert(ta == tb && ba == bb, "sample %zu", k);
-    }
-    for (;;) {
-        int64_t ta[37], tb[37];
-        double va[37], vb[37];
-        ra = tschunk_iter_read(&runs, ta, va, 37);
-        rb = tschunk_iter_read(&steps, tb, vb, 37);
-        cr_assert_eq(ra, rb, "read: %s / %s", tschunk_error_name(ra), tschunk_error_name(rb));
-        if (ra == 0 || tschunk_is_error(ra)) return;
-        cr_assert(!memcmp(ta, tb, ra * sizeof *ta) && !memcmp(va, vb, ra * sizeof *va));
-    }
+    ITERATORS_AGREE(tschunk_iter, tschunk_iter_init, tsc_chunk_iter_step_only, tschunk_iter_seek, tschunk_iter_next_bits,
+                    tschunk_iter_read, buf, size, first, seek_to);
 }
 
 /*

@@ -498,36 +498,11 @@ Test(prom, append_many_matches_one_by_one, .timeout = 60)
     free(many);
 }
 
-/* Two Prometheus iterators over the same bytes, the second stepped one sample at a time: after `first` samples
- * by tschunk_prom_iter_next_bits (a seek to `seek_to` first when it is not INT64_MIN), the rest by
- * tschunk_prom_iter_read in blocks of 37; every answer must be the same. */
+/* ITERATORS_AGREE (test_util.h) for the Prometheus iterator. */
 static void prom_iterators_agree(const unsigned char *buf, size_t size, size_t first, int64_t seek_to)
 {
-    tschunk_prom_iter runs, steps;
-    size_t ra = tschunk_prom_iter_init(&runs, buf, size), rb = tschunk_prom_iter_init(&steps, buf, size);
-    cr_assert_eq(ra, rb);
-    if (ra) return;
-    tsc_prom_iter_step_only(&steps);
-    if (seek_to != INT64_MIN)
-        cr_assert_eq(tschunk_prom_iter_seek(&runs, seek_to), tschunk_prom_iter_seek(&steps, seek_to));
-    for (size_t k = 0; k < first; k++) {
-        int64_t ta = 0, tb = 0;
-        uint64_t ba = 0, bb = 0;
-        ra = tschunk_prom_iter_next_bits(&runs, &ta, &ba);
-        rb = tschunk_prom_iter_next_bits(&steps, &tb, &bb);
-        cr_assert_eq(ra, rb, "sample %zu: %s / %s", k, tschunk_error_name(ra), tschunk_error_name(rb));
-        if (ra != 1) return;
-        cr_assert(ta == tb && ba == bb, "sample %zu", k);
-    }
-    for (;;) {
-        int64_t ta[37], tb[37];
-        double va[37], vb[37];
-        ra = tschunk_prom_iter_read(&runs, ta, va, 37);
-        rb = tschunk_prom_iter_read(&steps, tb, vb, 37);
-        cr_assert_eq(ra, rb, "read: %s / %s", tschunk_error_name(ra), tschunk_error_name(rb));
-        if (ra == 0 || tschunk_is_error(ra)) return;
-        cr_assert(!memcmp(ta, tb, ra * sizeof *ta) && !memcmp(va, vb, ra * sizeof *va));
-    }
+    ITERATORS_AGREE(tschunk_prom_iter, tschunk_prom_iter_init, tsc_prom_iter_step_only, tschunk_prom_iter_seek,
+                    tschunk_prom_iter_next_bits, tschunk_prom_iter_read, buf, size, first, seek_to);
 }
 
 /*

@@ -183,6 +183,38 @@ static inline void roundtrip_million(uint32_t codec, uint64_t seed)
     cr_assert_geq(total, 1000000);
 }
 
+/* Two iterators of type ITER over the same bytes, the second stepped one sample at a time by STEP_ONLY: after
+ * `first` samples by NEXT_BITS (a seek to `seek_to` first when it is not INT64_MIN), the rest by READ in blocks
+ * of 37; every answer must be the same (codec 1's and the Prometheus iterators' runs against their steps). */
+#define ITERATORS_AGREE(ITER, INIT, STEP_ONLY, SEEK, NEXT_BITS, READ, buf, size, first, seek_to)                   \
+    do {                                                                                                      \
+        ITER runs, steps;                                                                                     \
+        size_t ra = INIT(&runs, buf, size), rb = INIT(&steps, buf, size);                                     \
+        cr_assert_eq(ra, rb);                                                                                 \
+        if (ra) break;                                                                                        \
+        STEP_ONLY(&steps);                                                                                    \
+        if ((seek_to) != INT64_MIN) cr_assert_eq(SEEK(&runs, seek_to), SEEK(&steps, seek_to));                \
+        int more = 1;                                                                                         \
+        for (size_t k = 0; more && k < (first); k++) {                                                        \
+            int64_t ta = 0, tb = 0;                                                                           \
+            uint64_t ba = 0, bb = 0;                                                                          \
+            ra = NEXT_BITS(&runs, &ta, &ba);                                                                  \
+            rb = NEXT_BITS(&steps, &tb, &bb);                                                                 \
+            cr_assert_eq(ra, rb, "sample %zu: %s / %s", k, tschunk_error_name(ra), tschunk_error_name(rb));   \
+            more = ra == 1;                                                                                   \
+            cr_assert(!more || (ta == tb && ba == bb), "sample %zu", k);                                      \
+        }                                                                                                     \
+        while (more) {                                                                                        \
+            int64_t ta[37], tb[37];                                                                           \
+            double va[37], vb[37];                                                                            \
+            ra = READ(&runs, ta, va, 37);                                                                     \
+            rb = READ(&steps, tb, vb, 37);                                                                    \
+            cr_assert_eq(ra, rb, "read: %s / %s", tschunk_error_name(ra), tschunk_error_name(rb));            \
+            more = ra != 0 && !tschunk_is_error(ra);                                                          \
+            cr_assert(!more || (!memcmp(ta, tb, ra * sizeof *ta) && !memcmp(va, vb, ra * sizeof *va)));      \
+        }                                                                                                     \
+    } while (0)
+
 /* 300 seeks to random timestamps of s (exact hits and in-between), each checked against a linear search; then one past the end. */
 static inline void check_random_seeks(tschunk_iter *it, const wl_series *s)
 {

@@ -169,11 +169,8 @@ TSC_INLINE size_t advance(tschunk_iter *it)
 static size_t copy_buffered(tschunk_iter *restrict it, int64_t *restrict ts, double *restrict values, size_t n,
                             size_t end)
 {
-    size_t buffered = it->group_len - it->group_at, take = end - n < buffered ? end - n : buffered;
+    size_t take = tsc_take_buffered(it->group_ts, it->group_bits, &it->group_at, it->group_len, ts, values, n, end);
     if (!take) return n;
-    if (ts) memcpy(ts + n, it->group_ts + it->group_at, take * sizeof *ts);
-    if (values) memcpy(values + n, it->group_bits + it->group_at, take * sizeof *values);
-    it->group_at += (uint32_t)take;
     it->index += (uint32_t)take;
     it->ts = it->group_ts[it->group_at - 1];
     it->bits = it->group_bits[it->group_at - 1];

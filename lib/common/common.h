@@ -164,6 +164,18 @@ TSC_INLINE double tsc_double_of(uint64_t b)
 
 /* The sign spread by unsigned arithmetic: a signed right shift is implementation-defined in C11. */
 TSC_INLINE uint64_t tsc_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63)); }
+/* An iterator's buffered samples [*at, len) into the caller's arrays (either may be NULL) from `n` on, up to
+ * `end`, *at moved past them: the block reads of codec 1's and the Prometheus iterators. @return samples taken. */
+TSC_INLINE size_t tsc_take_buffered(const int64_t *buf_ts, const uint64_t *buf_bits, uint32_t *at, uint32_t len,
+                                    int64_t *ts, double *values, size_t n, size_t end)
+{
+    size_t buffered = len - *at, take = end - n < buffered ? end - n : buffered;
+    if (ts) memcpy(ts + n, buf_ts + *at, take * sizeof *ts);
+    if (values) memcpy(values + n, buf_bits + *at, take * sizeof *values);
+    *at += (uint32_t)take;
+    return take;
+}
+
 TSC_INLINE int64_t tsc_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 
 /* LEB128: 7 bits per byte, least significant group first, 0x80 = more. */

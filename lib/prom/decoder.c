@@ -499,19 +499,6 @@ size_t tschunk_prom_iter_seek(tschunk_prom_iter *it, int64_t t)
     }
 }
 
-/* Samples from the run buffer into the caller's arrays (either may be NULL) from `n` on, up to `end`.
- * @return the new n. */
-static size_t copy_buffered(tschunk_prom_iter *restrict it, int64_t *restrict ts, double *restrict values, size_t n,
-                            size_t end)
-{
-    size_t buffered = it->run_len - it->run_at, take = end - n < buffered ? end - n : buffered;
-    if (!take) return n;
-    if (ts) memcpy(ts + n, it->run_ts + it->run_at, take * sizeof *ts);
-    if (values) memcpy(values + n, it->run_bits + it->run_at, take * sizeof *values);
-    it->run_at += (uint32_t)take;
-    return n + take;
-}
-
 #define READ_BLOCK 256
 
 static size_t read_samples(tschunk_prom_iter *restrict it, int64_t *restrict ts, double *restrict values,
@@ -527,7 +514,8 @@ static size_t read_samples(tschunk_prom_iter *restrict it, int64_t *restrict ts,
         if (values) memcpy(&values[0], &it->bits, 8);
         n = 1;
     }
-    n = copy_buffered(it, ts, values, n, capacity); /* what the iterator decoded ahead */
+    /* what the iterator decoded ahead */
+    n += tsc_take_buffered(it->run_ts, it->run_bits, &it->run_at, it->run_len, ts, values, n, capacity);
     while (n < capacity && it->index < it->count) {
         if (it->index < 2) {
             size_t err = step_first(it);
