@@ -794,17 +794,7 @@ Test(chunk, iterator_runs_answer_as_steps, .timeout = 120)
         wl_synthetic(&s, kind, N, 31);
         unsigned char *chunk;
         size_t size = encode_range_codec(&s, 0, N, GORILLA, &chunk);
-        unsigned char *copy = malloc(size);
-        for (size_t len = 0; len <= size; len++) {
-            memcpy(copy, chunk, len);
-            iterators_agree(copy, len, N + 1, INT64_MIN);
-        }
-        for (size_t bit = 0; bit < size * 8; bit++) {
-            memcpy(copy, chunk, size);
-            copy[bit / 8] ^= (unsigned char)(1u << (bit % 8));
-            iterators_agree(copy, size, bit % 211, bit % 3 ? INT64_MIN : s.ts[(bit / 3) % N]);
-        }
-        free(copy);
+        agree_on_every_damage(chunk, size, &s, iterators_agree);
         free(chunk);
         wl_free(&s);
     }

@@ -530,17 +530,7 @@ Test(prom, iterator_runs_answer_as_steps, .timeout = 120)
         }
         unsigned char *chunk;
         size_t size = prom_encode_series(&s, 0, N, &chunk);
-        unsigned char *copy = malloc(size);
-        for (size_t len = 0; len <= size; len++) {
-            memcpy(copy, chunk, len);
-            prom_iterators_agree(copy, len, N + 1, INT64_MIN);
-        }
-        for (size_t bit = 0; bit < size * 8; bit++) {
-            memcpy(copy, chunk, size);
-            copy[bit / 8] ^= (unsigned char)(1u << (bit % 8));
-            prom_iterators_agree(copy, size, bit % 211, bit % 3 ? INT64_MIN : s.ts[(bit / 3) % N]);
-        }
-        free(copy);
+        agree_on_every_damage(chunk, size, &s, prom_iterators_agree);
         free(chunk);
         wl_free(&s);
     }

@@ -215,6 +215,26 @@ static inline void roundtrip_million(uint32_t codec, uint64_t seed)
         }                                                                                                     \
     } while (0)
 
+/* An ITERATORS_AGREE check over s's chunk at every truncation (read to the end) and with each bit flipped in turn
+ * (after bit % 211 samples one by one, a seek first at every third bit). */
+typedef void (*iterators_agree_fn)(const unsigned char *buf, size_t size, size_t first, int64_t seek_to);
+
+static inline void agree_on_every_damage(const unsigned char *chunk, size_t size, const wl_series *s,
+                                         iterators_agree_fn agree)
+{
+    unsigned char *copy = malloc(size);
+    for (size_t len = 0; len <= size; len++) {
+        memcpy(copy, chunk, len);
+        agree(copy, len, s->n + 1, INT64_MIN);
+    }
+    for (size_t bit = 0; bit < size * 8; bit++) {
+        memcpy(copy, chunk, size);
+        copy[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+        agree(copy, size, bit % 211, bit % 3 ? INT64_MIN : s->ts[(bit / 3) % s->n]);
+    }
+    free(copy);
+}
+
 /* 300 seeks to random timestamps of s (exact hits and in-between), each checked against a linear search; then one past the end. */
 static inline void check_random_seeks(tschunk_iter *it, const wl_series *s)
 {

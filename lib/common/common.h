@@ -164,6 +164,7 @@ TSC_INLINE double tsc_double_of(uint64_t b)
 
 /* The sign spread by unsigned arithmetic: a signed right shift is implementation-defined in C11. */
 TSC_INLINE uint64_t tsc_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63)); }
+
 /* An iterator's buffered samples [*at, len) into the caller's arrays (either may be NULL) from `n` on, up to
  * `end`, *at moved past them: the block reads of codec 1's and the Prometheus iterators. @return samples taken. */
 TSC_INLINE size_t tsc_take_buffered(const int64_t *buf_ts, const uint64_t *buf_bits, uint32_t *at, uint32_t len,
