@@ -726,7 +726,7 @@ static size_t drain_chunks(tsc_lane_list *list)
 static void move_chunk(tsc_lane_list *list, size_t to, size_t from)
 {
     prom_lanes *P = (prom_lanes *)list;
-    P->it[to] = P->it[from];
+    memcpy(&P->it[to], &P->it[from], offsetof(tschunk_prom_iter, run_ts)); /* the lanes fill no run buffer */
     P->lane[to] = P->lane[from];
 }
 
