@@ -775,8 +775,8 @@ Test(chunk, sample_count_agrees_with_the_header_parse)
 /* ITERATORS_AGREE (test_util.h) for codec 1's iterator. */
 static void iterators_agree(const unsigned char *buf, size_t size, size_t first, int64_t seek_to)
 {
-    ITERATORS_AGREE(tschunk_iter, tschunk_iter_init, tsc_chunk_iter_step_only, tschunk_iter_seek, tschunk_iter_next_bits,
-                    tschunk_iter_read, buf, size, first, seek_to);
+    ITERATORS_AGREE(tschunk_iter, tschunk_iter_init, tsc_chunk_iter_step_only, tschunk_iter_seek,
+                    tschunk_iter_next_bits, tschunk_iter_read, buf, size, first, seek_to);
 }
 
 /*
