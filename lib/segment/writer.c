@@ -37,6 +37,8 @@ struct tschunk_segment_writer {
     size_t nchunks, chunks_cap;
     series_entry *series;
     size_t nseries, series_cap;
+    uint32_t *table; /* series by id: positions in `series` plus 1 (0: empty), open addressing, at most half full */
+    size_t table_cap;
     int failed;
 };
 
@@ -139,14 +141,38 @@ static int write_header(tschunk_segment_writer *w, unsigned shift)
     return ok ? 0 : -1;
 }
 
+/* The table slot of id: its series', or the empty one where it would go. */
+static size_t slot_of(const tschunk_segment_writer *w, uint64_t id)
+{
+    size_t mask = w->table_cap - 1, i = (size_t)((id * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & mask;
+    while (w->table[i] && w->series[w->table[i] - 1].id != id) i = (i + 1) & mask;
+    return i;
+}
+
+static int grow_table(tschunk_segment_writer *w)
+{
+    size_t cap = w->table_cap ? 2 * w->table_cap : 128;
+    uint32_t *table = wr_alloc(w, cap * sizeof *table);
+    if (!table) return -1;
+    memset(table, 0, cap * sizeof *table);
+    wr_free(w, w->table);
+    w->table = table;
+    w->table_cap = cap;
+    for (size_t k = 0; k < w->nseries; k++) w->table[slot_of(w, w->series[k].id)] = (uint32_t)(k + 1);
+    return 0;
+}
+
+/* A hash table, not a scan: 10,000 series added in order cost the scan 50 M compares (0.43.0). */
 static series_entry *find_or_add_series(tschunk_segment_writer *w, uint64_t id)
 {
-    for (size_t i = w->nseries; i-- > 0;) /* usually the series just added */
-        if (w->series[i].id == id) return &w->series[i];
+    size_t at = w->table_cap ? slot_of(w, id) : 0;
+    if (w->table_cap && w->table[at]) return &w->series[w->table[at] - 1];
+    if (2 * (w->nseries + 1) > w->table_cap && grow_table(w)) return NULL;
     if (w->nseries == w->series_cap && grow(w, (void **)&w->series, &w->series_cap, sizeof *w->series)) return NULL;
     series_entry *s = &w->series[w->nseries++];
     memset(s, 0, sizeof *s);
     s->id = id;
+    w->table[slot_of(w, id)] = (uint32_t)w->nseries;
     return s;
 }
 
@@ -221,6 +247,7 @@ void tschunk_segment_writer_abort(tschunk_segment_writer *w)
     if (w->tmp_path) remove(w->tmp_path);
     for (size_t i = 0; i < w->nseries; i++) wr_free(w, w->series[i].name);
     wr_free(w, w->series);
+    wr_free(w, w->table);
     wr_free(w, w->chunks);
     wr_free(w, w->tmp_path);
     wr_free(w, w->final_path);
