@@ -7,6 +7,7 @@
  *   segment_bench [--quick] [--samples N]   (--quick: 1,000 series, 3 repetitions;
  *                                            --samples: per chunk, 120 by default, up to 1024)
  */
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -109,6 +110,45 @@ static double open_and_lookup(const unsigned char *file, size_t size, uint64_t i
     return got;
 }
 
+/* Compaction figures: `series` series (at most the segment's), `damaged` of them (every step-th) with one sample
+ * deleted, through one delete each (not timed); then the median time of `reps` compactions, in ns. */
+static double compact_time(const encoded_chunk *chunks, size_t series, size_t damaged, int reps,
+                           tschunk_segment_compact_stats *st)
+{
+    char path[64], out[80];
+    snprintf(path, sizeof path, "/tmp/tschunk-compact-bench-%ld.tseg", (long)getpid());
+    snprintf(out, sizeof out, "%s.compacted", path);
+    size_t size = write_segment(path, chunks, series);
+    for (size_t k = 0; k < damaged; k++) {
+        unsigned char *file = read_file(path, size);
+        tschunk_segment *seg;
+        size_t ordinal = k * (series / damaged);
+        tschunk_segment_chunk_info c;
+        if (tschunk_segment_open(&seg, file, size, 0, NULL) || tschunk_segment_chunk(seg, ordinal, &c) ||
+            tschunk_segment_delete(seg, path, (uint32_t)ordinal, c.last_ts, c.last_ts, NULL))
+            abort();
+        tschunk_segment_close(seg);
+        free(file);
+        struct stat sb;
+        if (stat(path, &sb)) abort();
+        size = (size_t)sb.st_size;
+    }
+    unsigned char *file = read_file(path, size);
+    tschunk_segment *seg;
+    if (tschunk_segment_open(&seg, file, size, 0, NULL)) abort();
+    double t[7];
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_ns();
+        if (tschunk_is_error(tschunk_segment_compact(seg, out, st))) abort();
+        t[r] = now_ns() - t0;
+    }
+    tschunk_segment_close(seg);
+    free(file);
+    remove(path);
+    remove(out);
+    return median(t, reps);
+}
+
 int main(int argc, char **argv)
 {
     int quick = 0;
@@ -199,6 +239,14 @@ int main(int argc, char **argv)
     printf("| container overhead without the series names (%zu B) | %.2f%% (%.1f B/chunk) |\n", name_bytes,
            100.0 * (double)(file_size - chunk_bytes - name_bytes) / (double)chunk_bytes,
            (double)(file_size - chunk_bytes - name_bytes) / (double)series);
+    tschunk_segment_compact_stats st;
+    double copy_ns = compact_time(chunks, series, 0, reps, &st);
+    printf("| compact, no deletions (%llu chunks copied; fsync included) | %.2f M samples/s |\n",
+           (unsigned long long)st.chunks_copied, samples / copy_ns * 1e3);
+    size_t small = series < 1000 ? series : 1000;
+    double rewrite_ns = compact_time(chunks, small, small, reps, &st);
+    printf("| compact, a sample deleted in each of %llu chunks (each encoded again) | %.2f M samples/s |\n",
+           (unsigned long long)st.chunks_rewritten, (double)small * (double)chunk_samples / rewrite_ns * 1e3);
     free(file);
     for (size_t i = 0; i < series; i++) free(chunks[i].bytes);
     free(chunks);

@@ -8,10 +8,14 @@
  * every series reads back exactly without the deleted samples. Inputs of odd
  * length carry summaries: each comes back with its chunk, and range merges
  * through the segment (stored block summaries of 2..9 chunks) equal merges of
- * the chunks' own summaries.
+ * the chunks' own summaries. Chunks alternate between codecs 2 and 1. Last, a
+ * compaction of the deleted segment (it verifies, holds no deletions, and every
+ * series reads back the same samples) and a merge of it with the segment, by id
+ * or by name (every series holds the samples of both).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -40,17 +44,18 @@ static tschunk_sketch *summary_sketch(void)
     return sk;
 }
 
-/* The chunk's bytes, and its summary when sk is given. */
-static void encode_chunk(added_chunk *c, const int64_t *ts, const double *v, size_t k, tschunk_sketch *sk)
+/* The chunk's bytes in codec 2 or 1, and its summary when sk is given. */
+static void encode_chunk(added_chunk *c, const int64_t *ts, const double *v, size_t k, tschunk_sketch *sk, int gorilla)
 {
+    tschunk_encoder_options opts = {gorilla ? TSCHUNK_CODEC_GORILLA : TSCHUNK_CODEC_TSC2, 0, 0, 0};
     c->summary_size = 0;
     if (!sk) {
-        c->size = tschunk_encode(c->bytes, sizeof c->bytes, ts, v, k, NULL);
+        c->size = tschunk_encode(c->bytes, sizeof c->bytes, ts, v, k, &opts);
         if (tschunk_is_error(c->size)) __builtin_trap();
         return;
     }
     tschunk_encoder enc;
-    if (tschunk_encoder_init(&enc, c->bytes, sizeof c->bytes, NULL) || tschunk_encoder_set_summary(&enc, sk))
+    if (tschunk_encoder_init(&enc, c->bytes, sizeof c->bytes, &opts) || tschunk_encoder_set_summary(&enc, sk))
         __builtin_trap();
     for (size_t i = 0; i < k; i++) {
         uint64_t bits;
@@ -90,7 +95,7 @@ static size_t make_chunks(const uint8_t *data, size_t size, added_chunk *out, in
         if (!k) break;
         added_chunk *c = &out[n];
         c->series = series_ids[(sel >> 4) & 7];
-        encode_chunk(c, ts, v, k, sk);
+        encode_chunk(c, ts, v, k, sk, (int)(n & 1));
         c->first = ts[0];
         c->last = ts[k - 1];
         c->count = (uint32_t)k;
@@ -211,6 +216,98 @@ static void check_merges(const tschunk_segment *seg, const tschunk_segment *othe
     tschunk_sketch_free(b);
 }
 
+typedef struct {
+    int64_t ts;
+    uint64_t bits;
+} sample;
+
+static int by_time_then_bits(const void *x, const void *y)
+{
+    const sample *a = x, *b = y;
+    if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+    return (a->bits > b->bits) - (a->bits < b->bits);
+}
+
+/* The same samples, in any order: where a series' chunks overlap in time, a chunk that lost its first samples
+ * sorts by its new first timestamp, so index order may take the chunks in another order. */
+static int same_samples(const int64_t *ts0, const double *v0, const int64_t *ts1, const double *v1, size_t n)
+{
+    static sample a[2 * MAX_CHUNKS * MAX_PER_CHUNK], b[2 * MAX_CHUNKS * MAX_PER_CHUNK];
+    for (size_t i = 0; i < n; i++) {
+        a[i].ts = ts0[i], b[i].ts = ts1[i];
+        memcpy(&a[i].bits, &v0[i], 8);
+        memcpy(&b[i].bits, &v1[i], 8);
+    }
+    qsort(a, n, sizeof *a, by_time_then_bits);
+    qsort(b, n, sizeof *b, by_time_then_bits);
+    return n == 0 || !memcmp(a, b, n * sizeof *a);
+}
+
+/* Compact seg into path: the result verifies, has no deletions, and reads back every series as seg does. */
+static void check_compact(const tschunk_segment *seg, const char *path)
+{
+    static unsigned char file[MAX_CHUNKS * (TSCHUNK_BOUND(MAX_PER_CHUNK) + 64 + 2048) + 65536];
+    static int64_t ts0[MAX_CHUNKS * MAX_PER_CHUNK], ts1[MAX_CHUNKS * MAX_PER_CHUNK];
+    static double v0[MAX_CHUNKS * MAX_PER_CHUNK], v1[MAX_CHUNKS * MAX_PER_CHUNK];
+    tschunk_segment_compact_stats st;
+    size_t size = tschunk_segment_compact(seg, path, &st);
+    FILE *f = fopen(path, "rb");
+    size_t got = f ? fread(file, 1, sizeof file, f) : 0;
+    if (f) fclose(f);
+    remove(path);
+    tschunk_segment *out;
+    if (tschunk_is_error(size) || got != size || tschunk_segment_verify(file, got, NULL) ||
+        tschunk_segment_open(&out, file, got, TSCHUNK_SEGMENT_VERIFY, NULL))
+        __builtin_trap();
+    tschunk_segment_info before, after;
+    tschunk_segment_get_info(seg, &before);
+    tschunk_segment_get_info(out, &after);
+    if (after.deleted || after.series != before.series || after.samples != before.samples - before.deleted ||
+        st.samples_dropped != before.deleted || after.chunks != before.chunks - st.chunks_dropped)
+        __builtin_trap();
+    for (uint32_t o = 0; o < before.series; o++) {
+        size_t a = series_samples(seg, o, ts0, v0), b = series_samples(out, o, ts1, v1);
+        if (a != b || !same_samples(ts0, v0, ts1, v1, a)) __builtin_trap();
+    }
+    tschunk_segment_close(out);
+}
+
+/* Merge the segment and its deleted copy, by id (flags 0) or by name: every series of the result holds the samples
+ * of both, and the deleted copy's deletions are gone. */
+static void check_merge(const tschunk_segment *seg, const tschunk_segment *after, const char *path, unsigned flags)
+{
+    static unsigned char file[2 * MAX_CHUNKS * (TSCHUNK_BOUND(MAX_PER_CHUNK) + 64 + 2048) + 65536];
+    static int64_t ts0[2 * MAX_CHUNKS * MAX_PER_CHUNK], ts1[2 * MAX_CHUNKS * MAX_PER_CHUNK];
+    static double v0[2 * MAX_CHUNKS * MAX_PER_CHUNK], v1[2 * MAX_CHUNKS * MAX_PER_CHUNK];
+    const tschunk_segment *both[2] = {after, seg};
+    size_t size = tschunk_segment_merge(both, 2, path, 2, flags, NULL);
+    FILE *f = fopen(path, "rb");
+    size_t got = f ? fread(file, 1, sizeof file, f) : 0;
+    if (f) fclose(f);
+    remove(path);
+    tschunk_segment *out;
+    if (tschunk_is_error(size) || got != size || tschunk_segment_verify(file, got, NULL) ||
+        tschunk_segment_open(&out, file, got, TSCHUNK_SEGMENT_VERIFY, NULL))
+        __builtin_trap();
+    tschunk_segment_info info, merged;
+    tschunk_segment_get_info(seg, &info);
+    tschunk_segment_get_info(out, &merged);
+    if (merged.series != info.series || merged.deleted) __builtin_trap();
+    for (uint32_t o = 0; o < merged.series; o++) {
+        const char *name;
+        size_t len;
+        uint64_t id;
+        if (tschunk_segment_series(out, o, &id, &name, &len)) __builtin_trap();
+        size_t at = flags ? tschunk_segment_find_series_name(seg, name, len) : tschunk_segment_find_series(seg, id);
+        if (tschunk_is_error(at) || (flags && id != o)) __builtin_trap();
+        size_t a = series_samples(seg, (uint32_t)at, ts0, v0);
+        a += series_samples(after, (uint32_t)at, ts0 + a, v0 + a);
+        size_t b = series_samples(out, o, ts1, v1);
+        if (a != b || !same_samples(ts0, v0, ts1, v1, a)) __builtin_trap();
+    }
+    tschunk_segment_close(out);
+}
+
 /* Delete [from, to] of one series into path; compare every series with the original minus the range. */
 static void check_delete(const tschunk_segment *seg, const char *path, const uint8_t *data, size_t size)
 {
@@ -243,6 +340,8 @@ static void check_delete(const tschunk_segment *seg, const char *path, const uin
         }
         if (k != b) __builtin_trap();
     }
+    check_compact(after, path);
+    check_merge(seg, after, path, data[0] & 1 ? TSCHUNK_MERGE_BY_NAME : 0);
     tschunk_segment_close(after);
 }
 

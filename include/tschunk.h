@@ -55,8 +55,8 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 42
-#define TSCHUNK_VERSION_PATCH 1
+#define TSCHUNK_VERSION_MINOR 43
+#define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
 /* The string is built from the three numbers (as zstd does) so that it cannot drift from them; the
@@ -89,7 +89,8 @@ typedef enum {
     TSCHUNK_ERROR_BAD_PARAMETER = 11,    /* NULL pointer, option out of range */
     TSCHUNK_ERROR_STAGE = 12,            /* call not valid in the object's current stage */
     TSCHUNK_ERROR_TOO_MANY_SAMPLES = 13, /* more samples than TSCHUNK_MAX_SAMPLES */
-    TSCHUNK_ERROR_NOT_MERGEABLE = 14,    /* sketches with different index mappings */
+    TSCHUNK_ERROR_NOT_MERGEABLE = 14,    /* sketches with different index mappings; segments whose units, summary
+                                            mappings or series names differ */
     TSCHUNK_ERROR_UNTRACKABLE = 15,      /* NaN, infinite or out-of-range value or weight */
     TSCHUNK_ERROR_ALLOCATION = 16,       /* the allocator returned NULL */
     TSCHUNK_ERROR_MAX_CODE = 17
@@ -1060,6 +1061,46 @@ TSCHUNK_API size_t tschunk_segment_range_merge(const tschunk_segment *seg, uint3
  */
 TSCHUNK_API size_t tschunk_segment_delete(const tschunk_segment *seg, const char *path, uint32_t ordinal,
                                           int64_t from, int64_t to, uint64_t *deleted);
+
+typedef struct {
+    uint64_t chunks_copied;    /* without deletions: record copied as it was, summary included */
+    uint64_t chunks_rewritten; /* with deletions: encoded again (same codec) without them, summary recomputed */
+    uint64_t chunks_dropped;   /* every sample deleted */
+    uint64_t samples_dropped;  /* deleted samples gone for good */
+} tschunk_segment_compact_stats;
+
+/**
+ * Make deletes final: write the segment again to `path` (temporary file and rename; path may be the file seg
+ * reads, which seg keeps reading) without its deleted samples and with no tombstones, so that every stored
+ * block summary answers range queries again. Chunks without deletions are copied unchanged; chunks with some
+ * are decoded without them and encoded again with their own codec (a new summary with the segment's mapping);
+ * chunks left empty are dropped. Every series keeps its id and name (ordinals do not move), even one left
+ * without chunks. Options (min_ts, unit, summary mapping and block size) are the source's; the result is
+ * format v3, whatever the source's version. Memory: the writer's index and one chunk's samples. Where chunks of
+ * a series overlap in time, one that lost its first samples sorts by its new first timestamp (index order).
+ * @return the new file's size, or an error (BAD_PARAMETER, ALLOCATION, GENERIC for a file error, a chunk's
+ * decode error, CORRUPT): path is then as it was. *stats (may be NULL) is zeroed on error.
+ */
+TSCHUNK_API size_t tschunk_segment_compact(const tschunk_segment *seg, const char *path,
+                                           tschunk_segment_compact_stats *stats);
+/**
+ * Merge n >= 1 segments into one at `path`, as a TSDB compacts short blocks into a longer one, their deletes made
+ * final as tschunk_segment_compact makes them. A series id held by several sources is one series, its chunks
+ * from all of them (overlapping in time is allowed, as in any segment); its name is the first non-empty one
+ * among the sources, and a different non-empty name in another is NOT_MERGEABLE. The sources must share their
+ * timestamp unit and summary mapping (or all have no summaries), else NOT_MERGEABLE; min_ts is the least of
+ * theirs. summary_block_chunks as in tschunk_segment_options (0: 64; 1: none). The sources are read, never
+ * changed (path may be one of their files). flags: 0, or TSCHUNK_MERGE_BY_NAME. @return as
+ * tschunk_segment_compact (BAD_PARAMETER also for an unnamed series with TSCHUNK_MERGE_BY_NAME); *stats sums over
+ * the sources.
+ */
+TSCHUNK_API size_t tschunk_segment_merge(const tschunk_segment *const *segs, size_t n, const char *path,
+                                         uint32_t summary_block_chunks, unsigned flags,
+                                         tschunk_segment_compact_stats *stats);
+/* Series are the same when their names are (not their ids: segments written with ids of their own, as the CLI's,
+ * which numbers series in order of appearance); the merged segment numbers them 0, 1, ... in bytewise name
+ * order. Every series must be named. */
+#define TSCHUNK_MERGE_BY_NAME 0x1u
 
 /** The series bitmap (portable roaring: ordinals holding chunks), validated, in place. */
 TSCHUNK_API void tschunk_segment_series_bitmap(const tschunk_segment *seg, const void **blob, size_t *size);

@@ -491,6 +491,107 @@ Test(cli, delete_hides_samples_everywhere)
     cr_assert(strstr(out, "160 samples, 40 deleted"), "%s", out);
 }
 
+/* compact after delete: the same samples, no deletions left, every chunk answering from its summary again. */
+Test(cli, compact_makes_deletes_final)
+{
+    char csv[8192];
+    size_t len = (size_t)snprintf(csv, sizeof csv, "series,timestamp,value\n");
+    for (int i = 0; i < 100; i++) {
+        len += (size_t)snprintf(csv + len, sizeof csv - len, "a,%d,%d\n", i * 10, i);
+        len += (size_t)snprintf(csv + len, sizeof csv - len, "b,%d,%d\n", i * 10, 1000 + i);
+    }
+    write_file("k.csv", csv);
+    char out[16384], before[16384];
+    cr_assert_eq(run(out, sizeof out, "compress k.csv -o k.tseg --samples-per-chunk 30 --summary"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "delete k.tseg a --from 250 --to 645"), 0, "%s", out);
+    cr_assert_eq(run(before, sizeof before, "decompress k.tseg -o - --bits"), 0, "%s", before);
+    cr_assert_eq(run(out, sizeof out, "compact k.tseg -o k2.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "k.tseg -> k2.tseg: 5 chunks copied, 2 encoded again without their deleted samples, "
+                          "1 dropped (emptied); 40 deleted samples gone;"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "verify k2.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "7 chunks, 160 samples") && !strstr(out, "deleted"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "decompress k2.tseg -o - --bits"), 0, "%s", out);
+    cr_assert_str_eq(out, before);
+    cr_assert_eq(run(out, sizeof out, "quantiles k2.tseg a --q 0.5"), 0, "%s", out);
+    cr_assert(strstr(out, "samples     60 in range") && strstr(out, "chunks      3 from summaries, 0 decoded"),
+              "%s", out);
+    /* In place, and again with nothing to do; refusals leave the files as they were. */
+    cr_assert_eq(run(out, sizeof out, "compact k.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "k.tseg -> k.tseg: 5 chunks copied"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compact k.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "7 chunks copied, 0 encoded again without their deleted samples, 0 dropped"), "%s", out);
+    cr_assert_neq(run(out, sizeof out, "compact k.tseg -o -"), 0);
+    cr_assert(strstr(out, "compact writes a file, not stdout"), "%s", out);
+    cr_assert_neq(run(out, sizeof out, "compact k.csv"), 0);
+    cr_assert(strstr(out, "compact works on segments"), "%s", out);
+    cr_assert_neq(run(out, sizeof out, "compact k.tseg -o no/such/dir.tseg"), 0);
+    cr_assert(strstr(out, "compact failed"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "decompress k.tseg -o - --bits"), 0, "%s", out);
+    cr_assert_str_eq(out, before);
+}
+
+/* Values print in the shortest text that reads back to the same bits: %g's shortest, or the plain form where that is
+ * no longer (100, not 1e+02). */
+Test(cli, values_print_in_their_shortest_text)
+{
+    write_file("short.csv", "1,100\n2,150\n3,1e20\n4,1e15\n5,0.0001\n6,1e-7\n7,-150\n8,2.5\n9,12345678.9\n"
+                            "10,0.1\n11,123456789012345678\n12,1e16\n13,-0\n");
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress short.csv -o short.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "decompress short.tseg -o -"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1,100\n2,150\n3,1e+20\n4,1e+15\n5,0.0001\n6,1e-07\n7,-150\n8,2.5\n"
+                          "9,12345678.9\n10,0.1\n11,1.2345678901234568e+17\n12,1e+16\n13,-0\n");
+}
+
+/* merge: series matched by name across files the CLI numbered on its own, deletes made final; refusals. */
+Test(cli, merge_matches_series_by_name)
+{
+    char csv[8192];
+    size_t len = (size_t)snprintf(csv, sizeof csv, "series,timestamp,value\n");
+    for (int i = 0; i < 100; i++) {
+        len += (size_t)snprintf(csv + len, sizeof csv - len, "a,%d,%d\n", i * 10, i);
+        len += (size_t)snprintf(csv + len, sizeof csv - len, "b,%d,%d\n", i * 10, 1000 + i);
+    }
+    write_file("m1.csv", csv);
+    len = (size_t)snprintf(csv, sizeof csv, "series,timestamp,value\n");
+    for (int i = 100; i < 200; i++) { /* c first: id 0 here, where a is 0 in m1 */
+        len += (size_t)snprintf(csv + len, sizeof csv - len, "c,%d,%d\n", i * 10, 5000 + i);
+        len += (size_t)snprintf(csv + len, sizeof csv - len, "a,%d,%d\n", i * 10, i);
+    }
+    write_file("m2.csv", csv);
+    char out[16384];
+    cr_assert_eq(run(out, sizeof out, "compress m1.csv -o m1.tseg --samples-per-chunk 30 --summary"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress m2.csv -o m2.tseg --samples-per-chunk 30 --summary"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "delete m1.tseg a --from 250 --to 645"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "merge m1.tseg m2.tseg -o mm.tseg --summary-block 2"), 0, "%s", out);
+    cr_assert(strstr(out, "2 segments -> mm.tseg: 13 chunks copied, 2 encoded again without their deleted samples, "
+                          "1 dropped (emptied); 40 deleted samples gone;"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls mm.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "a\t0\t7\t160\t0\t1990\t") && strstr(out, "b\t1\t4\t100\t0\t990\t") &&
+              strstr(out, "c\t2\t4\t100\t1000\t1990\t"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "verify mm.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "3 series, 15 chunks, 360 samples, 7 block summaries"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat mm.tseg a --from 230 --to 1010"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n230,23\n240,24\n650,65\n660,66\n670,67\n680,68\n690,69\n700,70\n"
+                          "710,71\n720,72\n730,73\n740,74\n750,75\n760,76\n770,77\n780,78\n790,79\n800,80\n"
+                          "810,81\n820,82\n830,83\n840,84\n850,85\n860,86\n870,87\n880,88\n890,89\n900,90\n"
+                          "910,91\n920,92\n930,93\n940,94\n950,95\n960,96\n970,97\n980,98\n990,99\n1000,100\n"
+                          "1010,101\n");
+    cr_assert_eq(run(out, sizeof out, "quantiles mm.tseg a --q 0.5"), 0, "%s", out);
+    cr_assert(strstr(out, "chunks      7 from summaries, 0 decoded"), "%s", out);
+    /* Refused: no summaries in one, a chunk file, no -o; no file left behind. */
+    cr_assert_eq(run(out, sizeof out, "compress m2.csv -o plain.tseg --samples-per-chunk 30"), 0, "%s", out);
+    cr_assert_neq(run(out, sizeof out, "merge m1.tseg plain.tseg -o bad.tseg"), 0);
+    cr_assert(strstr(out, "merge failed: not mergeable"), "%s", out);
+    cr_assert(!exists("bad.tseg"));
+    cr_assert_neq(run(out, sizeof out, "merge m1.tseg m1.csv -o bad.tseg"), 0);
+    cr_assert(strstr(out, "merge works on segments"), "%s", out);
+    cr_assert_neq(run(out, sizeof out, "merge m1.tseg m2.tseg"), 0);
+    cr_assert(strstr(out, "merge needs SEGMENT... and -o OUT"), "%s", out);
+    cr_assert_neq(run(out, sizeof out, "merge m1.tseg -o bad.tseg --summary-block 0"), 0);
+    cr_assert(!exists("bad.tseg"));
+}
+
 /* A series argument is a name, else a decimal id: "-1" and an id past 2^64 - 1 are not the id 2^64 - 1 (strtoull
  * read them so); a --from or --to past int64 is refused, not clamped. */
 Test(cli, series_and_time_arguments_are_checked)

@@ -195,6 +195,7 @@ Test(robust, null_pointers_are_refused_outside_the_per_value_calls)
     REFUSED(tschunk_segment_writer_add_chunk(NULL, 1, buf, 10, NULL, 0));
     REFUSED(tschunk_segment_writer_finish(NULL));
     REFUSED(tschunk_segment_delete(NULL, "unused.tseg", 0, 0, 1, NULL));
+    REFUSED(tschunk_segment_compact(NULL, "unused.tseg", NULL));
     tschunk_segment_close(NULL);
     tschunk_segment_writer_abort(NULL);
 }

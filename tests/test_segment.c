@@ -489,6 +489,353 @@ Test(segment, delete_hides_samples_from_every_reader, .timeout = 60)
     free_written(w, nw);
 }
 
+/* Every series of a and b holds the same live samples, bit for bit. */
+static void same_live_samples(const tschunk_segment *a, const tschunk_segment *b)
+{
+    static int64_t ta[1024], tb[1024];
+    static double va[1024], vb[1024];
+    tschunk_segment_info ia, ib;
+    tschunk_segment_get_info(a, &ia);
+    tschunk_segment_get_info(b, &ib);
+    cr_assert_eq(ia.series, ib.series);
+    for (uint32_t o = 0; o < ia.series; o++) {
+        size_t na = series_samples(a, o, ta, va, 1024), nb = series_samples(b, o, tb, vb, 1024);
+        cr_assert_eq(na, nb, "series %u", o);
+        cr_assert(!memcmp(ta, tb, na * sizeof *ta) && !memcmp(va, vb, na * sizeof *va), "series %u", o);
+    }
+}
+
+/* Compacting seg into path: the new segment verifies, has no deletions and reads back what seg reads. */
+static blob compact_checked(const tschunk_segment *seg, const char *path, tschunk_segment_compact_stats *st)
+{
+    size_t size = tschunk_segment_compact(seg, path, st);
+    cr_assert(!tschunk_is_error(size), "%s", tschunk_error_name(size));
+    blob b = read_all(path);
+    cr_assert_eq(b.size, size);
+    cr_assert_eq(tschunk_segment_verify(b.data, b.size, NULL), 0);
+    tschunk_segment *out;
+    cr_assert_eq(tschunk_segment_open(&out, b.data, b.size, TSCHUNK_SEGMENT_VERIFY, NULL), 0);
+    tschunk_segment_info before, after;
+    tschunk_segment_get_info(seg, &before);
+    tschunk_segment_get_info(out, &after);
+    cr_assert(after.format_version == 3 && after.deleted == 0 && after.min_ts == before.min_ts &&
+              after.ts_unit == before.ts_unit && after.has_summaries == before.has_summaries);
+    cr_assert_eq(after.samples, before.samples - st->samples_dropped);
+    cr_assert_eq(after.chunks, before.chunks - st->chunks_dropped);
+    cr_assert_eq(st->chunks_copied + st->chunks_rewritten + st->chunks_dropped, before.chunks);
+    cr_assert_eq(st->samples_dropped, before.deleted);
+    same_live_samples(seg, out);
+    for (uint32_t o = 0; o < before.series; o++) { /* ids and names kept, so ordinals too */
+        uint64_t ida, idb;
+        const char *na, *nb;
+        size_t la, lb;
+        cr_assert_eq(tschunk_segment_series(seg, o, &ida, &na, &la), 0);
+        cr_assert_eq(tschunk_segment_series(out, o, &idb, &nb, &lb), 0);
+        cr_assert(ida == idb && la == lb && !memcmp(na, nb, la), "series %u", o);
+    }
+    tschunk_segment_close(out);
+    return b;
+}
+
+/*
+ * Compaction after deletes in two series (one loses a whole chunk and parts of two, the other everything): chunks
+ * with deletions are encoded again with their codec and a summary of what is left, emptied ones dropped, every
+ * other chunk copied byte for byte; range merges then take every chunk from its summary, and a second compaction
+ * gives the same bytes.
+ */
+Test(segment, compact_makes_deletes_final, .timeout = 60)
+{
+    static written w[NSERIES * PER_SERIES];
+    static int64_t ts0[1024], ts1[1024];
+    static double v0[1024], v1[1024];
+    char path[128], deleted[128], compacted[128], again[128];
+    snprintf(path, sizeof path, "%s/c.tseg", tmpdir);
+    snprintf(deleted, sizeof deleted, "%s/c-deleted.tseg", tmpdir);
+    snprintf(compacted, sizeof compacted, "%s/c-compacted.tseg", tmpdir);
+    snprintf(again, sizeof again, "%s/c-again.tseg", tmpdir);
+    size_t nw = write_segment(path, w, 1);
+    blob b = read_all(path);
+    tschunk_segment *seg, *del;
+    cr_assert_eq(tschunk_segment_open(&seg, b.data, b.size, 0, NULL), 0);
+    const uint32_t partly = 3, wholly = 5;
+    size_t n0 = series_samples(seg, partly, ts0, v0, 1024);
+    cr_assert_eq(tschunk_segment_delete(seg, deleted, partly, ts0[150], ts0[400], NULL), 0);
+    blob d = read_all(deleted);
+    cr_assert_eq(tschunk_segment_open(&del, d.data, d.size, 0, NULL), 0);
+    cr_assert_eq(tschunk_segment_delete(del, deleted, wholly, INT64_MIN, INT64_MAX, NULL), 0);
+    tschunk_segment_close(del);
+    free(d.data);
+    d = read_all(deleted);
+    for (int lazy = 0; lazy <= 1; lazy++) {
+        cr_assert_eq(tschunk_segment_open(&del, d.data, d.size, lazy ? TSCHUNK_SEGMENT_LAZY : 0, NULL), 0);
+        tschunk_segment_compact_stats st;
+        blob c = compact_checked(del, compacted, &st);
+        cr_assert(st.chunks_rewritten == 2 && st.chunks_dropped == 1 + PER_SERIES, "%llu rewritten, %llu dropped",
+                  (unsigned long long)st.chunks_rewritten, (unsigned long long)st.chunks_dropped);
+        cr_assert_eq(st.samples_dropped, (400 - 150 + 1) + PER_SERIES * 120);
+        tschunk_segment *out;
+        cr_assert_eq(tschunk_segment_open(&out, c.data, c.size, 0, NULL), 0);
+        size_t begin, end;
+        cr_assert_eq(tschunk_segment_range(out, wholly, INT64_MIN, INT64_MAX, &begin, &end), 0);
+        cr_assert_eq(begin, end); /* kept as a series, without chunks */
+        /* Copied chunks are the same bytes; encoded again, the same codec, with a summary of their samples. */
+        size_t live = series_samples(out, partly, ts1, v1, 1024);
+        cr_assert_eq(live, n0 - (400 - 150 + 1));
+        cr_assert_eq(tschunk_segment_range(out, partly, INT64_MIN, INT64_MAX, &begin, &end), 0);
+        cr_assert_eq(end - begin, PER_SERIES - 1);
+        for (size_t i = 0; i < end - begin; i++) {
+            tschunk_segment_chunk_info cn, co;
+            cr_assert_eq(tschunk_segment_chunk(out, begin + i, &cn), 0);
+            cr_assert_eq(tschunk_segment_chunk(seg, begin + i + (i >= 2), &co), 0); /* the third chunk is gone */
+            tschunk_chunk_info in, io;
+            cr_assert(cn.ref.summary != NULL && cn.deleted == 0);
+            cr_assert_eq(tschunk_chunk_info_get(cn.ref.chunk, cn.ref.chunk_size, &in), 0);
+            cr_assert_eq(tschunk_chunk_info_get(co.ref.chunk, co.ref.chunk_size, &io), 0);
+            cr_assert_eq(in.codec, io.codec);
+            int rewritten = i == 1 || i == 2;
+            int same = cn.ref.chunk_size == co.ref.chunk_size && !memcmp(cn.ref.chunk, co.ref.chunk, cn.ref.chunk_size);
+            cr_assert_eq(same, !rewritten, "chunk %zu", i);
+            tschunk_summary_info si;
+            cr_assert_eq(tschunk_summary_parse(cn.ref.summary, cn.ref.summary_size, &si), 0);
+            cr_assert(si.count == cn.count && si.first_ts == cn.first_ts && si.last_ts == cn.last_ts);
+        }
+        /* Every chunk answers a range merge from its summary again, with the quantiles of the live values. */
+        tschunk_segment_info info;
+        tschunk_segment_get_info(out, &info);
+        cr_assert_gt(info.summary_blocks, 0);
+        tschunk_sketch_options so = {info.summary_mapping, 0.01, 0, 0, {0, 0, 0}};
+        tschunk_sketch *acc, *want;
+        cr_assert_eq(tschunk_sketch_create(&acc, &so), 0);
+        cr_assert_eq(tschunk_sketch_create(&want, &so), 0);
+        tschunk_range_stats rs;
+        cr_assert_eq(tschunk_segment_range_merge(out, partly, INT64_MIN, INT64_MAX, acc, &rs), 0);
+        cr_assert(rs.chunks_decoded == 0 && rs.chunks_from_summaries == PER_SERIES - 1);
+        for (size_t i = 0; i < live; i++)
+            if (!isnan(v1[i])) tschunk_sketch_add(want, v1[i]);
+        for (double q = 0; q <= 1; q += 0.125) {
+            double qa, qw;
+            cr_assert_eq(tschunk_sketch_quantile(acc, q, &qa), 0);
+            cr_assert_eq(tschunk_sketch_quantile(want, q, &qw), 0);
+            cr_assert(wl_bits(qa) == wl_bits(qw), "q %g: %.17g vs %.17g", q, qa, qw);
+        }
+        tschunk_sketch_free(acc);
+        tschunk_sketch_free(want);
+        /* Nothing left to compact: the same bytes again, every chunk copied. */
+        tschunk_segment_compact_stats st2;
+        blob c2 = compact_checked(out, again, &st2);
+        cr_assert(st2.chunks_rewritten == 0 && st2.chunks_dropped == 0 && st2.chunks_copied == info.chunks);
+        cr_assert(c2.size == c.size && !memcmp(c2.data, c.data, c.size));
+        tschunk_segment_close(out);
+        tschunk_segment_close(del);
+        free(c.data);
+        free(c2.data);
+    }
+    /* In place: the segment being read is the one replaced, and keeps reading its old bytes. */
+    cr_assert_eq(tschunk_segment_open(&del, d.data, d.size, 0, NULL), 0);
+    tschunk_segment_compact_stats st;
+    blob c = compact_checked(del, deleted, &st);
+    tschunk_segment_close(del);
+    cr_assert_eq(tschunk_segment_compact(NULL, deleted, &st), TSC_ERROR(BAD_PARAMETER));
+    cr_assert_eq(st.chunks_copied, 0);
+    cr_assert_eq(tschunk_segment_compact(seg, NULL, NULL), TSC_ERROR(BAD_PARAMETER));
+    char missing[160];
+    snprintf(missing, sizeof missing, "%s/no/such/dir.tseg", tmpdir);
+    cr_assert_eq(tschunk_segment_compact(seg, missing, &st), TSC_ERROR(GENERIC));
+    tschunk_segment_close(seg);
+    free(b.data);
+    free(c.data);
+    free(d.data);
+    free_written(w, nw);
+}
+
+/* How write_part copies a segment's series. */
+typedef struct {
+    int64_t from, to;      /* the chunks whose first timestamp lies here */
+    uint64_t id_shift;     /* added to every id */
+    unsigned name_every;   /* the series whose ordinal is a multiple of this keep their name (0: none) */
+    const char *rename;    /* this name for series 0 instead of its own (NULL: its own) */
+    tschunk_ts_unit unit;
+    uint32_t summaries;    /* 0: without the source's summaries */
+} part_shape;
+
+/* Part of seg's chunks, copied, as a new segment at path (min_ts seg's). */
+static blob write_part(const tschunk_segment *seg, const char *path, const part_shape *p)
+{
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    tschunk_segment_options o = {.min_ts = info.min_ts, .has_summaries = info.has_summaries && p->summaries,
+                                 .summary_mapping = info.summary_mapping, .summary_gamma = info.summary_gamma,
+                                 .summary_offset = info.summary_offset, .ts_unit = p->unit};
+    tschunk_segment_writer *sw;
+    cr_assert_eq(tschunk_segment_writer_create(&sw, path, &o), 0);
+    for (uint32_t ord = 0; ord < info.series; ord++) {
+        uint64_t id;
+        const char *name;
+        size_t len;
+        cr_assert_eq(tschunk_segment_series(seg, ord, &id, &name, &len), 0);
+        if (ord == 0 && p->rename) name = p->rename, len = strlen(p->rename);
+        if (p->name_every && ord % p->name_every == 0)
+            cr_assert_eq(tschunk_segment_writer_add_series(sw, id + p->id_shift, name, len), 0);
+    }
+    for (size_t i = 0; i < info.chunks; i++) {
+        tschunk_segment_chunk_info c;
+        uint64_t id;
+        cr_assert_eq(tschunk_segment_chunk(seg, i, &c), 0);
+        cr_assert_eq(tschunk_segment_series(seg, c.ordinal, &id, NULL, NULL), 0);
+        if (c.first_ts < p->from || c.first_ts > p->to) continue;
+        cr_assert_eq(tschunk_segment_writer_add_chunk(sw, id + p->id_shift, c.ref.chunk, c.ref.chunk_size,
+                                                      o.has_summaries ? c.ref.summary : NULL,
+                                                      o.has_summaries ? c.ref.summary_size : 0), 0);
+    }
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(sw)));
+    return read_all(path);
+}
+
+static tschunk_segment *open_blob(const blob *b)
+{
+    tschunk_segment *seg;
+    cr_assert_eq(tschunk_segment_open(&seg, b->data, b->size, 0, NULL), 0);
+    return seg;
+}
+
+/*
+ * A segment split in time into two (the later one naming every other series, and with a delete of its own), merged
+ * back in either order: the same bytes as the whole segment with that delete, compacted. By name, the later part's
+ * ids shifted: the same series, numbered by name. Sources that differ in unit, summaries or a series' name are
+ * refused, and leave no file.
+ */
+Test(segment, merge_joins_segments, .timeout = 60)
+{
+    static written w[NSERIES * PER_SERIES];
+    static int64_t ts0[1024];
+    static double v0[1024];
+    char path[128], pa[128], pb[128], pm[128], pm2[128], pc[128];
+    snprintf(path, sizeof path, "%s/m.tseg", tmpdir);
+    snprintf(pa, sizeof pa, "%s/m-a.tseg", tmpdir);
+    snprintf(pb, sizeof pb, "%s/m-b.tseg", tmpdir);
+    snprintf(pm, sizeof pm, "%s/m-merged.tseg", tmpdir);
+    snprintf(pm2, sizeof pm2, "%s/m-merged2.tseg", tmpdir);
+    snprintf(pc, sizeof pc, "%s/m-compacted.tseg", tmpdir);
+    size_t nw = write_segment(path, w, 1);
+    blob whole = read_all(path);
+    tschunk_segment *seg = open_blob(&whole);
+    const uint32_t victim = 7;
+    series_samples(seg, victim, ts0, v0, 1024);
+    int64_t cut = ts0[3 * 120], from = ts0[400], to = ts0[650];
+    part_shape early = {INT64_MIN, cut - 1, 0, 1, NULL, TSCHUNK_UNIT_MS, 1};
+    part_shape late = {cut, INT64_MAX, 0, 2, NULL, TSCHUNK_UNIT_MS, 1};
+    blob a = write_part(seg, pa, &early), b = write_part(seg, pb, &late);
+    tschunk_segment *sa = open_blob(&a), *sb = open_blob(&b);
+    cr_assert_eq(tschunk_segment_delete(sb, pb, victim, from, to, NULL), 0);
+    tschunk_segment_close(sb);
+    free(b.data);
+    b = read_all(pb);
+    sb = open_blob(&b);
+    /* The whole segment with the same delete, compacted: what the merge must give, byte for byte. */
+    cr_assert_eq(tschunk_segment_delete(seg, path, victim, from, to, NULL), 0);
+    blob deleted = read_all(path);
+    tschunk_segment *sd = open_blob(&deleted);
+    tschunk_segment_compact_stats st, st2;
+    cr_assert(!tschunk_is_error(tschunk_segment_compact(sd, pc, &st)));
+    blob want = read_all(pc);
+    const tschunk_segment *ab[2] = {sa, sb}, *ba[2] = {sb, sa};
+    size_t size = tschunk_segment_merge(ab, 2, pm, 0, 0, &st2);
+    cr_assert(!tschunk_is_error(size), "%s", tschunk_error_name(size));
+    cr_assert(st2.chunks_copied == st.chunks_copied && st2.chunks_rewritten == st.chunks_rewritten &&
+              st2.chunks_dropped == st.chunks_dropped && st2.samples_dropped == st.samples_dropped &&
+              st.chunks_rewritten);
+    blob m = read_all(pm);
+    cr_assert(m.size == want.size && !memcmp(m.data, want.data, m.size));
+    cr_assert(!tschunk_is_error(tschunk_segment_merge(ba, 2, pm2, 0, 0, NULL)));
+    blob m2 = read_all(pm2);
+    cr_assert(m2.size == want.size && !memcmp(m2.data, want.data, m2.size));
+    free(m2.data);
+    /* Blocks of 4: every series' summaries in blocks again, its range merge from summaries alone. */
+    cr_assert(!tschunk_is_error(tschunk_segment_merge(ab, 2, pm2, 4, 0, NULL)));
+    m2 = read_all(pm2);
+    tschunk_segment *sm = open_blob(&m2);
+    tschunk_segment_info info;
+    tschunk_segment_get_info(sm, &info);
+    cr_assert_eq(info.summary_blocks, 2 * NSERIES - 1); /* the victim's 5 chunks: one block of 4 */
+    tschunk_sketch_options so = {info.summary_mapping, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch *acc;
+    cr_assert_eq(tschunk_sketch_create(&acc, &so), 0);
+    tschunk_range_stats rs;
+    cr_assert_eq(tschunk_segment_range_merge(sm, victim, INT64_MIN, INT64_MAX, acc, &rs), 0);
+    cr_assert(rs.chunks_decoded == 0 && rs.chunks_from_summaries == PER_SERIES - 1);
+    tschunk_sketch_free(acc);
+    same_live_samples(sd, sm);
+    tschunk_segment_close(sm);
+    free(m2.data);
+    /* By name: the later part's ids moved, its names all given; the same series and samples, ids by name order. */
+    part_shape shifted = {cut, INT64_MAX, 12345, 1, NULL, TSCHUNK_UNIT_MS, 1};
+    blob c = write_part(seg, pb, &shifted);
+    tschunk_segment *sc = open_blob(&c);
+    const tschunk_segment *ac[2] = {sa, sc};
+    cr_assert(!tschunk_is_error(tschunk_segment_merge(ac, 2, pm2, 0, TSCHUNK_MERGE_BY_NAME, NULL)));
+    m2 = read_all(pm2);
+    sm = open_blob(&m2);
+    tschunk_segment_get_info(sm, &info);
+    cr_assert_eq(info.series, NSERIES);
+    for (uint32_t o = 0; o < NSERIES; o++) {
+        uint64_t id;
+        const char *name, *prev = NULL;
+        size_t len, prev_len = 0;
+        cr_assert_eq(tschunk_segment_series(sm, o, &id, &name, &len), 0);
+        cr_assert_eq(id, o);
+        if (o) cr_assert_eq(tschunk_segment_series(sm, o - 1, NULL, &prev, &prev_len), 0);
+        cr_assert(!o || memcmp(prev, name, prev_len < len ? prev_len : len) < 0 ||
+                  (!memcmp(prev, name, prev_len < len ? prev_len : len) && prev_len < len));
+        size_t at = tschunk_segment_find_series_name(seg, name, len);
+        cr_assert(!tschunk_is_error(at));
+        static int64_t ts1[1024], ts2[1024];
+        static double v1[1024], v2[1024];
+        size_t n1 = series_samples(sm, o, ts1, v1, 1024), n2 = series_samples(seg, (uint32_t)at, ts2, v2, 1024);
+        cr_assert(n1 == n2 && !memcmp(ts1, ts2, n1 * sizeof *ts1) && !memcmp(v1, v2, n1 * sizeof *v1));
+    }
+    tschunk_segment_close(sm);
+    free(m2.data);
+    /* Refusals: by id, the shifted part is other series with the same names (not refused) but a renamed series,
+     * another unit, no summaries; by name, an unnamed series. None leaves a file. */
+    remove(pm2);
+    part_shape renamed = {cut, INT64_MAX, 0, 1, "another name", TSCHUNK_UNIT_MS, 1};
+    part_shape in_seconds = {cut, INT64_MAX, 0, 1, NULL, TSCHUNK_UNIT_S, 1};
+    part_shape plain = {cut, INT64_MAX, 0, 1, NULL, TSCHUNK_UNIT_MS, 0};
+    const part_shape *refused_shapes[3] = {&renamed, &in_seconds, &plain};
+    for (int k = 0; k < 3; k++) {
+        tschunk_segment_close(sc);
+        free(c.data);
+        c = write_part(seg, pb, refused_shapes[k]);
+        ac[1] = sc = open_blob(&c);
+        cr_assert_eq(tschunk_segment_merge(ac, 2, pm2, 0, 0, &st2), TSC_ERROR(NOT_MERGEABLE), "shape %d", k);
+        cr_assert_eq(st2.chunks_copied + st2.chunks_rewritten, 0);
+        cr_assert_neq(access(pm2, F_OK), 0);
+    }
+    const tschunk_segment *unnamed[2] = {sa, sb}; /* sb names every other series */
+    cr_assert_eq(tschunk_segment_merge(unnamed, 2, pm2, 0, TSCHUNK_MERGE_BY_NAME, NULL), TSC_ERROR(BAD_PARAMETER));
+    cr_assert_neq(access(pm2, F_OK), 0);
+    cr_assert_eq(tschunk_segment_merge(ab, 0, pm2, 0, 0, NULL), TSC_ERROR(BAD_PARAMETER));
+    cr_assert_eq(tschunk_segment_merge(NULL, 2, pm2, 0, 0, NULL), TSC_ERROR(BAD_PARAMETER));
+    cr_assert_eq(tschunk_segment_merge(ab, 2, NULL, 0, 0, NULL), TSC_ERROR(BAD_PARAMETER));
+    cr_assert_eq(tschunk_segment_merge(ab, 2, pm2, 4097, 0, NULL), TSC_ERROR(BAD_PARAMETER));
+    cr_assert_eq(tschunk_segment_merge(ab, 2, pm2, 0, 2, NULL), TSC_ERROR(BAD_PARAMETER));
+    const tschunk_segment *with_null[2] = {sa, NULL};
+    cr_assert_eq(tschunk_segment_merge(with_null, 2, pm2, 0, 0, NULL), TSC_ERROR(BAD_PARAMETER));
+    tschunk_segment_close(sc);
+    tschunk_segment_close(sa);
+    tschunk_segment_close(sb);
+    tschunk_segment_close(sd);
+    tschunk_segment_close(seg);
+    free(c.data);
+    free(a.data);
+    free(b.data);
+    free(m.data);
+    free(want.data);
+    free(deleted.data);
+    free(whole.data);
+    free_written(w, nw);
+}
+
 static size_t largest_allocation;
 static void *largest_alloc(void *opaque, size_t size)
 {
@@ -834,8 +1181,33 @@ Test(segment, verify_checks_every_fence)
     free(b.data);
 }
 
+/* The three series of v1_small.expected.csv (tests/vectors/segment/), line by line. */
+static void reads_as_expected(const tschunk_segment *seg, FILE *expected)
+{
+    rewind(expected);
+    char want[256], got[256];
+    size_t lines = 0;
+    const char *order[3] = {"cpu_a", "mem_bytes", "temp.c"};
+    for (int k = 0; k < 3; k++) {
+        size_t ord = tschunk_segment_find_series_name(seg, order[k], strlen(order[k]));
+        cr_assert(!tschunk_is_error(ord));
+        static int64_t ts[1024];
+        static double v[1024];
+        size_t n = series_samples(seg, (uint32_t)ord, ts, v, 1024);
+        for (size_t i = 0; i < n; i++, lines++) {
+            cr_assert(fgets(want, sizeof want, expected));
+            snprintf(got, sizeof got, "%s,%lld,0x%016llx\n", order[k], (long long)ts[i],
+                     (unsigned long long)wl_bits(v[i]));
+            cr_assert_str_eq(got, want);
+        }
+    }
+    cr_assert_eq(lines, 430);
+    cr_assert(!fgets(want, sizeof want, expected));
+}
+
 /* Real bytes of the older formats (tests/vectors/segment/README.md: v1 written by 0.5.0, v2 by 0.13.0), read by
- * this version both ways; both hold the same samples and the same deletion. */
+ * this version both ways; both hold the same samples and the same deletion. Compacted, they are version 3 and
+ * read the same without it. */
 static void check_old_segment(const char *file, unsigned version)
 {
     char path[512];
@@ -852,25 +1224,15 @@ static void check_old_segment(const char *file, unsigned version)
         tschunk_segment_info info;
         tschunk_segment_get_info(seg, &info);
         cr_assert(info.format_version == version && info.series == 3 && info.chunks == 6 && info.deleted == 20);
-        rewind(expected);
-        char want[256], got[256];
-        size_t lines = 0;
-        const char *order[3] = {"cpu_a", "mem_bytes", "temp.c"};
-        for (int k = 0; k < 3; k++) {
-            size_t ord = tschunk_segment_find_series_name(seg, order[k], strlen(order[k]));
-            cr_assert(!tschunk_is_error(ord));
-            static int64_t ts[1024];
-            static double v[1024];
-            size_t n = series_samples(seg, (uint32_t)ord, ts, v, 1024);
-            for (size_t i = 0; i < n; i++, lines++) {
-                cr_assert(fgets(want, sizeof want, expected));
-                snprintf(got, sizeof got, "%s,%lld,0x%016llx\n", order[k], (long long)ts[i], (unsigned long long)wl_bits(v[i]));
-                cr_assert_str_eq(got, want);
-            }
-        }
-        cr_assert_eq(lines, 430);
-        cr_assert(!fgets(want, sizeof want, expected));
+        reads_as_expected(seg, expected);
+        snprintf(path, sizeof path, "%s/compacted-v%u.tseg", tmpdir, version);
+        tschunk_segment_compact_stats st;
+        blob c = compact_checked(seg, path, &st);
         tschunk_segment_close(seg);
+        cr_assert_eq(tschunk_segment_open(&seg, c.data, c.size, 0, NULL), 0);
+        reads_as_expected(seg, expected);
+        tschunk_segment_close(seg);
+        free(c.data);
     }
     fclose(expected);
     free(b.data);
@@ -1525,6 +1887,37 @@ Test(segment, every_refused_allocation_fails_cleanly, .timeout = 60)
     tschunk_segment_close(seg);
     cr_assert_eq(alloc_held, 0);
     blob d = read_all(deleted_path);
+    cr_assert_eq(tschunk_segment_verify(d.data, d.size, NULL), 0);
+    /* A compaction of it, after a delete of part of a chunk, its allocations refused in turn the same way. */
+    alloc_refuse_at = SIZE_MAX;
+    cr_assert_eq(tschunk_segment_open(&seg, d.data, d.size, 0, &refusing), 0);
+    cr_assert_eq(tschunk_segment_delete(seg, deleted_path, 0, 1100, 1200, NULL), 0);
+    tschunk_segment_close(seg);
+    free(d.data);
+    d = read_all(deleted_path);
+    cr_assert_eq(tschunk_segment_open(&seg, d.data, d.size, 0, &refusing), 0);
+    open_held = alloc_held;
+    for (alloc_refuse_at = 0;; alloc_refuse_at++) {
+        cr_assert_lt(alloc_refuse_at, 5000);
+        alloc_calls = 0;
+        remove(path);
+        tschunk_segment_compact_stats cst;
+        size_t r = tschunk_segment_compact(seg, path, &cst);
+        cr_assert_eq(alloc_held, open_held, "compact refusing call %zu", alloc_refuse_at);
+        cr_assert_neq(access(tmp, F_OK), 0, "compact refusing call %zu left the temporary file", alloc_refuse_at);
+        if (!tschunk_is_error(r)) {
+            cr_assert(cst.chunks_rewritten == 1 && cst.chunks_dropped == 3 && cst.samples_dropped == 3 * 40 + 11);
+            break;
+        }
+        refused(r);
+        cr_assert_eq(cst.chunks_copied + cst.chunks_rewritten + cst.chunks_dropped + cst.samples_dropped, 0);
+        cr_assert_neq(access(path, F_OK), 0, "compact refusing call %zu left a segment", alloc_refuse_at);
+    }
+    cr_assert_gt(alloc_refuse_at, 5);
+    tschunk_segment_close(seg);
+    cr_assert_eq(alloc_held, 0);
+    free(d.data);
+    d = read_all(path);
     cr_assert_eq(tschunk_segment_verify(d.data, d.size, NULL), 0);
     free(d.data);
     free(b.data);

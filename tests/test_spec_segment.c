@@ -128,6 +128,41 @@ Test(spec_segment, reads_what_the_library_writes)
     }
 }
 
+/* Compacted, each shape with deletions reads alike again (the records encoded again included), and its stored
+ * block summaries are the source's blocks (the block size kept) over chunks that all answer again. */
+Test(spec_segment, reads_compacted_segments)
+{
+    size_t blocks_kept = 0;
+    for (size_t k = 0; k < sizeof spec_shapes / sizeof spec_shapes[0]; k++) {
+        if (spec_shapes[k].delete_series < 0) continue;
+        char name[24], path[128];
+        snprintf(name, sizeof name, "compact%zu", k);
+        spec_file f = spec_write(&spec_shapes[k], name);
+        tschunk_segment *seg;
+        cr_assert_eq(tschunk_segment_open(&seg, f.data, f.size, 0, NULL), 0);
+        snprintf(path, sizeof path, "%s/%s.compacted.tseg", spec_tmp, name);
+        tschunk_segment_compact_stats st;
+        cr_assert(!tschunk_is_error(tschunk_segment_compact(seg, path, &st)));
+        cr_assert_gt(st.chunks_rewritten, 0);
+        spec_file c = spec_read_file(path);
+        cr_assert(spec_segment_agrees(c.data, c.size, name, 0), "%s: refused", name);
+        tschunk_segment *out;
+        cr_assert_eq(tschunk_segment_open(&out, c.data, c.size, 0, NULL), 0);
+        tschunk_segment_info before, after;
+        tschunk_segment_get_info(seg, &before);
+        tschunk_segment_get_info(out, &after);
+        cr_assert(after.deleted == 0 && after.chunks == before.chunks - st.chunks_dropped);
+        cr_assert(st.chunks_dropped || after.summary_blocks == before.summary_blocks,
+                  "%s: %u -> %u stored block summaries", name, before.summary_blocks, after.summary_blocks);
+        blocks_kept += !st.chunks_dropped && after.summary_blocks > 0;
+        tschunk_segment_close(out);
+        tschunk_segment_close(seg);
+        free(c.data);
+        free(f.data);
+    }
+    cr_assert_gt(blocks_kept, 0);
+}
+
 /* The real bytes of versions 1 and 2 (tests/vectors/segment/, written by 0.5.0 and 0.13.0, each with deletions):
  * read alike, and every single flip with the checksums made right read alike. */
 static void old_version_read_alike(const char *file)

@@ -450,6 +450,23 @@ int csv_next_wide(csv_reader *r, int64_t *ts, char ***cells)
     return 1;
 }
 
+/* The value in %g form (plain: %f) at the least precision from `first` that reads back to the same bits.
+ * @return 1, or 0 when none up to 21 does. */
+static int shortest_form(char *buf, size_t size, uint64_t bits, int plain, int first)
+{
+    double d;
+    memcpy(&d, &bits, 8);
+    for (int prec = first; prec <= 17 + 4; prec++) {
+        if (plain) snprintf(buf, size, "%.*f", prec, d);
+        else snprintf(buf, size, "%.*g", prec, d);
+        double back = strtod(buf, NULL);
+        uint64_t back_bits;
+        memcpy(&back_bits, &back, 8);
+        if (back_bits == bits) return 1;
+    }
+    return 0;
+}
+
 void format_value(char *buf, size_t size, uint64_t bits)
 {
     double d;
@@ -462,12 +479,13 @@ void format_value(char *buf, size_t size, uint64_t bits)
         snprintf(buf, size, d > 0 ? "Inf" : "-Inf");
         return;
     }
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, size, "%.*g", prec, d);
-        double back = strtod(buf, NULL);
-        uint64_t back_bits;
-        memcpy(&back_bits, &back, 8);
-        if (back_bits == bits) return;
+    shortest_form(buf, size, bits, 0, 1);
+    /* %g writes 100 as 1e+02 and 150 as 1.5e+02: the plain form with the fewest decimals, where it is shorter
+     * or as short (0.0001 .. 1e17; below, an exponent is always shorter). */
+    if (strchr(buf, 'e') && fabs(d) >= 1e-4 && fabs(d) < 1e17) {
+        char plain[64];
+        if (shortest_form(plain, sizeof plain, bits, 1, 0) && strlen(plain) <= strlen(buf))
+            snprintf(buf, size, "%s", plain);
     }
 }
 

@@ -739,6 +739,51 @@ int segment_delete(const options *o, const unsigned char *data, size_t size)
     return rc;
 }
 
+/* Make the deletes final: the segment written again (to -o OUT, else in place) without its deleted samples. */
+int segment_compact(const options *o, const unsigned char *data, size_t size)
+{
+    const char *out = o->out ? o->out : o->in;
+    if (!strcmp(out, "-")) return fail("compact writes a file, not stdout");
+    tschunk_segment *seg;
+    if (open_segment(o->in, data, size, &seg)) return 1;
+    tschunk_segment_compact_stats st;
+    size_t bytes = tschunk_segment_compact(seg, out, &st);
+    tschunk_segment_close(seg);
+    if (tschunk_is_error(bytes))
+        return fail("%s: compact failed: %s (%s is unchanged)", o->in, error_reason(bytes), out);
+    printf("%s -> %s: %llu chunks copied, %llu encoded again without their deleted samples, %llu dropped (emptied); "
+           "%llu deleted samples gone; %zu -> %zu bytes\n",
+           o->in, out, (unsigned long long)st.chunks_copied, (unsigned long long)st.chunks_rewritten,
+           (unsigned long long)st.chunks_dropped, (unsigned long long)st.samples_dropped, size, bytes);
+    return 0;
+}
+
+/* Merge segments (their deletes made final) into out. data[k]/sizes[k]: the whole of paths[k]. */
+int segment_merge(const char *out, const char *const *paths, const unsigned char *const *data, const size_t *sizes,
+                  size_t n, uint32_t block_chunks)
+{
+    tschunk_segment **segs = calloc(n, sizeof *segs);
+    if (!segs) return fail("out of memory");
+    int rc = 0;
+    size_t total = 0;
+    for (size_t k = 0; k < n && !rc; k++) {
+        rc = open_segment(paths[k], data[k], sizes[k], &segs[k]);
+        total += sizes[k];
+    }
+    tschunk_segment_compact_stats st;
+    size_t bytes = rc ? 0 : tschunk_segment_merge((const tschunk_segment *const *)segs, n, out, block_chunks,
+                                                       TSCHUNK_MERGE_BY_NAME, &st);
+    if (!rc && tschunk_is_error(bytes)) rc = fail("merge failed: %s (%s is unchanged)", error_reason(bytes), out);
+    if (!rc)
+        printf("%zu segments -> %s: %llu chunks copied, %llu encoded again without their deleted samples, %llu dropped "
+               "(emptied); %llu deleted samples gone; %zu -> %zu bytes\n",
+               n, out, (unsigned long long)st.chunks_copied, (unsigned long long)st.chunks_rewritten,
+               (unsigned long long)st.chunks_dropped, (unsigned long long)st.samples_dropped, total, bytes);
+    for (size_t k = 0; k < n; k++) tschunk_segment_close(segs[k]);
+    free(segs);
+    return rc;
+}
+
 /* ---- import-prom -------------------------------------------------------------- */
 
 /* Each Prometheus chunk's samples into chunk_ts/chunk_bits. @return the count, or SIZE_MAX after the message. */

@@ -36,7 +36,9 @@ static int usage(void)
           "  tschunk stats IN [--json]\n"
           "  tschunk ls FILE            (series, id, chunks, samples, time range, bytes; tab-separated)\n"
           "  tschunk cat SEGMENT SERIES [--from T --to T] [--bits] [--iso]   (bounds inclusive)\n"
-          "  tschunk delete SEGMENT SERIES --from T --to T   (rewrites the segment without those samples)\n"
+          "  tschunk delete SEGMENT SERIES --from T --to T   (rewrites the segment with those samples hidden)\n"
+          "  tschunk compact SEGMENT [-o OUT]   (deleted samples gone for good; in place without -o)\n"
+          "  tschunk merge SEGMENT... -o OUT [--summary-block N]   (one segment; deletes made final)\n"
           "  tschunk verify FILE        (a chunk file or a segment: every checksum, structure and chunk)\n"
           "  tschunk export-prom IN.csv -o OUT [--samples-per-chunk N]   (Prometheus XOR chunks)\n"
           "  tschunk import-prom IN -o OUT [--codec tsc2|gorilla]        (Prometheus XOR -> native)\n"
@@ -622,6 +624,46 @@ static int cmd_delete(const options *o)
     return by_format(o, segment_delete, NULL, "delete works on segments (compress writes them)");
 }
 
+static int cmd_compact(const options *o)
+{
+    return by_format(o, segment_compact, NULL, "compact works on segments (compress writes them)");
+}
+
+/* merge IN... -o OUT [--summary-block N]: its own arguments, since it takes any number of inputs. */
+static int cmd_merge(int argc, char **argv)
+{
+    const char *out = NULL;
+    long block = 0;
+    size_t n = 0;
+    tscf_reader *readers = calloc((size_t)argc + 1, sizeof *readers);
+    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
+    const unsigned char **data = calloc((size_t)argc + 1, sizeof *data);
+    size_t *sizes = calloc((size_t)argc + 1, sizeof *sizes);
+    int rc = readers && paths && data && sizes ? 0 : fail("out of memory");
+    for (int i = 0; i < argc && !rc; i++) {
+        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(argv[i], "-o") && next) out = argv[++i];
+        else if (!strcmp(argv[i], "--summary-block") && next) {
+            if (parse_long(next, 1, 4096, &block))
+                rc = fail("--summary-block must be 1..4096 chunks (1: no block summaries), not '%s'", next);
+            i++;
+        } else if (argv[i][0] == '-' && argv[i][1]) rc = fail("unknown option '%s'", argv[i]);
+        else {
+            int seg = open_if_segment(argv[i], &readers[n]);
+            rc = seg < 0 ? 1 : !seg ? fail("%s: merge works on segments (compress writes them)", argv[i]) : 0;
+            if (seg >= 0) paths[n] = argv[i], data[n] = readers[n].data, sizes[n] = readers[n].size, n++;
+        }
+    }
+    if (!rc && (!out || !strcmp(out, "-") || !n)) rc = fail("merge needs SEGMENT... and -o OUT, a file");
+    if (!rc) rc = segment_merge(out, paths, data, sizes, n, (uint32_t)block);
+    for (size_t k = 0; k < n; k++) tscf_close(&readers[k]);
+    free(readers);
+    free(paths);
+    free(data);
+    free(sizes);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) return usage();
@@ -635,6 +677,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "sketch")) return cmd_sketch(argc - 2, argv + 2);
+    if (!strcmp(cmd, "merge")) return cmd_merge(argc - 2, argv + 2);
     options o;
     if (parse_options(argc - 2, argv + 2, &o)) return 2;
     if (o.series && strcmp(cmd, "cat") != 0 && strcmp(cmd, "quantiles") != 0 && strcmp(cmd, "delete") != 0) {
@@ -650,6 +693,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "export-prom")) return cmd_export_prom(&o);
     if (!strcmp(cmd, "import-prom")) return cmd_import_prom(&o);
     if (!strcmp(cmd, "delete")) return cmd_delete(&o);
+    if (!strcmp(cmd, "compact")) return cmd_compact(&o);
     if (!strcmp(cmd, "quantiles")) return cmd_quantiles(&o);
     fprintf(stderr, "tschunk: unknown command '%s'\n", cmd);
     return usage();

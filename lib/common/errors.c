@@ -25,7 +25,8 @@ const char *tschunk_error_string(tschunk_error_code code)
     case TSCHUNK_ERROR_BAD_PARAMETER: return "bad parameter";
     case TSCHUNK_ERROR_STAGE: return "call not valid at this stage";
     case TSCHUNK_ERROR_TOO_MANY_SAMPLES: return "too many samples for one chunk";
-    case TSCHUNK_ERROR_NOT_MERGEABLE: return "sketches have different index mappings";
+    case TSCHUNK_ERROR_NOT_MERGEABLE:
+        return "not mergeable (sketch mappings, or segment units, mappings or names differ)";
     case TSCHUNK_ERROR_UNTRACKABLE: return "value or weight cannot be tracked (NaN, infinite or out of range)";
     case TSCHUNK_ERROR_ALLOCATION: return "allocation failed";
     case TSCHUNK_ERROR_MAX_CODE: break;

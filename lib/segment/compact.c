@@ -1,0 +1,357 @@
+/*
+ * tschunk_segment_compact and tschunk_segment_merge: segments written again
+ * through the writer (format v3, whatever the sources' versions) with their
+ * deletes made final. tschunk_segment_delete only records tombstones, every
+ * sample stays in its chunk; here a chunk without deletions is copied as it
+ * is, summary included; a chunk with some is decoded without them and
+ * encoded again with its own codec, its summary recomputed from the samples
+ * left; a chunk left empty is dropped. The new segment has no tombstones, so
+ * its stored block summaries answer for every chunk again. Every series keeps
+ * its id and name, even one left without chunks (deleting samples is not
+ * dropping a series). Chunks are added in index order (series id, then first
+ * timestamp, then source), the order whose index costs the fewest bytes.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+
+#include "format.h"
+
+/* Chunk infos read per tschunk_segment_chunks call: one index block. */
+#define RUN TSC_SEG_BLOCK
+
+/* One source: its series ids by ordinal, and a cursor over its chunks in index order. */
+typedef struct {
+    const tschunk_segment *seg;
+    uint64_t *ids;
+    tschunk_segment_chunk_info run[RUN];
+    size_t next, run_at, run_len; /* next: the index position of run[run_at] */
+} source;
+
+typedef struct {
+    source *sources;
+    size_t nsources;
+    tschunk_allocator allocator;
+    tschunk_segment_writer *w;
+    tschunk_sketch *sketch; /* the summary of a chunk encoded again (segments with summaries) */
+    int64_t *ts;            /* a chunk's live samples, then its bytes and summary encoded again */
+    double *values;
+    uint8_t *chunk, *summary;
+    size_t capacity, summary_capacity; /* samples; summary bytes */
+    tschunk_segment_compact_stats *stats;
+} compactor;
+
+static void *cp_alloc(const compactor *cp, size_t size) { return cp->allocator.alloc(cp->allocator.opaque, size); }
+
+/* A caller's allocator need not take NULL. */
+static void cp_free(const compactor *cp, void *p)
+{
+    if (p) cp->allocator.free(cp->allocator.opaque, p);
+}
+
+static void release_samples(compactor *cp)
+{
+    cp_free(cp, cp->ts);
+    cp_free(cp, cp->values);
+    cp_free(cp, cp->chunk);
+    cp->ts = NULL, cp->values = NULL, cp->chunk = NULL, cp->capacity = 0;
+}
+
+/* Room for a chunk of `count` samples: sized by the largest chunk with deletions met, not TSCHUNK_MAX_SAMPLES. */
+static size_t reserve_samples(compactor *cp, size_t count)
+{
+    if (count <= cp->capacity) return 0;
+    release_samples(cp);
+    cp->ts = cp_alloc(cp, count * sizeof *cp->ts);
+    cp->values = cp_alloc(cp, count * sizeof *cp->values);
+    cp->chunk = cp_alloc(cp, TSCHUNK_BOUND(count));
+    if (!cp->ts || !cp->values || !cp->chunk) {
+        release_samples(cp);
+        return TSC_ERROR(ALLOCATION);
+    }
+    cp->capacity = count;
+    return 0;
+}
+
+static size_t reserve_summary(compactor *cp, size_t size)
+{
+    if (size <= cp->summary_capacity) return 0;
+    cp_free(cp, cp->summary);
+    cp->summary = cp_alloc(cp, size);
+    cp->summary_capacity = cp->summary ? size : 0;
+    return cp->summary ? 0 : TSC_ERROR(ALLOCATION);
+}
+
+/* The summary blob of the chunk enc just finished, into cp->summary. @return its size or an error. */
+static size_t write_summary(compactor *cp, const tschunk_encoder *enc)
+{
+    size_t err = reserve_summary(cp, tschunk_encoder_summary_bound(enc));
+    return err ? err : tschunk_encoder_write_summary(enc, cp->summary, cp->summary_capacity);
+}
+
+/* Chunk i of src, which has deletions: its live samples encoded again (same codec, summary recomputed), or
+ * nothing when none is left. */
+static size_t rewrite_chunk(compactor *cp, const source *src, size_t i, const tschunk_segment_chunk_info *c)
+{
+    tschunk_chunk_info info;
+    size_t err = tschunk_chunk_info_get(c->ref.chunk, c->ref.chunk_size, &info);
+    if (!err) err = reserve_samples(cp, c->count);
+    size_t n = err ? err : tschunk_segment_decode(src->seg, i, cp->ts, cp->values, cp->capacity);
+    if (tsc_is_error(n)) return n;
+    cp->stats->samples_dropped += c->count - n;
+    if (n == 0) {
+        cp->stats->chunks_dropped++;
+        return 0;
+    }
+    tschunk_encoder_options opts = {info.codec, 0, 0, 0};
+    tschunk_encoder enc;
+    err = tschunk_encoder_init(&enc, cp->chunk, TSCHUNK_BOUND(n), &opts);
+    if (!err && cp->sketch) err = tschunk_encoder_set_summary(&enc, cp->sketch);
+    if (!err) err = tschunk_append_many(&enc, cp->ts, cp->values, n, NULL);
+    size_t size = err ? err : tschunk_encoder_finish(&enc);
+    size_t summary_size = tsc_is_error(size) || !cp->sketch ? 0 : write_summary(cp, &enc);
+    if (tsc_is_error(size) || tsc_is_error(summary_size)) return tsc_is_error(size) ? size : summary_size;
+    cp->stats->chunks_rewritten++;
+    return tschunk_segment_writer_add_chunk(cp->w, src->ids[c->ordinal], cp->chunk, size,
+                                            summary_size ? cp->summary : NULL, summary_size);
+}
+
+static size_t copy_chunk(compactor *cp, const source *src, const tschunk_segment_chunk_info *c)
+{
+    cp->stats->chunks_copied++;
+    return tschunk_segment_writer_add_chunk(cp->w, src->ids[c->ordinal], c->ref.chunk, c->ref.chunk_size,
+                                            c->ref.summary, c->ref.summary_size);
+}
+
+/* The source's chunk under its cursor, reading the next run of infos when the last is used up; NULL at the end. */
+static const tschunk_segment_chunk_info *current_chunk(source *src, size_t *err)
+{
+    if (src->run_at == src->run_len) {
+        size_t left = src->seg->info.chunks - src->next;
+        if (!left) return NULL;
+        src->run_len = left < RUN ? left : RUN;
+        src->run_at = 0;
+        *err = tschunk_segment_chunks(src->seg, src->next, src->run_len, src->run);
+        if (*err) return NULL;
+    }
+    return &src->run[src->run_at];
+}
+
+/* Every chunk of every source, in index order across them: the smallest (id, first_ts) under the cursors, the
+ * earlier source on a tie. */
+static size_t add_chunks(compactor *cp)
+{
+    for (size_t err = 0;;) {
+        source *best = NULL;
+        const tschunk_segment_chunk_info *best_chunk = NULL;
+        for (size_t k = 0; k < cp->nsources && !err; k++) {
+            const tschunk_segment_chunk_info *c = current_chunk(&cp->sources[k], &err);
+            uint64_t id = c ? cp->sources[k].ids[c->ordinal] : 0;
+            if (c && (!best || id < best->ids[best_chunk->ordinal] ||
+                      (id == best->ids[best_chunk->ordinal] && c->first_ts < best_chunk->first_ts)))
+                best = &cp->sources[k], best_chunk = c;
+        }
+        if (err || !best) return err;
+        err = best_chunk->deleted ? rewrite_chunk(cp, best, best->next, best_chunk) : copy_chunk(cp, best, best_chunk);
+        best->next++, best->run_at++;
+    }
+}
+
+/* A series' name in the sources that hold it: the first non-empty one; another non-empty one is NOT_MERGEABLE. */
+static size_t name_series(compactor *cp, uint64_t id, const uint32_t *at)
+{
+    const char *name = NULL;
+    size_t name_len = 0;
+    for (size_t k = 0; k < cp->nsources; k++) {
+        const char *other;
+        size_t other_len;
+        const source *src = &cp->sources[k];
+        if (at[k] >= src->seg->info.series || src->ids[at[k]] != id) continue;
+        size_t err = tschunk_segment_series(src->seg, at[k], NULL, &other, &other_len);
+        if (err) return err;
+        if (name_len && other_len && (other_len != name_len || memcmp(other, name, name_len)))
+            return TSC_ERROR(NOT_MERGEABLE);
+        if (!name_len) name = other, name_len = other_len;
+    }
+    return tschunk_segment_writer_add_series(cp->w, id, name, name_len);
+}
+
+/* Every series of every source once, by ascending id (each source's series table is in that order). */
+static size_t add_series(compactor *cp, uint32_t *at)
+{
+    for (size_t err = 0;;) {
+        int any = 0;
+        uint64_t id = 0;
+        for (size_t k = 0; k < cp->nsources; k++) {
+            const source *src = &cp->sources[k];
+            if (at[k] < src->seg->info.series && (!any || src->ids[at[k]] < id)) id = src->ids[at[k]], any = 1;
+        }
+        if (!any) return 0;
+        err = name_series(cp, id, at);
+        if (err) return err;
+        for (size_t k = 0; k < cp->nsources; k++) {
+            const source *src = &cp->sources[k];
+            at[k] += at[k] < src->seg->info.series && src->ids[at[k]] == id;
+        }
+    }
+}
+
+/* A series of one source, by name (TSCHUNK_MERGE_BY_NAME). */
+typedef struct {
+    const char *name;
+    size_t name_len;
+    uint32_t source, ordinal;
+} named_series;
+
+static int by_name(const void *a, const void *b)
+{
+    const named_series *x = a, *y = b;
+    size_t n = x->name_len < y->name_len ? x->name_len : y->name_len;
+    int c = memcmp(x->name, y->name, n);
+    return c ? c : (x->name_len > y->name_len) - (x->name_len < y->name_len);
+}
+
+/* TSCHUNK_MERGE_BY_NAME: series numbered 0, 1, ... in bytewise name order, one id a name whatever the sources
+ * said; each source's ids rewritten to those. An unnamed series is BAD_PARAMETER. */
+static size_t number_by_name(compactor *cp)
+{
+    size_t total = 0, err = 0, at = 0;
+    for (size_t k = 0; k < cp->nsources; k++) total += cp->sources[k].seg->info.series;
+    named_series *all = cp_alloc(cp, (total + 1) * sizeof *all);
+    if (!all) return TSC_ERROR(ALLOCATION);
+    for (size_t k = 0; k < cp->nsources && !err; k++)
+        for (uint32_t o = 0; o < cp->sources[k].seg->info.series && !err; o++, at++) {
+            all[at] = (named_series){NULL, 0, (uint32_t)k, o};
+            err = tschunk_segment_series(cp->sources[k].seg, o, NULL, &all[at].name, &all[at].name_len);
+            if (!err && !all[at].name_len) err = TSC_ERROR(BAD_PARAMETER);
+        }
+    if (!err) qsort(all, total, sizeof *all, by_name);
+    uint64_t id = 0;
+    for (size_t i = 0; i < total && !err; i++) {
+        if (i && by_name(&all[i - 1], &all[i])) id++;
+        cp->sources[all[i].source].ids[all[i].ordinal] = id;
+        if (!i || by_name(&all[i - 1], &all[i])) err = tschunk_segment_writer_add_series(cp->w, id, all[i].name,
+                                                                                         all[i].name_len);
+    }
+    cp_free(cp, all);
+    return err;
+}
+
+/* Each source's series ids by ordinal. */
+static size_t read_ids(compactor *cp)
+{
+    for (size_t k = 0; k < cp->nsources; k++) {
+        source *src = &cp->sources[k];
+        src->ids = cp_alloc(cp, ((size_t)src->seg->info.series + 1) * sizeof *src->ids);
+        if (!src->ids) return TSC_ERROR(ALLOCATION);
+        for (uint32_t o = 0; o < src->seg->info.series; o++) {
+            size_t err = tschunk_segment_series(src->seg, o, &src->ids[o], NULL, NULL);
+            if (err) return err;
+        }
+    }
+    return 0;
+}
+
+static size_t write_all(compactor *cp, unsigned flags)
+{
+    size_t err = read_ids(cp);
+    if (!err && (flags & TSCHUNK_MERGE_BY_NAME)) err = number_by_name(cp);
+    if (err || (flags & TSCHUNK_MERGE_BY_NAME)) return err ? err : add_chunks(cp);
+    uint32_t *at = cp_alloc(cp, cp->nsources * sizeof *at);
+    if (!err && !at) err = TSC_ERROR(ALLOCATION);
+    if (!err) {
+        memset(at, 0, cp->nsources * sizeof *at);
+        err = add_series(cp, at);
+    }
+    cp_free(cp, at);
+    return err ? err : add_chunks(cp);
+}
+
+/* The stored block summaries' chunks per block, as a source's largest block shows it (1, none, without any):
+ * compaction never adds chunks to a series, so this gives the blocks the source's writer would give now. */
+static uint32_t summary_block_chunks(const tschunk_segment *s)
+{
+    uint32_t most = 1;
+    for (size_t b = 0; b < s->nblocks; b++) most = s->blocks[b].count > most ? s->blocks[b].count : most;
+    return most;
+}
+
+/* The first source's options, min_ts the least of all; NOT_MERGEABLE when the sources' units or summary mappings
+ * differ. */
+static size_t options_of(const tschunk_segment *const *segs, size_t n, tschunk_segment_options *o)
+{
+    const tschunk_segment_info *first = &segs[0]->info;
+    memset(o, 0, sizeof *o);
+    o->min_ts = first->min_ts;
+    o->has_summaries = first->has_summaries;
+    o->summary_mapping = first->summary_mapping;
+    o->summary_gamma = first->summary_gamma;
+    o->summary_offset = first->summary_offset;
+    o->allocator = segs[0]->allocator;
+    o->ts_unit = first->ts_unit;
+    for (size_t k = 1; k < n; k++) {
+        const tschunk_segment_info *i = &segs[k]->info;
+        if (i->ts_unit != first->ts_unit || i->has_summaries != first->has_summaries ||
+            (i->has_summaries && (i->summary_mapping != first->summary_mapping ||
+                                  tsc_bits_of(i->summary_gamma) != tsc_bits_of(first->summary_gamma) ||
+                                  tsc_bits_of(i->summary_offset) != tsc_bits_of(first->summary_offset))))
+            return TSC_ERROR(NOT_MERGEABLE);
+        o->min_ts = i->min_ts < o->min_ts ? i->min_ts : o->min_ts;
+    }
+    return 0;
+}
+
+/* Write segs[0 .. n) into one segment at path. */
+static size_t write_segment(const tschunk_segment *const *segs, size_t n, const char *path, uint32_t block_chunks,
+                            unsigned flags, tschunk_segment_compact_stats *stats)
+{
+    compactor cp;
+    memset(&cp, 0, sizeof cp);
+    cp.nsources = n;
+    cp.stats = stats;
+    tschunk_segment_options o;
+    size_t err = options_of(segs, n, &o);
+    o.summary_block_chunks = block_chunks;
+    cp.allocator = o.allocator;
+    cp.sources = err ? NULL : cp_alloc(&cp, n * sizeof *cp.sources);
+    if (!err && !cp.sources) err = TSC_ERROR(ALLOCATION);
+    for (size_t k = 0; !err && k < n; k++) {
+        memset(&cp.sources[k], 0, sizeof cp.sources[k]);
+        cp.sources[k].seg = segs[k];
+    }
+    tschunk_sketch_options so = {o.summary_mapping, 0, 0, 0, o.allocator};
+    if (!err && o.has_summaries)
+        err = tschunk_sketch_create_mapping(&cp.sketch, o.summary_mapping, o.summary_gamma, o.summary_offset, &so);
+    if (!err) err = tschunk_segment_writer_create(&cp.w, path, &o);
+    if (!err) err = write_all(&cp, flags);
+    size_t size = err ? err : tschunk_segment_writer_finish(cp.w); /* finish frees the writer either way */
+    if (err && cp.w) tschunk_segment_writer_abort(cp.w);
+    for (size_t k = 0; cp.sources && k < n; k++) cp_free(&cp, cp.sources[k].ids);
+    cp_free(&cp, cp.sources);
+    release_samples(&cp);
+    cp_free(&cp, cp.summary);
+    if (cp.sketch) tschunk_sketch_free(cp.sketch);
+    if (tsc_is_error(size)) memset(stats, 0, sizeof *stats);
+    return size;
+}
+
+size_t tschunk_segment_compact(const tschunk_segment *seg, const char *path, tschunk_segment_compact_stats *stats)
+{
+    tschunk_segment_compact_stats local;
+    if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
+    if (!seg || !path) return TSC_ERROR(BAD_PARAMETER);
+    return write_segment(&seg, 1, path, summary_block_chunks(seg), 0, stats);
+}
+
+size_t tschunk_segment_merge(const tschunk_segment *const *segs, size_t n, const char *path, uint32_t block_chunks,
+                             unsigned flags, tschunk_segment_compact_stats *stats)
+{
+    tschunk_segment_compact_stats local;
+    if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
+    if (!segs || !n || !path || block_chunks > TSC_SEG_MAX_SUMMARY_BLOCK || (flags & ~TSCHUNK_MERGE_BY_NAME))
+        return TSC_ERROR(BAD_PARAMETER);
+    for (size_t k = 0; k < n; k++)
+        if (!segs[k]) return TSC_ERROR(BAD_PARAMETER);
+    return write_segment(segs, n, path, block_chunks, flags, stats);
+}
