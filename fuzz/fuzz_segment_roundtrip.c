@@ -11,7 +11,8 @@
  * the chunks' own summaries. Chunks alternate between codecs 2 and 1. Last, a
  * compaction of the deleted segment (it verifies, holds no deletions, and every
  * series reads back the same samples) and a merge of it with the segment, by id
- * or by name (every series holds the samples of both).
+ * or by name, its chunks kept or cut again (every series holds the samples of
+ * both).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -274,13 +275,15 @@ static void check_compact(const tschunk_segment *seg, const char *path)
 
 /* Merge the segment and its deleted copy, by id (flags 0) or by name: every series of the result holds the samples
  * of both, and the deleted copy's deletions are gone. */
-static void check_merge(const tschunk_segment *seg, const tschunk_segment *after, const char *path, unsigned flags)
+static void check_merge(const tschunk_segment *seg, const tschunk_segment *after, const char *path,
+                        const tschunk_segment_merge_options *m)
 {
+    unsigned flags = m->flags;
     static unsigned char file[2 * MAX_CHUNKS * (TSCHUNK_BOUND(MAX_PER_CHUNK) + 64 + 2048) + 65536];
     static int64_t ts0[2 * MAX_CHUNKS * MAX_PER_CHUNK], ts1[2 * MAX_CHUNKS * MAX_PER_CHUNK];
     static double v0[2 * MAX_CHUNKS * MAX_PER_CHUNK], v1[2 * MAX_CHUNKS * MAX_PER_CHUNK];
     const tschunk_segment *both[2] = {after, seg};
-    size_t size = tschunk_segment_merge(both, 2, path, 2, flags, NULL);
+    size_t size = tschunk_segment_merge(both, 2, path, m, NULL);
     FILE *f = fopen(path, "rb");
     size_t got = f ? fread(file, 1, sizeof file, f) : 0;
     if (f) fclose(f);
@@ -341,7 +344,11 @@ static void check_delete(const tschunk_segment *seg, const char *path, const uin
         if (k != b) __builtin_trap();
     }
     check_compact(after, path);
-    check_merge(seg, after, path, data[0] & 1 ? TSCHUNK_MERGE_BY_NAME : 0);
+    /* By id or by name; chunks kept, or cut again into 1..16 samples (codec 1 or 2) */
+    uint8_t how = data[size - 1];
+    tschunk_segment_merge_options m = {2, how & 1 ? TSCHUNK_MERGE_BY_NAME : 0, how & 2 ? 1u + (how >> 4) : 0,
+                                       how & 4 ? TSCHUNK_CODEC_GORILLA : 0};
+    check_merge(seg, after, path, &m);
     tschunk_segment_close(after);
 }
 

@@ -55,7 +55,7 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 43
+#define TSCHUNK_VERSION_MINOR 44
 #define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
@@ -1064,9 +1064,10 @@ TSCHUNK_API size_t tschunk_segment_delete(const tschunk_segment *seg, const char
 
 typedef struct {
     uint64_t chunks_copied;    /* without deletions: record copied as it was, summary included */
-    uint64_t chunks_rewritten; /* with deletions: encoded again (same codec) without them, summary recomputed */
+    uint64_t chunks_rewritten; /* encoded again: with deletions (without them), or all of them when cut again */
     uint64_t chunks_dropped;   /* every sample deleted */
     uint64_t samples_dropped;  /* deleted samples gone for good */
+    uint64_t chunks_written;   /* chunks in the new segment */
 } tschunk_segment_compact_stats;
 
 /**
@@ -1083,24 +1084,34 @@ typedef struct {
  */
 TSCHUNK_API size_t tschunk_segment_compact(const tschunk_segment *seg, const char *path,
                                            tschunk_segment_compact_stats *stats);
+
+/* Series are the same when their names are (not their ids: segments written with ids of their own, as the CLI's,
+ * which numbers series in order of appearance); the merged segment numbers them 0, 1, ... in bytewise name
+ * order. Every series must be named. */
+#define TSCHUNK_MERGE_BY_NAME 0x1u
+
+typedef struct {
+    uint32_t summary_block_chunks; /* as in tschunk_segment_options (0: 64; 1: none) */
+    uint32_t flags;                /* 0 or TSCHUNK_MERGE_BY_NAME */
+    uint32_t samples_per_chunk;    /* 0: chunks kept as they are; else each series' live samples cut again into
+                                      chunks of this many (1 .. TSCHUNK_MAX_SAMPLES; time going back starts a new
+                                      one), each with a new summary: fewer, longer chunks */
+    uint32_t codec;                /* with samples_per_chunk: the new chunks' codec (0: TSCHUNK_CODEC_TSC2) */
+} tschunk_segment_merge_options;
+
 /**
  * Merge n >= 1 segments into one at `path`, as a TSDB compacts short blocks into a longer one, their deletes made
  * final as tschunk_segment_compact makes them. A series id held by several sources is one series, its chunks
  * from all of them (overlapping in time is allowed, as in any segment); its name is the first non-empty one
  * among the sources, and a different non-empty name in another is NOT_MERGEABLE. The sources must share their
  * timestamp unit and summary mapping (or all have no summaries), else NOT_MERGEABLE; min_ts is the least of
- * theirs. summary_block_chunks as in tschunk_segment_options (0: 64; 1: none). The sources are read, never
- * changed (path may be one of their files). flags: 0, or TSCHUNK_MERGE_BY_NAME. @return as
- * tschunk_segment_compact (BAD_PARAMETER also for an unnamed series with TSCHUNK_MERGE_BY_NAME); *stats sums over
- * the sources.
+ * theirs. The sources are read, never changed (path may be one of their files). opts NULL: defaults (zeros).
+ * @return as tschunk_segment_compact (BAD_PARAMETER also for options out of range and an unnamed series with
+ * TSCHUNK_MERGE_BY_NAME); *stats sums over the sources.
  */
 TSCHUNK_API size_t tschunk_segment_merge(const tschunk_segment *const *segs, size_t n, const char *path,
-                                         uint32_t summary_block_chunks, unsigned flags,
+                                         const tschunk_segment_merge_options *opts,
                                          tschunk_segment_compact_stats *stats);
-/* Series are the same when their names are (not their ids: segments written with ids of their own, as the CLI's,
- * which numbers series in order of appearance); the merged segment numbers them 0, 1, ... in bytewise name
- * order. Every series must be named. */
-#define TSCHUNK_MERGE_BY_NAME 0x1u
 
 /** The series bitmap (portable roaring: ordinals holding chunks), validated, in place. */
 TSCHUNK_API void tschunk_segment_series_bitmap(const tschunk_segment *seg, const void **blob, size_t *size);

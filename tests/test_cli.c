@@ -565,7 +565,7 @@ Test(cli, merge_matches_series_by_name)
     cr_assert_eq(run(out, sizeof out, "delete m1.tseg a --from 250 --to 645"), 0, "%s", out);
     cr_assert_eq(run(out, sizeof out, "merge m1.tseg m2.tseg -o mm.tseg --summary-block 2"), 0, "%s", out);
     cr_assert(strstr(out, "2 segments -> mm.tseg: 13 chunks copied, 2 encoded again without their deleted samples, "
-                          "1 dropped (emptied); 40 deleted samples gone;"), "%s", out);
+                          "1 dropped (emptied); 15 chunks written; 40 deleted samples gone;"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "ls mm.tseg"), 0, "%s", out);
     cr_assert(strstr(out, "a\t0\t7\t160\t0\t1990\t") && strstr(out, "b\t1\t4\t100\t0\t990\t") &&
               strstr(out, "c\t2\t4\t100\t1000\t1990\t"), "%s", out);
@@ -579,6 +579,21 @@ Test(cli, merge_matches_series_by_name)
                           "1010,101\n");
     cr_assert_eq(run(out, sizeof out, "quantiles mm.tseg a --q 0.5"), 0, "%s", out);
     cr_assert(strstr(out, "chunks      7 from summaries, 0 decoded"), "%s", out);
+    /* Cut again into chunks of 64: a's 160 live samples in 64, 64, 32; the same samples. */
+    char before[16384];
+    cr_assert_eq(run(before, sizeof before, "decompress mm.tseg -o - --bits"), 0, "%s", before);
+    cr_assert_eq(run(out, sizeof out, "merge m1.tseg m2.tseg -o mc.tseg --samples-per-chunk 64 --codec gorilla"), 0,
+                 "%s", out);
+    cr_assert(strstr(out, "0 chunks copied, 15 encoded again (cut again), 1 dropped (emptied); 7 chunks written;"),
+              "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls mc.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "a\t0\t3\t160\t") && strstr(out, "b\t1\t2\t100\t"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "stats mc.tseg --json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"codec\": \"gorilla\""), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "decompress mc.tseg -o - --bits"), 0, "%s", out);
+    cr_assert_str_eq(out, before);
+    cr_assert_neq(run(out, sizeof out, "merge m1.tseg -o bad.tseg --samples-per-chunk 0"), 0);
+    cr_assert_neq(run(out, sizeof out, "merge m1.tseg -o bad.tseg --samples-per-chunk 64 --codec zstd"), 0);
     /* Refused: no summaries in one, a chunk file, no -o; no file left behind. */
     cr_assert_eq(run(out, sizeof out, "compress m2.csv -o plain.tseg --samples-per-chunk 30"), 0, "%s", out);
     cr_assert_neq(run(out, sizeof out, "merge m1.tseg plain.tseg -o bad.tseg"), 0);

@@ -656,6 +656,7 @@ typedef struct {
     const char *rename;    /* this name for series 0 instead of its own (NULL: its own) */
     tschunk_ts_unit unit;
     uint32_t summaries;    /* 0: without the source's summaries */
+    uint32_t only;         /* 1 + the one series' ordinal to copy (0: every series) */
 } part_shape;
 
 /* Part of seg's chunks, copied, as a new segment at path (min_ts seg's). */
@@ -682,7 +683,7 @@ static blob write_part(const tschunk_segment *seg, const char *path, const part_
         uint64_t id;
         cr_assert_eq(tschunk_segment_chunk(seg, i, &c), 0);
         cr_assert_eq(tschunk_segment_series(seg, c.ordinal, &id, NULL, NULL), 0);
-        if (c.first_ts < p->from || c.first_ts > p->to) continue;
+        if (c.first_ts < p->from || c.first_ts > p->to || (p->only && c.ordinal != p->only - 1)) continue;
         cr_assert_eq(tschunk_segment_writer_add_chunk(sw, id + p->id_shift, c.ref.chunk, c.ref.chunk_size,
                                                       o.has_summaries ? c.ref.summary : NULL,
                                                       o.has_summaries ? c.ref.summary_size : 0), 0);
@@ -722,8 +723,8 @@ Test(segment, merge_joins_segments, .timeout = 60)
     const uint32_t victim = 7;
     series_samples(seg, victim, ts0, v0, 1024);
     int64_t cut = ts0[3 * 120], from = ts0[400], to = ts0[650];
-    part_shape early = {INT64_MIN, cut - 1, 0, 1, NULL, TSCHUNK_UNIT_MS, 1};
-    part_shape late = {cut, INT64_MAX, 0, 2, NULL, TSCHUNK_UNIT_MS, 1};
+    part_shape early = {INT64_MIN, cut - 1, 0, 1, NULL, TSCHUNK_UNIT_MS, 1, 0};
+    part_shape late = {cut, INT64_MAX, 0, 2, NULL, TSCHUNK_UNIT_MS, 1, 0};
     blob a = write_part(seg, pa, &early), b = write_part(seg, pb, &late);
     tschunk_segment *sa = open_blob(&a), *sb = open_blob(&b);
     cr_assert_eq(tschunk_segment_delete(sb, pb, victim, from, to, NULL), 0);
@@ -739,19 +740,20 @@ Test(segment, merge_joins_segments, .timeout = 60)
     cr_assert(!tschunk_is_error(tschunk_segment_compact(sd, pc, &st)));
     blob want = read_all(pc);
     const tschunk_segment *ab[2] = {sa, sb}, *ba[2] = {sb, sa};
-    size_t size = tschunk_segment_merge(ab, 2, pm, 0, 0, &st2);
+    const tschunk_segment_merge_options blocks_of_4 = {4, 0, 0, 0}, by_name = {0, TSCHUNK_MERGE_BY_NAME, 0, 0};
+    size_t size = tschunk_segment_merge(ab, 2, pm, NULL, &st2);
     cr_assert(!tschunk_is_error(size), "%s", tschunk_error_name(size));
     cr_assert(st2.chunks_copied == st.chunks_copied && st2.chunks_rewritten == st.chunks_rewritten &&
               st2.chunks_dropped == st.chunks_dropped && st2.samples_dropped == st.samples_dropped &&
               st.chunks_rewritten);
     blob m = read_all(pm);
     cr_assert(m.size == want.size && !memcmp(m.data, want.data, m.size));
-    cr_assert(!tschunk_is_error(tschunk_segment_merge(ba, 2, pm2, 0, 0, NULL)));
+    cr_assert(!tschunk_is_error(tschunk_segment_merge(ba, 2, pm2, NULL, NULL)));
     blob m2 = read_all(pm2);
     cr_assert(m2.size == want.size && !memcmp(m2.data, want.data, m2.size));
     free(m2.data);
     /* Blocks of 4: every series' summaries in blocks again, its range merge from summaries alone. */
-    cr_assert(!tschunk_is_error(tschunk_segment_merge(ab, 2, pm2, 4, 0, NULL)));
+    cr_assert(!tschunk_is_error(tschunk_segment_merge(ab, 2, pm2, &blocks_of_4, NULL)));
     m2 = read_all(pm2);
     tschunk_segment *sm = open_blob(&m2);
     tschunk_segment_info info;
@@ -768,11 +770,11 @@ Test(segment, merge_joins_segments, .timeout = 60)
     tschunk_segment_close(sm);
     free(m2.data);
     /* By name: the later part's ids moved, its names all given; the same series and samples, ids by name order. */
-    part_shape shifted = {cut, INT64_MAX, 12345, 1, NULL, TSCHUNK_UNIT_MS, 1};
+    part_shape shifted = {cut, INT64_MAX, 12345, 1, NULL, TSCHUNK_UNIT_MS, 1, 0};
     blob c = write_part(seg, pb, &shifted);
     tschunk_segment *sc = open_blob(&c);
     const tschunk_segment *ac[2] = {sa, sc};
-    cr_assert(!tschunk_is_error(tschunk_segment_merge(ac, 2, pm2, 0, TSCHUNK_MERGE_BY_NAME, NULL)));
+    cr_assert(!tschunk_is_error(tschunk_segment_merge(ac, 2, pm2, &by_name, NULL)));
     m2 = read_all(pm2);
     sm = open_blob(&m2);
     tschunk_segment_get_info(sm, &info);
@@ -798,29 +800,31 @@ Test(segment, merge_joins_segments, .timeout = 60)
     /* Refusals: by id, the shifted part is other series with the same names (not refused) but a renamed series,
      * another unit, no summaries; by name, an unnamed series. None leaves a file. */
     remove(pm2);
-    part_shape renamed = {cut, INT64_MAX, 0, 1, "another name", TSCHUNK_UNIT_MS, 1};
-    part_shape in_seconds = {cut, INT64_MAX, 0, 1, NULL, TSCHUNK_UNIT_S, 1};
-    part_shape plain = {cut, INT64_MAX, 0, 1, NULL, TSCHUNK_UNIT_MS, 0};
+    part_shape renamed = {cut, INT64_MAX, 0, 1, "another name", TSCHUNK_UNIT_MS, 1, 0};
+    part_shape in_seconds = {cut, INT64_MAX, 0, 1, NULL, TSCHUNK_UNIT_S, 1, 0};
+    part_shape plain = {cut, INT64_MAX, 0, 1, NULL, TSCHUNK_UNIT_MS, 0, 0};
     const part_shape *refused_shapes[3] = {&renamed, &in_seconds, &plain};
     for (int k = 0; k < 3; k++) {
         tschunk_segment_close(sc);
         free(c.data);
         c = write_part(seg, pb, refused_shapes[k]);
         ac[1] = sc = open_blob(&c);
-        cr_assert_eq(tschunk_segment_merge(ac, 2, pm2, 0, 0, &st2), TSC_ERROR(NOT_MERGEABLE), "shape %d", k);
+        cr_assert_eq(tschunk_segment_merge(ac, 2, pm2, NULL, &st2), TSC_ERROR(NOT_MERGEABLE), "shape %d", k);
         cr_assert_eq(st2.chunks_copied + st2.chunks_rewritten, 0);
         cr_assert_neq(access(pm2, F_OK), 0);
     }
     const tschunk_segment *unnamed[2] = {sa, sb}; /* sb names every other series */
-    cr_assert_eq(tschunk_segment_merge(unnamed, 2, pm2, 0, TSCHUNK_MERGE_BY_NAME, NULL), TSC_ERROR(BAD_PARAMETER));
+    cr_assert_eq(tschunk_segment_merge(unnamed, 2, pm2, &by_name, NULL), TSC_ERROR(BAD_PARAMETER));
     cr_assert_neq(access(pm2, F_OK), 0);
-    cr_assert_eq(tschunk_segment_merge(ab, 0, pm2, 0, 0, NULL), TSC_ERROR(BAD_PARAMETER));
-    cr_assert_eq(tschunk_segment_merge(NULL, 2, pm2, 0, 0, NULL), TSC_ERROR(BAD_PARAMETER));
-    cr_assert_eq(tschunk_segment_merge(ab, 2, NULL, 0, 0, NULL), TSC_ERROR(BAD_PARAMETER));
-    cr_assert_eq(tschunk_segment_merge(ab, 2, pm2, 4097, 0, NULL), TSC_ERROR(BAD_PARAMETER));
-    cr_assert_eq(tschunk_segment_merge(ab, 2, pm2, 0, 2, NULL), TSC_ERROR(BAD_PARAMETER));
+    cr_assert_eq(tschunk_segment_merge(ab, 0, pm2, NULL, NULL), TSC_ERROR(BAD_PARAMETER));
+    cr_assert_eq(tschunk_segment_merge(NULL, 2, pm2, NULL, NULL), TSC_ERROR(BAD_PARAMETER));
+    cr_assert_eq(tschunk_segment_merge(ab, 2, NULL, NULL, NULL), TSC_ERROR(BAD_PARAMETER));
+    const tschunk_segment_merge_options bad[4] = {{4097, 0, 0, 0}, {0, 2, 0, 0}, {0, 0, TSCHUNK_MAX_SAMPLES + 1, 0},
+                                                  {0, 0, 100, 3}};
+    for (int k = 0; k < 4; k++)
+        cr_assert_eq(tschunk_segment_merge(ab, 2, pm2, &bad[k], NULL), TSC_ERROR(BAD_PARAMETER));
     const tschunk_segment *with_null[2] = {sa, NULL};
-    cr_assert_eq(tschunk_segment_merge(with_null, 2, pm2, 0, 0, NULL), TSC_ERROR(BAD_PARAMETER));
+    cr_assert_eq(tschunk_segment_merge(with_null, 2, pm2, NULL, NULL), TSC_ERROR(BAD_PARAMETER));
     tschunk_segment_close(sc);
     tschunk_segment_close(sa);
     tschunk_segment_close(sb);
@@ -833,6 +837,135 @@ Test(segment, merge_joins_segments, .timeout = 60)
     free(want.data);
     free(deleted.data);
     free(whole.data);
+    free_written(w, nw);
+}
+
+/*
+ * Chunks cut again: each series' live samples in chunks of 500 (the last shorter), in the codec asked for, each
+ * with its own summary; a series whose chunks overlap in time starts a new chunk where time goes back. Same
+ * samples, in the same order, and range merges answer from summaries alone.
+ */
+Test(segment, merge_cuts_chunks_again, .timeout = 60)
+{
+    static written w[NSERIES * PER_SERIES];
+    static int64_t ts0[1024], ts1[1024];
+    static double v0[1024], v1[1024];
+    char path[128], out[128];
+    snprintf(path, sizeof path, "%s/cut.tseg", tmpdir);
+    snprintf(out, sizeof out, "%s/cut-merged.tseg", tmpdir);
+    size_t nw = write_segment(path, w, 1);
+    blob b = read_all(path);
+    tschunk_segment *seg = open_blob(&b);
+    const uint32_t victim = 11;
+    series_samples(seg, victim, ts0, v0, 1024);
+    cr_assert_eq(tschunk_segment_delete(seg, path, victim, ts0[100], ts0[199], NULL), 0);
+    tschunk_segment_close(seg);
+    free(b.data);
+    b = read_all(path);
+    seg = open_blob(&b);
+    /* A second part holding series 0's first chunk again: its samples go back in time after the first part's. */
+    char again[128];
+    snprintf(again, sizeof again, "%s/cut-again.tseg", tmpdir);
+    tschunk_segment_chunk_info first;
+    cr_assert_eq(tschunk_segment_chunk(seg, 0, &first), 0);
+    part_shape repeat = {first.first_ts, first.first_ts, 0, 0, NULL, TSCHUNK_UNIT_MS, 1, 1};
+    blob r = write_part(seg, again, &repeat);
+    tschunk_segment *sr = open_blob(&r);
+    const tschunk_segment *both[2] = {seg, sr};
+    for (uint32_t codec = TSCHUNK_CODEC_GORILLA; codec <= TSCHUNK_CODEC_TSC2; codec++) {
+        tschunk_segment_merge_options m = {0, 0, 500, codec};
+        tschunk_segment_compact_stats st;
+        size_t size = tschunk_segment_merge(both, 2, out, &m, &st);
+        cr_assert(!tschunk_is_error(size), "%s", tschunk_error_name(size));
+        cr_assert(st.chunks_copied == 0 && st.chunks_rewritten == NSERIES * PER_SERIES + 1 && st.chunks_dropped == 0,
+                  "%llu %llu %llu", (unsigned long long)st.chunks_copied, (unsigned long long)st.chunks_rewritten,
+                  (unsigned long long)st.chunks_dropped);
+        cr_assert_eq(st.samples_dropped, 100);
+        blob c = read_all(out);
+        cr_assert_eq(tschunk_segment_verify(c.data, c.size, NULL), 0);
+        tschunk_segment *cut = open_blob(&c);
+        tschunk_segment_info info;
+        tschunk_segment_get_info(cut, &info);
+        cr_assert_eq(info.chunks, st.chunks_written);
+        /* Series 0: its first chunk, the same again (time goes back: a new chunk), then the rest: chunks of 120, 500
+         * and 220 samples. The others 500 and the rest (the victim 620 live samples). */
+        cr_assert_eq(info.chunks, 2 * NSERIES + 1);
+        for (uint32_t o = 0; o < NSERIES; o++) {
+            size_t n0 = series_samples(seg, o, ts0, v0, 1024), n1 = series_samples(cut, o, ts1, v1, 1024);
+            if (o == 0) { /* the repeated chunk after the first */
+                memmove(ts0 + 240, ts0 + 120, (n0 - 120) * sizeof *ts0);
+                memmove(v0 + 240, v0 + 120, (n0 - 120) * sizeof *v0);
+                cr_assert_eq(series_samples(sr, 0, ts0 + 120, v0 + 120, 1024 - 120), 120);
+                n0 += 120;
+            }
+            cr_assert_eq(n1, n0, "series %u", o);
+            cr_assert(!memcmp(ts0, ts1, n1 * sizeof *ts0) && !memcmp(v0, v1, n1 * sizeof *v0), "series %u", o);
+            size_t begin, end;
+            cr_assert_eq(tschunk_segment_range(cut, o, INT64_MIN, INT64_MAX, &begin, &end), 0);
+            const uint32_t first_series[3] = {120, 500, 220}, others[2] = {500, (uint32_t)n0 - 500};
+            cr_assert_eq(end - begin, o == 0 ? 3 : 2);
+            for (size_t i = begin; i < end; i++) {
+                tschunk_segment_chunk_info ci;
+                tschunk_chunk_info hi;
+                cr_assert_eq(tschunk_segment_chunk(cut, i, &ci), 0);
+                cr_assert_eq(tschunk_chunk_info_get(ci.ref.chunk, ci.ref.chunk_size, &hi), 0);
+                uint32_t want = o == 0 ? first_series[i - begin] : others[i - begin];
+                cr_assert(ci.count == want && hi.codec == codec && ci.ref.summary, "series %u chunk %zu: %u samples",
+                          o, i - begin, ci.count);
+            }
+        }
+        tschunk_sketch_options so = {info.summary_mapping, 0.01, 0, 0, {0, 0, 0}};
+        tschunk_sketch *acc, *want;
+        cr_assert_eq(tschunk_sketch_create(&acc, &so), 0);
+        cr_assert_eq(tschunk_sketch_create(&want, &so), 0);
+        tschunk_range_stats rs;
+        cr_assert_eq(tschunk_segment_range_merge(cut, victim, INT64_MIN, INT64_MAX, acc, &rs), 0);
+        cr_assert(rs.chunks_decoded == 0 && rs.chunks_from_summaries == 2);
+        size_t n = series_samples(seg, victim, ts0, v0, 1024);
+        for (size_t i = 0; i < n; i++)
+            if (!isnan(v0[i])) tschunk_sketch_add(want, v0[i]);
+        for (double q = 0; q <= 1; q += 0.125) {
+            double qa, qw;
+            cr_assert_eq(tschunk_sketch_quantile(acc, q, &qa), 0);
+            cr_assert_eq(tschunk_sketch_quantile(want, q, &qw), 0);
+            cr_assert(wl_bits(qa) == wl_bits(qw), "q %g: %.17g vs %.17g", q, qa, qw);
+        }
+        tschunk_sketch_free(acc);
+        tschunk_sketch_free(want);
+        tschunk_segment_close(cut);
+        free(c.data);
+    }
+    /* A series that starts after the one before it ends: its samples begin a chunk of their own all the same. */
+    int64_t cut_at = first.first_ts + 3 * 1800000 - 1000; /* the fourth chunk of a series starts after it */
+    part_shape early0 = {INT64_MIN, cut_at - 1, 0, 1, NULL, TSCHUNK_UNIT_MS, 1, 1};
+    part_shape late1 = {cut_at, INT64_MAX, 0, 1, NULL, TSCHUNK_UNIT_MS, 1, 2};
+    blob e = write_part(seg, again, &early0);
+    tschunk_segment *se = open_blob(&e);
+    blob l = write_part(seg, path, &late1);
+    tschunk_segment *sl = open_blob(&l);
+    const tschunk_segment *apart[2] = {se, sl};
+    tschunk_segment_merge_options m = {0, 0, 500, 0};
+    cr_assert(!tschunk_is_error(tschunk_segment_merge(apart, 2, out, &m, NULL)));
+    blob c = read_all(out);
+    tschunk_segment *cut = open_blob(&c);
+    tschunk_segment_info info;
+    tschunk_segment_get_info(cut, &info);
+    cr_assert_eq(info.chunks, 2);
+    for (size_t i = 0; i < 2; i++) {
+        tschunk_segment_chunk_info ci;
+        cr_assert_eq(tschunk_segment_chunk(cut, i, &ci), 0);
+        cr_assert(ci.ordinal == i && ci.count == 3 * 120, "chunk %zu: series %u, %u samples", i, ci.ordinal, ci.count);
+    }
+    tschunk_segment_close(cut);
+    tschunk_segment_close(se);
+    tschunk_segment_close(sl);
+    free(c.data);
+    free(e.data);
+    free(l.data);
+    tschunk_segment_close(sr);
+    tschunk_segment_close(seg);
+    free(r.data);
+    free(b.data);
     free_written(w, nw);
 }
 

@@ -121,7 +121,7 @@ int segment_quantiles(const options *o, const unsigned char *data, size_t size);
 int segment_delete(const options *o, const unsigned char *data, size_t size);
 int segment_compact(const options *o, const unsigned char *data, size_t size);
 int segment_merge(const char *out, const char *const *paths, const unsigned char *const *data, const size_t *sizes,
-                  size_t n, uint32_t block_chunks);
+                  size_t n, const tschunk_segment_merge_options *m);
 /* import-prom: r is an open Prometheus file; -o gets a segment of one series named after it. */
 int segment_import_prom(const options *o, tscf_reader *r);
 

@@ -760,7 +760,7 @@ int segment_compact(const options *o, const unsigned char *data, size_t size)
 
 /* Merge segments (their deletes made final) into out. data[k]/sizes[k]: the whole of paths[k]. */
 int segment_merge(const char *out, const char *const *paths, const unsigned char *const *data, const size_t *sizes,
-                  size_t n, uint32_t block_chunks)
+                  size_t n, const tschunk_segment_merge_options *m)
 {
     tschunk_segment **segs = calloc(n, sizeof *segs);
     if (!segs) return fail("out of memory");
@@ -771,14 +771,15 @@ int segment_merge(const char *out, const char *const *paths, const unsigned char
         total += sizes[k];
     }
     tschunk_segment_compact_stats st;
-    size_t bytes = rc ? 0 : tschunk_segment_merge((const tschunk_segment *const *)segs, n, out, block_chunks,
-                                                       TSCHUNK_MERGE_BY_NAME, &st);
+    size_t bytes = rc ? 0 : tschunk_segment_merge((const tschunk_segment *const *)segs, n, out, m, &st);
     if (!rc && tschunk_is_error(bytes)) rc = fail("merge failed: %s (%s is unchanged)", error_reason(bytes), out);
     if (!rc)
-        printf("%zu segments -> %s: %llu chunks copied, %llu encoded again without their deleted samples, %llu dropped "
-               "(emptied); %llu deleted samples gone; %zu -> %zu bytes\n",
+        printf("%zu segments -> %s: %llu chunks copied, %llu encoded again%s, %llu dropped (emptied); %llu chunks "
+               "written; %llu deleted samples gone; %zu -> %zu bytes\n",
                n, out, (unsigned long long)st.chunks_copied, (unsigned long long)st.chunks_rewritten,
-               (unsigned long long)st.chunks_dropped, (unsigned long long)st.samples_dropped, total, bytes);
+               m->samples_per_chunk ? " (cut again)" : " without their deleted samples",
+               (unsigned long long)st.chunks_dropped, (unsigned long long)st.chunks_written,
+               (unsigned long long)st.samples_dropped, total, bytes);
     for (size_t k = 0; k < n; k++) tschunk_segment_close(segs[k]);
     free(segs);
     return rc;

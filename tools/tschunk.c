@@ -38,7 +38,8 @@ static int usage(void)
           "  tschunk cat SEGMENT SERIES [--from T --to T] [--bits] [--iso]   (bounds inclusive)\n"
           "  tschunk delete SEGMENT SERIES --from T --to T   (rewrites the segment with those samples hidden)\n"
           "  tschunk compact SEGMENT [-o OUT]   (deleted samples gone for good; in place without -o)\n"
-          "  tschunk merge SEGMENT... -o OUT [--summary-block N]   (one segment; deletes made final)\n"
+          "  tschunk merge SEGMENT... -o OUT [--summary-block N] [--samples-per-chunk N [--codec tsc2|gorilla]]\n"
+          "                   (one segment, series by name, deletes made final; chunks cut again to N samples)\n"
           "  tschunk verify FILE        (a chunk file or a segment: every checksum, structure and chunk)\n"
           "  tschunk export-prom IN.csv -o OUT [--samples-per-chunk N]   (Prometheus XOR chunks)\n"
           "  tschunk import-prom IN -o OUT [--codec tsc2|gorilla]        (Prometheus XOR -> native)\n"
@@ -629,33 +630,44 @@ static int cmd_compact(const options *o)
     return by_format(o, segment_compact, NULL, "compact works on segments (compress writes them)");
 }
 
-/* merge IN... -o OUT [--summary-block N]: its own arguments, since it takes any number of inputs. */
+/* merge IN... -o OUT [--summary-block N] [--samples-per-chunk N [--codec C]]: its own arguments, since it takes any
+ * number of inputs. Series are matched by name. */
 static int cmd_merge(int argc, char **argv)
 {
     const char *out = NULL;
-    long block = 0;
+    long block = 0, per_chunk = 0;
     size_t n = 0;
+    tschunk_segment_merge_options m = {0, TSCHUNK_MERGE_BY_NAME, 0, TSCHUNK_CODEC_TSC2};
     tscf_reader *readers = calloc((size_t)argc + 1, sizeof *readers);
     const char **paths = calloc((size_t)argc + 1, sizeof *paths);
     const unsigned char **data = calloc((size_t)argc + 1, sizeof *data);
     size_t *sizes = calloc((size_t)argc + 1, sizeof *sizes);
     int rc = readers && paths && data && sizes ? 0 : fail("out of memory");
     for (int i = 0; i < argc && !rc; i++) {
-        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "-o") && next) out = argv[++i];
-        else if (!strcmp(argv[i], "--summary-block") && next) {
-            if (parse_long(next, 1, 4096, &block))
+        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-o") && next) out = argv[++i];
+        else if (!strcmp(a, "--summary-block") && next) {
+            if (parse_long(argv[++i], 1, 4096, &block))
                 rc = fail("--summary-block must be 1..4096 chunks (1: no block summaries), not '%s'", next);
+        } else if (!strcmp(a, "--samples-per-chunk") && next) {
+            if (parse_long(argv[++i], 1, TSCHUNK_MAX_SAMPLES, &per_chunk))
+                rc = fail("--samples-per-chunk must be 1..65535, not '%s'", next);
+        } else if (!strcmp(a, "--codec") && next) {
+            m.codec = !strcmp(next, "gorilla") ? TSCHUNK_CODEC_GORILLA : !strcmp(next, "tsc2") ? TSCHUNK_CODEC_TSC2 : 0;
+            if (!m.codec) rc = fail("unknown codec '%s' (known: gorilla, tsc2)", next);
             i++;
-        } else if (argv[i][0] == '-' && argv[i][1]) rc = fail("unknown option '%s'", argv[i]);
-        else {
-            int seg = open_if_segment(argv[i], &readers[n]);
-            rc = seg < 0 ? 1 : !seg ? fail("%s: merge works on segments (compress writes them)", argv[i]) : 0;
-            if (seg >= 0) paths[n] = argv[i], data[n] = readers[n].data, sizes[n] = readers[n].size, n++;
+        } else if (a[0] == '-' && a[1]) {
+            rc = fail("unknown option '%s'", a);
+        } else {
+            int seg = open_if_segment(a, &readers[n]);
+            rc = seg < 0 ? 1 : !seg ? fail("%s: merge works on segments (compress writes them)", a) : 0;
+            if (seg >= 0) paths[n] = a, data[n] = readers[n].data, sizes[n] = readers[n].size, n++;
         }
     }
     if (!rc && (!out || !strcmp(out, "-") || !n)) rc = fail("merge needs SEGMENT... and -o OUT, a file");
-    if (!rc) rc = segment_merge(out, paths, data, sizes, n, (uint32_t)block);
+    m.summary_block_chunks = (uint32_t)block;
+    m.samples_per_chunk = (uint32_t)per_chunk;
+    if (!rc) rc = segment_merge(out, paths, data, sizes, n, &m);
     for (size_t k = 0; k < n; k++) tscf_close(&readers[k]);
     free(readers);
     free(paths);

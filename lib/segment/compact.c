@@ -38,6 +38,12 @@ typedef struct {
     uint8_t *chunk, *summary;
     size_t capacity, summary_capacity; /* samples; summary bytes */
     tschunk_segment_compact_stats *stats;
+    /* Chunks cut again (samples_per_chunk): the open chunk, of series open_id, in cut (TSCHUNK_BOUND bytes). */
+    uint32_t samples_per_chunk, codec;
+    tschunk_encoder enc;
+    uint8_t *cut;
+    uint64_t open_id;
+    int open;
 } compactor;
 
 static void *cp_alloc(const compactor *cp, size_t size) { return cp->allocator.alloc(cp->allocator.opaque, size); }
@@ -88,6 +94,16 @@ static size_t write_summary(compactor *cp, const tschunk_encoder *enc)
     return err ? err : tschunk_encoder_write_summary(enc, cp->summary, cp->summary_capacity);
 }
 
+/* The chunk enc holds in `chunk`, finished, with its summary, added to the writer under series id. */
+static size_t add_encoded(compactor *cp, tschunk_encoder *enc, const uint8_t *chunk, uint64_t id)
+{
+    size_t size = tschunk_encoder_finish(enc);
+    size_t summary_size = tsc_is_error(size) || !cp->sketch ? 0 : write_summary(cp, enc);
+    if (tsc_is_error(size) || tsc_is_error(summary_size)) return tsc_is_error(size) ? size : summary_size;
+    cp->stats->chunks_written++;
+    return tschunk_segment_writer_add_chunk(cp->w, id, chunk, size, summary_size ? cp->summary : NULL, summary_size);
+}
+
 /* Chunk i of src, which has deletions: its live samples encoded again (same codec, summary recomputed), or
  * nothing when none is left. */
 static size_t rewrite_chunk(compactor *cp, const source *src, size_t i, const tschunk_segment_chunk_info *c)
@@ -107,17 +123,67 @@ static size_t rewrite_chunk(compactor *cp, const source *src, size_t i, const ts
     err = tschunk_encoder_init(&enc, cp->chunk, TSCHUNK_BOUND(n), &opts);
     if (!err && cp->sketch) err = tschunk_encoder_set_summary(&enc, cp->sketch);
     if (!err) err = tschunk_append_many(&enc, cp->ts, cp->values, n, NULL);
-    size_t size = err ? err : tschunk_encoder_finish(&enc);
-    size_t summary_size = tsc_is_error(size) || !cp->sketch ? 0 : write_summary(cp, &enc);
-    if (tsc_is_error(size) || tsc_is_error(summary_size)) return tsc_is_error(size) ? size : summary_size;
     cp->stats->chunks_rewritten++;
-    return tschunk_segment_writer_add_chunk(cp->w, src->ids[c->ordinal], cp->chunk, size,
-                                            summary_size ? cp->summary : NULL, summary_size);
+    return err ? err : add_encoded(cp, &enc, cp->chunk, src->ids[c->ordinal]);
+}
+
+/* Chunks cut again: the open chunk finished and added. */
+static size_t close_cut(compactor *cp)
+{
+    if (!cp->open) return 0;
+    cp->open = 0;
+    return add_encoded(cp, &cp->enc, cp->cut, cp->open_id);
+}
+
+/* Chunks cut again: a new chunk of series id (the encoder restarted after the first, which keeps codec 2's
+ * reading of the series' values; a series change begins afresh). */
+static size_t open_cut(compactor *cp, uint64_t id, int same_series)
+{
+    size_t cap = TSCHUNK_BOUND(cp->samples_per_chunk), err;
+    if (same_series) {
+        err = tschunk_encoder_restart(&cp->enc, cp->cut, cap);
+    } else {
+        tschunk_encoder_options opts = {cp->codec, cp->samples_per_chunk, 0, 0};
+        err = tschunk_encoder_init(&cp->enc, cp->cut, cap, &opts);
+        if (!err && cp->sketch) err = tschunk_encoder_set_summary(&cp->enc, cp->sketch);
+    }
+    cp->open = !err;
+    cp->open_id = id;
+    return err;
+}
+
+/* Chunks cut again: chunk i of src's live samples appended to its series' open chunk, closing it when full or
+ * when time goes back. */
+static size_t cut_chunk(compactor *cp, const source *src, size_t i, const tschunk_segment_chunk_info *c)
+{
+    uint64_t id = src->ids[c->ordinal];
+    size_t err = reserve_samples(cp, c->count), done = 0;
+    size_t n = err ? err : tschunk_segment_decode(src->seg, i, cp->ts, cp->values, cp->capacity);
+    if (tsc_is_error(n)) return n;
+    cp->stats->samples_dropped += c->count - n;
+    if (n == 0) cp->stats->chunks_dropped++;
+    else cp->stats->chunks_rewritten++;
+    int same_series = cp->open && cp->open_id == id;
+    if (cp->open && !same_series && (err = close_cut(cp))) return err;
+    while (done < n) {
+        if (!cp->open && (err = open_cut(cp, id, same_series))) return err;
+        size_t appended = 0;
+        err = tschunk_append_many(&cp->enc, cp->ts + done, cp->values + done, n - done, &appended);
+        done += appended;
+        if (!err) break;
+        if (tschunk_get_error_code(err) != TSCHUNK_ERROR_CHUNK_FULL &&
+            tschunk_get_error_code(err) != TSCHUNK_ERROR_OUT_OF_ORDER)
+            return err;
+        if ((err = close_cut(cp))) return err;
+        same_series = 1;
+    }
+    return 0;
 }
 
 static size_t copy_chunk(compactor *cp, const source *src, const tschunk_segment_chunk_info *c)
 {
     cp->stats->chunks_copied++;
+    cp->stats->chunks_written++;
     return tschunk_segment_writer_add_chunk(cp->w, src->ids[c->ordinal], c->ref.chunk, c->ref.chunk_size,
                                             c->ref.summary, c->ref.summary_size);
 }
@@ -150,8 +216,10 @@ static size_t add_chunks(compactor *cp)
                       (id == best->ids[best_chunk->ordinal] && c->first_ts < best_chunk->first_ts)))
                 best = &cp->sources[k], best_chunk = c;
         }
-        if (err || !best) return err;
-        err = best_chunk->deleted ? rewrite_chunk(cp, best, best->next, best_chunk) : copy_chunk(cp, best, best_chunk);
+        if (err || !best) return err ? err : close_cut(cp);
+        if (cp->samples_per_chunk) err = cut_chunk(cp, best, best->next, best_chunk);
+        else if (best_chunk->deleted) err = rewrite_chunk(cp, best, best->next, best_chunk);
+        else err = copy_chunk(cp, best, best_chunk);
         best->next++, best->run_at++;
     }
 }
@@ -301,17 +369,21 @@ static size_t options_of(const tschunk_segment *const *segs, size_t n, tschunk_s
 }
 
 /* Write segs[0 .. n) into one segment at path. */
-static size_t write_segment(const tschunk_segment *const *segs, size_t n, const char *path, uint32_t block_chunks,
-                            unsigned flags, tschunk_segment_compact_stats *stats)
+static size_t write_segment(const tschunk_segment *const *segs, size_t n, const char *path,
+                            const tschunk_segment_merge_options *m, tschunk_segment_compact_stats *stats)
 {
     compactor cp;
     memset(&cp, 0, sizeof cp);
     cp.nsources = n;
     cp.stats = stats;
+    cp.samples_per_chunk = m->samples_per_chunk;
+    cp.codec = m->codec;
     tschunk_segment_options o;
     size_t err = options_of(segs, n, &o);
-    o.summary_block_chunks = block_chunks;
+    o.summary_block_chunks = m->summary_block_chunks;
     cp.allocator = o.allocator;
+    cp.cut = err || !cp.samples_per_chunk ? NULL : cp_alloc(&cp, TSCHUNK_BOUND(cp.samples_per_chunk));
+    if (!err && cp.samples_per_chunk && !cp.cut) err = TSC_ERROR(ALLOCATION);
     cp.sources = err ? NULL : cp_alloc(&cp, n * sizeof *cp.sources);
     if (!err && !cp.sources) err = TSC_ERROR(ALLOCATION);
     for (size_t k = 0; !err && k < n; k++) {
@@ -322,13 +394,14 @@ static size_t write_segment(const tschunk_segment *const *segs, size_t n, const 
     if (!err && o.has_summaries)
         err = tschunk_sketch_create_mapping(&cp.sketch, o.summary_mapping, o.summary_gamma, o.summary_offset, &so);
     if (!err) err = tschunk_segment_writer_create(&cp.w, path, &o);
-    if (!err) err = write_all(&cp, flags);
+    if (!err) err = write_all(&cp, m->flags);
     size_t size = err ? err : tschunk_segment_writer_finish(cp.w); /* finish frees the writer either way */
     if (err && cp.w) tschunk_segment_writer_abort(cp.w);
     for (size_t k = 0; cp.sources && k < n; k++) cp_free(&cp, cp.sources[k].ids);
     cp_free(&cp, cp.sources);
     release_samples(&cp);
     cp_free(&cp, cp.summary);
+    cp_free(&cp, cp.cut);
     if (cp.sketch) tschunk_sketch_free(cp.sketch);
     if (tsc_is_error(size)) memset(stats, 0, sizeof *stats);
     return size;
@@ -340,18 +413,23 @@ size_t tschunk_segment_compact(const tschunk_segment *seg, const char *path, tsc
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
     if (!seg || !path) return TSC_ERROR(BAD_PARAMETER);
-    return write_segment(&seg, 1, path, summary_block_chunks(seg), 0, stats);
+    tschunk_segment_merge_options m = {summary_block_chunks(seg), 0, 0, 0};
+    return write_segment(&seg, 1, path, &m, stats);
 }
 
-size_t tschunk_segment_merge(const tschunk_segment *const *segs, size_t n, const char *path, uint32_t block_chunks,
-                             unsigned flags, tschunk_segment_compact_stats *stats)
+size_t tschunk_segment_merge(const tschunk_segment *const *segs, size_t n, const char *path,
+                             const tschunk_segment_merge_options *opts, tschunk_segment_compact_stats *stats)
 {
     tschunk_segment_compact_stats local;
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
-    if (!segs || !n || !path || block_chunks > TSC_SEG_MAX_SUMMARY_BLOCK || (flags & ~TSCHUNK_MERGE_BY_NAME))
+    tschunk_segment_merge_options m = {0, 0, 0, 0};
+    if (opts) m = *opts;
+    int codec_ok = !m.codec || m.codec == TSCHUNK_CODEC_GORILLA || m.codec == TSCHUNK_CODEC_TSC2;
+    if (!segs || !n || !path || m.summary_block_chunks > TSC_SEG_MAX_SUMMARY_BLOCK ||
+        (m.flags & ~TSCHUNK_MERGE_BY_NAME) || m.samples_per_chunk > TSCHUNK_MAX_SAMPLES || !codec_ok)
         return TSC_ERROR(BAD_PARAMETER);
     for (size_t k = 0; k < n; k++)
         if (!segs[k]) return TSC_ERROR(BAD_PARAMETER);
-    return write_segment(segs, n, path, block_chunks, flags, stats);
+    return write_segment(segs, n, path, &m, stats);
 }
