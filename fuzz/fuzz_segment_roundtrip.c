@@ -244,6 +244,21 @@ static int same_samples(const int64_t *ts0, const double *v0, const int64_t *ts1
     return n == 0 || !memcmp(a, b, n * sizeof *a);
 }
 
+/* The segment just written to path (size bytes, or an error), read into file[0 .. cap) and removed: it must
+ * verify and open with every checksum checked. */
+static tschunk_segment *read_back(const char *path, size_t size, unsigned char *file, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    size_t got = f ? fread(file, 1, cap, f) : 0;
+    if (f) fclose(f);
+    remove(path);
+    tschunk_segment *seg;
+    if (tschunk_is_error(size) || got != size || tschunk_segment_verify(file, got, NULL) ||
+        tschunk_segment_open(&seg, file, got, TSCHUNK_SEGMENT_VERIFY, NULL))
+        __builtin_trap();
+    return seg;
+}
+
 /* Compact seg into path: the result verifies, has no deletions, and reads back every series as seg does. */
 static void check_compact(const tschunk_segment *seg, const char *path)
 {
@@ -251,15 +266,7 @@ static void check_compact(const tschunk_segment *seg, const char *path)
     static int64_t ts0[MAX_CHUNKS * MAX_PER_CHUNK], ts1[MAX_CHUNKS * MAX_PER_CHUNK];
     static double v0[MAX_CHUNKS * MAX_PER_CHUNK], v1[MAX_CHUNKS * MAX_PER_CHUNK];
     tschunk_segment_compact_stats st;
-    size_t size = tschunk_segment_compact(seg, path, &st);
-    FILE *f = fopen(path, "rb");
-    size_t got = f ? fread(file, 1, sizeof file, f) : 0;
-    if (f) fclose(f);
-    remove(path);
-    tschunk_segment *out;
-    if (tschunk_is_error(size) || got != size || tschunk_segment_verify(file, got, NULL) ||
-        tschunk_segment_open(&out, file, got, TSCHUNK_SEGMENT_VERIFY, NULL))
-        __builtin_trap();
+    tschunk_segment *out = read_back(path, tschunk_segment_compact(seg, path, &st), file, sizeof file);
     tschunk_segment_info before, after;
     tschunk_segment_get_info(seg, &before);
     tschunk_segment_get_info(out, &after);
@@ -278,20 +285,12 @@ static void check_compact(const tschunk_segment *seg, const char *path)
 static void check_merge(const tschunk_segment *seg, const tschunk_segment *after, const char *path,
                         const tschunk_segment_merge_options *m)
 {
-    unsigned flags = m->flags;
+    unsigned by_name = m->flags & TSCHUNK_MERGE_BY_NAME;
     static unsigned char file[2 * MAX_CHUNKS * (TSCHUNK_BOUND(MAX_PER_CHUNK) + 64 + 2048) + 65536];
     static int64_t ts0[2 * MAX_CHUNKS * MAX_PER_CHUNK], ts1[2 * MAX_CHUNKS * MAX_PER_CHUNK];
     static double v0[2 * MAX_CHUNKS * MAX_PER_CHUNK], v1[2 * MAX_CHUNKS * MAX_PER_CHUNK];
     const tschunk_segment *both[2] = {after, seg};
-    size_t size = tschunk_segment_merge(both, 2, path, m, NULL);
-    FILE *f = fopen(path, "rb");
-    size_t got = f ? fread(file, 1, sizeof file, f) : 0;
-    if (f) fclose(f);
-    remove(path);
-    tschunk_segment *out;
-    if (tschunk_is_error(size) || got != size || tschunk_segment_verify(file, got, NULL) ||
-        tschunk_segment_open(&out, file, got, TSCHUNK_SEGMENT_VERIFY, NULL))
-        __builtin_trap();
+    tschunk_segment *out = read_back(path, tschunk_segment_merge(both, 2, path, m, NULL), file, sizeof file);
     tschunk_segment_info info, merged;
     tschunk_segment_get_info(seg, &info);
     tschunk_segment_get_info(out, &merged);
@@ -301,8 +300,8 @@ static void check_merge(const tschunk_segment *seg, const tschunk_segment *after
         size_t len;
         uint64_t id;
         if (tschunk_segment_series(out, o, &id, &name, &len)) __builtin_trap();
-        size_t at = flags ? tschunk_segment_find_series_name(seg, name, len) : tschunk_segment_find_series(seg, id);
-        if (tschunk_is_error(at) || (flags && id != o)) __builtin_trap();
+        size_t at = by_name ? tschunk_segment_find_series_name(seg, name, len) : tschunk_segment_find_series(seg, id);
+        if (tschunk_is_error(at) || (by_name && id != o)) __builtin_trap();
         size_t a = series_samples(seg, (uint32_t)at, ts0, v0);
         a += series_samples(after, (uint32_t)at, ts0 + a, v0 + a);
         size_t b = series_samples(out, o, ts1, v1);

@@ -448,7 +448,8 @@ Test(cli, wide_tables_become_one_series_per_column)
     cr_assert(strstr(out, "appears twice"), "%s", out);
 }
 
-Test(cli, delete_hides_samples_everywhere)
+/* Series a (0, 1, ..., 99) and b (1000, ...) at timestamps 0, 10, ..., 990, interleaved, as series,timestamp,value. */
+static void write_two_series(const char *name)
 {
     char csv[8192];
     size_t len = (size_t)snprintf(csv, sizeof csv, "series,timestamp,value\n");
@@ -456,7 +457,12 @@ Test(cli, delete_hides_samples_everywhere)
         len += (size_t)snprintf(csv + len, sizeof csv - len, "a,%d,%d\n", i * 10, i);
         len += (size_t)snprintf(csv + len, sizeof csv - len, "b,%d,%d\n", i * 10, 1000 + i);
     }
-    write_file("d.csv", csv);
+    write_file(name, csv);
+}
+
+Test(cli, delete_hides_samples_everywhere)
+{
+    write_two_series("d.csv");
     char out[16384];
     cr_assert_eq(run(out, sizeof out, "compress d.csv -o d.tseg --samples-per-chunk 30 --summary"), 0, "%s", out);
     cr_assert_eq(run(out, sizeof out, "quantiles d.tseg a --q 0.5"), 0, "%s", out);
@@ -494,13 +500,7 @@ Test(cli, delete_hides_samples_everywhere)
 /* compact after delete: the same samples, no deletions left, every chunk answering from its summary again. */
 Test(cli, compact_makes_deletes_final)
 {
-    char csv[8192];
-    size_t len = (size_t)snprintf(csv, sizeof csv, "series,timestamp,value\n");
-    for (int i = 0; i < 100; i++) {
-        len += (size_t)snprintf(csv + len, sizeof csv - len, "a,%d,%d\n", i * 10, i);
-        len += (size_t)snprintf(csv + len, sizeof csv - len, "b,%d,%d\n", i * 10, 1000 + i);
-    }
-    write_file("k.csv", csv);
+    write_two_series("k.csv");
     char out[16384], before[16384];
     cr_assert_eq(run(out, sizeof out, "compress k.csv -o k.tseg --samples-per-chunk 30 --summary"), 0, "%s", out);
     cr_assert_eq(run(out, sizeof out, "delete k.tseg a --from 250 --to 645"), 0, "%s", out);
@@ -546,14 +546,9 @@ Test(cli, values_print_in_their_shortest_text)
 /* merge: series matched by name across files the CLI numbered on its own, deletes made final; refusals. */
 Test(cli, merge_matches_series_by_name)
 {
+    write_two_series("m1.csv");
     char csv[8192];
     size_t len = (size_t)snprintf(csv, sizeof csv, "series,timestamp,value\n");
-    for (int i = 0; i < 100; i++) {
-        len += (size_t)snprintf(csv + len, sizeof csv - len, "a,%d,%d\n", i * 10, i);
-        len += (size_t)snprintf(csv + len, sizeof csv - len, "b,%d,%d\n", i * 10, 1000 + i);
-    }
-    write_file("m1.csv", csv);
-    len = (size_t)snprintf(csv, sizeof csv, "series,timestamp,value\n");
     for (int i = 100; i < 200; i++) { /* c first: id 0 here, where a is 0 in m1 */
         len += (size_t)snprintf(csv + len, sizeof csv - len, "c,%d,%d\n", i * 10, 5000 + i);
         len += (size_t)snprintf(csv + len, sizeof csv - len, "a,%d,%d\n", i * 10, i);

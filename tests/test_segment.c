@@ -379,6 +379,37 @@ Test(segment, series_bitmap_and_unit)
     free(b.data);
 }
 
+/* A range merge over all of series ord takes `from_summaries` chunks from their summaries and decodes `decoded`,
+ * and answers the quantiles of a sketch of values[0 .. n) (NaNs left out), bit for bit. */
+static void range_merge_answers(const tschunk_segment *seg, uint32_t ord, size_t from_summaries, size_t decoded,
+                                const double *values, size_t n)
+{
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    tschunk_sketch_options so = {info.summary_mapping, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch *acc, *want;
+    cr_assert_eq(tschunk_sketch_create(&acc, &so), 0);
+    cr_assert_eq(tschunk_sketch_create(&want, &so), 0);
+    tschunk_range_stats rs;
+    cr_assert_eq(tschunk_segment_range_merge(seg, ord, INT64_MIN, INT64_MAX, acc, &rs), 0);
+    cr_assert(rs.chunks_from_summaries == from_summaries && rs.chunks_decoded == decoded, "%zu from summaries, %zu decoded",
+              (size_t)rs.chunks_from_summaries, (size_t)rs.chunks_decoded);
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(values[i])) tschunk_sketch_add(want, values[i]);
+    tschunk_sketch_stats sa, sw;
+    tschunk_sketch_get_stats(acc, &sa);
+    tschunk_sketch_get_stats(want, &sw);
+    cr_assert(wl_bits(sa.count) == wl_bits(sw.count), "%g vs %g", sa.count, sw.count);
+    for (double q = 0; q <= 1; q += 0.125) {
+        double qa, qw;
+        cr_assert_eq(tschunk_sketch_quantile(acc, q, &qa), 0);
+        cr_assert_eq(tschunk_sketch_quantile(want, q, &qw), 0);
+        cr_assert(wl_bits(qa) == wl_bits(qw), "q %g: %.17g vs %.17g", q, qa, qw);
+    }
+    tschunk_sketch_free(acc);
+    tschunk_sketch_free(want);
+}
+
 Test(segment, delete_hides_samples_from_every_reader, .timeout = 60)
 {
     static written w[NSERIES * PER_SERIES];
@@ -433,30 +464,8 @@ Test(segment, delete_hides_samples_from_every_reader, .timeout = 60)
         stale += c.deleted > 0;
     }
     cr_assert_eq(stale, 3);
-    tschunk_segment_get_info(seg2, &info);
-    tschunk_sketch_options so = {info.summary_mapping, 0.01, 0, 0, {0, 0, 0}};
-    tschunk_sketch *acc, *want;
-    cr_assert_eq(tschunk_sketch_create(&acc, &so), 0);
-    cr_assert_eq(tschunk_sketch_create(&want, &so), 0);
-    tschunk_range_stats st;
-    cr_assert_eq(tschunk_segment_range_merge(seg2, ord, INT64_MIN, INT64_MAX, acc, &st), 0);
-    cr_assert_eq(st.chunks_decoded, 3);
-    cr_assert_eq(st.chunks_from_summaries, PER_SERIES - 3);
     n1 = series_samples(seg2, ord, ts1, v1, 1024);
-    for (size_t i = 0; i < n1; i++)
-        if (!isnan(v1[i])) tschunk_sketch_add(want, v1[i]);
-    tschunk_sketch_stats sa, sw;
-    tschunk_sketch_get_stats(acc, &sa);
-    tschunk_sketch_get_stats(want, &sw);
-    cr_assert(wl_bits(sa.count) == wl_bits(sw.count), "%g vs %g", sa.count, sw.count);
-    for (double q = 0; q <= 1; q += 0.125) {
-        double qa, qw;
-        cr_assert_eq(tschunk_sketch_quantile(acc, q, &qa), 0);
-        cr_assert_eq(tschunk_sketch_quantile(want, q, &qw), 0);
-        cr_assert(wl_bits(qa) == wl_bits(qw), "q %g: %.17g vs %.17g", q, qa, qw);
-    }
-    tschunk_sketch_free(acc);
-    tschunk_sketch_free(want);
+    range_merge_answers(seg2, ord, PER_SERIES - 3, 3, v1, n1);
     /* Deleting again: only new positions count; the same range again writes nothing. */
     cr_assert_eq(tschunk_segment_delete(seg2, path2, ord, to, ts0[500], &deleted), 0); /* seg2 keeps reading b2 */
     size_t more = 0;
@@ -603,23 +612,7 @@ Test(segment, compact_makes_deletes_final, .timeout = 60)
         tschunk_segment_info info;
         tschunk_segment_get_info(out, &info);
         cr_assert_gt(info.summary_blocks, 0);
-        tschunk_sketch_options so = {info.summary_mapping, 0.01, 0, 0, {0, 0, 0}};
-        tschunk_sketch *acc, *want;
-        cr_assert_eq(tschunk_sketch_create(&acc, &so), 0);
-        cr_assert_eq(tschunk_sketch_create(&want, &so), 0);
-        tschunk_range_stats rs;
-        cr_assert_eq(tschunk_segment_range_merge(out, partly, INT64_MIN, INT64_MAX, acc, &rs), 0);
-        cr_assert(rs.chunks_decoded == 0 && rs.chunks_from_summaries == PER_SERIES - 1);
-        for (size_t i = 0; i < live; i++)
-            if (!isnan(v1[i])) tschunk_sketch_add(want, v1[i]);
-        for (double q = 0; q <= 1; q += 0.125) {
-            double qa, qw;
-            cr_assert_eq(tschunk_sketch_quantile(acc, q, &qa), 0);
-            cr_assert_eq(tschunk_sketch_quantile(want, q, &qw), 0);
-            cr_assert(wl_bits(qa) == wl_bits(qw), "q %g: %.17g vs %.17g", q, qa, qw);
-        }
-        tschunk_sketch_free(acc);
-        tschunk_sketch_free(want);
+        range_merge_answers(out, partly, PER_SERIES - 1, 0, v1, live);
         /* Nothing left to compact: the same bytes again, every chunk copied. */
         tschunk_segment_compact_stats st2;
         blob c2 = compact_checked(out, again, &st2);
@@ -759,13 +752,8 @@ Test(segment, merge_joins_segments, .timeout = 60)
     tschunk_segment_info info;
     tschunk_segment_get_info(sm, &info);
     cr_assert_eq(info.summary_blocks, 2 * NSERIES - 1); /* the victim's 5 chunks: one block of 4 */
-    tschunk_sketch_options so = {info.summary_mapping, 0.01, 0, 0, {0, 0, 0}};
-    tschunk_sketch *acc;
-    cr_assert_eq(tschunk_sketch_create(&acc, &so), 0);
-    tschunk_range_stats rs;
-    cr_assert_eq(tschunk_segment_range_merge(sm, victim, INT64_MIN, INT64_MAX, acc, &rs), 0);
-    cr_assert(rs.chunks_decoded == 0 && rs.chunks_from_summaries == PER_SERIES - 1);
-    tschunk_sketch_free(acc);
+    size_t live = series_samples(sd, victim, ts0, v0, 1024);
+    range_merge_answers(sm, victim, PER_SERIES - 1, 0, v0, live);
     same_live_samples(sd, sm);
     tschunk_segment_close(sm);
     free(m2.data);
@@ -914,24 +902,8 @@ Test(segment, merge_cuts_chunks_again, .timeout = 60)
                           o, i - begin, ci.count);
             }
         }
-        tschunk_sketch_options so = {info.summary_mapping, 0.01, 0, 0, {0, 0, 0}};
-        tschunk_sketch *acc, *want;
-        cr_assert_eq(tschunk_sketch_create(&acc, &so), 0);
-        cr_assert_eq(tschunk_sketch_create(&want, &so), 0);
-        tschunk_range_stats rs;
-        cr_assert_eq(tschunk_segment_range_merge(cut, victim, INT64_MIN, INT64_MAX, acc, &rs), 0);
-        cr_assert(rs.chunks_decoded == 0 && rs.chunks_from_summaries == 2);
         size_t n = series_samples(seg, victim, ts0, v0, 1024);
-        for (size_t i = 0; i < n; i++)
-            if (!isnan(v0[i])) tschunk_sketch_add(want, v0[i]);
-        for (double q = 0; q <= 1; q += 0.125) {
-            double qa, qw;
-            cr_assert_eq(tschunk_sketch_quantile(acc, q, &qa), 0);
-            cr_assert_eq(tschunk_sketch_quantile(want, q, &qw), 0);
-            cr_assert(wl_bits(qa) == wl_bits(qw), "q %g: %.17g vs %.17g", q, qa, qw);
-        }
-        tschunk_sketch_free(acc);
-        tschunk_sketch_free(want);
+        range_merge_answers(cut, victim, 2, 0, v0, n);
         tschunk_segment_close(cut);
         free(c.data);
     }
