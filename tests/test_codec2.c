@@ -2225,3 +2225,32 @@ Test(codec2, a_reused_reading_that_leaves_many_raw_values_is_searched_again)
     cr_assert_leq(whole, first + second + 16, "%zu against %zu + %zu", whole, first, second);
     wl_free(&s);
 }
+
+/*
+ * Found by fuzzing merges that cut chunks again (0.44): after a chunk whose deltas leave a PATCHED timestamp form
+ * (one gap of 10^18 among steps of 15 s or so), a restarted chunk reusing that form, whose second step wraps around
+ * int64 (INT64_MIN + 15, the same, INT64_MAX - 500), took a base raised past 2^63: the field below it was then
+ * small, not wrapped, so the block said PATCHED with no patch, which the decoder refuses (CORRUPT).
+ */
+Test(codec2, restart_with_time_wrapping_past_a_raised_base)
+{
+    static uint8_t buf[TSCHUNK_BOUND(16)];
+    const int64_t first[5] = {0, INT64_C(1000000000000000000), INT64_C(1000000000015856113),
+                              INT64_C(1000000000024086760), INT64_C(1000000000024101760)};
+    const int64_t again[3] = {INT64_MIN + 15, INT64_MIN + 15, INT64_MAX - 500};
+    const double values[5] = {0, 0, 0, 0, 0};
+    tschunk_encoder_options o = {TSCHUNK_CODEC_TSC2, 16, 0, 0};
+    tschunk_encoder enc;
+    cr_assert_eq(tschunk_encoder_init(&enc, buf, sizeof buf, &o), 0);
+    cr_assert_eq(tschunk_append_many(&enc, first, values, 5, NULL), 0);
+    cr_assert(!tschunk_is_error(tschunk_encoder_finish(&enc)));
+    cr_assert_eq(tschunk_encoder_restart(&enc, buf, sizeof buf), 0);
+    cr_assert_eq(tschunk_append_many(&enc, again, values, 3, NULL), 0);
+    size_t size = tschunk_encoder_finish(&enc);
+    cr_assert(!tschunk_is_error(size));
+    int64_t ts[3];
+    double v[3];
+    size_t n = tschunk_decode(buf, size, ts, v, 3);
+    cr_assert_eq(n, 3, "%s", tschunk_is_error(n) ? tschunk_error_name(n) : "");
+    cr_assert(!memcmp(ts, again, sizeof ts));
+}

@@ -363,7 +363,9 @@ static size_t raise_like(uint64_t *fields, size_t m, uint64_t largest, int grid,
     lowest_three(fields, m, 0, low);
     for (unsigned k = 1; k < 3; k++) {
         uint64_t lift = low[k];
-        if (lift == 0 || lift == UINT64_MAX || (largest - lift) >> previous) continue;
+        /* Past 2^63 the fields below the lift would not wrap wide (0 - lift is small: time wrapping around int64,
+         * found by fuzzing in 0.44): they might need no patch, and a PATCHED block must carry one. */
+        if (lift == 0 || lift > UINT64_C(1) << 63 || (largest - lift) >> previous) continue;
         size_t wrapped = wrapped_below(low, k);
         for (size_t i = 0; i < m; i++) fields[i] -= lift;
         *base += lift;
