@@ -304,14 +304,15 @@ static size_t number_by_name(compactor *cp)
     return err;
 }
 
-/* Each source's series ids by ordinal. */
-static size_t read_ids(compactor *cp)
+/* Each source's series ids by ordinal: room for them, and (read: by id) the ids themselves; by name,
+ * number_by_name fills them instead. */
+static size_t read_ids(compactor *cp, int read)
 {
     for (size_t k = 0; k < cp->nsources; k++) {
         source *src = &cp->sources[k];
         src->ids = cp_alloc(cp, ((size_t)src->seg->info.series + 1) * sizeof *src->ids);
         if (!src->ids) return TSC_ERROR(ALLOCATION);
-        for (uint32_t o = 0; o < src->seg->info.series; o++) {
+        for (uint32_t o = 0; read && o < src->seg->info.series; o++) {
             size_t err = tschunk_segment_series(src->seg, o, &src->ids[o], NULL, NULL);
             if (err) return err;
         }
@@ -321,16 +322,16 @@ static size_t read_ids(compactor *cp)
 
 static size_t write_all(compactor *cp, unsigned flags)
 {
-    size_t err = read_ids(cp);
-    if (!err && (flags & TSCHUNK_MERGE_BY_NAME)) err = number_by_name(cp);
-    if (err || (flags & TSCHUNK_MERGE_BY_NAME)) return err ? err : add_chunks(cp);
-    uint32_t *at = cp_alloc(cp, cp->nsources * sizeof *at);
-    if (!err && !at) err = TSC_ERROR(ALLOCATION);
-    if (!err) {
+    int by_name = (flags & TSCHUNK_MERGE_BY_NAME) != 0;
+    size_t err = read_ids(cp, !by_name);
+    if (!err && by_name) err = number_by_name(cp);
+    if (!err && !by_name) {
+        uint32_t *at = cp_alloc(cp, cp->nsources * sizeof *at);
+        if (!at) return TSC_ERROR(ALLOCATION);
         memset(at, 0, cp->nsources * sizeof *at);
         err = add_series(cp, at);
+        cp_free(cp, at);
     }
-    cp_free(cp, at);
     return err ? err : add_chunks(cp);
 }
 
