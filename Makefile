@@ -78,7 +78,7 @@ $(BUILD)/lib/codec2/%.o: VECTOR_CFLAGS := $(VECTOR_FLAG)
 # tsc_store_add_many likewise: it had the store's lowest and highest index in one vector, moved to and
 # from the integer registers at every bin.
 NO_SLP_FLAG := $(shell $(CC) -Werror -fno-tree-slp-vectorize -x c -c /dev/null -o /dev/null 2>/dev/null && echo -fno-tree-slp-vectorize)
-$(BUILD)/lib/sketch/sketch.o $(BUILD)/lib/sketch/codec.o: VECTOR_CFLAGS := $(NO_SLP_FLAG)
+$(BUILD)/lib/sketch/add_simd.o $(BUILD)/lib/sketch/sketch.o $(BUILD)/lib/sketch/codec.o: VECTOR_CFLAGS := $(NO_SLP_FLAG)
 
 $(STATIC): $(LIB_OBJ)
 	@rm -f $@

@@ -172,14 +172,16 @@ Test(summary, summary_is_the_one_by_one_sketch_however_appended)
     wl_free(&s);
 }
 
-/* The AVX2 batch add against its scalar twin (value by value), on bits of every kind, runs of every
- * length, into sketches empty or not, with bins inside and outside the stores' clean ranges. */
-Test(summary, batch_add_matches_scalar)
+/* Each batch add kernel the CPU has (AVX2, AVX-512; the dispatched one too) against the scalar twin
+ * (value by value), on bits of every kind, runs of every length, into sketches empty or not, with bins
+ * inside and outside the stores' clean ranges, counts whole or not (a weighted add). */
+static void check_batch_add(int isa)
 {
     uint64_t rng = 5, bits[131];
     static unsigned char a[1 << 16], b[1 << 16];
     tschunk_sketch_options o = {TSCHUNK_MAPPING_CUBIC, 0.01, 256, 0, {0, 0, 0}};
     tschunk_sketch *want, *got;
+    size_t kernel_values = 0;
     cr_assert_eq(tschunk_sketch_create(&want, &o), 0);
     cr_assert_eq(tschunk_sketch_create(&got, &o), 0);
     for (int round = 0; round < 3000; round++) {
@@ -192,16 +194,30 @@ Test(summary, batch_add_matches_scalar)
                 bits[i] = wl_bits((round % 3 ? -1.0 : 1.0) * (1.0 + (double)(bits[i] >> 20) * 0x1p-40));
         }
         if (round % 50 == 0) tschunk_sketch_clear(want), tschunk_sketch_clear(got);
+        if (round % 100 == 50) { /* a count not whole: the kernels must add their runs' values one by one to it */
+            double weight = 0.6984195474951608; /* + 8 and + 1 eight times round apart */
+            cr_assert_eq(tschunk_sketch_add_weighted(want, 3.0, weight), 0);
+            cr_assert_eq(tschunk_sketch_add_weighted(got, 3.0, weight), 0);
+        }
         uint64_t nan_a = 0, nan_b = 0, refused_a = 0, refused_b = 0;
         tsc_sketch_add_bits_scalar(want, bits, n, &nan_a, &refused_a);
-        tsc_sketch_add_bits(got, bits, n, &nan_b, &refused_b);
-        cr_assert(nan_a == nan_b && refused_a == refused_b, "round %d: counts of refused values", round);
+        kernel_values += tsc_sketch_add_bits_isa(got, bits, n, &nan_b, &refused_b, isa);
+        cr_assert(nan_a == nan_b && refused_a == refused_b, "kernel %d, round %d: refused values", isa, round);
         size_t na = tschunk_sketch_encode(want, a, sizeof a, TSCHUNK_SKETCH_EXACT_STATS);
         size_t nb = tschunk_sketch_encode(got, b, sizeof b, TSCHUNK_SKETCH_EXACT_STATS);
-        cr_assert(na == nb && !memcmp(a, b, na), "round %d: sketches differ", round);
+        cr_assert(na == nb && !memcmp(a, b, na), "kernel %d, round %d: sketches differ", isa, round);
     }
+    if (isa != TSC_ADD_AUTO || tsc_avx2_here())
+        cr_assert(kernel_values > 100000, "kernel %d added only %zu values", isa, kernel_values);
     tschunk_sketch_free(want);
     tschunk_sketch_free(got);
+}
+
+Test(summary, batch_add_matches_scalar)
+{
+    check_batch_add(TSC_ADD_AUTO);
+    if (tsc_avx2_here()) check_batch_add(TSC_ADD_AVX2);
+    if (tsc_avx512_here()) check_batch_add(TSC_ADD_AVX512);
 }
 
 Test(summary, blob_fields_and_quantiles_match_a_direct_sketch)

@@ -416,12 +416,20 @@ TSC_INLINE int tsc_sketch_add_fast(tschunk_sketch *s, double value)
     tsc_accept_stats(s, value, 1);
     return 1;
 }
+
 /* Add values given as bits, in order, as tschunk_sketch_add one by one (NaNs counted in nan_count, other
- * refused values in refused); AVX2 with the cubic mapping, and its scalar twin. */
+ * refused values in refused): with the cubic mapping eight values a step with AVX-512 or four with AVX2
+ * (add_simd.c), and their scalar twin (sketch.c). */
 #define TSC_SKETCH_RUN 128u /* values copied at a time by tschunk_sketch_add_many */
 void tsc_sketch_add_bits(tschunk_sketch *s, const uint64_t *bits, size_t n, uint64_t *nan_count, uint64_t *refused);
 void tsc_sketch_add_bits_scalar(tschunk_sketch *s, const uint64_t *bits, size_t n, uint64_t *nan_count,
                                 uint64_t *refused);
+/* The batch add with the given kernel (TSC_ADD_AUTO: the best the CPU has; a kernel it lacks, or another
+ * mapping, adds value by value), for the tests to run each on the same values. @return the values the
+ * kernel added (the rest went value by value). */
+enum { TSC_ADD_AUTO, TSC_ADD_SCALAR, TSC_ADD_AVX2, TSC_ADD_AVX512 };
+size_t tsc_sketch_add_bits_isa(tschunk_sketch *s, const uint64_t *bits, size_t n, uint64_t *nan_count,
+                               uint64_t *refused, int isa);
 
 /* Quantile without the clamp to the exact [min, max] (sketches-java's plain DDSketch). */
 size_t tsc_sketch_quantile_unclamped(const tschunk_sketch *s, double q, double *value);
