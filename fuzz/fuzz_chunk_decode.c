@@ -4,7 +4,8 @@
  * same result as each other and as the iterator, sample for sample; the
  * input cut into up to sixteen chunks, and taken whole 16 times, decodes with tschunk_decode_chunks
  * (codec-1 chunks two side by side) as chunk by chunk; 0.42.1: the inline
- * iterator step answers as the call, leaving the same iterator state.
+ * iterator step answers as the call, leaving the same iterator state; 0.45: the segment writer's check of
+ * a chunk (tsc_seg_scan_chunk) refuses and counts as the iterator.
  */
 #define TSCHUNK_STATIC_LINKING_ONLY /* tschunk_iter_next_inline */
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include "decode_loops.h"
 #include "tschunk.h"
 #include "chunk/format.h"
+#include "segment/format.h"
 
 static void batch_matches_iterator(const uint8_t *data, size_t size, size_t count)
 {
@@ -25,13 +27,23 @@ static void batch_matches_iterator(const uint8_t *data, size_t size, size_t coun
     tschunk_iter it;
     if (tschunk_iter_init(&it, data, size)) __builtin_trap();
     size_t n = 0, step;
-    int64_t one_ts;
+    int64_t one_ts, first = 0, last = 0;
     uint64_t one_bits;
     while ((step = tschunk_iter_next_bits(&it, &one_ts, &one_bits)) == 1) {
         if (!tschunk_is_error(batch) && (one_ts != ts[n] || memcmp(&one_bits, &v[n], 8))) __builtin_trap();
-        n++;
+        if (!n++) first = one_ts;
+        last = one_ts;
     }
     if (tschunk_is_error(step) != tschunk_is_error(batch)) __builtin_trap();
+    /* 0.45: the segment writer's check of a chunk (runs through tschunk_iter_read) refuses what the iterator
+     * refuses, and finds the count and time range it reads. */
+    uint32_t scan_count;
+    int64_t scan_first, scan_last;
+    size_t scan = tsc_seg_scan_chunk(data, size, &scan_count, &scan_first, &scan_last);
+    if (tschunk_is_error(step) ? !tschunk_is_error(scan)
+                               : n ? scan || scan_count != n || scan_first != first || scan_last != last
+                                   : scan != TSC_ERROR(BAD_PARAMETER))
+        __builtin_trap();
     free(ts);
     free(v);
 }

@@ -135,7 +135,7 @@ struct tschunk_segment {
 
 #define TSC_SEG_MAX_UNKNOWN INT64_MIN /* a block whose largest last_ts really is INT64_MIN is parsed each time */
 
-/* Count, first and last timestamp of a native chunk, decoding its timestamps (the writer's check of a chunk
+/* Count, first and last timestamp of a native chunk, decoding every sample (the writer's check of a chunk
  * it is given, verify's of a chunk against its index entry). @return 0, its decode error, BAD_PARAMETER (empty). */
 size_t tsc_seg_scan_chunk(const void *chunk, size_t size, uint32_t *count, int64_t *first, int64_t *last);
 
