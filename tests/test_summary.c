@@ -268,6 +268,7 @@ Test(summary, range_merge_is_exact_on_the_samples_in_range)
 {
     wl_series s;
     wl_synthetic(&s, WL_COUNTER, 120 * 40, 5);
+    for (size_t i = 5; i < s.n; i += 37) s.bits[i] = i % 2 ? 0x7ff0000000000002 : 0xfff0000000000000; /* NaN, -Inf */
     tschunk_sketch *scratch = new_sketch();
     static stored chunks[64];
     size_t n = store_series(&s, 120, scratch, chunks);
@@ -281,8 +282,16 @@ Test(summary, range_merge_is_exact_on_the_samples_in_range)
         tschunk_sketch *acc = new_sketch(), *want = new_sketch();
         tschunk_range_stats st;
         cr_assert_eq(tschunk_range_merge(acc, refs, n, from, to, &st), 0);
-        for (size_t i = 0; i < s.n; i++)
-            if (s.ts[i] >= from && s.ts[i] <= to) tschunk_sketch_add(want, wl_double(s.bits[i]));
+        uint64_t nans = 0, refused = 0; /* the untracked values in the range, counted one by one */
+        for (size_t i = 0; i < s.n; i++) {
+            double v = wl_double(s.bits[i]);
+            if (s.ts[i] < from || s.ts[i] > to) continue;
+            if (isnan(v)) nans++;
+            else if (tschunk_is_error(tschunk_sketch_add(want, v))) refused++;
+        }
+        cr_assert(st.nan_count == nans && st.inf_count == refused, "trial %d: NaN %llu of %llu, refused %llu of %llu",
+                  trial, (unsigned long long)st.nan_count, (unsigned long long)nans,
+                  (unsigned long long)st.inf_count, (unsigned long long)refused);
         cr_assert_leq(st.chunks_decoded, 2, "only the chunks at the ends are decoded");
         cr_assert_eq(st.chunks_from_summaries + st.chunks_decoded + st.chunks_skipped, n);
         tschunk_sketch_stats x, y;

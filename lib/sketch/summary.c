@@ -143,20 +143,26 @@ size_t tschunk_summary_merge(tschunk_sketch *acc, const void *blob, size_t size)
     return tschunk_sketch_decode_merge(acc, info.sketch, info.sketch_size, NULL);
 }
 
-/* Add the chunk's samples with from <= ts <= to. */
+/* Add the chunk's samples with from <= ts <= to: read in runs and added in bulk (the sketch one-by-one adds
+ * build), where one iterator call and one tschunk_sketch_add a sample cost about 8 ns a sample (0.45.2). A chunk
+ * that fails to decode within the run that holds the range's end is refused, where the old loop stopped at the end. */
 static size_t merge_decoded(tschunk_sketch *acc, const tschunk_chunk_ref *c, int64_t from, int64_t to,
                             tschunk_range_stats *st)
 {
     tschunk_iter it;
     size_t r = tschunk_iter_init(&it, c->chunk, c->chunk_size);
     if (r) return r;
-    int64_t ts;
-    double v;
     if ((r = tschunk_iter_seek(&it, from)) != 1) return tsc_is_error(r) ? r : 0;
-    while ((r = tschunk_iter_next(&it, &ts, &v)) == 1 && ts <= to) {
-        st->samples_decoded++;
-        if (isnan(v)) st->nan_count++;
-        else if (tsc_is_error(tschunk_sketch_add(acc, v))) st->inf_count++;
+    int64_t ts[TSC_SKETCH_RUN];
+    double values[TSC_SKETCH_RUN];
+    uint64_t bits[TSC_SKETCH_RUN];
+    while ((r = tschunk_iter_read(&it, ts, values, TSC_SKETCH_RUN)) > 0 && !tsc_is_error(r)) {
+        size_t in_range = 0;
+        while (in_range < r && ts[in_range] <= to) in_range++;
+        memcpy(bits, values, in_range * sizeof *bits); /* the values' bit patterns, no aliasing */
+        st->samples_decoded += in_range;
+        tsc_sketch_add_bits(acc, bits, in_range, &st->nan_count, &st->inf_count);
+        if (in_range < r) return 0;
     }
     return tsc_is_error(r) ? r : 0;
 }
