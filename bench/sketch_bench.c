@@ -113,8 +113,9 @@ static double trimodal(uint64_t *rng)
 static void codec_speed(void)
 {
     printf("\nEncode and decode of a 100,000-value sketch (microseconds per sketch, median of %d x 200):\n\n", reps);
-    printf("| data | mapping | bytes | encode us | decode us (new sketch) | decode-merge us (cleared sketch) |\n");
-    printf("|---|---|---:|---:|---:|---:|\n");
+    printf("| data | mapping | bytes | encode us | decode us (new sketch) | decode-merge us (cleared sketch) | "
+           "decode-merge us, exact statistics (COUNT, MIN, MAX, SUM) |\n");
+    printf("|---|---|---:|---:|---:|---:|---:|\n");
     for (int d = 0; d < 3; d++) {
         for (int m = 0; m < 2; m++) {
             tschunk_mapping_kind kind = m ? TSCHUNK_MAPPING_CUBIC : TSCHUNK_MAPPING_LOGARITHMIC;
@@ -125,9 +126,9 @@ static void codec_speed(void)
                 tschunk_sketch_add(s, d == 1 ? ln[i] : d == 2 ? trimodal(&rng)
                                                      : fabs(round(-log(wl_uniform(&rng) + 1e-300) / 0.1)));
             free(ln);
-            static unsigned char buf[1 << 16];
-            size_t n = 0;
-            double te[32], td[32], tm[32];
+            static unsigned char buf[1 << 16], exact[1 << 16];
+            size_t n = 0, exact_n = tschunk_sketch_encode(s, exact, sizeof exact, TSCHUNK_SKETCH_EXACT_STATS);
+            double te[32], td[32], tm[32], tx[32];
             for (int r = 0; r < reps; r++) {
                 double t0 = now_ns();
                 for (int k = 0; k < 200; k++) n = tschunk_sketch_encode(s, buf, sizeof buf, 0);
@@ -145,10 +146,17 @@ static void codec_speed(void)
                     tschunk_sketch_decode_merge(t, buf, n, NULL);
                 }
                 tm[r] = (now_ns() - t0) / 200 / 1000;
+                t0 = now_ns();
+                for (int k = 0; k < 200; k++) {
+                    tschunk_sketch_clear(t);
+                    tschunk_sketch_decode_merge(t, exact, exact_n, NULL);
+                }
+                tx[r] = (now_ns() - t0) / 200 / 1000;
             }
-            printf("| %s | %s | %zu | %.3f | %.3f | %.3f |\n",
+            printf("| %s | %s | %zu | %.3f | %.3f | %.3f | %.3f |\n",
                    d == 1 ? "lognormal(0, 2)" : d == 2 ? "TRIMODAL_NORMAL (jmh)" : "POISSON (jmh)",
-                   m ? "cubic" : "logarithmic", n, median(te, reps), median(td, reps), median(tm, reps));
+                   m ? "cubic" : "logarithmic", n, median(te, reps), median(td, reps), median(tm, reps),
+                   median(tx, reps));
             tschunk_sketch_free(s);
             tschunk_sketch_free(t);
         }

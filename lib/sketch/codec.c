@@ -1024,10 +1024,14 @@ static void commit_stream(tschunk_sketch *s, in_buf *in, stream_info *info, cons
             const uint8_t *other = memchr(log->negative + i, !log->negative[i], info->logged - i);
             end = other ? (size_t)(other - log->negative) : info->logged;
             tsc_store *st = log->negative[i] ? &s->neg : &s->pos;
-            if (in->reader == TSC_BINS_AVX512) /* its kernel logs empty bins too */
-                tsc_store_add_many(s, st, log->index + i, log->count + i, end - i, &info->bins_total, 1);
-            else
-                tsc_store_add_many(s, st, log->index + i, log->count + i, end - i, &info->bins_total, 0);
+            const int64_t *index = log->index + i;
+            const double *count = log->count + i;
+            /* its kernel logs empty bins too; a stream with COUNT needs no sum of its bins (merge_stats) */
+            int empty_ones = in->reader == TSC_BINS_AVX512;
+            if (info->has_count && empty_ones) tsc_store_add_many(s, st, index, count, end - i, NULL, 1);
+            else if (info->has_count) tsc_store_add_many(s, st, index, count, end - i, NULL, 0);
+            else if (empty_ones) tsc_store_add_many(s, st, index, count, end - i, &info->bins_total, 1);
+            else tsc_store_add_many(s, st, index, count, end - i, &info->bins_total, 0);
         }
     } else {
         stream_info again;

@@ -102,16 +102,16 @@ TSC_INLINE size_t tsc_store_add_reserved(tschunk_sketch *s, tsc_store *st, const
     uint64_t last_slot = (uint64_t)(last - st->offset) - st->clean_lo;
     if (!(first_slot < st->clean_len && last_slot < st->clean_len) && !tsc_store_reserve(s, st, first, last))
         return 0; /* clean slots already (a range query's accumulator): no call */
-    double *counts = st->counts + (first - st->offset), sum = *total;
+    double *counts = st->counts + (first - st->offset), sum = total ? *total : 0;
     uint64_t span = (uint64_t)(last - first);
     size_t k = 0;
     for (; k < n; k++) {
         uint64_t slot = (uint64_t)(index[k] - first);
         if (!TSC_LIKELY(slot <= span)) break;
-        sum += count[k];
+        if (total) sum += count[k];
         counts[slot] = tsc_count_add(counts[slot], count[k]);
     }
-    *total = sum;
+    if (total) *total = sum;
     int64_t lo = first, hi = last;
     if (k < n) { /* out of order: the range of the non-empty bins added */
         lo = INT64_MAX, hi = INT64_MIN;
@@ -133,10 +133,10 @@ TSC_INLINE size_t tsc_store_add_reserved(tschunk_sketch *s, tsc_store *st, const
 }
 
 /* tsc_store_add over n bins, zero counts skipped (may_hold_empty: only the AVX-512 bin kernel writes them), the
- * counts also added to *total, in order. First tsc_store_add_reserved; the bins it leaves (a stretch that turns
- * back or would collapse) one by one, the store's range and clean window kept in registers in between (the
- * window as the bin index of its first slot and a pointer to that slot: one subtraction and one compare a bin;
- * an empty store gets no window, so that its first bin sets its range in the slow path). */
+ * counts also added to *total in order (a constant NULL: no sum). First tsc_store_add_reserved; the bins it leaves
+ * (a stretch that turns back or would collapse) one by one, the store's range and clean window kept in registers
+ * in between (the window as the bin index of its first slot and a pointer to that slot: one subtraction and one
+ * compare a bin; an empty store gets no window, so that its first bin sets its range in the slow path). */
 TSC_INLINE void tsc_store_add_many(tschunk_sketch *s, tsc_store *st, const int64_t *index, const double *count,
                                    size_t n, double *total, int may_hold_empty)
 {
@@ -146,9 +146,9 @@ TSC_INLINE void tsc_store_add_many(tschunk_sketch *s, tsc_store *st, const int64
     int64_t first = st->offset + st->clean_lo;
     uint64_t len = lo <= hi ? st->clean_len : 0;
     double *window = st->counts + st->clean_lo;
-    double sum = *total;
+    double sum = total ? *total : 0;
     for (; k < n; k++) {
-        sum += count[k]; /* an empty bin adds +0: no change */
+        if (total) sum += count[k]; /* an empty bin adds +0: no change */
         if (may_hold_empty && tsc_is_zero(count[k])) continue;
         uint64_t slot = (uint64_t)(index[k] - first);
         if (TSC_LIKELY(slot < len)) {
@@ -168,7 +168,7 @@ TSC_INLINE void tsc_store_add_many(tschunk_sketch *s, tsc_store *st, const int64
     }
     st->min_index = lo;
     st->max_index = hi;
-    *total = sum;
+    if (total) *total = sum;
 }
 
 /* Bit k set: counts[k] is not +-0, for k < n <= 64 (SSE2 on x86-64, and its scalar twin). */
