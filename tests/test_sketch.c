@@ -235,6 +235,36 @@ Test(sketch, mapping_memo_equals_computed)
     cr_assert_neq(tsc_mapping_from_accuracy(&m, (tschunk_mapping_kind)5, 0.01), 0);
 }
 
+/* Every mapping, the three that no reference vector uses (linear, quadratic, quartic) too: a value's bin
+ * answers it within the mapping's relative accuracy (the inverse of each approximate logarithm, which only
+ * quantiles reach), and bins never go down as values go up, over the whole indexable range. */
+Test(sketch, every_mapping_keeps_its_relative_accuracy)
+{
+    const double accuracies[] = {0.001, 0.01, 0.02, 0.05, 0.1};
+    uint64_t rng = 29;
+    for (int kind = TSCHUNK_MAPPING_LOGARITHMIC; kind <= TSCHUNK_MAPPING_QUARTIC; kind++) {
+        for (size_t a = 0; a < sizeof accuracies / sizeof accuracies[0]; a++) {
+            tsc_mapping m;
+            cr_assert_eq(tsc_mapping_from_accuracy(&m, (tschunk_mapping_kind)kind, accuracies[a]), 0);
+            double lo = log(m.min_indexable), hi = log(m.max_indexable), previous = 0;
+            int32_t previous_index = INT32_MIN;
+            const int n = 20000;
+            for (int k = 0; k <= n; k++) { /* log-uniform, in order; the ends exactly */
+                double v = k == 0 ? m.min_indexable : k == n ? m.max_indexable
+                                                              : exp(lo + (hi - lo) * (k - 1 + wl_uniform(&rng)) / n);
+                int32_t index = tsc_mapping_index(&m, v);
+                double answer = tsc_mapping_value(&m, index);
+                cr_assert_leq(fabs(answer - v), m.relative_accuracy * v * (1 + 1e-9),
+                              "kind %d, accuracy %g: %a answered by %a (bin %d)", kind, accuracies[a], v, answer,
+                              (int)index);
+                cr_assert(v < previous || index >= previous_index, "kind %d: bin %d after %d for a larger value",
+                          kind, (int)index, (int)previous_index);
+                previous = v, previous_index = index;
+            }
+        }
+    }
+}
+
 /* The SSE2 and AVX2 occupied-bin masks against their scalar twin: every length, +-0 empty, anything else
  * occupied. */
 Test(sketch, occupied_mask_matches_scalar)

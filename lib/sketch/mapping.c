@@ -170,7 +170,7 @@ size_t tsc_mapping_from_gamma(tsc_mapping *m, tschunk_mapping_kind kind, double 
 {
     for (size_t k = 0; (unsigned)kind <= TSCHUNK_MAPPING_QUARTIC && k < TSC_MEMO_ACCURACIES; k++) {
         const tsc_mapping *memo = &MEMO[kind][k].mapping;
-        if (tsc_bits_of(memo->gamma) == tsc_bits_of(gamma) && tsc_bits_of(memo->gamma) == tsc_bits_of(gamma) &&
+        if (tsc_bits_of(memo->gamma) == tsc_bits_of(gamma) &&
             tsc_bits_of(memo->index_offset) == tsc_bits_of(index_offset)) {
             *m = *memo;
             return 0;
