@@ -273,6 +273,23 @@ Test(chunk, seek_and_batch_read)
     wl_free(&s);
 }
 
+/* Batch reads with one array NULL, both codecs (codec 1 decodes those through a block buffer). */
+Test(chunk, batch_read_one_array_at_a_time)
+{
+    const int kinds[] = {WL_GAUGE_2DP, WL_COUNTER, WL_CONST_JITTER};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        wl_series s;
+        wl_synthetic(&s, kinds[k], 1500, 17);
+        for (uint32_t codec = TSCHUNK_CODEC_GORILLA; codec <= TSCHUNK_CODEC_TSC2; codec++) {
+            unsigned char *chunk;
+            size_t size = encode_range_codec(&s, 0, s.n, codec, &chunk);
+            READS_EACH_ARRAY_ALONE(tschunk_iter, tschunk_iter_init, tschunk_iter_read, chunk, size, &s);
+            free(chunk);
+        }
+        wl_free(&s);
+    }
+}
+
 Test(chunk, errors_have_names_and_bad_parameters_are_refused)
 {
     for (int c = 0; c < TSCHUNK_ERROR_MAX_CODE; c++) {

@@ -498,6 +498,23 @@ Test(prom, append_many_matches_one_by_one, .timeout = 60)
     free(many);
 }
 
+/* The Prometheus iterator's batch reads with one array NULL (decoded through a block buffer then). */
+Test(prom, batch_read_one_array_at_a_time)
+{
+    const int kinds[] = {WL_GAUGE_2DP, WL_COUNTER, WL_CONST_JITTER};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        wl_series s;
+        wl_synthetic(&s, kinds[k], 1500, 17);
+        size_t cap = tschunk_prom_bound(s.n);
+        unsigned char *chunk = malloc(cap);
+        size_t size = tschunk_prom_encode(chunk, cap, s.ts, (const double *)(const void *)s.bits, s.n, NULL);
+        cr_assert(!tschunk_is_error(size), "%s", tschunk_error_name(size));
+        READS_EACH_ARRAY_ALONE(tschunk_prom_iter, tschunk_prom_iter_init, tschunk_prom_iter_read, chunk, size, &s);
+        free(chunk);
+        wl_free(&s);
+    }
+}
+
 /* ITERATORS_AGREE (test_util.h) for the Prometheus iterator. */
 static void prom_iterators_agree(const unsigned char *buf, size_t size, size_t first, int64_t seek_to)
 {

@@ -215,6 +215,31 @@ static inline void roundtrip_million(uint32_t codec, uint64_t seed)
         }                                                                                                     \
     } while (0)
 
+/*
+ * READ (tschunk_iter_read or tschunk_prom_iter_read) over a chunk of s's samples from the first, in pieces of 1 to
+ * 300 samples, with the timestamp array or the value array left NULL in turn (the API lets either be NULL): what
+ * comes out is s, to the end.
+ */
+#define READS_EACH_ARRAY_ALONE(ITER, INIT, READ, buf, size, s)                                                     \
+    do {                                                                                                      \
+        ITER it_;                                                                                             \
+        cr_assert_eq(INIT(&it_, buf, size), 0);                                                               \
+        int64_t ts_[300];                                                                                     \
+        double v_[300];                                                                                       \
+        size_t at_ = 0, piece_ = 0, got_;                                                                     \
+        for (;; piece_++) {                                                                                   \
+            int64_t *tp_ = piece_ % 3 == 1 ? NULL : ts_;                                                      \
+            double *vp_ = piece_ % 3 == 2 ? NULL : v_;                                                        \
+            got_ = READ(&it_, tp_, vp_, 1 + (piece_ * 97) % 300);                                             \
+            cr_assert(!tschunk_is_error(got_), "piece %zu: %s", piece_, tschunk_error_name(got_));             \
+            if (!got_) break;                                                                                 \
+            cr_assert(!tp_ || !memcmp(ts_, (s)->ts + at_, got_ * sizeof *ts_), "timestamps at %zu", at_);     \
+            cr_assert(!vp_ || !memcmp(v_, (s)->bits + at_, got_ * sizeof *v_), "values at %zu", at_);         \
+            at_ += got_;                                                                                      \
+        }                                                                                                     \
+        cr_assert_eq(at_, (s)->n);                                                                            \
+    } while (0)
+
 /* An ITERATORS_AGREE check over s's chunk at every truncation (read to the end) and with each bit flipped in turn
  * (after bit % 211 samples one by one, a seek first at every third bit). */
 typedef void (*iterators_agree_fn)(const unsigned char *buf, size_t size, size_t first, int64_t seek_to);
