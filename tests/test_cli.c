@@ -111,6 +111,54 @@ Test(cli, stats_json_keys)
     cr_assert(strstr(out, "\n0,0x3ff0000000000000\n1,0x4000000000000000\n2,0x4004000000000000\n4,"), "%s", out);
 }
 
+/* A JSON number after "key": in text (the stats object). */
+static double json_number(const char *text, const char *key)
+{
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "\"%s\": ", key);
+    const char *at = strstr(text, quoted);
+    cr_assert(at, "no %s in %s", key, text);
+    return strtod(at + strlen(quoted), NULL);
+}
+
+/* The plain stats a newcomer reads (the demo prints them) say what --json says, for a segment and for a file of
+ * Prometheus chunks; verify and ls read the Prometheus file too. */
+Test(cli, plain_stats_agree_with_json)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/in.csv", workdir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    for (int i = 0; i < 1000; i++) fprintf(f, "%lld,%d.25\n", 1700000000000LL + i * 15000LL + i % 7, i % 37);
+    fclose(f);
+    char out[8192], json[4096];
+    cr_assert_eq(run(out, sizeof out, "compress in.csv -o s.tsc --samples-per-chunk 300"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "export-prom in.csv -o p.bin"), 0, "%s", out);
+    const char *files[] = {"s.tsc", "p.bin"};
+    for (int k = 0; k < 2; k++) {
+        char args[64];
+        snprintf(args, sizeof args, "stats %s --json", files[k]);
+        cr_assert_eq(run(json, sizeof json, args), 0, "%s", json);
+        snprintf(args, sizeof args, "stats %s", files[k]);
+        cr_assert_eq(run(out, sizeof out, args), 0, "%s", out);
+        char want[256];
+        snprintf(want, sizeof want, "\nsamples          %.0f\nchunks           %.0f\nbytes            %.0f (",
+                 json_number(json, "samples"), json_number(json, "chunks"), json_number(json, "bytes"));
+        cr_assert(strstr(out, want), "%s: no\n%s\nin\n%s", files[k], want, out);
+        snprintf(want, sizeof want, "\nbits/sample      %.2f  (timestamps %.2f, values %.2f,",
+                 json_number(json, "bits_per_sample"), json_number(json, "bits_per_timestamp"),
+                 json_number(json, "bits_per_value"));
+        cr_assert(strstr(out, want), "%s: no\n%s\nin\n%s", files[k], want, out);
+        snprintf(want, sizeof want, "\nratio            %.2fx", json_number(json, "ratio"));
+        cr_assert(strstr(out, want), "%s: no %s in %s", files[k], want, out);
+    }
+    cr_assert_eq(json_number(json, "samples"), 1000);
+    cr_assert_eq(run(out, sizeof out, "verify p.bin"), 0, "%s", out);
+    cr_assert(strstr(out, "p.bin: ok (Prometheus XOR chunks, 9 chunks, 1000 samples)"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls p.bin"), 0, "%s", out);
+    cr_assert(strstr(out, "\np.bin\t0\t9\t1000\t1700000000000\t1700014985005\t"), "%s", out);
+}
+
 Test(cli, malformed_line_names_its_number_and_writes_nothing)
 {
     write_file("bad.csv", "timestamp,value\n1,1.0\n2,2.0\n3,abc\n4,4.0\n");
