@@ -1216,6 +1216,49 @@ Test(sketch, decode_merge_equals_merge_below_and_above_the_bin_log)
     }
 }
 
+/* Blocks of index deltas without counts (each bin read counts 1; sketches-go writes them), repeated indexes
+ * included, below and above the bin log (above it the commit parses the stream again): the bins and the count
+ * are the deltas' sums. */
+Test(sketch, index_delta_blocks_count_one_a_bin)
+{
+    const size_t sizes[] = {10, TSC_SKETCH_LOGGED_BINS - 3, TSC_SKETCH_LOGGED_BINS + 500, 3000};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        static unsigned char buf[16384];
+        size_t n = sizes[k], at = 0;
+        buf[at++] = 2 << 2 | 1; /* positive store, index deltas only */
+        at += tsc_put_uvarint(buf + at, n);
+        at += tsc_put_uvarint(buf + at, tsc_zigzag(100)); /* the first bin: index 100 */
+        for (size_t i = 1; i < n; i++) buf[at++] = i % 5 ? 2 : 0; /* zigzag +1, or 0: the same bin again */
+        buf[at++] = 2 << 2 | 3; /* negative store: three bins, -7, -7 and -5 */
+        at += tsc_put_uvarint(buf + at, 3);
+        buf[at++] = 13, buf[at++] = 0, buf[at++] = 4;
+        tschunk_sketch *s; /* room for every bin: no collapse */
+        tschunk_sketch_options o = {TSCHUNK_MAPPING_LOGARITHMIC, 0.01, 1u << 16, 0, {NULL, NULL, NULL}};
+        cr_assert_eq(tschunk_sketch_create(&s, &o), 0);
+        cr_assert_eq(tschunk_sketch_decode_merge(s, buf, at, NULL), 0, "%zu bins", n);
+        static visited_bins pos, neg;
+        pos.n = neg.n = 0;
+        tschunk_sketch_bins(s, 0, collect_bin, &pos);
+        tschunk_sketch_bins(s, 1, collect_bin, &neg);
+        int32_t index = 100;
+        size_t bin = 0;
+        for (size_t i = 1; i <= n; i++) { /* the bin of i - 1 ends when bin i moves on (or at the end) */
+            double count = 1;
+            while (i < n && i % 5 == 0) count++, i++; /* a repeat adds to the bin */
+            cr_assert_lt(bin, pos.n, "%zu bins: %zu visited", n, pos.n);
+            cr_assert_eq(pos.index[bin], index, "%zu bins: bin %zu", n, bin);
+            cr_assert_eq(pos.count[bin], count, "%zu bins: bin %zu at %d", n, bin, (int)index);
+            bin++, index++;
+        }
+        cr_assert_eq(pos.n, bin, "%zu bins", n);
+        cr_assert(neg.n == 2 && neg.index[0] == -7 && neg.count[0] == 2 && neg.index[1] == -5 && neg.count[1] == 1);
+        tschunk_sketch_stats st;
+        tschunk_sketch_get_stats(s, &st);
+        cr_assert_eq(st.count, (double)(n + 3), "%zu bins", n);
+        tschunk_sketch_free(s);
+    }
+}
+
 static size_t allocations;
 
 static void *counting_alloc(void *opaque, size_t size)
