@@ -294,10 +294,15 @@ Test(chunk, errors_have_names_and_bad_parameters_are_refused)
 {
     for (int c = 0; c < TSCHUNK_ERROR_MAX_CODE; c++) {
         cr_assert_neq(strcmp(tschunk_error_string((tschunk_error_code)c), "unknown error"), 0);
+        for (int other = 0; other < c; other++) /* a name says which error it is */
+            cr_assert_neq(strcmp(tschunk_error_string((tschunk_error_code)c),
+                                 tschunk_error_string((tschunk_error_code)other)), 0, "codes %d and %d", c, other);
         size_t r = (size_t)0 - (size_t)c;
         cr_assert_eq(tschunk_is_error(r), c != 0);
         cr_assert_eq((int)tschunk_get_error_code(r), c);
     }
+    cr_assert_str_eq(tschunk_error_string(TSCHUNK_ERROR_MAX_CODE), "unknown error");
+    cr_assert(!tschunk_is_error((size_t)0 - (size_t)TSCHUNK_ERROR_MAX_CODE)); /* past the codes: a size */
     cr_assert(!tschunk_is_error(12345));
     tschunk_encoder enc;
     unsigned char buf[256];
