@@ -1340,6 +1340,29 @@ static void check_old_segment(const char *file, unsigned version)
         free(c.data);
     }
     fclose(expected);
+    /* A delete keeps the file's version: the new footer is written in that version's layout. */
+    tschunk_segment *seg;
+    cr_assert_eq(tschunk_segment_open(&seg, b.data, b.size, 0, NULL), 0);
+    static int64_t ts[1024];
+    static double v[1024];
+    size_t live0 = series_samples(seg, 0, ts, v, 1024), live1 = series_samples(seg, 1, ts, v, 1024);
+    cr_assert(live0 > 0 && live1 > 0);
+    snprintf(path, sizeof path, "%s/deleted-v%u.tseg", tmpdir, version);
+    uint64_t deleted = 0;
+    cr_assert_eq(tschunk_segment_delete(seg, path, 0, INT64_MIN, INT64_MAX, &deleted), 0);
+    cr_assert_eq(deleted, live0);
+    tschunk_segment_close(seg);
+    blob d = read_all(path);
+    cr_assert_eq(tschunk_segment_verify(d.data, d.size, NULL), 0, "v%u after a delete", version);
+    cr_assert_eq(tschunk_segment_open(&seg, d.data, d.size, 0, NULL), 0);
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    cr_assert_eq(info.format_version, version);
+    cr_assert_eq(info.deleted, 20 + live0);
+    cr_assert_eq(series_samples(seg, 0, ts, v, 1024), 0);
+    cr_assert_eq(series_samples(seg, 1, ts, v, 1024), live1);
+    tschunk_segment_close(seg);
+    free(d.data);
     free(b.data);
 }
 
