@@ -159,6 +159,73 @@ Test(cli, plain_stats_agree_with_json)
     cr_assert(strstr(out, "\np.bin\t0\t9\t1000\t1700000000000\t1700014985005\t"), "%s", out);
 }
 
+static void put_test_uvarint(FILE *f, uint64_t v)
+{
+    for (; v >= 0x80; v >>= 7) fputc((int)(v & 0x7f) | 0x80, f);
+    fputc((int)v, f);
+}
+
+/* A chunk file as 0.1 wrote them (TSCF: "TSCF", version 1, the unit, a summary flag, 0; records of a uvarint length
+ * and a chunk; an end record of 0, the samples and the chunks), made here from today's chunks of both codecs: every
+ * reading command takes it, and an end record that does not match is named. */
+static void write_old_chunk_file(const char *name, const wl_series *s, uint64_t end_samples)
+{
+    unsigned char *a, *b;
+    size_t na = encode_range_codec(s, 0, 200, TSCHUNK_CODEC_GORILLA, &a);
+    size_t nb = encode_range_codec(s, 200, s->n - 200, TSCHUNK_CODEC_TSC2, &b);
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", workdir, name);
+    FILE *f = fopen(path, "wb");
+    cr_assert(f);
+    fwrite("TSCF\x01\x02\x00\x00", 1, 8, f); /* unit 2: milliseconds */
+    put_test_uvarint(f, na);
+    fwrite(a, 1, na, f);
+    put_test_uvarint(f, nb);
+    fwrite(b, 1, nb, f);
+    put_test_uvarint(f, 0);
+    put_test_uvarint(f, end_samples);
+    put_test_uvarint(f, 2);
+    fclose(f);
+    free(a);
+    free(b);
+}
+
+Test(cli, chunk_files_of_0_1_still_read)
+{
+    wl_series s;
+    wl_synthetic(&s, WL_GAUGE_2DP, 300, 5);
+    write_old_chunk_file("old.tscf", &s, s.n);
+    static char out[65536];
+    cr_assert_eq(run(out, sizeof out, "decompress old.tscf -o - --bits"), 0, "%s", out);
+    char *line = out;
+    cr_assert(!strncmp(line, "timestamp,value\n", 16), "%s", out);
+    line += 16;
+    for (size_t i = 0; i < s.n; i++) {
+        char want[64];
+        int len = snprintf(want, sizeof want, "%lld,0x%016llx\n", (long long)s.ts[i], (unsigned long long)s.bits[i]);
+        cr_assert(!strncmp(line, want, (size_t)len), "sample %zu: %.40s", i, line);
+        line += len;
+    }
+    cr_assert_eq(*line, 0);
+    cr_assert_eq(run(out, sizeof out, "verify old.tscf"), 0, "%s", out);
+    cr_assert(strstr(out, "old.tscf: ok (tschunk file v1, 2 chunks, 300 samples)"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls old.tscf"), 0, "%s", out);
+    char want[128];
+    snprintf(want, sizeof want, "\nold.tscf\t0\t2\t300\t%lld\t%lld\t", (long long)s.ts[0], (long long)s.ts[s.n - 1]);
+    cr_assert(strstr(out, want), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "stats old.tscf --json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"samples\": 300,") && strstr(out, "\"chunks\": 2,"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "quantiles old.tscf --q 0.5 --exact"), 0, "%s", out);
+    line = strstr(out, "\n0.5 ");
+    double v, exact, rel;
+    cr_assert(line && sscanf(line + 1, "%*s %lf %lf %lf", &v, &exact, &rel) == 3, "%s", out);
+    cr_assert_leq(rel, 0.01, "%s", out);
+    write_old_chunk_file("bad.tscf", &s, s.n - 1);
+    cr_assert_neq(run(out, sizeof out, "verify bad.tscf"), 0, "%s", out);
+    cr_assert(strstr(out, "end record does not match the chunks read"), "%s", out);
+    wl_free(&s);
+}
+
 Test(cli, malformed_line_names_its_number_and_writes_nothing)
 {
     write_file("bad.csv", "timestamp,value\n1,1.0\n2,2.0\n3,abc\n4,4.0\n");
