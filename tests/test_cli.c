@@ -226,6 +226,36 @@ Test(cli, chunk_files_of_0_1_still_read)
     wl_free(&s);
 }
 
+/* Every option with a bad value, an unknown option or command, a missing input: exit 2, a message naming what is
+ * wrong, no output file. */
+Test(cli, bad_options_are_named_and_write_nothing)
+{
+    write_file("in.csv", "1,2\n2,3\n");
+    const struct {
+        const char *args, *says;
+    } cases[] = {
+        {"compress in.csv -o x.tseg --mapping quartic", "--mapping takes cubic or logarithmic, not 'quartic'"},
+        {"compress in.csv -o x.tseg --summary --alpha 1.5", "--alpha must be in (0, 1), not '1.5'"},
+        {"compress in.csv -o x.tseg --samples-per-chunk 0", "--samples-per-chunk must be 1..65535, not '0'"},
+        {"compress in.csv -o x.tseg --samples-per-chunk 65536", "--samples-per-chunk must be 1..65535"},
+        {"compress in.csv -o x.tseg --max-chunk-bytes 5", "--max-chunk-bytes must be 32..2^30, not '5'"},
+        {"compress in.csv -o x.tseg --ts-unit h", "--ts-unit takes s, ms, us or ns, not 'h'"},
+        {"compress in.csv -o x.tseg --codec zstd", "unknown codec 'zstd' (known: gorilla, tsc2)"},
+        {"compress --frobnicate in.csv -o x.tseg", "unknown option '--frobnicate'"},
+        {"compress in.csv more -o x.tseg --samples-per-chunk 5 extra", "unexpected argument 'extra'"},
+        {"compress -o x.tseg", "missing input file"},
+        {"frobnicate in.csv -o x.tseg", "unknown command 'frobnicate'"},
+    };
+    char out[8192];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cr_assert_eq(run(out, sizeof out, cases[i].args), 2, "%s: %s", cases[i].args, out);
+        cr_assert(strstr(out, cases[i].says), "%s: no \"%s\" in %s", cases[i].args, cases[i].says, out);
+        cr_assert(!exists("x.tseg"), "%s", cases[i].args);
+    }
+    cr_assert_eq(run(out, sizeof out, ""), 2);
+    cr_assert(strstr(out, "usage:\n  tschunk compress IN.csv -o OUT"), "%s", out);
+}
+
 Test(cli, malformed_line_names_its_number_and_writes_nothing)
 {
     write_file("bad.csv", "timestamp,value\n1,1.0\n2,2.0\n3,abc\n4,4.0\n");
