@@ -442,6 +442,16 @@ Test(cli, sketch_encode_and_decode)
     cr_assert(strstr(out, "\"count\": 4,") && strstr(out, "\"zero_count\": 1,"), "%s", out);
     cr_assert(strstr(out, "\"positive_bins\": [[34, 1], [166, 1]], \"negative_bins\": [[54, 1]]"), "%s", out);
     cr_assert(strstr(out, "\"quantiles\": {\"0\": -2.9742334234767016, \"0.5\": 0}"), "%s", out);
+    /* The same sketch as text: statistics, each store's bins, the quantiles. */
+    cr_assert_eq(run(out, sizeof out, "sketch decode 02fd4a815abf52f03f000000000000000004020502440288020207016c02"
+                                      " --q 0,0.5"), 0, "%s", out);
+    cr_assert(strstr(out, "\ncount        4 (no exact statistics in the stream: from bins)\n"), "%s", out);
+    cr_assert(strstr(out, "\nmin          -2.9742334234767016\nmax          27.940046110299559\n"), "%s", out);
+    cr_assert(strstr(out, "\nzero count   1\npositive bins (2):\n  34: 1\n  166: 1\n"
+                          "negative bins (1, by |value|):\n  54: 1\nquantiles\n  0      -2.9742334234767016\n"
+                          "  0.5    0\n"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "sketch decode 02fd4a815abf52f03f0000000000000000 --q 0.5"), 0, "%s", out);
+    cr_assert(strstr(out, "\ncount        0\n") && strstr(out, "\n  0.5    none (empty sketch)\n"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "sketch encode --mapping cubic --store sparse < v.txt"), 0);
     cr_assert(!strncmp(out, "0ec2f1e7e9ed51f03f", 18), "cubic 0.01 gamma as sketches-java: %s", out);
     /* Errors name the offset. */

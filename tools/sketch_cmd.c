@@ -229,8 +229,8 @@ static void print_decoded(const tschunk_sketch *s, const sketch_opts *o)
         if (o->json) {
             if (tschunk_is_error(r)) printf("%s\"%s\": null", first ? "" : ", ", tok);
             else printf("%s\"%s\": %.17g", first ? "" : ", ", tok, v);
-        } else if (tschunk_is_error(r)) {
-            printf("  %-6s %s\n", tok, tschunk_error_name(r));
+        } else if (tschunk_is_error(r)) { /* STAGE: an empty sketch has no quantiles */
+            printf("  %-6s %s\n", tok, st.count > 0 ? tschunk_error_name(r) : "none (empty sketch)");
         } else {
             printf("  %-6s %.17g\n", tok, v);
         }
