@@ -256,6 +256,28 @@ Test(cli, bad_options_are_named_and_write_nothing)
     cr_assert(strstr(out, "usage:\n  tschunk compress IN.csv -o OUT"), "%s", out);
 }
 
+/* A table whose shape changes, and --wide tables with a nameless column, a short row or a bad timestamp: the line
+ * and what is wrong with it, a non-zero exit, nothing written. */
+Test(cli, table_shape_errors_name_their_line)
+{
+    const struct {
+        const char *text, *options, *says;
+    } cases[] = {
+        {"1,2\n3,4\n5,6,7\n", "", "line 3: 3 columns, the file started with 2"},
+        {"timestamp,a,\n1,2,3\n", "--wide", "line 1: column 3 has no name"},
+        {"timestamp,a,b\n1,2,3\n4,5\n", "--wide", "line 3: 2 columns, the header has 3"},
+        {"timestamp,a,b\nxx,2,3\n", "--wide", "line 2: bad timestamp 'xx'"},
+    };
+    char out[4096], args[128];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_file("t.csv", cases[i].text);
+        snprintf(args, sizeof args, "compress t.csv -o t.tseg %s", cases[i].options);
+        cr_assert_neq(run(out, sizeof out, args), 0, "%s", cases[i].text);
+        cr_assert(strstr(out, cases[i].says), "no \"%s\" in %s", cases[i].says, out);
+        cr_assert(!exists("t.tseg"), "%s", cases[i].text);
+    }
+}
+
 Test(cli, malformed_line_names_its_number_and_writes_nothing)
 {
     write_file("bad.csv", "timestamp,value\n1,1.0\n2,2.0\n3,abc\n4,4.0\n");
