@@ -17,11 +17,9 @@ static char workdir[256];
 static void make_workdir(void) { test_dir_make(workdir, sizeof workdir, "cli"); }
 static void cleanup_workdir(void) { test_dir_remove(workdir); }
 
-/* Run `tschunk ARGS` in the work directory; returns the exit status, output in *out (may be NULL). */
-static int run(char *out, size_t out_size, const char *args)
+/* Run a shell command line; returns the exit status, its output in *out (may be NULL). */
+static int run_line(char *out, size_t out_size, const char *cmd)
 {
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>&1", workdir, cli(), args);
     FILE *p = popen(cmd, "r");
     cr_assert(p);
     size_t n = 0;
@@ -36,6 +34,22 @@ static int run(char *out, size_t out_size, const char *args)
     buf[n] = 0;
     int status = pclose(p);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Run `tschunk ARGS` in the work directory: stdout and stderr in *out. */
+static int run(char *out, size_t out_size, const char *args)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>&1", workdir, cli(), args);
+    return run_line(out, out_size, cmd);
+}
+
+/* Run a shell script in the work directory with $T the CLI; stderr (and stdout unless redirected) in *out. */
+static int run_script(char *out, size_t out_size, const char *script)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "cd '%s' && T='%s' && { %s; } 2>&1", workdir, cli(), script);
+    return run_line(out, out_size, cmd);
 }
 
 static void write_file(const char *name, const char *text)
@@ -1137,4 +1151,97 @@ Test(cli, sketch_encode_reads_whole_lines)
     write_bytes("nul_values.txt", "1\n2\0\n", 5);
     cr_assert_neq(run(out, sizeof out, "sketch encode < nul_values.txt"), 0, "%s", out);
     cr_assert(strstr(out, "line 2: holds a NUL byte"), "%s", out);
+}
+
+/* Output the system refuses is a failure, never a success with the output lost: every command that prints to
+ * stdout exits 1 naming the write error when stdout is a full device (they exited 0 before 0.45.5, but for
+ * decompress and cat). Each succeeds into /dev/null first, so that the failure is the write's alone. */
+Test(cli, stdout_write_errors_exit_1)
+{
+    cr_assert_eq(access("/dev/full", W_OK), 0, "the test needs /dev/full");
+    write_file("w.csv", "timestamp,value\n1,2\n2,3.5\n3,-1\n");
+    write_file("w_values.txt", "1\n2\n");
+    char out[4096], line[256];
+    cr_assert_eq(run(out, sizeof out, "compress w.csv -o w.tseg --summary"), 0, "%s", out);
+    const char *cmds[] = {"ls w.tseg", "stats w.tseg", "stats w.tseg --json", "cat w.tseg w", "decompress w.tseg -o -",
+                          "quantiles w.tseg w", "sketch encode < w_values.txt", "sketch decode 02fd4a815abf52f03f000000000000000005010002 --json", "version",
+                          "help"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        snprintf(line, sizeof line, "$T %s > /dev/null", cmds[i]);
+        cr_assert_eq(run_script(out, sizeof out, line), 0, "%s: %s", cmds[i], out);
+        snprintf(line, sizeof line, "$T %s > /dev/full", cmds[i]);
+        cr_assert_eq(run_script(out, sizeof out, line), 1, "%s: %s", cmds[i], out);
+        cr_assert(strstr(out, "write error") && strstr(out, "No space left on device"), "%s: %s", cmds[i], out);
+    }
+}
+
+/* Names of the work directory's files holding `part` (a writer's temporary files hold ".tmp."). */
+static int files_named_with(const char *part)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ls -a '%s' | grep -c -F -e '%s'", workdir, part);
+    char out[64];
+    return atoi(run_line(out, sizeof out, cmd) <= 1 ? out : "-1");
+}
+
+/* A full disk (a file size limit, SIGXFSZ ignored so that writes fail with EFBIG) in the middle of writing: every
+ * writer exits non-zero saying why, leaves neither the output nor a temporary file, and a file rewritten in place
+ * (delete, compact) keeps its old bytes. */
+Test(cli, a_full_disk_leaves_no_half_written_file)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/big.csv", workdir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fprintf(f, "timestamp,value\n");
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 20000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        fprintf(f, "%d,%.17g\n", 1000 + 15 * i, (double)(x >> 11) * 0x1p-53);
+    }
+    fclose(f);
+    char out[4096], line[512];
+    cr_assert_eq(run(out, sizeof out, "compress big.csv -o big.tseg --summary"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "export-prom big.csv -o big.prom"), 0, "%s", out);
+    snprintf(path, sizeof path, "%s/big.tseg", workdir);
+    test_file before = test_read_file(path);
+    const char *cmds[] = {"compress big.csv -o o1", "compress big.csv -o o2 --summary --codec gorilla",
+                          "export-prom big.csv -o o3", "import-prom big.prom -o o4", "decompress big.tseg -o o5",
+                          "compact big.tseg -o o6", "merge big.tseg -o o7", "delete big.tseg big --from 0 --to 2000",
+                          "compact big.tseg"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        snprintf(line, sizeof line, "trap '' XFSZ; ulimit -f 16; $T %s", cmds[i]);
+        cr_assert_neq(run_script(out, sizeof out, line), 0, "%s: %s", cmds[i], out);
+        cr_assert(strstr(out, "File too large"), "%s: %s", cmds[i], out);
+        cr_assert_eq(files_named_with(".tmp."), 0, "%s left a temporary file", cmds[i]);
+        char name[4] = {'o', (char)('1' + i), 0};
+        cr_assert(i >= 7 || !exists(name), "%s left its output", cmds[i]);
+    }
+    test_file after = test_read_file(path);
+    cr_assert(after.size == before.size && !memcmp(after.data, before.data, before.size), "big.tseg changed");
+    free(before.data);
+    free(after.data);
+    cr_assert_eq(run(out, sizeof out, "verify big.tseg"), 0, "%s", out);
+}
+
+/* export-prom --verify reads the file back and compares every sample; version and help print to stdout; a wrong
+ * sketch command line is named. */
+Test(cli, export_verify_version_help_and_sketch_usage)
+{
+    write_file("ev.csv", "timestamp,value\n1000,1.5\n2000,-0\n3000,nan\n");
+    char out[4096], want[64];
+    cr_assert_eq(run(out, sizeof out, "export-prom ev.csv -o ev.prom --verify"), 0, "%s", out);
+    cr_assert(strstr(out, "verify: all 3 samples decode bit-for-bit identical"), "%s", out);
+    cr_assert_eq(run_script(out, sizeof out, "$T version 2>/dev/null"), 0, "%s", out);
+    snprintf(want, sizeof want, "tschunk %d.%d.%d\n", TSCHUNK_VERSION_MAJOR, TSCHUNK_VERSION_MINOR,
+             TSCHUNK_VERSION_PATCH);
+    cr_assert_str_eq(out, want);
+    cr_assert_eq(run_script(out, sizeof out, "$T help 2>/dev/null"), 0, "%s", out);
+    cr_assert(!strncmp(out, "usage:\n", 7) && strstr(out, "tschunk sketch decode HEX"), "%s", out);
+    cr_assert_eq(run_script(out, sizeof out, "$T 2>&1 >/dev/null"), 2, "%s", out);
+    cr_assert(strstr(out, "usage:"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "sketch recode 02"), 2, "%s", out);
+    cr_assert(strstr(out, "unknown sketch command recode"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "sketch decode 02 03"), 2, "%s", out);
+    cr_assert(strstr(out, "unexpected argument 03"), "%s", out);
 }

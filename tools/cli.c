@@ -196,8 +196,9 @@ int print_sample(void *ctx, int64_t ts, uint64_t bits)
     else snprintf(tbuf, sizeof tbuf, "%lld", (long long)ts);
     if (t->bits) snprintf(vbuf, sizeof vbuf, "0x%016llx", (unsigned long long)bits);
     else format_value(vbuf, sizeof vbuf, bits);
-    if (t->series) return fprintf(t->out, "%.*s,%s,%s\n", (int)t->series_len, t->series, tbuf, vbuf) < 0;
-    return fprintf(t->out, "%s,%s\n", tbuf, vbuf) < 0;
+    int written = t->series ? fprintf(t->out, "%.*s,%s,%s\n", (int)t->series_len, t->series, tbuf, vbuf)
+                            : fprintf(t->out, "%s,%s\n", tbuf, vbuf);
+    return written < 0 ? fail("write error: %s", strerror(errno)) : 0;
 }
 
 /* Bits a Prometheus XOR chunk spends on timestamps: varint t0, uvarint first delta, dods. */

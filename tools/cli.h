@@ -81,6 +81,7 @@ typedef struct {
     size_t series_len;
 } text_ctx;
 
+/* One `timestamp,value` line (`series,` first when named). @return 0, or 1 after a write error's message. */
 int print_sample(void *ctx, int64_t ts, uint64_t bits);
 
 /* What stats reports. */

@@ -17,8 +17,6 @@ int unit_parse(const char *name)
     return -1;
 }
 
-const char *unit_name(int unit) { return unit >= 0 && unit <= UNIT_NS ? unit_names[unit] : "?"; }
-
 void csv_init(csv_reader *r, FILE *in, int unit)
 {
     memset(r, 0, sizeof(*r));

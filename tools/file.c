@@ -1,4 +1,4 @@
-/* The CLI's chunk file: atomic writer (temp file + rename) and checked reader. */
+/* The CLI's files of chunks: Prometheus file writer (temp file + rename) and checked reader. */
 #define _POSIX_C_SOURCE 200809L
 #include "file.h"
 
@@ -22,20 +22,13 @@ static int put_uvarint(FILE *f, uint64_t v)
     return fwrite(b, 1, n, f) == n ? (int)n : -1;
 }
 
-int tscf_create(tscf_writer *w, const char *path, int unit, int format, int summaries)
+int tscf_create(tscf_writer *w, const char *path)
 {
     memset(w, 0, sizeof(*w));
     w->final_path = path;
-    w->format = format;
-    w->summaries = summaries;
     snprintf(w->tmp_path, sizeof w->tmp_path, "%s.tmp.%ld", path, (long)getpid());
     w->out = fopen(w->tmp_path, "wb");
-    if (!w->out) return -1;
-    if (format == FORMAT_PROM) return 0;
-    unsigned char head[8] = {'T', 'S', 'C', 'F', 1, (unsigned char)unit, (unsigned char)(summaries ? 1 : 0), 0};
-    if (fwrite(head, 1, 8, w->out) != 8) return -1;
-    w->bytes = 8;
-    return 0;
+    return w->out ? 0 : -1;
 }
 
 int tscf_write_chunk(tscf_writer *w, const void *chunk, size_t size, uint32_t samples)
@@ -48,22 +41,8 @@ int tscf_write_chunk(tscf_writer *w, const void *chunk, size_t size, uint32_t sa
     return 0;
 }
 
-int tscf_write_summary(tscf_writer *w, const void *blob, size_t size)
-{
-    int n = put_uvarint(w->out, size);
-    if (n < 0 || fwrite(blob, 1, size, w->out) != size) return -1;
-    w->bytes += (uint64_t)n + size;
-    w->summary_bytes += (uint64_t)n + size;
-    return 0;
-}
-
 int tscf_commit(tscf_writer *w)
 {
-    if (w->format == FORMAT_NATIVE) {
-        int a = put_uvarint(w->out, 0), b = put_uvarint(w->out, w->samples), c = put_uvarint(w->out, w->chunks);
-        if (a < 0 || b < 0 || c < 0) return -1;
-        w->bytes += (uint64_t)(a + b + c);
-    }
     if (fflush(w->out) != 0 || fsync(fileno(w->out)) != 0) return -1;
     int closed = fclose(w->out);
     w->out = NULL;

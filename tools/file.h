@@ -1,5 +1,6 @@
 /*
- * The CLI's chunk file ("TSCF" v1): a sequence of chunks, written atomically.
+ * The CLI's files of chunks. The chunk file ("TSCF" v1, tschunk 0.1 to the segments' arrival) is read only, so that
+ * old files still open; the CLI writes segments (lib/segment) and, for export-prom, Prometheus files atomically.
  *
  *   bytes 0-3  "TSCF"
  *   byte  4    file version (1)
@@ -26,23 +27,20 @@ enum file_format { FORMAT_NATIVE = 0, FORMAT_PROM = 1 };
 #include <stdint.h>
 #include <stdio.h>
 
+/* A Prometheus file being written: to a temporary file, renamed into place by tscf_commit. */
 typedef struct {
     FILE *out;
-    int format;
-    int summaries;
     char tmp_path[4200];
     const char *final_path;
     uint64_t samples;
     uint64_t chunks;
     uint64_t bytes;
-    uint64_t summary_bytes;
 } tscf_writer;
 
-int tscf_create(tscf_writer *w, const char *path, int unit, int format, int summaries);
+/* @return 0, or -1 with errno set. */
+int tscf_create(tscf_writer *w, const char *path);
 int tscf_write_chunk(tscf_writer *w, const void *chunk, size_t size, uint32_t samples);
-/* With summaries: the blob of the chunk just written. */
-int tscf_write_summary(tscf_writer *w, const void *blob, size_t size);
-/* Write the end record, flush, fsync and rename into place. @return 0 or -1. */
+/* Flush, fsync and rename into place. @return 0 or -1. */
 int tscf_commit(tscf_writer *w);
 /* Remove the temporary file: the final path is never left half-written. */
 void tscf_abort(tscf_writer *w);

@@ -213,7 +213,7 @@ static int add_to_segment(void *ctx, const unsigned char *chunk, size_t size, ui
     (void)samples;
     segment_sink *s = ctx;
     size_t err = tschunk_segment_writer_add_chunk(s->w, s->series_id, chunk, size, summary, summary_size);
-    if (err) return fail("cannot add a chunk to the segment: %s", tschunk_error_name(err));
+    if (err) return fail("cannot add a chunk to the segment: %s", error_reason(err));
     s->chunks++;
     s->chunk_bytes += size;
     s->summary_bytes += summary_size;
@@ -467,7 +467,7 @@ static int print_chunk(const char *path, const tschunk_segment *seg, const place
     for (size_t k = 0; k < n; k++) {
         uint64_t bits;
         memcpy(&bits, &chunk_values[k], 8);
-        if (print_sample(t, chunk_ts[k], bits)) return fail("write error");
+        if (print_sample(t, chunk_ts[k], bits)) return 1;
     }
     return 0;
 }
@@ -536,7 +536,7 @@ int segment_cat(const options *o, const unsigned char *data, size_t size)
         text_ctx t = {stdout, (int)info.ts_unit, o->iso, o->bits, NULL, 0};
         printf("timestamp,value\n");
         for (size_t i = 0; i < n && !rc; i++)
-            if (print_sample(&t, samples[i].ts, samples[i].bits)) rc = fail("write error");
+            if (print_sample(&t, samples[i].ts, samples[i].bits)) rc = 1;
     }
     free(samples);
     tschunk_segment_close(seg);

@@ -268,10 +268,10 @@ static int sketch_decode(const sketch_opts *o)
 
 int cmd_sketch(int argc, char **argv)
 {
-    if (argc < 1) return sketch_fail("usage: tschunk sketch encode|decode ...", NULL);
+    if (argc < 1) return sketch_fail("usage: tschunk sketch encode|decode ...", NULL), 2;
     sketch_opts o;
     if (parse_sketch_opts(argc - 1, argv + 1, &o)) return 2;
     if (!strcmp(argv[0], "encode")) return sketch_encode(&o);
     if (!strcmp(argv[0], "decode")) return sketch_decode(&o);
-    return sketch_fail("unknown sketch command ", argv[0]);
+    return sketch_fail("unknown sketch command ", argv[0]), 2;
 }

@@ -27,7 +27,8 @@
 #include "tschunk.h"
 
 
-static int usage(void)
+/* To stderr with exit 2 for a wrong command line; `help` asks for it on stdout. */
+static int usage_to(FILE *out)
 {
     fputs("usage:\n"
           "  tschunk compress IN.csv -o OUT [--samples-per-chunk N] [--max-chunk-bytes B]\n"
@@ -53,9 +54,11 @@ static int usage(void)
           "  tschunk version\n"
           "IN.csv: 'timestamp,value' or 'value' lines (one series), 'series,timestamp,value' lines (many),\n"
           "or with --wide a 'timestamp,name1,name2,...' table; header optional but for --wide; '-' reads stdin.\n",
-          stderr);
+          out);
     return 2;
 }
+
+static int usage(void) { return usage_to(stderr); }
 
 static int parse_long(const char *s, long min, long max, long *out)
 {
@@ -189,9 +192,9 @@ static int read_csv(const options *o, sample_set *s, size_t *skipped)
 static int write_record(void *ctx, const unsigned char *chunk, size_t size, uint32_t samples,
                         const unsigned char *summary, size_t summary_size)
 {
+    (void)summary, (void)summary_size; /* Prometheus chunks have none */
     tscf_writer *w = ctx;
-    if (tscf_write_chunk(w, chunk, size, samples) || (summary && tscf_write_summary(w, summary, summary_size)))
-        return fail("write error on %s", w->tmp_path);
+    if (tscf_write_chunk(w, chunk, size, samples)) return fail("write error on %s: %s", w->tmp_path, strerror(errno));
     return 0;
 }
 
@@ -206,7 +209,7 @@ static int cmd_export_prom(const options *o)
     size_t skipped = 0;
     tscf_writer w;
     if (read_csv(o, &s, &skipped)) { samples_free(&s); return 1; }
-    if (tscf_create(&w, o->out, UNIT_MS, FORMAT_PROM, 0)) { samples_free(&s); return fail("cannot create %s: %s", o->out, strerror(errno)); }
+    if (tscf_create(&w, o->out)) { samples_free(&s); return fail("cannot create %s: %s", o->out, strerror(errno)); }
     double encode_s = 0;
     if (encode_chunks(FORMAT_PROM, 0, s.ts, s.bits, s.n, (uint32_t)per_chunk, (uint32_t)o->max_chunk_bytes, NULL,
                       write_record, &w, &encode_s) || tscf_commit(&w)) {
@@ -676,16 +679,15 @@ static int cmd_merge(int argc, char **argv)
     return rc;
 }
 
-int main(int argc, char **argv)
+static int run_command(int argc, char **argv)
 {
-    if (argc < 2) return usage();
     const char *cmd = argv[1];
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("tschunk %s\n", tschunk_version_string());
         return 0;
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
-        usage();
+        usage_to(stdout);
         return 0;
     }
     if (!strcmp(cmd, "sketch")) return cmd_sketch(argc - 2, argv + 2);
@@ -709,4 +711,16 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "quantiles")) return cmd_quantiles(&o);
     fprintf(stderr, "tschunk: unknown command '%s'\n", cmd);
     return usage();
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) return usage();
+    int rc = run_command(argc, argv);
+    /* What went to stdout (a listing, a sketch, quantiles) was written only if the last flush succeeds: a full
+     * disk or a closed device must not end in success with the output lost. */
+    int flushed = fflush(stdout) == 0, failed = errno;
+    if ((!flushed || ferror(stdout)) && rc == 0)
+        rc = fail("write error on standard output%s%s", flushed ? "" : ": ", flushed ? "" : strerror(failed));
+    return rc;
 }
