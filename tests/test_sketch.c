@@ -1019,6 +1019,47 @@ Test(sketch, untrackable_values_are_refused_and_change_nothing)
     tschunk_sketch_free(s);
 }
 
+/* A mapping whose index offset puts INT32_MAX (or INT32_MIN) inside the double range: the indexable range ends
+ * there (computed with pow, not its far-away shortcut), values past the top are refused, values under the bottom go
+ * to the zero bucket, and what is kept answers within the relative accuracy. */
+Test(sketch, index_offset_near_int32_limits_bounds_the_indexable_range)
+{
+    const double gamma = 1.02, multiplier = 1 / log(gamma), ra = (gamma - 1) / (gamma + 1);
+    tschunk_sketch *high, *low;
+    cr_assert_eq(tschunk_sketch_create_mapping(&high, TSCHUNK_MAPPING_LOGARITHMIC, gamma, 2147483647.0 - 1000, NULL), 0);
+    cr_assert_eq(tschunk_sketch_create_mapping(&low, TSCHUNK_MAPPING_LOGARITHMIC, gamma, -2147483648.0 + 1000, NULL), 0);
+    /* sketches-java's limits: one index inside the int range's ends (1.5e8 and 6.8e-9 here). */
+    double top = exp(1000 / multiplier - 1), bottom = exp(-1000 / multiplier + 1);
+    cr_assert_eq(tschunk_sketch_add(high, top * 0.99), 0);
+    cr_assert_eq(tschunk_get_error_code(tschunk_sketch_add(high, top * 1.01)), TSCHUNK_ERROR_UNTRACKABLE);
+    cr_assert_eq(tschunk_get_error_code(tschunk_sketch_add(high, -top * 1.01)), TSCHUNK_ERROR_UNTRACKABLE);
+    cr_assert_eq(tschunk_sketch_add(low, bottom * 1.01), 0);
+    cr_assert_eq(tschunk_sketch_add(low, bottom * 0.99), 0);
+    tschunk_sketch_stats st;
+    tschunk_sketch_get_stats(low, &st);
+    cr_assert(st.count == 2 && st.zero_count == 1, "count %g, zero count %g", st.count, st.zero_count);
+    double q;
+    cr_assert_eq(tschunk_sketch_quantile(high, 0.5, &q), 0);
+    cr_assert(fabs(q - top * 0.99) <= ra * top * 0.99, "%.17g against %.17g", q, top * 0.99);
+    cr_assert_eq(tschunk_sketch_quantile(low, 1, &q), 0);
+    cr_assert(fabs(q - bottom * 1.01) <= ra * bottom * 1.01, "%.17g against %.17g", q, bottom * 1.01);
+    tschunk_sketch_free(high);
+    tschunk_sketch_free(low);
+}
+
+/* Counts past 2^53 round in the running sum: the rank q * (count - 1) of q = 1 can equal the whole count, which
+ * no bin's running sum exceeds; the answer is then the largest bin's value, not 0. */
+Test(sketch, top_quantile_of_counts_past_2_53_is_the_largest_bin)
+{
+    tschunk_sketch *s = log001();
+    cr_assert_eq(tschunk_sketch_add_weighted(s, 2, 1e17), 0);
+    cr_assert_eq(tschunk_sketch_add_weighted(s, 1000, 1), 0);
+    double q;
+    cr_assert_eq(tschunk_sketch_quantile(s, 1, &q), 0);
+    cr_assert(fabs(q - 1000) <= 0.01 * 1000, "%.17g", q);
+    tschunk_sketch_free(s);
+}
+
 /* Found by fuzz_sketch_roundtrip: huge trackable values overflow the exact sum to -inf; the stream is
  * still what Java writes, and it must decode. */
 Test(sketch, overflowed_sum_round_trips)

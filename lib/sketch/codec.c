@@ -514,27 +514,19 @@ TSC_INLINE uint64_t gather_groups(uint64_t w)
     return w << 8;
 }
 
-/* Bytes byte by byte, near the end of the input. */
+/* Bytes byte by byte, with fewer than 9 left: a count of 9 bytes (its 9th byte's 8 bits) is truncated here. */
 static size_t get_varfloat_x_slow(in_buf *in, uint64_t *out)
 {
     uint64_t x = 0;
-    unsigned shift = 57;
-    for (unsigned i = 0; i < 9; i++) {
+    for (unsigned shift = 57;; shift -= 7) { /* at most 8 bytes: shift stays >= 8 */
         if (in->pos >= in->size) return fail_at(in, in->pos, TSC_ERROR(TRUNCATED));
         uint64_t b = in->src[in->pos++];
-        if (i == 8) {
-            x |= b;
-            break;
-        }
         if (b < 0x80) {
-            x |= b << shift;
-            break;
+            *out = x | b << shift;
+            return 0;
         }
         x |= (b & 0x7f) << shift;
-        shift -= 7;
     }
-    *out = x;
-    return 0;
 }
 
 /* r = rotr6(x) of a count whose bytes are w's top ones (bytes past it zero): the groups gathered by three

@@ -239,8 +239,6 @@ void tschunk_sketch_clear(tschunk_sketch *s)
     s->exact = 1;
 }
 
-void tsc_sketch_accept_stats(tschunk_sketch *s, double value, double weight) { tsc_accept_stats(s, value, weight); }
-
 size_t tschunk_sketch_add_weighted(tschunk_sketch *s, double value, double weight)
 {
     double magnitude = fabs(value);

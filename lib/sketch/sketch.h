@@ -433,8 +433,6 @@ size_t tsc_sketch_add_bits_isa(tschunk_sketch *s, const uint64_t *bits, size_t n
 
 /* Quantile without the clamp to the exact [min, max] (sketches-java's plain DDSketch). */
 size_t tsc_sketch_quantile_unclamped(const tschunk_sketch *s, double q, double *value);
-/* tsc_accept_stats, out of line. */
-void tsc_sketch_accept_stats(tschunk_sketch *s, double value, double weight);
 
 /* A block summary blob (version 2) said to combine `chunks` chunks, against [from, to]: 1 when it
  * answered (merged wholly inside, or skipped wholly outside; st updated), 0 when the chunks must
