@@ -1245,3 +1245,27 @@ Test(cli, export_verify_version_help_and_sketch_usage)
     cr_assert_eq(run(out, sizeof out, "sketch decode 02 03"), 2, "%s", out);
     cr_assert(strstr(out, "unexpected argument 03"), "%s", out);
 }
+
+/* compress and export-prom print the encode time of a warm pass (the best of up to 5) beside the first pass's, which
+ * wrote the file: the best is never above the first, and a pass count outside 1..5 is a fault. */
+Test(cli, encode_speed_is_the_best_of_warm_passes)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/speed.csv", workdir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    for (int i = 0; i < 5000; i++) fprintf(f, "%d,%d.%02d\n", 1000 + 15 * i, 20 + i % 7, i % 100);
+    fclose(f);
+    const char *cmds[] = {"compress speed.csv -o speed.tseg", "compress speed.csv -o speed2.tseg --summary",
+                          "export-prom speed.csv -o speed.prom"};
+    for (size_t i = 0; i < 3; i++) {
+        char out[4096];
+        cr_assert_eq(run(out, sizeof out, cmds[i]), 0, "%s: %s", cmds[i], out);
+        const char *at = strstr(out, "encode ");
+        double best = -1, first = -1;
+        int passes = 0;
+        cr_assert(at && sscanf(at, "encode %lf ns/sample (best of %d passes; the first, writing the file, %lf)", &best,
+                               &passes, &first) == 3, "%s: %s", cmds[i], out);
+        cr_assert(passes >= 1 && passes <= 5 && best > 0 && best <= first, "%s: %s", cmds[i], out);
+    }
+}

@@ -175,6 +175,29 @@ int encode_chunks(int format, uint32_t codec, const int64_t *ts, const uint64_t 
     return rc;
 }
 
+static int discard_chunk(void *ctx, const unsigned char *chunk, size_t size, uint32_t samples,
+                         const unsigned char *summary, size_t summary_size)
+{
+    (void)ctx, (void)chunk, (void)size, (void)samples, (void)summary, (void)summary_size;
+    return 0;
+}
+
+double encode_best_s(int format, uint32_t codec, uint32_t per_chunk, uint32_t max_bytes, tschunk_sketch *summary,
+                     const series_view *series, size_t count, double first_s, int *passes)
+{
+    double best = first_s, spent = first_s;
+    for (*passes = 1; *passes < 5 && spent < 0.5; ++*passes) {
+        double pass = 0;
+        for (size_t i = 0; i < count; i++)
+            if (encode_chunks(format, codec, series[i].ts, series[i].bits, series[i].n, per_chunk, max_bytes,
+                              summary, discard_chunk, NULL, &pass))
+                return best; /* it succeeded before: out of memory now */
+        spent += pass;
+        best = pass < best ? pass : best;
+    }
+    return best;
+}
+
 size_t decode_any(int format, const unsigned char *chunk, size_t size)
 {
     return format == FORMAT_NATIVE ? tschunk_decode(chunk, size, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES)

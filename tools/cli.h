@@ -63,6 +63,21 @@ typedef int (*chunk_sink)(void *ctx, const unsigned char *chunk, size_t size, ui
 int encode_chunks(int format, uint32_t codec, const int64_t *ts, const uint64_t *bits, size_t n, uint32_t per_chunk,
                   uint32_t max_bytes, tschunk_sketch *summary, chunk_sink emit, void *ctx, double *encode_s);
 
+/* One series' samples, for encode_best_s. */
+typedef struct {
+    const int64_t *ts;
+    const uint64_t *bits;
+    size_t n;
+} series_view;
+
+/*
+ * The encode time of a warm pass over every series, chunks discarded: the best of up to 5 passes (about half a
+ * second at most), `first_s` (the pass that wrote the file) among them. That pass pays page faults and cold caches
+ * that an ingest path's steady state does not, several times the library's cost on a small file. *passes: how many.
+ */
+double encode_best_s(int format, uint32_t codec, uint32_t per_chunk, uint32_t max_bytes, tschunk_sketch *summary,
+                     const series_view *series, size_t count, double first_s, int *passes);
+
 /* One chunk's samples, decoded: decode_any and tschunk_segment_decode write here. */
 extern int64_t chunk_ts[TSCHUNK_MAX_SAMPLES];
 extern double chunk_values[TSCHUNK_MAX_SAMPLES];

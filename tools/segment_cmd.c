@@ -278,10 +278,19 @@ int segment_compress(const options *o)
     segment_sink sink = {w, 0, 0, 0, 0};
     double encode_s = 0;
     int rc = write_series(o, &t, w, summary, &sink, &encode_s);
-    tschunk_sketch_free(summary);
     if (rc) tschunk_segment_writer_abort(w);
     size_t bytes = rc ? 0 : tschunk_segment_writer_finish(w);
     if (!rc && tschunk_is_error(bytes)) rc = fail("%s not written: %s", o->out, error_reason(bytes));
+    series_view *views = rc ? NULL : malloc((t.n + 1) * sizeof *views);
+    int passes = 1;
+    double best_s = encode_s;
+    for (size_t i = 0; views && i < t.n; i++) views[i] = (series_view){t.list[i].samples.ts, t.list[i].samples.bits,
+                                                                          t.list[i].samples.n};
+    if (views)
+        best_s = encode_best_s(FORMAT_NATIVE, o->codec, (uint32_t)o->samples_per_chunk, (uint32_t)o->max_chunk_bytes,
+                               summary, views, t.n, encode_s, &passes);
+    free(views);
+    tschunk_sketch_free(summary);
     if (rc) { series_table_free(&t); return rc; }
     printf("%s -> %s: %zu samples (%zu empty values skipped), %zu series, %llu chunks, %zu bytes", o->in, o->out, rows,
            skipped, t.n, (unsigned long long)sink.chunks, bytes);
@@ -289,10 +298,10 @@ int segment_compress(const options *o)
     printf("\n");
     if (rows)
         printf("  %.3f bytes/sample (%.2f bits; chunks alone %.2f), ratio %.1fx against 16-byte raw samples, "
-               "encode %.2f ns/sample\n",
+               "encode %.2f ns/sample (best of %d passes; the first, writing the file, %.2f)\n",
                (double)bytes / (double)rows, (double)bytes * 8 / (double)rows,
                (double)sink.chunk_bytes * 8 / (double)rows, 16.0 * (double)rows / (double)bytes,
-               encode_s * 1e9 / (double)rows);
+               best_s * 1e9 / (double)rows, passes, encode_s * 1e9 / (double)rows);
     if (o->verify) rc = verify_written(o, &t);
     series_table_free(&t);
     return rc;
