@@ -349,6 +349,32 @@ Test(spec_segment, a_chunk_before_min_ts_is_refused)
     free(f.data);
 }
 
+/* A record of a segment with summaries must carry one: a summary length of 0 is refused by verify, by a read of the
+ * chunk and by the README reader, checksums made right. (The summary's bytes, now read as the chunk's, fail the
+ * chunk's own checks too: without the length rule the read still refuses; this pins the outcome, not the rule.) */
+Test(spec_segment, a_record_with_an_empty_summary_is_refused)
+{
+    static const spec_shape shape = {.series = 1, .chunks_each = 1, .samples = 3, .with_summaries = 1,
+                                     .delete_series = -1};
+    spec_file f = spec_write(&shape, "empty_summary");
+    uint64_t len;
+    size_t pos = 48; /* the first record, after the 48-byte header */
+    cr_assert(!spec_uvarint(f.data, f.size, &pos, &len) && pos == 49 && len > 0 && len < 128, "length %llu",
+              (unsigned long long)len);
+    f.data[48] = 0; /* the summary's bytes now read as the chunk's first ones */
+    specseg_rehash(f.data, f.size);
+    size_t got = tschunk_segment_verify(f.data, f.size, NULL);
+    cr_assert_eq(tschunk_get_error_code(got), TSCHUNK_ERROR_CORRUPT, "%s", tschunk_error_name(got));
+    tschunk_segment *seg;
+    cr_assert_eq(tschunk_segment_open(&seg, f.data, f.size, 0, NULL), 0, "the index and footer still hold");
+    tschunk_segment_chunk_info c;
+    got = tschunk_segment_chunk(seg, 0, &c);
+    cr_assert_eq(tschunk_get_error_code(got), TSCHUNK_ERROR_CORRUPT, "%s", tschunk_error_name(got));
+    tschunk_segment_close(seg);
+    spec_segment_agrees(f.data, f.size, "an empty summary", 0);
+    free(f.data);
+}
+
 /* f (format v3) with its section k (3: block summaries, 4: series bitmap, 5: tombstones; the footer's order)
  * replaced by bytes, the sections after it moved, every checksum made right. */
 static uint8_t *with_section(const spec_file *f, int k, const uint8_t *bytes, uint64_t len, size_t *size)
