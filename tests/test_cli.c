@@ -1269,3 +1269,25 @@ Test(cli, encode_speed_is_the_best_of_warm_passes)
         cr_assert(passes >= 1 && passes <= 5 && best > 0 && best <= first, "%s: %s", cmds[i], out);
     }
 }
+
+/* An output path that names the input (itself, another spelling, a link) is refused before anything is written:
+ * compress, decompress, export-prom and import-prom read their input whole and then wrote over it (0.45.7). */
+Test(cli, an_output_that_is_the_input_is_refused)
+{
+    write_file("same.csv", "timestamp,value\n1,2.5\n2,3.5\n");
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress same.csv -o same.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "export-prom same.csv -o same.prom"), 0, "%s", out);
+    cr_assert_eq(run_script(out, sizeof out, "ln -s same.csv same_link.csv"), 0, "%s", out);
+    const char *cmds[] = {"compress same.csv -o same.csv", "compress same.csv -o ./same.csv",
+                          "compress same.csv -o same_link.csv", "decompress same.tseg -o same.tseg",
+                          "export-prom same.csv -o same.csv", "import-prom same.prom -o same.prom"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        cr_assert_eq(run(out, sizeof out, cmds[i]), 1, "%s: %s", cmds[i], out);
+        cr_assert(strstr(out, "is the input file: write the output elsewhere"), "%s: %s", cmds[i], out);
+    }
+    cr_assert_str_eq(read_file("same.csv"), "timestamp,value\n1,2.5\n2,3.5\n");
+    cr_assert_eq(run(out, sizeof out, "verify same.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "verify same.prom"), 0, "%s", out);
+    cr_assert_eq(files_named_with(".tmp."), 0, "a temporary file left");
+}

@@ -11,6 +11,8 @@
  * XOR files (export-prom's length-prefixed records) alike.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -684,6 +686,14 @@ static int cmd_merge(int argc, char **argv)
     return rc;
 }
 
+/* Whether the output path names the input file (a link to it included): writing it would destroy the input. */
+static int output_is_input(const options *o)
+{
+    struct stat in, out;
+    if (!o->in || !o->out || !strcmp(o->in, "-") || !strcmp(o->out, "-")) return 0;
+    return stat(o->in, &in) == 0 && stat(o->out, &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino;
+}
+
 static int run_command(int argc, char **argv)
 {
     const char *cmd = argv[1];
@@ -703,6 +713,9 @@ static int run_command(int argc, char **argv)
         fail("unexpected argument '%s'", o.series);
         return 2;
     }
+    int converts = !strcmp(cmd, "compress") || !strcmp(cmd, "decompress") || !strcmp(cmd, "export-prom") ||
+                   !strcmp(cmd, "import-prom");
+    if (converts && output_is_input(&o)) return fail("-o %s is the input file: write the output elsewhere", o.out);
     if (!strcmp(cmd, "compress")) return cmd_compress(&o);
     if (!strcmp(cmd, "decompress")) return cmd_decompress(&o);
     if (!strcmp(cmd, "stats")) return cmd_stats(&o);
