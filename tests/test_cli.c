@@ -1291,3 +1291,26 @@ Test(cli, an_output_that_is_the_input_is_refused)
     cr_assert_eq(run(out, sizeof out, "verify same.prom"), 0, "%s", out);
     cr_assert_eq(files_named_with(".tmp."), 0, "a temporary file left");
 }
+
+/* A UTF-8 byte order mark before the first line is skipped: before 0.45.7 it made a headerless file's first sample
+ * look like a header (dropped without a word) and became part of a first series name. */
+Test(cli, a_byte_order_mark_is_not_data)
+{
+    write_bytes("bom_plain.csv", "\xef\xbb\xbf" "1,2\n2,3\n", 11);
+    write_bytes("bom_header.csv", "\xef\xbb\xbf" "timestamp,value\n1,2\n", 23);
+    write_bytes("bom_series.csv", "\xef\xbb\xbf" "cpu,1,2\ncpu,2,3\n", 19);
+    write_bytes("bom_wide.csv", "\xef\xbb\xbf" "timestamp,a\n1,2\n", 19);
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress bom_plain.csv -o bom_plain.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "decompress bom_plain.tseg -o -"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1,2\n2,3\n");
+    cr_assert_eq(run(out, sizeof out, "compress bom_header.csv -o bom_header.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "decompress bom_header.tseg -o -"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1,2\n");
+    cr_assert_eq(run(out, sizeof out, "compress bom_series.csv -o bom_series.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat bom_series.tseg cpu"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1,2\n2,3\n");
+    cr_assert_eq(run(out, sizeof out, "compress bom_wide.csv -o bom_wide.tseg --wide"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat bom_wide.tseg a"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1,2\n");
+}

@@ -330,6 +330,12 @@ int csv_next_line(csv_reader *r, char **line)
                  len == LINE_NUL ? "holds a NUL byte" : len == LINE_NO_MEMORY ? "out of memory" : "longer than 1 MiB");
         return -1;
     }
+    /* A UTF-8 byte order mark (spreadsheets write one) is not text: kept, it made a first data line look like a
+     * header, dropped without a word. */
+    if (r->line_no == 1 && len >= 3 && !memcmp(r->line, "\xef\xbb\xbf", 3)) {
+        len -= 3;
+        memmove(r->line, r->line + 3, (size_t)len + 1);
+    }
     r->line_len = (size_t)len;
     *line = r->line;
     return 1;
