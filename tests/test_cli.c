@@ -1314,3 +1314,52 @@ Test(cli, a_byte_order_mark_is_not_data)
     cr_assert_eq(run(out, sizeof out, "cat bom_wide.tseg a"), 0, "%s", out);
     cr_assert_str_eq(out, "timestamp,value\n1,2\n");
 }
+
+/* --from and --to as date-times, converted to the file's unit: the same samples as the integer bounds, in a
+ * millisecond segment and a second one; a segment whose timestamps have no unit asks for integers; a bound that is
+ * neither is refused on the command line. */
+Test(cli, time_bounds_take_date_times)
+{
+    write_file("dt.csv", "timestamp,value\n2013-12-01 00:00:00,1\n2013-12-01 01:00:00,2\n2013-12-01 02:00:00,3\n"
+                         "2013-12-01 03:00:00,4\n");
+    char out[4096], want[4096];
+    cr_assert_eq(run(out, sizeof out, "compress dt.csv -o dt_ms.tseg --summary"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress dt.csv -o dt_s.tseg --ts-unit s"), 0, "%s", out);
+    cr_assert_eq(run(want, sizeof want, "cat dt_ms.tseg dt --from 1385859600000 --to 1385863200000"), 0, "%s", want);
+    cr_assert_str_eq(want, "timestamp,value\n1385859600000,2\n1385863200000,3\n");
+    cr_assert_eq(run(out, sizeof out, "cat dt_ms.tseg dt --from '2013-12-01 01:00:00' --to 2013-12-01T03:00:00+01:00"),
+                 0, "%s", out);
+    cr_assert_str_eq(out, want);
+    cr_assert_eq(run(out, sizeof out, "cat dt_s.tseg dt --from 2013-12-01T01:00:00Z --to '2013-12-01 02:00:00'"), 0,
+                 "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1385859600,2\n1385863200,3\n");
+    cr_assert_eq(run(out, sizeof out, "quantiles dt_ms.tseg --q 0.5 --from '2013-12-01 01:00:00' --to "
+                                      "'2013-12-01 02:00:00'"), 0, "%s", out);
+    cr_assert(strstr(out, "range       1385859600000 .. 1385863200000") && strstr(out, "samples     2 in range"),
+              "%s", out);
+    cr_assert_eq(run(out, sizeof out, "quantiles dt_ms.tseg --from 2013-12-01T02:00:00Z --to 2262-01-01T00:00:00Z"), 0,
+                 "%s", out);
+    cr_assert(strstr(out, "samples     2 in range"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "delete dt_ms.tseg dt --from '2013-12-01 00:00:00' --to 2013-12-01T00:30:00Z"),
+                 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat dt_ms.tseg dt --from 0 --to 1385856000000"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n"); /* the first sample is deleted */
+    cr_assert_eq(run(out, sizeof out, "cat dt_ms.tseg dt --from 2013-12-01 --to 1"), 2, "%s", out);
+    cr_assert(strstr(out, "--from takes an int64 timestamp in the file's unit or a date-time"), "%s", out);
+    /* A library segment written without a unit. */
+    char path[512];
+    snprintf(path, sizeof path, "%s/nounit.tseg", workdir);
+    tschunk_segment_options so = {.summary_mapping = TSCHUNK_MAPPING_CUBIC};
+    tschunk_segment_writer *w;
+    cr_assert_eq(tschunk_segment_writer_create(&w, path, &so), 0);
+    int64_t ts[2] = {5, 6};
+    double v[2] = {1, 2};
+    uint8_t chunk[TSCHUNK_BOUND(2)];
+    size_t size = tschunk_encode(chunk, sizeof chunk, ts, v, 2, NULL);
+    cr_assert_eq(tschunk_segment_writer_add_chunk(w, 1, chunk, size, NULL, 0), 0);
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+    cr_assert_eq(run(out, sizeof out, "cat nounit.tseg 1 --from 5 --to 5"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n5,1\n");
+    cr_assert_eq(run(out, sizeof out, "cat nounit.tseg 1 --from 2013-12-01T00:00:00Z --to 9"), 1, "%s", out);
+    cr_assert(strstr(out, "its timestamps have no unit: give --from/--to as integers"), "%s", out);
+}

@@ -55,7 +55,8 @@ static int usage_to(FILE *out)
           "   and one per --summary-block N consecutive chunks of a series, default 64, 1 = none)\n"
           "  tschunk version\n"
           "IN.csv: 'timestamp,value' or 'value' lines (one series), 'series,timestamp,value' lines (many),\n"
-          "or with --wide a 'timestamp,name1,name2,...' table; header optional but for --wide; '-' reads stdin.\n",
+          "or with --wide a 'timestamp,name1,name2,...' table; header optional but for --wide; '-' reads stdin.\n"
+          "T: an integer in the file's timestamp unit, or a date-time such as '2013-12-01 00:00:00' or 2013-12-01T00:00:00Z.\n",
           out);
     return 2;
 }
@@ -104,10 +105,13 @@ static int parse_options(int argc, char **argv, options *o)
             char *end;
             errno = 0;
             long long t = strtoll(next, &end, 10);
-            if (!*next || *end || errno == ERANGE)
-                return fail("%s takes an int64 timestamp in the file's unit, not '%s'", a, next);
-            if (a[2] == 'f') o->from = t, o->from_set = 1;
-            else o->to = t, o->to_set = 1;
+            int64_t checked;
+            int is_int = *next && !*end && errno != ERANGE;
+            if (!is_int && parse_timestamp(next, UNIT_S, &checked) != 0) /* seconds: the widest range */
+                return fail("%s takes an int64 timestamp in the file's unit or a date-time (YYYY-MM-DD HH:MM:SS, "
+                            "ISO-8601 with T, Z or +HH:MM), not '%s'", a, next);
+            if (a[2] == 'f') o->from = t, o->from_set = 1, o->from_text = is_int ? NULL : next;
+            else o->to = t, o->to_set = 1, o->to_text = is_int ? NULL : next;
             i++;
         } else if (!strcmp(a, "--mapping") && next) {
             if (!strcmp(next, "cubic")) o->mapping = TSCHUNK_MAPPING_CUBIC;
@@ -430,14 +434,43 @@ typedef int (*segment_fn)(const options *o, const unsigned char *data, size_t si
 typedef int (*chunk_file_fn)(const options *o, tscf_reader *r); /* r is closed by the caller */
 
 /* Run a command's segment form, or its chunk-file form (NULL: refuse with `refusal`). */
-static int by_format(const options *o, segment_fn on_segment, chunk_file_fn on_chunk_file, const char *refusal)
+/* The timestamp unit of a file open in r (a segment's header, a chunk file's, Prometheus' milliseconds). */
+static int file_unit(const tscf_reader *r, int seg)
 {
+    if (!seg) return r->unit;
+    tschunk_segment *s;
+    if (tschunk_segment_open(&s, r->data, r->size, TSCHUNK_SEGMENT_LAZY, NULL)) return UNIT_RAW; /* reported later */
+    tschunk_segment_info info;
+    tschunk_segment_get_info(s, &info);
+    tschunk_segment_close(s);
+    return (int)info.ts_unit;
+}
+
+/* Date-time bounds converted to the file's unit (a bound past it, or a file without one, is an error). */
+static int resolve_bounds(options *o, int unit)
+{
+    const char *texts[2] = {o->from_text, o->to_text};
+    int64_t *bounds[2] = {&o->from, &o->to};
+    for (int k = 0; k < 2; k++) {
+        if (!texts[k]) continue;
+        if (unit == UNIT_RAW) return fail("%s: its timestamps have no unit: give --from/--to as integers", o->in);
+        if (parse_timestamp(texts[k], unit, bounds[k]))
+            return fail("%s '%s' is outside the range of the file's timestamp unit", k ? "--to" : "--from", texts[k]);
+    }
+    return 0;
+}
+
+static int by_format(const options *given, segment_fn on_segment, chunk_file_fn on_chunk_file, const char *refusal)
+{
+    options o = *given;
     tscf_reader r;
-    int seg = open_if_segment(o->in, &r);
+    int seg = open_if_segment(o.in, &r);
     if (seg < 0) return 1;
-    int rc = seg            ? on_segment(o, r.data, r.size)
-           : on_chunk_file ? on_chunk_file(o, &r)
-                           : fail("%s: %s", o->in, refusal);
+    int rc = (o.from_text || o.to_text) && resolve_bounds(&o, file_unit(&r, seg));
+    if (!rc)
+        rc = seg            ? on_segment(&o, r.data, r.size)
+           : on_chunk_file ? on_chunk_file(&o, &r)
+                           : fail("%s: %s", o.in, refusal);
     tscf_close(&r);
     return rc;
 }
