@@ -26,16 +26,16 @@ echo "== tschunk quantiles: the whole file, from the summaries, against the exac
 $CLI quantiles $OUT/ambient_summary.tseg --q 0.01,0.5,0.9,0.99 --exact
 echo
 echo "== tschunk quantiles: one month (2013-12), whole chunks from summaries, the two cut chunks decoded"
-$CLI quantiles $OUT/ambient_summary.tseg --q 0.5,0.99 --from 1385856000000 --to 1388534399999
+$CLI quantiles $OUT/ambient_summary.tseg --q 0.5,0.99 --from '2013-12-01 00:00:00' --to '2013-12-31 23:59:59.999'
 echo
 echo "== tschunk ls: the segment's series (a two-column CSV is one series named after the file)"
 $CLI ls $OUT/ambient_summary.tseg
 echo
 echo "== tschunk delete: drop 2013-12-25 (a copy), then every reader leaves it out"
 cp $OUT/ambient_summary.tseg $OUT/ambient_deleted.tseg
-$CLI delete $OUT/ambient_deleted.tseg ambient_temperature --from 1387929600000 --to 1388015999999
+$CLI delete $OUT/ambient_deleted.tseg ambient_temperature --from '2013-12-25 00:00:00' --to '2013-12-25 23:59:59.999'
 $CLI verify $OUT/ambient_deleted.tseg
-$CLI quantiles $OUT/ambient_deleted.tseg --q 0.5,0.99 --from 1385856000000 --to 1388534399999 | grep -E "^(samples|chunks) "
+$CLI quantiles $OUT/ambient_deleted.tseg --q 0.5,0.99 --from '2013-12-01 00:00:00' --to '2013-12-31 23:59:59.999' | grep -E "^(samples|chunks) "
 echo
 echo "== tschunk decompress --iso (round trip back to CSV)"
 $CLI decompress $OUT/ambient.tseg -o $OUT/roundtrip.csv --iso
