@@ -714,7 +714,7 @@ Test(cli, compact_makes_deletes_final)
     cr_assert_neq(run(out, sizeof out, "compact k.tseg -o -"), 0);
     cr_assert(strstr(out, "compact writes a file, not stdout"), "%s", out);
     cr_assert_neq(run(out, sizeof out, "compact k.csv"), 0);
-    cr_assert(strstr(out, "compact works on segments"), "%s", out);
+    cr_assert(strstr(out, "k.csv: a text file (CSV?), not a segment or a chunk file"), "%s", out);
     cr_assert_neq(run(out, sizeof out, "compact k.tseg -o no/such/dir.tseg"), 0);
     cr_assert(strstr(out, "compact failed"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "decompress k.tseg -o - --bits"), 0, "%s", out);
@@ -786,6 +786,10 @@ Test(cli, merge_matches_series_by_name)
     cr_assert(strstr(out, "merge failed: not mergeable"), "%s", out);
     cr_assert(!exists("bad.tseg"));
     cr_assert_neq(run(out, sizeof out, "merge m1.tseg m1.csv -o bad.tseg"), 0);
+    cr_assert(strstr(out, "m1.csv: a text file (CSV?)"), "%s", out);
+    write_file("p1.csv", "1,2\n2,3\n");
+    cr_assert_eq(run(out, sizeof out, "export-prom p1.csv -o p1.prom"), 0, "%s", out);
+    cr_assert_neq(run(out, sizeof out, "merge m1.tseg p1.prom -o bad.tseg"), 0);
     cr_assert(strstr(out, "merge works on segments"), "%s", out);
     cr_assert_neq(run(out, sizeof out, "merge m1.tseg m2.tseg"), 0);
     cr_assert(strstr(out, "merge needs SEGMENT... and -o OUT"), "%s", out);
@@ -1127,7 +1131,8 @@ Test(cli, file_errors_say_why)
     cr_assert(strstr(out, "/tmp/tschunk_cli_why_dir not written: Is a directory"), "%s", out);
     cr_assert_neq(run(out, sizeof out, "compress why.csv -o no_such_dir/x.tseg"), 0, "%s", out);
     cr_assert(strstr(out, "cannot create no_such_dir/x.tseg: No such file or directory"), "%s", out);
-    cr_assert_neq(run(out, sizeof out, "decompress why.csv -o no_such_dir/x.csv"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress why.csv -o why.tseg"), 0, "%s", out);
+    cr_assert_neq(run(out, sizeof out, "decompress why.tseg -o no_such_dir/x.csv"), 0, "%s", out);
     cr_assert(strstr(out, ": No such file or directory"), "%s", out);
     cr_assert_eq(system("rmdir /tmp/tschunk_cli_why_dir"), 0);
 }
@@ -1362,4 +1367,24 @@ Test(cli, time_bounds_take_date_times)
     cr_assert_str_eq(out, "timestamp,value\n5,1\n");
     cr_assert_eq(run(out, sizeof out, "cat nounit.tseg 1 --from 2013-12-01T00:00:00Z --to 9"), 1, "%s", out);
     cr_assert(strstr(out, "its timestamps have no unit: give --from/--to as integers"), "%s", out);
+}
+
+/* A CSV handed to a command that reads tschunk's files is named as text (it was read as Prometheus records:
+ * "Prometheus chunk 0 at byte 0: input is truncated"); a Prometheus file still reads, and is refused where only
+ * segments go. */
+Test(cli, text_given_for_a_chunk_file_is_named)
+{
+    write_file("t.csv", "timestamp,value\n1,2\n2,3\n");
+    char out[4096];
+    const char *cmds[] = {"stats t.csv", "ls t.csv", "verify t.csv", "decompress t.csv -o -", "quantiles t.csv",
+                          "import-prom t.csv -o t.tseg", "compact t.csv -o t2.tseg", "cat t.csv t"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        cr_assert_eq(run(out, sizeof out, cmds[i]), 1, "%s: %s", cmds[i], out);
+        cr_assert(strstr(out, "t.csv: a text file (CSV?), not a segment or a chunk file: tschunk compress reads CSV"),
+                  "%s: %s", cmds[i], out);
+    }
+    cr_assert_eq(run(out, sizeof out, "export-prom t.csv -o t.prom"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "verify t.prom"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compact t.prom -o t3.tseg"), 1, "%s", out);
+    cr_assert(strstr(out, "compact works on segments"), "%s", out);
 }

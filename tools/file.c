@@ -82,6 +82,16 @@ int tscf_open(tscf_reader *r, const char *path)
     return tscf_open_bytes(r, data, size, path);
 }
 
+/* Text: no control byte but tab and line breaks in the first 512 bytes. Every binary file tschunk reads has one
+ * there (a segment's header, a Prometheus chunk's sample count, whose high byte is below 0x20 up to 8,191 samples). */
+static int looks_like_text(const unsigned char *p, size_t size)
+{
+    size_t n = size < 512 ? size : 512;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] < 0x20 && p[i] != '\t' && p[i] != '\n' && p[i] != '\r') return 0;
+    return 1;
+}
+
 int tscf_open_bytes(tscf_reader *r, unsigned char *data, size_t size, const char *name)
 {
     memset(r, 0, sizeof(*r));
@@ -93,6 +103,11 @@ int tscf_open_bytes(tscf_reader *r, unsigned char *data, size_t size, const char
         r->unit = 2; /* Prometheus timestamps are milliseconds */
         if (r->size == 0) {
             snprintf(r->error, sizeof r->error, "%s: empty file", name);
+            return -1;
+        }
+        if (looks_like_text(r->data, r->size)) {
+            snprintf(r->error, sizeof r->error, "%s: a text file (CSV?), not a segment or a chunk file: "
+                     "tschunk compress reads CSV", name);
             return -1;
         }
         return 0;
