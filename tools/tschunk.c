@@ -56,7 +56,8 @@ static int usage_to(FILE *out)
           "  tschunk version\n"
           "IN.csv: 'timestamp,value' or 'value' lines (one series), 'series,timestamp,value' lines (many),\n"
           "or with --wide a 'timestamp,name1,name2,...' table; header optional but for --wide; '-' reads stdin.\n"
-          "T: an integer in the file's timestamp unit, or a date-time such as '2013-12-01 00:00:00' or 2013-12-01T00:00:00Z.\n",
+          "T: an integer in the file's timestamp unit, or a date-time such as '2013-12-01 00:00:00' or "
+          "2013-12-01T00:00:00Z.\n",
           out);
     return 2;
 }
@@ -433,13 +434,14 @@ static int scan_chunk_file(const char *path, tscf_reader *r, file_scan *scan)
 typedef int (*segment_fn)(const options *o, const unsigned char *data, size_t size);
 typedef int (*chunk_file_fn)(const options *o, tscf_reader *r); /* r is closed by the caller */
 
-/* Run a command's segment form, or its chunk-file form (NULL: refuse with `refusal`). */
-/* The timestamp unit of a file open in r (a segment's header, a chunk file's, Prometheus' milliseconds). */
-static int file_unit(const tscf_reader *r, int seg)
+/* The timestamp unit of a file open in r (a segment's header, a chunk file's, Prometheus' milliseconds), or -1
+ * after the message when the segment does not open. */
+static int file_unit(const options *o, const tscf_reader *r, int seg)
 {
     if (!seg) return r->unit;
     tschunk_segment *s;
-    if (tschunk_segment_open(&s, r->data, r->size, TSCHUNK_SEGMENT_LAZY, NULL)) return UNIT_RAW; /* reported later */
+    size_t err = tschunk_segment_open(&s, r->data, r->size, TSCHUNK_SEGMENT_LAZY, NULL);
+    if (err) return -fail("%s: broken segment: %s", o->in, tschunk_error_name(err));
     tschunk_segment_info info;
     tschunk_segment_get_info(s, &info);
     tschunk_segment_close(s);
@@ -449,6 +451,7 @@ static int file_unit(const tscf_reader *r, int seg)
 /* Date-time bounds converted to the file's unit (a bound past it, or a file without one, is an error). */
 static int resolve_bounds(options *o, int unit)
 {
+    if (unit < 0) return 1;
     const char *texts[2] = {o->from_text, o->to_text};
     int64_t *bounds[2] = {&o->from, &o->to};
     for (int k = 0; k < 2; k++) {
@@ -460,13 +463,14 @@ static int resolve_bounds(options *o, int unit)
     return 0;
 }
 
+/* Run a command's segment form, or its chunk-file form (NULL: refuse with `refusal`). */
 static int by_format(const options *given, segment_fn on_segment, chunk_file_fn on_chunk_file, const char *refusal)
 {
     options o = *given;
     tscf_reader r;
     int seg = open_if_segment(o.in, &r);
     if (seg < 0) return 1;
-    int rc = (o.from_text || o.to_text) && resolve_bounds(&o, file_unit(&r, seg));
+    int rc = (o.from_text || o.to_text) && resolve_bounds(&o, file_unit(&o, &r, seg));
     if (!rc)
         rc = seg            ? on_segment(&o, r.data, r.size)
            : on_chunk_file ? on_chunk_file(&o, &r)
