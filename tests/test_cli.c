@@ -1367,6 +1367,11 @@ Test(cli, time_bounds_take_date_times)
     cr_assert_str_eq(out, "timestamp,value\n5,1\n");
     cr_assert_eq(run(out, sizeof out, "cat nounit.tseg 1 --from 2013-12-01T00:00:00Z --to 9"), 1, "%s", out);
     cr_assert(strstr(out, "its timestamps have no unit: give --from/--to as integers"), "%s", out);
+    test_file whole = test_read_file(path);
+    write_bytes("cut.tseg", whole.data, whole.size - 1);
+    free(whole.data);
+    cr_assert_eq(run(out, sizeof out, "cat cut.tseg 1 --from 2013-12-01T00:00:00Z --to 9"), 1, "%s", out);
+    cr_assert(strstr(out, "cut.tseg: broken segment"), "%s", out);
 }
 
 /* A CSV handed to a command that reads tschunk's files is named as text (it was read as Prometheus records:
