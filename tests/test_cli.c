@@ -1393,3 +1393,25 @@ Test(cli, text_given_for_a_chunk_file_is_named)
     cr_assert_eq(run(out, sizeof out, "compact t.prom -o t3.tseg"), 1, "%s", out);
     cr_assert(strstr(out, "compact works on segments"), "%s", out);
 }
+
+/* Integers that look like Unix seconds, labelled milliseconds by default, get a note (the label decides --iso and
+ * date-time bounds); given --ts-unit, or milliseconds, or small integers, nothing is said. */
+Test(cli, seconds_labelled_milliseconds_get_a_note)
+{
+    write_file("secs.csv", "1385856000,1\n1385856060,2\n");
+    write_file("millis.csv", "1385856000000,1\n1385856060000,2\n");
+    write_file("small.csv", "1,1\n2,2\n");
+    const char *note = "look like Unix seconds, but are labelled milliseconds; --ts-unit s labels them seconds";
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress secs.csv -o secs.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, note) && strstr(out, "(1385856000 to 1385856060)"), "%s", out);
+    const char *quiet[] = {"compress secs.csv -o secs_s.tseg --ts-unit s",
+                           "compress secs.csv -o secs_ms.tseg --ts-unit ms", "compress millis.csv -o millis.tseg",
+                           "compress small.csv -o small.tseg"};
+    for (size_t i = 0; i < sizeof quiet / sizeof quiet[0]; i++) {
+        cr_assert_eq(run(out, sizeof out, quiet[i]), 0, "%s: %s", quiet[i], out);
+        cr_assert(!strstr(out, "note:"), "%s: %s", quiet[i], out);
+    }
+    cr_assert_eq(run(out, sizeof out, "cat secs_s.tseg secs --iso"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n2013-12-01T00:00:00Z,1\n2013-12-01T00:01:00Z,2\n");
+}

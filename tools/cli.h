@@ -17,7 +17,7 @@ typedef struct {
     long samples_per_chunk;
     int samples_per_chunk_set;
     long max_chunk_bytes;
-    int unit;
+    int unit, unit_set; /* --ts-unit: the unit date-times convert to and the segment is labelled with */
     int json, iso, bits, verify;
     int summary, exact, all, wide;
     tschunk_mapping_kind mapping;

@@ -220,13 +220,36 @@ static int add_to_segment(void *ctx, const unsigned char *chunk, size_t size, ui
     return 0;
 }
 
+/* The smallest and largest timestamp of every series (0 and 0 without samples). */
+static void time_span(const series_table *t, int64_t *min, int64_t *max)
+{
+    *min = INT64_MAX, *max = INT64_MIN;
+    for (size_t i = 0; i < t->n; i++)
+        for (size_t k = 0; k < t->list[i].samples.n; k++) {
+            int64_t ts = t->list[i].samples.ts[k];
+            *min = ts < *min ? ts : *min;
+            *max = ts > *max ? ts : *max;
+        }
+    if (*min > *max) *min = *max = 0;
+}
+
 static int64_t min_timestamp(const series_table *t)
 {
-    int64_t min = INT64_MAX;
-    for (size_t i = 0; i < t->n; i++)
-        for (size_t k = 0; k < t->list[i].samples.n; k++)
-            if (t->list[i].samples.ts[k] < min) min = t->list[i].samples.ts[k];
-    return min == INT64_MAX ? 0 : min;
+    int64_t min, max;
+    time_span(t, &min, &max);
+    return min;
+}
+
+/* Integers from 10^8 to 10^10 labelled milliseconds by default are Unix seconds, 1973 to 2286, far likelier than
+ * the first four months of 1970: say so, since the label decides what --iso prints and what date-time bounds mean. */
+static void note_seconds(const options *o, const series_table *t)
+{
+    int64_t min, max;
+    time_span(t, &min, &max);
+    if (o->unit_set || o->unit != UNIT_MS || min < INT64_C(100000000) || max >= INT64_C(10000000000)) return;
+    fprintf(stderr, "tschunk: note: the timestamps (%lld to %lld) look like Unix seconds, but are labelled "
+            "milliseconds; --ts-unit s labels them seconds (they are stored as given either way)\n",
+            (long long)min, (long long)max);
 }
 
 /* Every series encoded into chunks and added. @return 0 or 1 after the message. */
@@ -253,6 +276,7 @@ int segment_compress(const options *o)
     series_table t = {0};
     size_t rows = 0, skipped = 0;
     if (read_series(o, &t, &rows, &skipped)) { series_table_free(&t); return 1; }
+    note_seconds(o, &t);
     tschunk_sketch *summary = NULL;
     tschunk_segment_options so = {.min_ts = min_timestamp(&t), .ts_unit = (tschunk_ts_unit)o->unit};
     if (o->summary) {

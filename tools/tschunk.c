@@ -140,6 +140,7 @@ static int parse_options(int argc, char **argv, options *o)
             i++;
         } else if (!strcmp(a, "--ts-unit") && next) {
             if ((o->unit = unit_parse(next)) < 0) return fail("--ts-unit takes s, ms, us or ns, not '%s'", next);
+            o->unit_set = 1;
             i++;
         } else if (!strcmp(a, "--codec") && next) {
             if (!strcmp(next, "gorilla")) o->codec = TSCHUNK_CODEC_GORILLA;
