@@ -1415,3 +1415,56 @@ Test(cli, seconds_labelled_milliseconds_get_a_note)
     cr_assert_eq(run(out, sizeof out, "cat secs_s.tseg secs --iso"), 0, "%s", out);
     cr_assert_str_eq(out, "timestamp,value\n2013-12-01T00:00:00Z,1\n2013-12-01T00:01:00Z,2\n");
 }
+
+/* `verify NAME` of these bytes exits 1 with `says` in its message. */
+static void verify_names(const char *name, const unsigned char *bytes, size_t size, const char *says)
+{
+    char out[4096], cmd[128];
+    write_bytes(name, bytes, size);
+    snprintf(cmd, sizeof cmd, "verify %s", name);
+    cr_assert_eq(run(out, sizeof out, cmd), 1, "%s: %s", name, out);
+    cr_assert(strstr(out, says), "%s: %s", name, out);
+}
+
+/* 0.1 chunk file bytes: the 8-byte header (flags: 1 = records carry summaries), then n chunk bytes behind a
+ * two-byte uvarint length when chunk is not NULL. @return the size so far. */
+static size_t old_file_start(unsigned char *file, unsigned flags, const unsigned char *chunk, size_t n)
+{
+    memcpy(file, "TSCF\x01\x02\x00\x00", 8);
+    file[6] = (unsigned char)flags;
+    if (!chunk) return 8;
+    file[8] = (unsigned char)(0x80 | (n & 0x7f));
+    file[9] = (unsigned char)(n >> 7);
+    memcpy(file + 10, chunk, n);
+    return 10 + n;
+}
+
+/* A damaged 0.1 chunk file, an empty file and bytes that are neither format: verify exits 1 naming the fault (these
+ * reader paths had no test; fuzz_cli_input runs them on arbitrary bytes). */
+Test(cli, damaged_chunk_files_are_named)
+{
+    wl_series s;
+    wl_synthetic(&s, WL_GAUGE_2DP, 50, 9);
+    unsigned char *chunk, file[4096];
+    size_t n = encode_range_codec(&s, 0, 50, TSCHUNK_CODEC_GORILLA, &chunk);
+    cr_assert(n >= 128 && n < 2048, "a two-byte length: %zu", n);
+    size_t at = old_file_start(file, 0, chunk, n);
+    file[4] = 2;
+    verify_names("v2.tscf", file, at, "unsupported file version or reserved bytes set");
+    at = old_file_start(file, 0, chunk, n);
+    verify_names("no_end.tscf", file, at, "truncated at byte");
+    at = old_file_start(file, 0, chunk, n);
+    file[8] = 0xe8, file[9] = 0x07; /* a length of 1000 */
+    verify_names("past.tscf", file, at, "chunk at byte 10 runs past the end of the file");
+    at = old_file_start(file, 0, NULL, 0);
+    memcpy(file + at, "\x05xxxxx\x00\x01\x01", 9);
+    verify_names("garbled.tscf", file, at + 9, "chunk 0 at byte 9: ");
+    at = old_file_start(file, 1, chunk, n);
+    file[at++] = 0xe8, file[at++] = 0x07;
+    verify_names("summary_past.tscf", file, at, "summary of chunk 0 runs past the end of the file");
+    verify_names("empty.bin", file, 0, "empty file");
+    verify_names("zeros.bin", (const unsigned char *)"\x00\x01\x02\x03", 4,
+                 "not a tschunk file, nor Prometheus chunks: bad record length");
+    free(chunk);
+    wl_free(&s);
+}
