@@ -1349,6 +1349,9 @@ Test(cli, time_bounds_take_date_times)
                  0, "%s", out);
     cr_assert_eq(run(out, sizeof out, "cat dt_ms.tseg dt --from 0 --to 1385856000000"), 0, "%s", out);
     cr_assert_str_eq(out, "timestamp,value\n"); /* the first sample is deleted */
+    cr_assert_eq(run(out, sizeof out, "compress dt.csv -o dt_ns.tseg --ts-unit ns"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat dt_ns.tseg dt --from 0 --to 2300-01-01T00:00:00Z"), 1, "%s", out);
+    cr_assert(strstr(out, "--to '2300-01-01T00:00:00Z' is outside the range of the file's timestamp unit"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "cat dt_ms.tseg dt --from 2013-12-01 --to 1"), 2, "%s", out);
     cr_assert(strstr(out, "--from takes an int64 timestamp in the file's unit or a date-time"), "%s", out);
     /* A library segment written without a unit. */
