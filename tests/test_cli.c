@@ -1471,3 +1471,99 @@ Test(cli, damaged_chunk_files_are_named)
     free(chunk);
     wl_free(&s);
 }
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The exact column of `quantiles --exact` for q in text, against want (sorted, n values) at rank floor(q (n - 1)). */
+static void check_exact_column(const char *text, const double *want, size_t n, const char *what)
+{
+    const double qs[] = {0.001, 0.5, 0.99, 1};
+    const char *names[] = {"0.001", "0.5", "0.99", "1"};
+    for (size_t i = 0; i < 4; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "\n%s ", names[i]);
+        const char *line = strstr(text, key);
+        double v, exact, rel;
+        cr_assert(line && sscanf(line + 1, "%*s %lf %lf %lf", &v, &exact, &rel) == 3, "%s: %s", what, text);
+        double expect = want[(size_t)floor(qs[i] * (double)(n - 1))];
+        cr_assert_eq(exact, expect, "%s: q %s: %.17g, not %.17g", what, names[i], exact, expect);
+    }
+}
+
+/* --exact gathers the values past its first 65,536 (its buffer grows): from a segment, in a time range, and from an
+ * old chunk file; each rank is the sorted values' own. */
+Test(cli, exact_quantiles_take_more_than_65536_values)
+{
+    enum { N = 100000 };
+    static double values[N], in_range[N];
+    char path[512];
+    snprintf(path, sizeof path, "%s/many.csv", workdir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    size_t k = 0;
+    for (size_t i = 0; i < N; i++) {
+        values[i] = (double)((i * 7919) % N + 1) / 4; /* a permutation of 1..N, quartered: exact in text */
+        fprintf(f, "%zu,%.17g\n", 1000 + 10 * i, values[i]);
+        if (i >= 10000 && i < 90000) in_range[k++] = values[i];
+    }
+    fclose(f);
+    static char out[16384];
+    cr_assert_eq(run(out, sizeof out, "compress many.csv -o many.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "quantiles many.tseg --q 0.001,0.5,0.99,1 --exact"), 0, "%s", out);
+    qsort(values, N, sizeof values[0], compare_doubles);
+    check_exact_column(out, values, N, "segment");
+    cr_assert_eq(run(out, sizeof out, "quantiles many.tseg --q 0.001,0.5,0.99,1 --exact --from 101000 --to 900990"),
+                 0, "%s", out);
+    qsort(in_range, k, sizeof in_range[0], compare_doubles);
+    check_exact_column(out, in_range, k, "segment, --from 101000 --to 900990");
+
+    wl_series s;
+    wl_synthetic(&s, WL_GAUGE_2DP, 200 + TSCHUNK_MAX_SAMPLES, 7);
+    write_old_chunk_file("many.tscf", &s, s.n);
+    double *sorted = malloc(s.n * sizeof *sorted);
+    cr_assert(sorted);
+    for (size_t i = 0; i < s.n; i++) memcpy(&sorted[i], &s.bits[i], 8);
+    qsort(sorted, s.n, sizeof *sorted, compare_doubles);
+    cr_assert_eq(run(out, sizeof out, "quantiles many.tscf --q 0.001,0.5,0.99,1 --exact"), 0, "%s", out);
+    check_exact_column(out, sorted, s.n, "chunk file");
+    free(sorted);
+    wl_free(&s);
+}
+
+/* Long reads show progress on a terminal (issue 2: over about 2 s). `script` (util-linux, in every Debian) gives the
+ * CLI a terminal; a FIFO fed with a pause of 2.5 s after 60,000 lines makes the read long: the 65,536th sample,
+ * read after the pause, is reported on stderr, then a newline. A fast read of as many lines on a terminal, and a slow
+ * one without a terminal, print no progress (before 0.46.2 a fast read of 65,536 lines or more on a terminal printed
+ * an empty line). */
+Test(cli, long_reads_show_progress_on_a_terminal)
+{
+    const char *feed = "{ seq 1000 61000 | sed 's/$/,1/'; sleep 2.5; seq 61001 72000 | sed 's/$/,1/'; }";
+    const char *cmds[] = {"compress", "export-prom"}, *outs[] = {"tseg", "prom"};
+    for (size_t i = 0; i < 2; i++) {
+        char script[2048], out[8192];
+        snprintf(script, sizeof script,
+                 "rm -f slow.csv && mkfifo slow.csv && (%s > slow.csv &) && "
+                 "script -qec \"$T %s slow.csv -o slow.%s\" /dev/null",
+                 feed, cmds[i], outs[i]);
+        cr_assert_eq(run_script(out, sizeof out, script), 0, "%s: %s", cmds[i], out);
+        const char *want = "\rreading slow.csv: 65536 samples\r\nslow.csv -> ";
+        cr_assert(!strncmp(out, want, strlen(want)), "%s: %s", cmds[i], out);
+        cr_assert(strstr(out, ": 71001 samples"), "%s: %s", cmds[i], out);
+    }
+    cr_assert_eq(run_script(NULL, 0, "seq 1000 71000 | sed 's/$/,1/' > fast.csv"), 0);
+    for (size_t i = 0; i < 2; i++) {
+        char script[1024], out[8192];
+        snprintf(script, sizeof script, "script -qec \"$T %s fast.csv -o fast.%s\" /dev/null", cmds[i], outs[i]);
+        cr_assert_eq(run_script(out, sizeof out, script), 0, "%s: %s", cmds[i], out);
+        cr_assert(!strncmp(out, "fast.csv -> ", 12), "%s: %s", cmds[i], out);
+        if (i) continue; /* both commands share the terminal test; one slow read without a terminal is enough */
+        snprintf(script, sizeof script, "rm -f slow.csv && mkfifo slow.csv && (%s > slow.csv &) && "
+                 "$T %s slow.csv -o slow2.%s", feed, cmds[i], outs[i]);
+        cr_assert_eq(run_script(out, sizeof out, script), 0, "%s: %s", cmds[i], out);
+        cr_assert(!strncmp(out, "slow.csv -> ", 12), "%s: %s", cmds[i], out);
+    }
+}

@@ -134,14 +134,21 @@ static void name_after_file(const char *path, char *name, size_t size)
     }
 }
 
-static void progress(const options *o, size_t rows, double start, double *last_report)
+/* Progress on a terminal for long reads (over 2 s), at most once a second; `shown` asks for the closing newline. */
+typedef struct {
+    double start, last_report;
+    int shown;
+} read_progress;
+
+static void progress(const options *o, size_t rows, read_progress *p)
 {
-    if ((rows & 0xffff) || !isatty(2) || now_s() - start < 2.0 || now_s() - *last_report < 1.0) return;
+    if ((rows & 0xffff) || !isatty(2) || now_s() - p->start < 2.0 || now_s() - p->last_report < 1.0) return;
     fprintf(stderr, "\rreading %s: %zu samples", o->in, rows);
-    *last_report = now_s();
+    p->last_report = now_s();
+    p->shown = 1;
 }
 
-static int read_wide(const options *o, csv_reader *r, series_table *t, size_t *rows)
+static int read_wide(const options *o, csv_reader *r, series_table *t, size_t *rows, read_progress *p)
 {
     if (csv_wide_header(r)) return fail("%s: %s", o->in, r->error);
     size_t columns = r->columns - 1;
@@ -153,7 +160,6 @@ static int read_wide(const options *o, csv_reader *r, series_table *t, size_t *r
     int64_t ts;
     char **cells;
     int got;
-    double start = now_s(), last = start;
     while ((got = csv_next_wide(r, &ts, &cells)) == 1) {
         for (size_t c = 0; c < columns; c++) {
             uint64_t bits;
@@ -161,13 +167,13 @@ static int read_wide(const options *o, csv_reader *r, series_table *t, size_t *r
             if (parse_value(cells[c], &bits))
                 return fail("%s: line %zu: bad value '%.60s'", o->in, r->line_no, cells[c]);
             if (samples_push(&t->list[c].samples, ts, bits)) return fail("out of memory");
-            progress(o, ++*rows, start, &last);
+            progress(o, ++*rows, p);
         }
     }
     return got < 0 ? fail("%s: %s", o->in, r->error) : 0;
 }
 
-static int read_long(const options *o, csv_reader *r, series_table *t, size_t *rows)
+static int read_long(const options *o, csv_reader *r, series_table *t, size_t *rows, read_progress *p)
 {
     char file_series[256];
     name_after_file(o->in, file_series, sizeof file_series);
@@ -175,13 +181,12 @@ static int read_long(const options *o, csv_reader *r, series_table *t, size_t *r
     int64_t ts;
     uint64_t bits;
     int got;
-    double start = now_s(), last = start;
     while ((got = csv_next(r, &ts, &bits)) == 1) {
         const char *name = r->columns == 3 ? r->series : file_series;
         input_series *s = last_series && !strcmp(last_series->name, name) ? last_series : series_get(t, name);
         if (!s || samples_push(&s->samples, ts, bits)) return fail("out of memory");
         last_series = s;
-        progress(o, ++*rows, start, &last);
+        progress(o, ++*rows, p);
     }
     return got < 0 ? fail("%s: %s", o->in, r->error) : 0;
 }
@@ -193,8 +198,9 @@ static int read_series(const options *o, series_table *t, size_t *rows, size_t *
     if (!in) return fail("cannot open %s", o->in);
     csv_reader r;
     csv_init(&r, in, o->unit);
-    int rc = o->wide ? read_wide(o, &r, t, rows) : read_long(o, &r, t, rows);
-    if (isatty(2) && *rows >= 0x10000) fputc('\n', stderr);
+    read_progress p = {now_s(), now_s(), 0};
+    int rc = o->wide ? read_wide(o, &r, t, rows, &p) : read_long(o, &r, t, rows, &p);
+    if (p.shown) fputc('\n', stderr);
     if (in != stdin) fclose(in);
     *skipped = r.skipped;
     csv_free(&r);
