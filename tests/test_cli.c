@@ -1567,3 +1567,44 @@ Test(cli, long_reads_show_progress_on_a_terminal)
         cr_assert(!strncmp(out, "slow.csv -> ", 12), "%s: %s", cmds[i], out);
     }
 }
+
+/* stats counts what the encoders spend, figured here by hand. A Prometheus chunk's timestamps: t0 1000 as a zigzag
+ * varint (2 bytes), the first delta 1,000,000 as a uvarint (3 bytes), then one delta of delta at each edge of the
+ * four buckets (`0`; `10` + 14 bits to 8,192; `110` + 17 to 65,536; `1110` + 20 to 524,288; `1111` + 64 past):
+ * 16 + 24 + 1 + 2 * 16 + 3 * 20 + 3 * 24 + 2 * 68 = 341 bits over 13 samples. A constant codec 2 chunk keeps its value
+ * in the header as its bits reversed, 7 a byte, when that is shorter than 8 bytes: 1.0 in 2 bytes, 0.0 in 1, 44
+ * significant bits in 7, 42 in 6; the smallest subnormal (64) in the plain 8. */
+Test(cli, stats_count_bucket_edges_and_header_values)
+{
+    const int64_t dods[] = {0, 8192, -8191, 8193, 65536, -65535, 65537, 524288, -524287, 524289, -524289};
+    char path[512];
+    snprintf(path, sizeof path, "%s/edges.csv", workdir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    int64_t ts = 1000, delta = 1000000;
+    fprintf(f, "%lld,1\n%lld,1\n", (long long)ts, (long long)(ts + delta));
+    ts += delta;
+    for (size_t i = 0; i < sizeof dods / sizeof dods[0]; i++) {
+        delta += dods[i];
+        ts += delta;
+        fprintf(f, "%lld,1\n", (long long)ts);
+    }
+    fclose(f);
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "export-prom edges.csv -o edges.prom"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "stats edges.prom --json"), 0, "%s", out);
+    cr_assert_eq(json_number(out, "samples"), 13, "%s", out);
+    cr_assert_float_eq(json_number(out, "bits_per_timestamp"), 341.0 / 13, 1e-4, "%s", out);
+
+    const char *values[] = {"1", "0", "0x3ff0000000100000", "0x3ff0000000400000", "0x0000000000000001"};
+    const double header_bytes[] = {2, 1, 7, 6, 8};
+    for (size_t v = 0; v < 5; v++) {
+        f = fopen(path, "w");
+        cr_assert(f);
+        for (int i = 0; i < 10; i++) fprintf(f, "%d,%s\n", 1000 * (i + 1), values[v]);
+        fclose(f);
+        cr_assert_eq(run(out, sizeof out, "compress edges.csv -o const.tseg"), 0, "%s", out);
+        cr_assert_eq(run(out, sizeof out, "stats const.tseg --json"), 0, "%s", out);
+        cr_assert_float_eq(json_number(out, "bits_per_value"), header_bytes[v] * 8 / 10, 1e-4, "%s: %s", values[v], out);
+    }
+}
