@@ -165,6 +165,38 @@ Test(cli, plain_stats_agree_with_json)
         cr_assert(strstr(out, want), "%s: no\n%s\nin\n%s", files[k], want, out);
         snprintf(want, sizeof want, "\nratio            %.2fx", json_number(json, "ratio"));
         cr_assert(strstr(out, want), "%s: no %s in %s", files[k], want, out);
+        snprintf(want, sizeof want, "\nchunks alone     tschunk native: %.0f bytes; Prometheus XOR: %.0f bytes;",
+                 json_number(json, "native_chunk_bytes"), json_number(json, "prom_xor_chunk_bytes"));
+        cr_assert(strstr(out, want), "%s: no %s in %s", files[k], want, out);
+        /* The file's own chunks, summed here: the segment's through the library, the Prometheus records' lengths. */
+        snprintf(path, sizeof path, "%s/%s", workdir, files[k]);
+        test_file file = test_read_file(path);
+        uint64_t own = 0;
+        if (k == 0) {
+            tschunk_segment *seg;
+            cr_assert_eq(tschunk_segment_open(&seg, file.data, file.size, 0, NULL), 0);
+            tschunk_segment_info info;
+            tschunk_segment_get_info(seg, &info);
+            for (uint32_t i = 0; i < info.chunks; i++) {
+                tschunk_segment_chunk_info c;
+                cr_assert_eq(tschunk_segment_chunk(seg, i, &c), 0);
+                own += c.ref.chunk_size;
+            }
+            tschunk_segment_close(seg);
+        } else {
+            for (size_t at = 0; at < file.size;) {
+                uint64_t len = 0;
+                for (unsigned shift = 0;; shift += 7) {
+                    len |= (uint64_t)(file.data[at] & 0x7f) << shift;
+                    if (!(file.data[at++] & 0x80)) break;
+                }
+                own += len;
+                at += len;
+            }
+        }
+        free(file.data);
+        cr_assert_eq(json_number(json, k == 0 ? "native_chunk_bytes" : "prom_xor_chunk_bytes"), (double)own, "%s: %s",
+                     files[k], json);
     }
     cr_assert_eq(json_number(json, "samples"), 1000);
     cr_assert_eq(run(out, sizeof out, "verify p.bin"), 0, "%s", out);
@@ -525,6 +557,7 @@ Test(cli, summaries_answer_range_quantiles)
     cr_assert_eq(run(out, sizeof out, "quantiles s.tsc --from 1005 --to 30995"), 0, "%s", out);
     cr_assert(strstr(out, "29 from summaries, 1 decoded (99 samples)"), "%s", out);
     cr_assert(strstr(out, "samples     2999 in range"), "%s", out);
+    cr_assert(!strstr(out, " \n"), "a line ends in a space (before 0.46.2 each quantile's did): %s", out);
     /* Stored block summaries (one per 64 chunks by default) answer as the chunks' own summaries do. */
     char with[8192], without[8192];
     cr_assert_eq(run(out, sizeof out, "compress in.csv -o nb.tsc --summary --samples-per-chunk 100 --summary-block 1"), 0,

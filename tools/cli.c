@@ -243,7 +243,7 @@ static uint64_t prom_ts_bits(const int64_t *ts, size_t n)
 }
 
 typedef struct {
-    uint64_t bytes, chunks;
+    uint64_t bytes, chunks, chunk_bytes; /* chunk_bytes: the chunks alone, without their length prefixes */
 } byte_count;
 
 /* Sink that sizes a chunk file record without writing it. */
@@ -256,6 +256,7 @@ static int count_bytes(void *ctx, const unsigned char *chunk, size_t size, uint3
     (void)summary_size;
     byte_count *c = ctx;
     c->bytes += uvarint_size(size) + size;
+    c->chunk_bytes += size;
     c->chunks++;
     return 0;
 }
@@ -276,17 +277,21 @@ int chunk_stats(stats *st, int format, const unsigned char *chunk, size_t size, 
             header_value_bytes = info.first_bits ? (70 - (unsigned)__builtin_ctzll(info.first_bits)) / 7 : 1;
         st->value_bits += (uint64_t)(n && first_value_in_header ? header_value_bytes : 0) * 8 +
                           (uint64_t)info.value_bytes * 8;
-        byte_count c = {0, 0};
+        byte_count c = {0, 0, 0};
         int rc = encode_chunks(FORMAT_PROM, 0, chunk_ts, chunk_bits, n, whole, 0, NULL, count_bytes, &c, NULL);
         st->prom_bytes += c.bytes;
+        st->native_chunk_bytes += size;
+        st->prom_chunk_bytes += c.chunk_bytes;
         return rc;
     }
     uint64_t tsb = prom_ts_bits(chunk_ts, n);
     st->ts_bits += tsb;
     st->value_bits += (uint64_t)(size - 2) * 8 - tsb;
-    byte_count c = {0, 0};
+    byte_count c = {0, 0, 0};
     int rc = encode_chunks(FORMAT_NATIVE, TSCHUNK_CODEC_TSC2, chunk_ts, chunk_bits, n, whole, 0, NULL, count_bytes, &c, NULL);
     st->native_bytes += c.bytes;
+    st->prom_chunk_bytes += size;
+    st->native_chunk_bytes += c.chunk_bytes;
     st->native_chunks += c.chunks;
     return rc;
 }
@@ -359,7 +364,7 @@ void print_quantiles(const options *o, const tschunk_range_stats *st, const doub
         double q = strtod(tok, NULL), v;
         size_t qr = tschunk_sketch_quantile(acc, q, &v);
         if (tschunk_is_error(qr)) { printf("%-8s %s\n", tok, tschunk_error_name(qr)); continue; }
-        if (!exact || !nexact) { printf("%-8s %-24.17g\n", tok, v); continue; }
+        if (!exact || !nexact) { printf("%-8s %.17g\n", tok, v); continue; }
         double e = exact[(size_t)floor(q * (double)(nexact - 1))];
         printf("%-8s %-24.17g %-24.17g %.3g\n", tok, v, e, fpclassify(e) != FP_ZERO ? fabs(v - e) / fabs(e) : fabs(v));
     }

@@ -104,6 +104,7 @@ int print_sample(void *ctx, int64_t ts, uint64_t bits);
 typedef struct {
     uint64_t samples, chunks, bytes, ts_bits, value_bits;
     uint64_t native_bytes, prom_bytes; /* the same samples, chunk for chunk, in each format */
+    uint64_t native_chunk_bytes, prom_chunk_bytes; /* the same, the chunks alone (no container, no length prefix) */
     uint64_t native_chunks;
     uint64_t summary_bytes; /* summary blobs, included in bytes */
     double decode_ns;
