@@ -982,7 +982,8 @@ Test(cli, date_times_are_checked_against_the_calendar)
 {
     const char *bad[] = {"2023-02-29 00:00:00", "1900-02-29 00:00:00", "2024-04-31 00:00:00", "2024-02-30T00:00:00Z",
                          "2024-06-30 12:30:60", "2024-01-01T00:00:00+24:00", "2024-01-01T00:00:00+05:60",
-                         "2016-12-31T23:59:60+01:00"};
+                         "2016-12-31T23:59:60+01:00", "2023-02-29", "2024-01-01T", "2024-01-01Z",
+                         "2024-1-01"};
     char out[4096], csv[128];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(csv, sizeof csv, "timestamp,value\n%s,1\n", bad[i]);
@@ -996,6 +997,14 @@ Test(cli, date_times_are_checked_against_the_calendar)
     cr_assert_eq(run(out, sizeof out, "cat cal.tseg cal --iso"), 0, "%s", out);
     cr_assert_str_eq(out, "timestamp,value\n2000-02-29T00:00:00.000Z,1\n2017-01-01T00:00:00.000Z,2\n"
                           "2017-07-01T00:00:00.000Z,3\n2024-01-01T00:00:00.000Z,4\n");
+    /* A date alone (a daily series) is its midnight UTC (0.46.4), in a headerless file too. */
+    write_file("daily.csv", "2020-01-02,300.35\n2020-01-03,297.43\n2020-02-29,299.8\n");
+    cr_assert_eq(run(out, sizeof out, "compress daily.csv -o daily.tseg --ts-unit s"), 0, "%s", out);
+    cr_assert(strstr(out, ": 3 samples"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "decompress daily.tseg -o -"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1577923200,300.35\n1578009600,297.43\n1582934400,299.8\n");
+    cr_assert_eq(run(out, sizeof out, "cat daily.tseg daily --from 2020-01-03 --to 2020-02-29"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1578009600,297.43\n1582934400,299.8\n");
 }
 
 /* Series names are CSV fields as RFC 4180 quotes them: a Prometheus-style name with commas and quotes, spaces kept
@@ -1373,11 +1382,15 @@ Test(cli, time_bounds_take_date_times)
     cr_assert_str_eq(out, "timestamp,value\n1385859600,2\n1385863200,3\n");
     cr_assert_eq(run(out, sizeof out, "quantiles dt_ms.tseg --q 0.5 --from '2013-12-01 01:00:00' --to "
                                       "'2013-12-01 02:00:00'"), 0, "%s", out);
-    cr_assert(strstr(out, "range       1385859600000 .. 1385863200000") && strstr(out, "samples     2 in range"),
-              "%s", out);
+    cr_assert(strstr(out, "range       1385859600000 .. 1385863200000 (inclusive, the file's timestamp unit: "
+                          "2013-12-01T01:00:00.000Z .. 2013-12-01T02:00:00.000Z)\n") &&
+              strstr(out, "samples     2 in range"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "quantiles dt_ms.tseg --from 2013-12-01T02:00:00Z --to 2262-01-01T00:00:00Z"), 0,
                  "%s", out);
     cr_assert(strstr(out, "samples     2 in range"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "quantiles dt_s.tseg --from 2013-12-01"), 0, "%s", out);
+    cr_assert(strstr(out, "range       1385856000 .. 9223372036854775807 (inclusive, the file's timestamp unit: "
+                          "2013-12-01T00:00:00Z .. the last)\n") && strstr(out, "samples     4 in range"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "delete dt_ms.tseg dt --from '2013-12-01 00:00:00' --to 2013-12-01T00:30:00Z"),
                  0, "%s", out);
     cr_assert_eq(run(out, sizeof out, "cat dt_ms.tseg dt --from 0 --to 1385856000000"), 0, "%s", out);
@@ -1385,7 +1398,7 @@ Test(cli, time_bounds_take_date_times)
     cr_assert_eq(run(out, sizeof out, "compress dt.csv -o dt_ns.tseg --ts-unit ns"), 0, "%s", out);
     cr_assert_eq(run(out, sizeof out, "cat dt_ns.tseg dt --from 0 --to 2300-01-01T00:00:00Z"), 1, "%s", out);
     cr_assert(strstr(out, "--to '2300-01-01T00:00:00Z' is outside the range of the file's timestamp unit"), "%s", out);
-    cr_assert_eq(run(out, sizeof out, "cat dt_ms.tseg dt --from 2013-12-01 --to 1"), 2, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat dt_ms.tseg dt --from 2013-12 --to 1"), 2, "%s", out);
     cr_assert(strstr(out, "--from takes an int64 timestamp in the file's unit or a date-time"), "%s", out);
     /* A library segment written without a unit. */
     char path[512];
@@ -1401,6 +1414,8 @@ Test(cli, time_bounds_take_date_times)
     cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
     cr_assert_eq(run(out, sizeof out, "cat nounit.tseg 1 --from 5 --to 5"), 0, "%s", out);
     cr_assert_str_eq(out, "timestamp,value\n5,1\n");
+    cr_assert_eq(run(out, sizeof out, "quantiles nounit.tseg --from 5"), 0, "%s", out);
+    cr_assert(strstr(out, "range       5 .. 9223372036854775807 (inclusive, the file's timestamp unit)\n"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "cat nounit.tseg 1 --from 2013-12-01T00:00:00Z --to 9"), 1, "%s", out);
     cr_assert(strstr(out, "its timestamps have no unit: give --from/--to as integers"), "%s", out);
     test_file whole = test_read_file(path);

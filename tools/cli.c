@@ -333,7 +333,16 @@ static void print_range(const options *o, const tschunk_range_stats *st, const d
     static const char *const names[] = {"logarithmic", "linear", "quadratic", "cubic", "quartic"};
     printf("file        %s\n", o->in);
     if (o->from == INT64_MIN && o->to == INT64_MAX) printf("range       all samples\n");
-    else printf("range       %lld .. %lld (inclusive, the file's timestamp unit)\n", (long long)o->from, (long long)o->to);
+    else {
+        printf("range       %lld .. %lld (inclusive, the file's timestamp unit", (long long)o->from, (long long)o->to);
+        if (o->bounds_unit > UNIT_RAW) { /* and as date-times, an open end as such */
+            char from[48] = "the first sample", to[48] = "the last";
+            if (o->from != INT64_MIN) format_iso(from, sizeof from, o->from, o->bounds_unit);
+            if (o->to != INT64_MAX) format_iso(to, sizeof to, o->to, o->bounds_unit);
+            printf(": %s .. %s", from, to);
+        }
+        printf(")\n");
+    }
     printf("samples     %.0f in range (+ %llu NaN, %llu infinite: not in the sketch)\n", ss->count,
            (unsigned long long)st->nan_count, (unsigned long long)st->inf_count);
     printf("chunks      %llu from summaries, %llu decoded (%llu samples), %llu outside: %.1f us",

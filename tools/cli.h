@@ -27,6 +27,7 @@ typedef struct {
     int64_t from, to;
     int from_set, to_set;
     const char *from_text, *to_text; /* a date-time bound, converted once the file's unit is known */
+    int bounds_unit;                  /* with --from or --to: the file's timestamp unit once open (-1: not known) */
     uint32_t codec; /* native chunks: TSCHUNK_CODEC_TSC2 (default) or TSCHUNK_CODEC_GORILLA */
 } options;
 

@@ -166,7 +166,8 @@ static int days_in_month(int64_t y, int64_t m)
 }
 
 /*
- * "YYYY-MM-DD[ Tt]HH:MM:SS[.fff...][Zz|+HH:MM|-HH:MM]" -> unit (RFC 3339 allows the lower-case letters). A day
+ * "YYYY-MM-DD[ Tt]HH:MM:SS[.fff...][Zz|+HH:MM|-HH:MM]" -> unit (RFC 3339 allows the lower-case letters), or a date
+ * alone, "YYYY-MM-DD", its midnight UTC (daily series are written so; ISO 8601's calendar date). A day
  * past its month's end is refused, not carried into the next month. Second 60 is taken only where a leap second
  * can be, 23:59:60 UTC, and reads as the next second: POSIX time, like every int64 epoch here, counts none.
  */
@@ -177,11 +178,14 @@ static int parse_datetime(const char *s, int unit, int64_t *out)
     if (read_digits(&p, 4, &y) || *p++ != '-' || read_digits(&p, 2, &mo) || *p++ != '-' ||
         read_digits(&p, 2, &d))
         return -1;
-    if (*p != ' ' && *p != 'T' && *p != 't') return -1;
-    p++;
-    if (read_digits(&p, 2, &h) || *p++ != ':' || read_digits(&p, 2, &mi) || *p++ != ':' ||
-        read_digits(&p, 2, &se))
-        return -1;
+    h = mi = se = 0;
+    if (*p) {
+        if (*p != ' ' && *p != 'T' && *p != 't') return -1;
+        p++;
+        if (read_digits(&p, 2, &h) || *p++ != ':' || read_digits(&p, 2, &mi) || *p++ != ':' ||
+            read_digits(&p, 2, &se))
+            return -1;
+    }
     if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || se > 60) return -1;
     int64_t per_s = units_per_second[unit];
     if (*p == '.') {

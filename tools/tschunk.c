@@ -110,7 +110,7 @@ static int parse_options(int argc, char **argv, options *o)
             int is_int = *next && !*end && errno != ERANGE;
             if (!is_int && parse_timestamp(next, UNIT_S, &checked) != 0) /* seconds: the widest range */
                 return fail("%s takes an int64 timestamp in the file's unit or a date-time (YYYY-MM-DD HH:MM:SS, "
-                            "ISO-8601 with T, Z or +HH:MM), not '%s'", a, next);
+                            "ISO-8601 with T, Z or +HH:MM, or YYYY-MM-DD alone), not '%s'", a, next);
             if (a[2] == 'f') o->from = t, o->from_set = 1, o->from_text = is_int ? NULL : next;
             else o->to = t, o->to_set = 1, o->to_text = is_int ? NULL : next;
             i++;
@@ -435,24 +435,25 @@ static int scan_chunk_file(const char *path, tscf_reader *r, file_scan *scan)
 typedef int (*segment_fn)(const options *o, const unsigned char *data, size_t size);
 typedef int (*chunk_file_fn)(const options *o, tscf_reader *r); /* r is closed by the caller */
 
-/* The timestamp unit of a file open in r (a segment's header, a chunk file's, Prometheus' milliseconds), or -1
- * after the message when the segment does not open. */
-static int file_unit(const options *o, const tscf_reader *r, int seg)
+/* The timestamp unit of a file open in r (a segment's header, a chunk file's, Prometheus' milliseconds), or the
+ * error of a segment that does not open. */
+static size_t file_unit(const tscf_reader *r, int seg, int *unit)
 {
-    if (!seg) return r->unit;
+    *unit = r->unit;
+    if (!seg) return 0;
     tschunk_segment *s;
     size_t err = tschunk_segment_open(&s, r->data, r->size, TSCHUNK_SEGMENT_LAZY, NULL);
-    if (err) return -fail("%s: broken segment: %s", o->in, tschunk_error_name(err));
+    if (err) return err;
     tschunk_segment_info info;
     tschunk_segment_get_info(s, &info);
     tschunk_segment_close(s);
-    return (int)info.ts_unit;
+    *unit = (int)info.ts_unit;
+    return 0;
 }
 
 /* Date-time bounds converted to the file's unit (a bound past it, or a file without one, is an error). */
 static int resolve_bounds(options *o, int unit)
 {
-    if (unit < 0) return 1;
     const char *texts[2] = {o->from_text, o->to_text};
     int64_t *bounds[2] = {&o->from, &o->to};
     for (int k = 0; k < 2; k++) {
@@ -471,7 +472,16 @@ static int by_format(const options *given, segment_fn on_segment, chunk_file_fn 
     tscf_reader r;
     int seg = open_if_segment(o.in, &r);
     if (seg < 0) return 1;
-    int rc = (o.from_text || o.to_text) && resolve_bounds(&o, file_unit(&o, &r, seg));
+    int rc = 0;
+    o.bounds_unit = -1;
+    if (o.from_set || o.to_set) {
+        /* A segment that does not open is named here only when a date-time bound needs its unit; otherwise the
+         * command's own reading names it. */
+        size_t err = file_unit(&r, seg, &o.bounds_unit);
+        if (err) o.bounds_unit = -1;
+        if (o.from_text || o.to_text)
+            rc = err ? fail("%s: broken segment: %s", o.in, tschunk_error_name(err)) : resolve_bounds(&o, o.bounds_unit);
+    }
     if (!rc)
         rc = seg            ? on_segment(&o, r.data, r.size)
            : on_chunk_file ? on_chunk_file(&o, &r)
