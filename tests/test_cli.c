@@ -291,6 +291,22 @@ Test(cli, bad_options_are_named_and_write_nothing)
         {"compress in.csv more -o x.tseg --samples-per-chunk 5 extra", "unexpected argument 'extra'"},
         {"compress -o x.tseg", "missing input file"},
         {"frobnicate in.csv -o x.tseg", "unknown command 'frobnicate'"},
+        /* An option the command does not take is refused, not ignored (0.46.5). */
+        {"compress in.csv -o x.tseg --exact", "compress does not take --exact"},
+        {"compress in.csv -o x.tseg --from 0", "compress does not take --from"},
+        {"decompress in.csv -o x.tseg --from 1 --to 2", "decompress does not take --from"},
+        {"stats in.csv -o x.tseg", "stats does not take -o"},
+        {"quantiles in.csv --json", "quantiles does not take --json"},
+        {"cat in.csv s --exact", "cat does not take --exact"},
+        {"ls in.csv --iso", "ls does not take --iso"},
+        {"verify in.csv --summary", "verify does not take --summary"},
+        {"delete in.csv s --from 1 --to 2 --bits", "delete does not take --bits"},
+        {"compact in.csv -o x.tseg --codec gorilla", "compact does not take --codec"},
+        {"export-prom in.csv -o x.tseg --summary", "export-prom does not take --summary"},
+        {"import-prom in.csv -o x.tseg --wide", "import-prom does not take --wide"},
+        {"merge --wide in.csv -o x.tseg", "unknown option '--wide'"},
+        {"merge --codec zstd in.csv -o x.tseg", "unknown codec 'zstd'"},
+        {"merge -o x.tseg", "merge needs SEGMENT... and -o OUT"},
     };
     char out[8192];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -29,6 +29,7 @@ typedef struct {
     const char *from_text, *to_text; /* a date-time bound, converted once the file's unit is known */
     int bounds_unit;                  /* with --from or --to: the file's timestamp unit once open (-1: not known) */
     uint32_t codec; /* native chunks: TSCHUNK_CODEC_TSC2 (default) or TSCHUNK_CODEC_GORILLA */
+    unsigned given; /* the options on the command line, a bit each (tschunk.c option_names) */
 } options;
 
 /* Print "tschunk: message" on stderr. @return 1, the exit status of a failed command. */

@@ -73,6 +73,20 @@ static int parse_long(const char *s, long min, long max, long *out)
     return 0;
 }
 
+/* Every option parse_options knows; each command takes the ones in its row of command_options. */
+static const char *const option_names[] = {"-o", "--json", "--iso", "--bits", "--verify", "--summary", "--exact",
+                                           "--all", "--wide", "--q", "--from", "--to", "--mapping", "--summary-block",
+                                           "--alpha", "--samples-per-chunk", "--max-chunk-bytes", "--ts-unit",
+                                           "--codec"};
+#define OPTION_COUNT (sizeof option_names / sizeof option_names[0])
+
+static unsigned option_bit(const char *a)
+{
+    for (unsigned i = 0; i < OPTION_COUNT; i++)
+        if (!strcmp(a, option_names[i])) return 1u << i;
+    return 0;
+}
+
 static int parse_options(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof(*o));
@@ -87,6 +101,7 @@ static int parse_options(int argc, char **argv, options *o)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        o->given |= option_bit(a);
         if (!strcmp(a, "-o") && next) { o->out = next; i++; }
         else if (!strcmp(a, "--json")) o->json = 1;
         else if (!strcmp(a, "--iso")) o->iso = 1;
@@ -707,28 +722,29 @@ static int cmd_merge(int argc, char **argv)
     const unsigned char **data = calloc((size_t)argc + 1, sizeof *data);
     size_t *sizes = calloc((size_t)argc + 1, sizeof *sizes);
     int rc = readers && paths && data && sizes ? 0 : fail("out of memory");
+    int wrong_line = 0; /* a wrong command line exits 2, as every other command's does */
     for (int i = 0; i < argc && !rc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-o") && next) out = argv[++i];
         else if (!strcmp(a, "--summary-block") && next) {
             if (parse_long(argv[++i], 1, 4096, &block))
-                rc = fail("--summary-block must be 1..4096 chunks (1: no block summaries), not '%s'", next);
+                rc = wrong_line = fail("--summary-block must be 1..4096 chunks (1: no block summaries), not '%s'", next);
         } else if (!strcmp(a, "--samples-per-chunk") && next) {
             if (parse_long(argv[++i], 1, TSCHUNK_MAX_SAMPLES, &per_chunk))
-                rc = fail("--samples-per-chunk must be 1..65535, not '%s'", next);
+                rc = wrong_line = fail("--samples-per-chunk must be 1..65535, not '%s'", next);
         } else if (!strcmp(a, "--codec") && next) {
             m.codec = !strcmp(next, "gorilla") ? TSCHUNK_CODEC_GORILLA : !strcmp(next, "tsc2") ? TSCHUNK_CODEC_TSC2 : 0;
-            if (!m.codec) rc = fail("unknown codec '%s' (known: gorilla, tsc2)", next);
+            if (!m.codec) rc = wrong_line = fail("unknown codec '%s' (known: gorilla, tsc2)", next);
             i++;
         } else if (a[0] == '-' && a[1]) {
-            rc = fail("unknown option '%s'", a);
+            rc = wrong_line = fail("unknown option '%s'", a);
         } else {
             int seg = open_if_segment(a, &readers[n]);
             rc = seg < 0 ? 1 : !seg ? fail("%s: merge works on segments (compress writes them)", a) : 0;
             if (seg >= 0) paths[n] = a, data[n] = readers[n].data, sizes[n] = readers[n].size, n++;
         }
     }
-    if (!rc && (!out || !strcmp(out, "-") || !n)) rc = fail("merge needs SEGMENT... and -o OUT, a file");
+    if (!rc && (!out || !strcmp(out, "-") || !n)) rc = wrong_line = fail("merge needs SEGMENT... and -o OUT, a file");
     m.summary_block_chunks = (uint32_t)block;
     m.samples_per_chunk = (uint32_t)per_chunk;
     if (!rc) rc = segment_merge(out, paths, data, sizes, n, &m);
@@ -737,7 +753,7 @@ static int cmd_merge(int argc, char **argv)
     free(paths);
     free(data);
     free(sizes);
-    return rc;
+    return wrong_line ? 2 : rc;
 }
 
 /* Whether the output path names the input file (a link to it included): writing it would destroy the input. */
@@ -746,6 +762,47 @@ static int output_is_input(const options *o)
     struct stat in, out;
     if (!o->in || !o->out || !strcmp(o->in, "-") || !strcmp(o->out, "-")) return 0;
     return stat(o->in, &in) == 0 && stat(o->out, &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino;
+}
+
+/* The options each command takes (the usage text's): another one would be ignored without a word, so that `quantiles
+ * --json` printed text and `cat --exact` did nothing, silently. */
+static const struct {
+    const char *command, *options;
+} command_options[] = {
+    {"compress", "-o --samples-per-chunk --max-chunk-bytes --ts-unit --codec --verify --wide --summary --mapping --alpha "
+                 "--summary-block"},
+    {"decompress", "-o --iso --bits"},
+    {"stats", "--json"},
+    {"verify", ""},
+    {"ls", ""},
+    {"cat", "--from --to --bits --iso"},
+    {"delete", "--from --to"},
+    {"compact", "-o"},
+    {"export-prom", "-o --samples-per-chunk --max-chunk-bytes --ts-unit --verify"},
+    {"import-prom", "-o --codec"},
+    {"quantiles", "--all --q --from --to --exact --mapping --alpha"},
+};
+
+/* Whether the space-separated list holds name as one of its words. */
+static int list_has(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *at = strstr(list, name); at; at = strstr(at + 1, name))
+        if ((at == list || at[-1] == ' ') && (at[len] == 0 || at[len] == ' ')) return 1;
+    return 0;
+}
+
+/* @return 1 after naming the first option `cmd` does not take, 0 when it takes them all (or is not known). */
+static int options_not_taken(const char *cmd, unsigned given)
+{
+    for (size_t c = 0; c < sizeof command_options / sizeof command_options[0]; c++) {
+        if (strcmp(cmd, command_options[c].command)) continue;
+        for (unsigned i = 0; i < OPTION_COUNT; i++)
+            if ((given >> i & 1) && !list_has(command_options[c].options, option_names[i]))
+                return fail("%s does not take %s (tschunk help lists each command's options)", cmd, option_names[i]);
+        return 0;
+    }
+    return 0;
 }
 
 static int run_command(int argc, char **argv)
@@ -767,6 +824,7 @@ static int run_command(int argc, char **argv)
         fail("unexpected argument '%s'", o.series);
         return 2;
     }
+    if (options_not_taken(cmd, o.given)) return 2;
     int converts = !strcmp(cmd, "compress") || !strcmp(cmd, "decompress") || !strcmp(cmd, "export-prom") ||
                    !strcmp(cmd, "import-prom");
     if (converts && output_is_input(&o)) return fail("-o %s is the input file: write the output elsewhere", o.out);
