@@ -296,7 +296,7 @@ Test(cli, bad_options_are_named_and_write_nothing)
         {"compress in.csv -o x.tseg --from 0", "compress does not take --from"},
         {"decompress in.csv -o x.tseg --from 1 --to 2", "decompress does not take --from"},
         {"stats in.csv -o x.tseg", "stats does not take -o"},
-        {"quantiles in.csv --json", "quantiles does not take --json"},
+        {"quantiles in.csv --bits", "quantiles does not take --bits"},
         {"cat in.csv s --exact", "cat does not take --exact"},
         {"ls in.csv --iso", "ls does not take --iso"},
         {"verify in.csv --summary", "verify does not take --summary"},
@@ -1671,4 +1671,45 @@ Test(cli, stats_count_bucket_edges_and_header_values)
         cr_assert_eq(run(out, sizeof out, "stats const.tseg --json"), 0, "%s", out);
         cr_assert_float_eq(json_number(out, "bits_per_value"), header_bytes[v] * 8 / 10, 1e-4, "%s: %s", values[v], out);
     }
+}
+
+/* quantiles --json (0.46.5) says what the text says: the counts, and each quantile's value and exact answer to the
+ * last digit; a range without values has null answers. */
+Test(cli, quantiles_json_says_what_the_text_says)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/qj.csv", workdir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    for (int i = 0; i < 3000; i++) fprintf(f, "%d,%d.5\n", i * 10, (i * 7919) % 977);
+    fclose(f);
+    static char text[8192], json[8192];
+    cr_assert_eq(run(text, sizeof text, "compress qj.csv -o qj.tseg --summary --samples-per-chunk 100"), 0, "%s", text);
+    const char *args = "quantiles qj.tseg --q 0.25,0.5,1 --from 1005 --to 25000 --exact";
+    cr_assert_eq(run(text, sizeof text, args), 0, "%s", text);
+    char jargs[256];
+    snprintf(jargs, sizeof jargs, "%s --json", args);
+    cr_assert_eq(run(json, sizeof json, jargs), 0, "%s", json);
+    cr_assert(json[0] == '{' && !strcmp(json + strlen(json) - 3, "]}\n"), "%s", json);
+    cr_assert(strstr(json, "\"from\": 1005, \"to\": 25000,"), "%s", json);
+    char want[256];
+    snprintf(want, sizeof want, "samples     %.0f in range", json_number(json, "samples"));
+    cr_assert(strstr(text, want), "no %s in %s", want, text);
+    snprintf(want, sizeof want, "chunks      %.0f from summaries, %.0f decoded (%.0f samples), %.0f outside",
+             json_number(json, "chunks_from_summaries"), json_number(json, "chunks_decoded"),
+             json_number(json, "samples_decoded"), json_number(json, "chunks_outside"));
+    cr_assert(strstr(text, want), "no %s in %s", want, text);
+    const char *qs[] = {"0.25", "0.5", "1"};
+    for (size_t i = 0; i < 3; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "{\"q\": %s, \"value\": ", qs[i]);
+        const char *at = strstr(json, key);
+        cr_assert(at, "no %s in %s", key, json);
+        double v = json_number(at, "value"), e = json_number(at, "exact");
+        snprintf(want, sizeof want, "\n%-8s %-24.17g %-24.17g ", qs[i], v, e);
+        cr_assert(strstr(text, want), "no %s in %s", want, text);
+    }
+    cr_assert_eq(run(json, sizeof json, "quantiles qj.tseg --from 1 --to 9 --json"), 0, "%s", json);
+    cr_assert(strstr(json, "\"samples\": 0,") && strstr(json, "\"min\": null, \"max\": null, \"sum\": null") &&
+              strstr(json, "{\"q\": 0.5, \"value\": null}"), "%s", json);
 }

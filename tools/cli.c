@@ -356,11 +356,61 @@ static void print_range(const options *o, const tschunk_range_stats *st, const d
     if (ss->count > 0) printf("min/max/sum %.17g / %.17g / %.17g\n", ss->min, ss->max, ss->sum);
 }
 
+/* A bound as JSON: an open end (INT64_MIN, INT64_MAX) is null. */
+static void print_json_bound(const char *key, int64_t t, int64_t open)
+{
+    if (t == open) printf(", \"%s\": null", key);
+    else printf(", \"%s\": %lld", key, (long long)t);
+}
+
+/* quantiles --json: one object, the plain output's figures under keys; no answer (no values, an error) is null. */
+static void print_quantiles_json(const options *o, const tschunk_range_stats *st, const double us[2],
+                                 const tschunk_sketch *acc, const tschunk_sketch_stats *ss, const double *exact,
+                                 size_t nexact)
+{
+    static const char *const names[] = {"logarithmic", "linear", "quadratic", "cubic", "quartic"};
+    int any = ss->count > 0;
+    printf("{\"file\": ");
+    print_json_string(o->in);
+    print_json_bound("from", o->from, INT64_MIN);
+    print_json_bound("to", o->to, INT64_MAX);
+    printf(", \"samples\": %.0f, \"nan\": %llu, \"inf\": %llu, \"chunks_from_summaries\": %llu, "
+           "\"chunks_decoded\": %llu, \"samples_decoded\": %llu, \"chunks_outside\": %llu, \"time_us\": %.3f, "
+           "\"mapping\": \"%s\", \"relative_accuracy\": %.17g",
+           ss->count, (unsigned long long)st->nan_count, (unsigned long long)st->inf_count,
+           (unsigned long long)st->chunks_from_summaries, (unsigned long long)st->chunks_decoded,
+           (unsigned long long)st->samples_decoded, (unsigned long long)st->chunks_skipped, us[1] >= 0 ? us[1] : us[0],
+           names[ss->mapping], ss->relative_accuracy);
+    if (any) printf(", \"min\": %.17g, \"max\": %.17g, \"sum\": %.17g", ss->min, ss->max, ss->sum);
+    else printf(", \"min\": null, \"max\": null, \"sum\": null");
+    printf(", \"quantiles\": [");
+    char qbuf[512];
+    snprintf(qbuf, sizeof qbuf, "%s", o->qlist);
+    const char *sep = "";
+    for (char *tok = strtok(qbuf, ","); tok; tok = strtok(NULL, ","), sep = ", ") {
+        double q = strtod(tok, NULL), v = 0;
+        int answered = any && !tschunk_is_error(tschunk_sketch_quantile(acc, q, &v));
+        printf("%s{\"q\": %.15g, \"value\": ", sep, q);
+        printf(answered ? "%.17g" : "null", v);
+        if (exact && nexact && answered) {
+            double e = exact[(size_t)floor(q * (double)(nexact - 1))];
+            printf(", \"exact\": %.17g, \"relative_error\": %.17g", e,
+                   fpclassify(e) != FP_ZERO ? fabs(v - e) / fabs(e) : fabs(v));
+        }
+        printf("}");
+    }
+    printf("]}\n");
+}
+
 void print_quantiles(const options *o, const tschunk_range_stats *st, const double us[2], const tschunk_sketch *acc,
                      const double *exact, size_t nexact)
 {
     tschunk_sketch_stats ss;
     tschunk_sketch_get_stats(acc, &ss);
+    if (o->json) {
+        print_quantiles_json(o, st, us, acc, &ss, exact, nexact);
+        return;
+    }
     print_range(o, st, us, &ss);
     if (!(ss.count > 0)) {
         printf("no values in the range: no quantiles\n");

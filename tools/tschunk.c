@@ -49,7 +49,7 @@ static int usage_to(FILE *out)
           "  tschunk sketch encode [--mapping logarithmic|cubic] [--alpha A] [--store dense|sparse]\n"
           "                        [--exact-stats] [--omit-mapping]  < values   (DDSketch, hex out)\n"
           "  tschunk sketch decode HEX [--q 0.5,0.99] [--json]\n"
-          "  tschunk quantiles FILE [SERIES|--all] [--q 0.5,0.9,0.99] [--from T --to T] [--exact]\n"
+          "  tschunk quantiles FILE [SERIES|--all] [--q 0.5,0.9,0.99] [--from T --to T] [--exact] [--json]\n"
           "                   (SERIES or --all for a segment)\n"
           "  (compress --summary [--mapping cubic|logarithmic] [--alpha A] keeps a DDSketch per chunk,\n"
           "   and one per --summary-block N consecutive chunks of a series, default 64, 1 = none)\n"
@@ -780,7 +780,7 @@ static const struct {
     {"compact", "-o"},
     {"export-prom", "-o --samples-per-chunk --max-chunk-bytes --ts-unit --verify"},
     {"import-prom", "-o --codec"},
-    {"quantiles", "--all --q --from --to --exact --mapping --alpha"},
+    {"quantiles", "--all --q --from --to --exact --mapping --alpha --json"},
 };
 
 /* Whether the space-separated list holds name as one of its words. */
