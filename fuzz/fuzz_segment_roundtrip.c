@@ -1,7 +1,8 @@
 /*
  * Segment round trip: bytes -> chunks of several series (ids up to 2^64-1,
  * timestamps anywhere in int64, chunks added in any order) -> writer -> file
- * -> reader with every checksum verified. Every chunk must come back once,
+ * -> reader with every checksum verified (the same writer through
+ * tschunk_segment_io into memory must make the file's bytes). Every chunk must come back once,
  * byte for byte, under its series, with its count and time span, in index
  * order (series, then first timestamp). Then a delete (series and time
  * range from the input's first bytes): the rewritten segment verifies, and
@@ -107,6 +108,46 @@ static size_t make_chunks(const uint8_t *data, size_t size, added_chunk *out, in
     return n;
 }
 
+/* The same segment written through tschunk_segment_io into memory: it must be the file's bytes. */
+typedef struct {
+    unsigned char *buf;
+    size_t cap, size;
+} mem_out;
+
+static int mem_write_at(void *ctx, const void *data, size_t n, uint64_t at)
+{
+    mem_out *m = ctx;
+    if (at + n > m->cap) {
+        size_t cap = 2 * (size_t)(at + n);
+        unsigned char *grown = realloc(m->buf, cap);
+        if (!grown) return -1;
+        m->buf = grown;
+        m->cap = cap;
+    }
+    memcpy(m->buf + at, data, n);
+    if (at + n > m->size) m->size = (size_t)(at + n);
+    return 0;
+}
+
+static int mem_read_at(void *ctx, void *data, size_t n, uint64_t at)
+{
+    mem_out *m = ctx;
+    if (at + n > m->size) return -1;
+    memcpy(data, m->buf + at, n);
+    return 0;
+}
+
+static void same_as_file(const char *path, const mem_out *m, size_t file_size)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *bytes = malloc(file_size + 1);
+    if (!f || !bytes || m->size != file_size || fread(bytes, 1, file_size + 1, f) != file_size ||
+        memcmp(bytes, m->buf, file_size))
+        __builtin_trap();
+    fclose(f);
+    free(bytes);
+}
+
 static size_t write_segment(const char *path, added_chunk *chunks, size_t n, int64_t min_ts, tschunk_sketch *sk,
                             uint32_t per_block)
 {
@@ -122,18 +163,25 @@ static size_t write_segment(const char *path, added_chunk *chunks, size_t n, int
         opts.summary_offset = st.index_offset;
         opts.summary_block_chunks = per_block;
     }
-    tschunk_segment_writer *w;
-    if (tschunk_segment_writer_create(&w, path, &opts)) __builtin_trap();
+    tschunk_segment_writer *ws[2];
+    mem_out m = {NULL, 0, 0};
+    tschunk_segment_io io = {mem_write_at, mem_read_at, &m};
+    if (tschunk_segment_writer_create(&ws[0], path, &opts) || tschunk_segment_writer_create_io(&ws[1], &io, &opts))
+        __builtin_trap();
     for (size_t i = 0; i < n; i++) {
         char name[32];
         int len = snprintf(name, sizeof name, "s%llu", (unsigned long long)chunks[i].series);
-        if (tschunk_segment_writer_add_series(w, chunks[i].series, name, (size_t)len)) __builtin_trap();
-        if (tschunk_segment_writer_add_chunk(w, chunks[i].series, chunks[i].bytes, chunks[i].size,
-                                             chunks[i].summary_size ? chunks[i].summary : NULL, chunks[i].summary_size))
-            __builtin_trap();
+        for (int k = 0; k < 2; k++)
+            if (tschunk_segment_writer_add_series(ws[k], chunks[i].series, name, (size_t)len) ||
+                tschunk_segment_writer_add_chunk(ws[k], chunks[i].series, chunks[i].bytes, chunks[i].size,
+                                                 chunks[i].summary_size ? chunks[i].summary : NULL,
+                                                 chunks[i].summary_size))
+                __builtin_trap();
     }
-    size_t file_size = tschunk_segment_writer_finish(w);
-    if (tschunk_is_error(file_size)) __builtin_trap();
+    size_t file_size = tschunk_segment_writer_finish(ws[0]);
+    if (tschunk_is_error(file_size) || tschunk_segment_writer_finish(ws[1]) != file_size) __builtin_trap();
+    same_as_file(path, &m, file_size);
+    free(m.buf);
     return file_size;
 }
 

@@ -55,8 +55,8 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 46
-#define TSCHUNK_VERSION_PATCH 5
+#define TSCHUNK_VERSION_MINOR 47
+#define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
 /* The string is built from the three numbers (as zstd does) so that it cannot drift from them; the
@@ -935,6 +935,26 @@ typedef struct {
  */
 TSCHUNK_API size_t tschunk_segment_writer_create(tschunk_segment_writer **w, const char *path,
                                                  const tschunk_segment_options *opts);
+/**
+ * Where a segment goes when the library is not to name a file: a buffer, a file the caller opened, an upload.
+ * write_at writes n bytes at byte offset `at`; read_at reads n bytes back from `at`. Each returns 0, or
+ * non-zero for a failure (the call then fails with GENERIC). The writer writes the records in order from
+ * offset 48 and, at finish, the block summaries (with summaries on: read_at fetches the chunks' summaries
+ * back), the series table, index, fences and footer after them, then the 48-byte header at offset 0.
+ */
+typedef struct {
+    int (*write_at)(void *ctx, const void *data, size_t n, uint64_t at);
+    int (*read_at)(void *ctx, void *data, size_t n, uint64_t at);
+    void *ctx;
+} tschunk_segment_io;
+
+/**
+ * Start writing a segment through io (copied) instead of to a path: as tschunk_segment_writer_create, but
+ * finish neither syncs nor renames (the bytes are the caller's), and abort leaves what was written.
+ * @return 0, BAD_PARAMETER (no write_at or read_at), ALLOCATION, or GENERIC when the first write fails.
+ */
+TSCHUNK_API size_t tschunk_segment_writer_create_io(tschunk_segment_writer **w, const tschunk_segment_io *io,
+                                                    const tschunk_segment_options *opts);
 /** Name a series (optional; any time before finish). @return 0, BAD_PARAMETER (name over 4 KiB), ALLOCATION. */
 TSCHUNK_API size_t tschunk_segment_writer_add_series(tschunk_segment_writer *w, uint64_t series_id, const char *name,
                                                      size_t name_len);
@@ -953,12 +973,12 @@ TSCHUNK_API size_t tschunk_segment_writer_add_chunk(tschunk_segment_writer *w, u
 /**
  * Write the stored block summaries (with summaries: the chunks' summaries read back and combined per
  * summary_block_chunks consecutive chunks of a series), series table, index, fences and footer, then
- * flush, fsync, rename; frees w. A summary whose sketch does not decode with the options' mapping
- * fails it with that decode error, and nothing is left on disk.
+ * flush, fsync, rename (through io: the header last, no sync); frees w. A summary whose sketch does not
+ * decode with the options' mapping fails it with that decode error, and nothing is left on disk.
  * @return the file size or an error.
  */
 TSCHUNK_API size_t tschunk_segment_writer_finish(tschunk_segment_writer *w);
-/** Give up: remove the temporary file and free w. */
+/** Give up: remove the temporary file (through io: leave what was written) and free w. */
 TSCHUNK_API void tschunk_segment_writer_abort(tschunk_segment_writer *w);
 
 #define TSCHUNK_SEGMENT_VERIFY 0x1u /* open checks every chunk record's checksum too */

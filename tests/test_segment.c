@@ -24,7 +24,8 @@ typedef struct {
 #define NSERIES 40
 #define PER_SERIES 6
 
-static size_t write_segment(const char *path, written *w, int with_summaries)
+/* To a path, or through io when path is NULL. */
+static size_t write_segment_to(const char *path, const tschunk_segment_io *io, written *w, int with_summaries)
 {
     tschunk_sketch *sk = NULL;
     tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
@@ -36,7 +37,7 @@ static size_t write_segment(const char *path, written *w, int with_summaries)
                                  .summary_mapping = TSCHUNK_MAPPING_CUBIC, .summary_gamma = st.gamma,
                                  .summary_offset = st.index_offset, .ts_unit = TSCHUNK_UNIT_MS};
     tschunk_segment_writer *sw;
-    cr_assert_eq(tschunk_segment_writer_create(&sw, path, &o), 0);
+    cr_assert_eq(path ? tschunk_segment_writer_create(&sw, path, &o) : tschunk_segment_writer_create_io(&sw, io, &o), 0);
     size_t n = 0;
     uint64_t rng = 99;
     /* Series ids are sparse 64-bit numbers; chunks arrive interleaved and out of order. */
@@ -77,6 +78,11 @@ static size_t write_segment(const char *path, written *w, int with_summaries)
     cr_assert(!tschunk_is_error(size), "%s", tschunk_error_name(size));
     tschunk_sketch_free(sk);
     return n;
+}
+
+static size_t write_segment(const char *path, written *w, int with_summaries)
+{
+    return write_segment_to(path, NULL, w, with_summaries);
 }
 
 static void free_written(written *w, size_t n)
@@ -2049,4 +2055,116 @@ Test(segment, every_refused_allocation_fails_cleanly, .timeout = 60)
     cr_assert_eq(tschunk_segment_verify(d.data, d.size, NULL), 0);
     free(d.data);
     free(b.data);
+}
+
+/* A segment in memory through tschunk_segment_io; the write_at call numbered fail_write (from 0) and every read_at
+ * after fail_read successful ones fail (SIZE_MAX: none). */
+typedef struct {
+    unsigned char *buf;
+    size_t cap, size, writes, reads, fail_write, fail_read;
+} mem_segment;
+
+static int mem_write_at(void *ctx, const void *data, size_t n, uint64_t at)
+{
+    mem_segment *m = ctx;
+    if (m->writes++ == m->fail_write) return -1;
+    if (at + n > m->cap) {
+        size_t cap = 2 * (size_t)(at + n);
+        unsigned char *grown = realloc(m->buf, cap);
+        cr_assert(grown);
+        m->buf = grown;
+        m->cap = cap;
+    }
+    memcpy(m->buf + at, data, n);
+    if (at + n > m->size) m->size = (size_t)(at + n);
+    return 0;
+}
+
+static int mem_read_at(void *ctx, void *data, size_t n, uint64_t at)
+{
+    mem_segment *m = ctx;
+    if (m->reads++ >= m->fail_read || at + n > m->size) return -1;
+    memcpy(data, m->buf + at, n);
+    return 0;
+}
+
+/* Through the caller's io the writer makes the very bytes it writes to a file (summaries read back through
+ * read_at for the block summaries included), and the segment verifies. */
+Test(segment, io_writer_makes_the_file_writers_bytes)
+{
+    for (int with_summaries = 0; with_summaries < 2; with_summaries++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/file_%d.tseg", tmpdir, with_summaries);
+        static written a[NSERIES * PER_SERIES], b[NSERIES * PER_SERIES];
+        size_t n = write_segment(path, a, with_summaries);
+        mem_segment m = {NULL, 0, 0, 0, 0, SIZE_MAX, SIZE_MAX};
+        tschunk_segment_io io = {mem_write_at, mem_read_at, &m};
+        cr_assert_eq(write_segment_to(NULL, &io, b, with_summaries), n);
+        blob file = read_all(path);
+        cr_assert_eq(m.size, file.size, "%zu bytes against %zu", m.size, file.size);
+        cr_assert(!memcmp(m.buf, file.data, file.size), "summaries %d: the bytes differ", with_summaries);
+        cr_assert_eq(tschunk_segment_verify(m.buf, m.size, NULL), 0);
+        cr_assert_eq(m.reads > 0, with_summaries == 1, "%zu reads", m.reads);
+        free(file.data);
+        free(m.buf);
+        free_written(a, n);
+        free_written(b, n);
+    }
+}
+
+/* Three chunks of one series with summaries and block summaries: every write_at failing in turn fails create,
+ * add_chunk or finish with GENERIC, and a failed read_at fails finish; nothing crashes or leaks (ASan). */
+Test(segment, io_failures_fail_the_writer)
+{
+    tschunk_sketch *sk;
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
+    tschunk_sketch_stats st;
+    tschunk_sketch_get_stats(sk, &st);
+    tschunk_segment_options o = {.has_summaries = 1, .summary_mapping = TSCHUNK_MAPPING_CUBIC,
+                                 .summary_gamma = st.gamma, .summary_offset = st.index_offset};
+    unsigned char chunks[3][TSCHUNK_BOUND(50)], summaries[3][4096];
+    size_t sizes[3], summary_sizes[3];
+    for (int k = 0; k < 3; k++) {
+        tschunk_encoder enc;
+        cr_assert_eq(tschunk_encoder_init(&enc, chunks[k], sizeof chunks[k], NULL), 0);
+        tschunk_encoder_set_summary(&enc, sk);
+        for (int i = 0; i < 50; i++) cr_assert_eq(tschunk_append(&enc, 1000 * (50 * k + i), i % 7 + 0.5), 0);
+        sizes[k] = tschunk_encoder_finish(&enc);
+        summary_sizes[k] = tschunk_encoder_write_summary(&enc, summaries[k], sizeof summaries[k]);
+        cr_assert(!tschunk_is_error(summary_sizes[k]));
+    }
+    tschunk_sketch_free(sk);
+    size_t whole = 0;
+    for (size_t fail_write = 0, fail_read = SIZE_MAX;; fail_write++) {
+        mem_segment m = {NULL, 0, 0, 0, 0, fail_write, fail_read};
+        tschunk_segment_io io = {mem_write_at, mem_read_at, &m};
+        tschunk_segment_writer *w;
+        size_t r = tschunk_segment_writer_create_io(&w, &io, &o);
+        for (int k = 0; k < 3 && !r; k++) {
+            r = tschunk_segment_writer_add_chunk(w, 9, chunks[k], sizes[k], summaries[k], summary_sizes[k]);
+            if (r) tschunk_segment_writer_abort(w);
+        }
+        if (!r) r = tschunk_segment_writer_finish(w);
+        free(m.buf);
+        if (m.writes <= fail_write) { /* no write failed: done */
+            cr_assert(!tschunk_is_error(r), "%s", tschunk_error_name(r));
+            whole = r;
+            break;
+        }
+        cr_assert_eq(tschunk_get_error_code(r), TSCHUNK_ERROR_GENERIC, "write %zu: %s", fail_write, tschunk_error_name(r));
+    }
+    cr_assert_gt(whole, 0);
+    mem_segment m = {NULL, 0, 0, 0, 0, SIZE_MAX, 1};
+    tschunk_segment_io io = {mem_write_at, mem_read_at, &m};
+    tschunk_segment_writer *w;
+    cr_assert_eq(tschunk_segment_writer_create_io(&w, &io, &o), 0);
+    for (int k = 0; k < 3; k++)
+        cr_assert_eq(tschunk_segment_writer_add_chunk(w, 9, chunks[k], sizes[k], summaries[k], summary_sizes[k]), 0);
+    cr_assert_eq(tschunk_get_error_code(tschunk_segment_writer_finish(w)), TSCHUNK_ERROR_GENERIC);
+    cr_assert_gt(m.reads, 1, "the block summary read the records back");
+    free(m.buf);
+    tschunk_segment_io no_read = {mem_write_at, NULL, &m};
+    cr_assert_eq(tschunk_get_error_code(tschunk_segment_writer_create_io(&w, &no_read, &o)), TSCHUNK_ERROR_BAD_PARAMETER);
+    cr_assert_eq(tschunk_get_error_code(tschunk_segment_writer_create_io(&w, NULL, &o)), TSCHUNK_ERROR_BAD_PARAMETER);
 }

@@ -14,7 +14,6 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "../sketch/sketch.h"
 #include "format.h"
@@ -22,7 +21,7 @@
 /* ---- writing -------------------------------------------------------------------------------- */
 
 typedef struct {
-    int fd;
+    const tschunk_segment_io *io;
     const tschunk_allocator *alloc;
     tschunk_sketch *scratch;
     uint8_t *out; /* the section, grown as blocks are added */
@@ -38,7 +37,7 @@ static int record_summary(const block_builder *b, const tsc_seg_entry *e, uint64
 {
     uint8_t head[10];
     size_t want = e->length < sizeof head ? (size_t)e->length : sizeof head, pos = 0;
-    if (pread(b->fd, head, want, (off_t)e->offset) != (ssize_t)want) return -1;
+    if (b->io->read_at(b->io->ctx, head, want, e->offset)) return -1;
     if (tsc_take_uvarint(head, want, &pos, len)) return -1;
     *at = e->offset + pos;
     return 0;
@@ -70,7 +69,7 @@ static size_t add_block(block_builder *b, const tsc_seg_entry *entries, size_t f
     if (reserve(b, &b->summaries, &b->summaries_cap, 0, (size_t)total)) return TSC_ERROR(ALLOCATION);
     size_t pos = 0;
     for (size_t k = 0; k < count; k++) {
-        if (pread(b->fd, b->summaries + pos, (size_t)len[k], (off_t)at[k]) != (ssize_t)len[k]) return TSC_ERROR(GENERIC);
+        if (b->io->read_at(b->io->ctx, b->summaries + pos, (size_t)len[k], at[k])) return TSC_ERROR(GENERIC);
         b->refs[k] = (tschunk_chunk_ref){NULL, 0, b->summaries + pos, (size_t)len[k]};
         pos += (size_t)len[k];
     }
@@ -88,14 +87,14 @@ static size_t add_block(block_builder *b, const tsc_seg_entry *entries, size_t f
     return 0;
 }
 
-size_t tsc_seg_build_blocks(int fd, const tsc_seg_entry *entries, size_t n, const tschunk_segment_options *o,
-                            uint8_t **out, size_t *len)
+size_t tsc_seg_build_blocks(const tschunk_segment_io *io, const tsc_seg_entry *entries, size_t n,
+                            const tschunk_segment_options *o, uint8_t **out, size_t *len)
 {
     *out = NULL;
     *len = 0;
     size_t per_block = o->summary_block_chunks ? o->summary_block_chunks : TSC_SEG_SUMMARY_BLOCK;
     if (!o->has_summaries || per_block < 2) return 0;
-    block_builder b = {fd, &o->allocator, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL};
+    block_builder b = {io, &o->allocator, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL};
     tschunk_sketch_options so = {o->summary_mapping, 0, 0, 0, o->allocator};
     size_t err = tschunk_sketch_create_mapping(&b.scratch, o->summary_mapping, o->summary_gamma, o->summary_offset, &so);
     b.refs = err ? NULL : o->allocator.alloc(o->allocator.opaque, per_block * sizeof *b.refs);

@@ -203,9 +203,9 @@ size_t tsc_seg_check_block_hashes(const tschunk_segment *s);
 
 /* Parse and validate the block summary section into s->blocks (at open). */
 size_t tsc_seg_parse_blocks(tschunk_segment *s);
-/* writer: the block summary section of entries (index order), summaries read back from fd. */
-size_t tsc_seg_build_blocks(int fd, const tsc_seg_entry *entries, size_t n, const tschunk_segment_options *o,
-                            uint8_t **out, size_t *len);
+/* writer: the block summary section of entries (index order), summaries read back through io. */
+size_t tsc_seg_build_blocks(const tschunk_segment_io *io, const tsc_seg_entry *entries, size_t n,
+                            const tschunk_segment_options *o, uint8_t **out, size_t *len);
 /* The first stored block whose first chunk is at or after `first` (nblocks when none). */
 size_t tsc_seg_first_block_from(const tschunk_segment *s, size_t first);
 /* A block a range query may take: none of its chunks has deletions, and (lazy) it holds one series. */

@@ -2,7 +2,8 @@
  * Segment writer (format v3): chunk records streamed to a temporary file, the index and
  * the series table kept in memory (bounded by the number of chunks and
  * series, not their bytes), metadata and footer at finish, then fsync and
- * rename so the final path never holds a torn file.
+ * rename so the final path never holds a torn file. Or, through the caller's
+ * tschunk_segment_io, the same bytes at the same offsets, nothing committed.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -29,7 +30,9 @@ typedef struct {
 } chunk_entry;
 
 struct tschunk_segment_writer {
-    FILE *out;
+    tschunk_segment_io io; /* the temporary file's (file_write_at, file_read_at), or the caller's */
+    FILE *out;             /* a path's temporary file; NULL through the caller's io */
+    uint64_t out_at;       /* where out's position is, so that writes in order need no seek */
     char *tmp_path, *final_path;
     tschunk_segment_options opts;
     uint64_t pos;
@@ -77,9 +80,25 @@ static char *dup_str(tschunk_segment_writer *w, const char *s, size_t n)
     return d;
 }
 
+/* The temporary file as a tschunk_segment_io: stdio's buffer for the records written in order, a seek only for
+ * the header, and pread (after a flush) for the summaries read back. */
+static int file_write_at(void *ctx, const void *p, size_t n, uint64_t at)
+{
+    tschunk_segment_writer *w = ctx;
+    if (at != w->out_at && fseeko(w->out, (off_t)at, SEEK_SET)) return -1;
+    w->out_at = at + n;
+    return fwrite(p, 1, n, w->out) == n ? 0 : -1;
+}
+
+static int file_read_at(void *ctx, void *p, size_t n, uint64_t at)
+{
+    tschunk_segment_writer *w = ctx;
+    return fflush(w->out) == 0 && pread(fileno(w->out), p, n, (off_t)at) == (ssize_t)n ? 0 : -1;
+}
+
 static int put_bytes(tschunk_segment_writer *w, const void *p, size_t n)
 {
-    if (n && fwrite(p, 1, n, w->out) != n) w->failed = 1;
+    if (n && !w->failed && w->io.write_at(w->io.ctx, p, n, w->pos)) w->failed = 1;
     w->pos += n;
     return w->failed ? -1 : 0;
 }
@@ -101,16 +120,51 @@ static void encode_header(const tschunk_segment_options *o, unsigned group_shift
     tsc_store64_le(h + 40, tsc_xxh3(h, 40));
 }
 
-size_t tschunk_segment_writer_create(tschunk_segment_writer **out, const char *path, const tschunk_segment_options *o)
+static int options_ok(const tschunk_segment_options *o)
 {
-    if (!out || !path || !o || (unsigned)o->ts_unit > TSCHUNK_UNIT_NS || o->summary_block_chunks > TSC_SEG_MAX_SUMMARY_BLOCK)
-        return TSC_ERROR(BAD_PARAMETER);
+    return o && (unsigned)o->ts_unit <= TSCHUNK_UNIT_NS && o->summary_block_chunks <= TSC_SEG_MAX_SUMMARY_BLOCK;
+}
+
+static tschunk_segment_writer *new_writer(const tschunk_segment_options *o)
+{
     tschunk_allocator a = tsc_allocator_or_default(&o->allocator);
     tschunk_segment_writer *w = a.alloc(a.opaque, sizeof *w);
-    if (!w) return TSC_ERROR(ALLOCATION);
+    if (!w) return NULL;
     memset(w, 0, sizeof *w);
     w->opts = *o;
     w->opts.allocator = a;
+    return w;
+}
+
+/* The header as create writes it: the records' group size is known at finish, which writes it again. */
+static size_t start_records(tschunk_segment_writer *w)
+{
+    uint8_t h[TSC_SEG_HEADER_SIZE];
+    encode_header(&w->opts, 0, h);
+    return put_bytes(w, h, sizeof h) ? TSC_ERROR(GENERIC) : 0;
+}
+
+size_t tschunk_segment_writer_create_io(tschunk_segment_writer **out, const tschunk_segment_io *io,
+                                        const tschunk_segment_options *o)
+{
+    if (!out || !io || !io->write_at || !io->read_at || !options_ok(o)) return TSC_ERROR(BAD_PARAMETER);
+    tschunk_segment_writer *w = new_writer(o);
+    if (!w) return TSC_ERROR(ALLOCATION);
+    w->io = *io;
+    size_t err = start_records(w);
+    if (err) {
+        tschunk_segment_writer_abort(w);
+        return err;
+    }
+    *out = w;
+    return 0;
+}
+
+size_t tschunk_segment_writer_create(tschunk_segment_writer **out, const char *path, const tschunk_segment_options *o)
+{
+    if (!out || !path || !options_ok(o)) return TSC_ERROR(BAD_PARAMETER);
+    tschunk_segment_writer *w = new_writer(o);
+    if (!w) return TSC_ERROR(ALLOCATION);
     size_t n = strlen(path);
     w->final_path = dup_str(w, path, n);
     w->tmp_path = wr_alloc(w, n + 32);
@@ -124,21 +178,22 @@ size_t tschunk_segment_writer_create(tschunk_segment_writer **out, const char *p
         tschunk_segment_writer_abort(w);
         return TSC_ERROR(GENERIC);
     }
-    uint8_t h[TSC_SEG_HEADER_SIZE];
-    encode_header(o, 0, h); /* the records' group size is known at finish, which writes it again */
-    put_bytes(w, h, sizeof h);
+    w->io = (tschunk_segment_io){file_write_at, file_read_at, w};
+    size_t err = start_records(w);
+    if (err) {
+        tschunk_segment_writer_abort(w);
+        return err;
+    }
     *out = w;
     return 0;
 }
 
-/* At finish: the header with the group size, over the one create wrote. */
+/* At finish, last: the header with the group size, over the one create wrote. */
 static int write_header(tschunk_segment_writer *w, unsigned shift)
 {
     uint8_t h[TSC_SEG_HEADER_SIZE];
     encode_header(&w->opts, shift, h);
-    int ok = fseek(w->out, 0, SEEK_SET) == 0 && fwrite(h, 1, sizeof h, w->out) == sizeof h &&
-             fseek(w->out, 0, SEEK_END) == 0;
-    return ok ? 0 : -1;
+    return w->io.write_at(w->io.ctx, h, sizeof h, 0) ? -1 : 0;
 }
 
 /* The table slot of id: its series', or the empty one where it would go. */
@@ -547,11 +602,10 @@ size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
     for (size_t i = 0; i < w->nchunks; i++) samples += entries[i].count;
     size_t bitmap_len = 0, blocks_len = 0;
     uint8_t *blocks = NULL;
-    size_t err = fflush(w->out) == 0 ? 0 : TSC_ERROR(GENERIC); /* the block summaries read records back */
-    if (!err) err = tsc_seg_build_blocks(fileno(w->out), entries, w->nchunks, &w->opts, &blocks, &blocks_len);
+    size_t err = w->failed ? TSC_ERROR(GENERIC) : tsc_seg_build_blocks(&w->io, entries, w->nchunks, &w->opts,
+                                                                      &blocks, &blocks_len);
     metadata m;
-    unsigned shift = records_group_shift(w);
-    if (!err && write_header(w, shift)) err = TSC_ERROR(GENERIC);
+    unsigned shift = records_group_shift(w); /* of the records alone: before the metadata moves w->pos */
     int ok = !err && encode_metadata(w, entries, hashes, shift, &m) == 0;
     uint8_t *bitmap = ok ? encode_series_bitmap(w, entries, &bitmap_len) : NULL;
     wr_free(w, entries);
@@ -578,8 +632,9 @@ size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
     uint8_t footer[TSC_SEG_FOOTER_SIZE];
     put_bytes(w, footer, tsc_seg_encode_footer(&f, footer));
     uint64_t size = w->pos;
+    if (!w->failed && write_header(w, shift)) w->failed = 1;
     ok = !w->failed;
-    if (ok) { /* the commit closes the file either way; on a write error abort closes it */
+    if (ok && w->out) { /* the commit closes the file either way; on a write error abort closes it */
         ok = tsc_seg_commit_file(w->out, w->tmp_path, w->final_path) == 0;
         w->out = NULL;
     }
