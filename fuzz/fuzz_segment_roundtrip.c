@@ -1,8 +1,8 @@
 /*
  * Segment round trip: bytes -> chunks of several series (ids up to 2^64-1,
  * timestamps anywhere in int64, chunks added in any order) -> writer -> file
- * -> reader with every checksum verified (the same writer through
- * tschunk_segment_io into memory must make the file's bytes). Every chunk must come back once,
+ * -> reader with every checksum verified (the same writer, compaction and merge
+ * through tschunk_segment_io into memory must make the files' bytes). Every chunk must come back once,
  * byte for byte, under its series, with its count and time span, in index
  * order (series, then first timestamp). Then a delete (series and time
  * range from the input's first bytes): the rewritten segment verifies, and
@@ -314,7 +314,13 @@ static void check_compact(const tschunk_segment *seg, const char *path)
     static int64_t ts0[MAX_CHUNKS * MAX_PER_CHUNK], ts1[MAX_CHUNKS * MAX_PER_CHUNK];
     static double v0[MAX_CHUNKS * MAX_PER_CHUNK], v1[MAX_CHUNKS * MAX_PER_CHUNK];
     tschunk_segment_compact_stats st;
-    tschunk_segment *out = read_back(path, tschunk_segment_compact(seg, path, &st), file, sizeof file);
+    size_t size = tschunk_segment_compact(seg, path, &st);
+    tschunk_segment *out = read_back(path, size, file, sizeof file);
+    mem_out m = {NULL, 0, 0};
+    tschunk_segment_io io = {mem_write_at, mem_read_at, &m};
+    if (tschunk_segment_compact_io(seg, &io, NULL) != size || m.size != size || memcmp(m.buf, file, size))
+        __builtin_trap(); /* through io: the same bytes */
+    free(m.buf);
     tschunk_segment_info before, after;
     tschunk_segment_get_info(seg, &before);
     tschunk_segment_get_info(out, &after);
@@ -338,7 +344,13 @@ static void check_merge(const tschunk_segment *seg, const tschunk_segment *after
     static int64_t ts0[2 * MAX_CHUNKS * MAX_PER_CHUNK], ts1[2 * MAX_CHUNKS * MAX_PER_CHUNK];
     static double v0[2 * MAX_CHUNKS * MAX_PER_CHUNK], v1[2 * MAX_CHUNKS * MAX_PER_CHUNK];
     const tschunk_segment *both[2] = {after, seg};
-    tschunk_segment *out = read_back(path, tschunk_segment_merge(both, 2, path, m, NULL), file, sizeof file);
+    size_t size = tschunk_segment_merge(both, 2, path, m, NULL);
+    tschunk_segment *out = read_back(path, size, file, sizeof file);
+    mem_out mem = {NULL, 0, 0};
+    tschunk_segment_io io = {mem_write_at, mem_read_at, &mem};
+    if (tschunk_segment_merge_io(both, 2, &io, m, NULL) != size || mem.size != size || memcmp(mem.buf, file, size))
+        __builtin_trap(); /* through io: the same bytes */
+    free(mem.buf);
     tschunk_segment_info info, merged;
     tschunk_segment_get_info(seg, &info);
     tschunk_segment_get_info(out, &merged);

@@ -1104,6 +1104,9 @@ typedef struct {
  */
 TSCHUNK_API size_t tschunk_segment_compact(const tschunk_segment *seg, const char *path,
                                            tschunk_segment_compact_stats *stats);
+/** The same through io (tschunk_segment_writer_create_io): the bytes the path form writes, nothing renamed. */
+TSCHUNK_API size_t tschunk_segment_compact_io(const tschunk_segment *seg, const tschunk_segment_io *io,
+                                              tschunk_segment_compact_stats *stats);
 
 /* Series are the same when their names are (not their ids: segments written with ids of their own, as the CLI's,
  * which numbers series in order of appearance); the merged segment numbers them 0, 1, ... in bytewise name
@@ -1132,6 +1135,10 @@ typedef struct {
 TSCHUNK_API size_t tschunk_segment_merge(const tschunk_segment *const *segs, size_t n, const char *path,
                                          const tschunk_segment_merge_options *opts,
                                          tschunk_segment_compact_stats *stats);
+/** The same through io (tschunk_segment_writer_create_io): the bytes the path form writes, nothing renamed. */
+TSCHUNK_API size_t tschunk_segment_merge_io(const tschunk_segment *const *segs, size_t n, const tschunk_segment_io *io,
+                                            const tschunk_segment_merge_options *opts,
+                                            tschunk_segment_compact_stats *stats);
 
 /** The series bitmap (portable roaring: ordinals holding chunks), validated, in place. */
 TSCHUNK_API void tschunk_segment_series_bitmap(const tschunk_segment *seg, const void **blob, size_t *size);

@@ -93,6 +93,37 @@ static void free_written(written *w, size_t n)
     }
 }
 
+/* A segment in memory through tschunk_segment_io; the write_at call numbered fail_write (from 0) and every read_at
+ * after fail_read successful ones fail (SIZE_MAX: none). */
+typedef struct {
+    unsigned char *buf;
+    size_t cap, size, writes, reads, fail_write, fail_read;
+} mem_segment;
+
+static int mem_write_at(void *ctx, const void *data, size_t n, uint64_t at)
+{
+    mem_segment *m = ctx;
+    if (m->writes++ == m->fail_write) return -1;
+    if (at + n > m->cap) {
+        size_t cap = 2 * (size_t)(at + n);
+        unsigned char *grown = realloc(m->buf, cap);
+        cr_assert(grown);
+        m->buf = grown;
+        m->cap = cap;
+    }
+    memcpy(m->buf + at, data, n);
+    if (at + n > m->size) m->size = (size_t)(at + n);
+    return 0;
+}
+
+static int mem_read_at(void *ctx, void *data, size_t n, uint64_t at)
+{
+    mem_segment *m = ctx;
+    if (m->reads++ >= m->fail_read || at + n > m->size) return -1;
+    memcpy(data, m->buf + at, n);
+    return 0;
+}
+
 static char tmpdir[64];
 
 static void make_tmp(void) { test_dir_make(tmpdir, sizeof tmpdir, "seg"); }
@@ -527,6 +558,14 @@ static blob compact_checked(const tschunk_segment *seg, const char *path, tschun
     cr_assert(!tschunk_is_error(size), "%s", tschunk_error_name(size));
     blob b = read_all(path);
     cr_assert_eq(b.size, size);
+    /* Through io: the same bytes and counts. */
+    mem_segment m = {NULL, 0, 0, 0, 0, SIZE_MAX, SIZE_MAX};
+    tschunk_segment_io io = {mem_write_at, mem_read_at, &m};
+    tschunk_segment_compact_stats io_stats;
+    cr_assert_eq(tschunk_segment_compact_io(seg, &io, &io_stats), size);
+    cr_assert(m.size == size && !memcmp(m.buf, b.data, size) && !memcmp(&io_stats, st, sizeof io_stats));
+    free(m.buf);
+    cr_assert_eq(tschunk_segment_compact_io(seg, NULL, NULL), TSC_ERROR(BAD_PARAMETER));
     cr_assert_eq(tschunk_segment_verify(b.data, b.size, NULL), 0);
     tschunk_segment *out;
     cr_assert_eq(tschunk_segment_open(&out, b.data, b.size, TSCHUNK_SEGMENT_VERIFY, NULL), 0);
@@ -747,6 +786,15 @@ Test(segment, merge_joins_segments, .timeout = 60)
               st.chunks_rewritten);
     blob m = read_all(pm);
     cr_assert(m.size == want.size && !memcmp(m.data, want.data, m.size));
+    mem_segment mio = {NULL, 0, 0, 0, 0, SIZE_MAX, SIZE_MAX}; /* through io: the same bytes */
+    tschunk_segment_io io = {mem_write_at, mem_read_at, &mio};
+    cr_assert_eq(tschunk_segment_merge_io(ab, 2, &io, &blocks_of_4, NULL), tschunk_segment_merge(ab, 2, pm2,
+                                                                                                 &blocks_of_4, NULL));
+    blob mb = read_all(pm2);
+    cr_assert(mio.size == mb.size && !memcmp(mio.buf, mb.data, mb.size));
+    free(mb.data);
+    free(mio.buf);
+    cr_assert_eq(tschunk_segment_merge_io(ab, 2, NULL, NULL, NULL), TSC_ERROR(BAD_PARAMETER));
     cr_assert(!tschunk_is_error(tschunk_segment_merge(ba, 2, pm2, NULL, NULL)));
     blob m2 = read_all(pm2);
     cr_assert(m2.size == want.size && !memcmp(m2.data, want.data, m2.size));
@@ -2055,37 +2103,6 @@ Test(segment, every_refused_allocation_fails_cleanly, .timeout = 60)
     cr_assert_eq(tschunk_segment_verify(d.data, d.size, NULL), 0);
     free(d.data);
     free(b.data);
-}
-
-/* A segment in memory through tschunk_segment_io; the write_at call numbered fail_write (from 0) and every read_at
- * after fail_read successful ones fail (SIZE_MAX: none). */
-typedef struct {
-    unsigned char *buf;
-    size_t cap, size, writes, reads, fail_write, fail_read;
-} mem_segment;
-
-static int mem_write_at(void *ctx, const void *data, size_t n, uint64_t at)
-{
-    mem_segment *m = ctx;
-    if (m->writes++ == m->fail_write) return -1;
-    if (at + n > m->cap) {
-        size_t cap = 2 * (size_t)(at + n);
-        unsigned char *grown = realloc(m->buf, cap);
-        cr_assert(grown);
-        m->buf = grown;
-        m->cap = cap;
-    }
-    memcpy(m->buf + at, data, n);
-    if (at + n > m->size) m->size = (size_t)(at + n);
-    return 0;
-}
-
-static int mem_read_at(void *ctx, void *data, size_t n, uint64_t at)
-{
-    mem_segment *m = ctx;
-    if (m->reads++ >= m->fail_read || at + n > m->size) return -1;
-    memcpy(data, m->buf + at, n);
-    return 0;
 }
 
 /* Through the caller's io the writer makes the very bytes it writes to a file (summaries read back through

@@ -369,9 +369,10 @@ static size_t options_of(const tschunk_segment *const *segs, size_t n, tschunk_s
     return 0;
 }
 
-/* Write segs[0 .. n) into one segment at path. */
+/* Write segs[0 .. n) into one segment at path, or through io when path is NULL. */
 static size_t write_segment(const tschunk_segment *const *segs, size_t n, const char *path,
-                            const tschunk_segment_merge_options *m, tschunk_segment_compact_stats *stats)
+                            const tschunk_segment_io *io, const tschunk_segment_merge_options *m,
+                            tschunk_segment_compact_stats *stats)
 {
     compactor cp;
     memset(&cp, 0, sizeof cp);
@@ -394,7 +395,8 @@ static size_t write_segment(const tschunk_segment *const *segs, size_t n, const 
     tschunk_sketch_options so = {o.summary_mapping, 0, 0, 0, o.allocator};
     if (!err && o.has_summaries)
         err = tschunk_sketch_create_mapping(&cp.sketch, o.summary_mapping, o.summary_gamma, o.summary_offset, &so);
-    if (!err) err = tschunk_segment_writer_create(&cp.w, path, &o);
+    if (!err)
+        err = path ? tschunk_segment_writer_create(&cp.w, path, &o) : tschunk_segment_writer_create_io(&cp.w, io, &o);
     if (!err) err = write_all(&cp, m->flags);
     size_t size = err ? err : tschunk_segment_writer_finish(cp.w); /* finish frees the writer either way */
     if (err && cp.w) tschunk_segment_writer_abort(cp.w);
@@ -408,18 +410,30 @@ static size_t write_segment(const tschunk_segment *const *segs, size_t n, const 
     return size;
 }
 
-size_t tschunk_segment_compact(const tschunk_segment *seg, const char *path, tschunk_segment_compact_stats *stats)
+static size_t compact_to(const tschunk_segment *seg, const char *path, const tschunk_segment_io *io,
+                         tschunk_segment_compact_stats *stats)
 {
     tschunk_segment_compact_stats local;
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
-    if (!seg || !path) return TSC_ERROR(BAD_PARAMETER);
+    if (!seg || (!path && !io)) return TSC_ERROR(BAD_PARAMETER);
     tschunk_segment_merge_options m = {summary_block_chunks(seg), 0, 0, 0};
-    return write_segment(&seg, 1, path, &m, stats);
+    return write_segment(&seg, 1, path, io, &m, stats);
 }
 
-size_t tschunk_segment_merge(const tschunk_segment *const *segs, size_t n, const char *path,
-                             const tschunk_segment_merge_options *opts, tschunk_segment_compact_stats *stats)
+size_t tschunk_segment_compact(const tschunk_segment *seg, const char *path, tschunk_segment_compact_stats *stats)
+{
+    return compact_to(seg, path, NULL, stats);
+}
+
+size_t tschunk_segment_compact_io(const tschunk_segment *seg, const tschunk_segment_io *io,
+                                  tschunk_segment_compact_stats *stats)
+{
+    return compact_to(seg, NULL, io, stats);
+}
+
+static size_t merge_to(const tschunk_segment *const *segs, size_t n, const char *path, const tschunk_segment_io *io,
+                       const tschunk_segment_merge_options *opts, tschunk_segment_compact_stats *stats)
 {
     tschunk_segment_compact_stats local;
     if (!stats) stats = &local;
@@ -427,10 +441,22 @@ size_t tschunk_segment_merge(const tschunk_segment *const *segs, size_t n, const
     tschunk_segment_merge_options m = {0, 0, 0, 0};
     if (opts) m = *opts;
     int codec_ok = !m.codec || m.codec == TSCHUNK_CODEC_GORILLA || m.codec == TSCHUNK_CODEC_TSC2;
-    if (!segs || !n || !path || m.summary_block_chunks > TSC_SEG_MAX_SUMMARY_BLOCK ||
+    if (!segs || !n || (!path && !io) || m.summary_block_chunks > TSC_SEG_MAX_SUMMARY_BLOCK ||
         (m.flags & ~TSCHUNK_MERGE_BY_NAME) || m.samples_per_chunk > TSCHUNK_MAX_SAMPLES || !codec_ok)
         return TSC_ERROR(BAD_PARAMETER);
     for (size_t k = 0; k < n; k++)
         if (!segs[k]) return TSC_ERROR(BAD_PARAMETER);
-    return write_segment(segs, n, path, &m, stats);
+    return write_segment(segs, n, path, io, &m, stats);
+}
+
+size_t tschunk_segment_merge(const tschunk_segment *const *segs, size_t n, const char *path,
+                             const tschunk_segment_merge_options *opts, tschunk_segment_compact_stats *stats)
+{
+    return merge_to(segs, n, path, NULL, opts, stats);
+}
+
+size_t tschunk_segment_merge_io(const tschunk_segment *const *segs, size_t n, const tschunk_segment_io *io,
+                                const tschunk_segment_merge_options *opts, tschunk_segment_compact_stats *stats)
+{
+    return merge_to(segs, n, NULL, io, opts, stats);
 }
