@@ -1,8 +1,8 @@
 /*
  * Segment round trip: bytes -> chunks of several series (ids up to 2^64-1,
  * timestamps anywhere in int64, chunks added in any order) -> writer -> file
- * -> reader with every checksum verified (the same writer, compaction and merge
- * through tschunk_segment_io into memory must make the files' bytes). Every chunk must come back once,
+ * -> reader with every checksum verified (the same writer, delete, compaction
+ * and merge through tschunk_segment_io into memory must make the files' bytes). Every chunk must come back once,
  * byte for byte, under its series, with its count and time span, in index
  * order (series, then first timestamp). Then a delete (series and time
  * range from the input's first bytes): the rewritten segment verifies, and
@@ -390,6 +390,13 @@ static void check_delete(const tschunk_segment *seg, const char *path, const uin
     size_t got = f ? fread(file, 1, sizeof file, f) : 0;
     if (f) fclose(f);
     remove(path);
+    mem_out mem = {NULL, 0, 0};
+    tschunk_segment_io io = {mem_write_at, NULL, &mem};
+    uint64_t deleted_io;
+    if (tschunk_segment_delete_io(seg, &io, victim, from, to, &deleted_io) || deleted_io != deleted ||
+        mem.size != got || memcmp(mem.buf, file, got))
+        __builtin_trap(); /* through io: the same bytes */
+    free(mem.buf);
     tschunk_segment *after;
     if (tschunk_segment_verify(file, got, NULL) || tschunk_segment_open(&after, file, got, TSCHUNK_SEGMENT_VERIFY, NULL))
         __builtin_trap();

@@ -1081,6 +1081,13 @@ TSCHUNK_API size_t tschunk_segment_range_merge(const tschunk_segment *seg, uint3
  */
 TSCHUNK_API size_t tschunk_segment_delete(const tschunk_segment *seg, const char *path, uint32_t ordinal,
                                           int64_t from, int64_t to, uint64_t *deleted);
+/**
+ * The same through io (write_at only: the bytes before the tombstones, the new tombstones and the footer, in
+ * order from offset 0; a caller whose target already holds seg's bytes may keep the first part). Nothing is
+ * written when no sample is newly deleted (*deleted 0), as with a path.
+ */
+TSCHUNK_API size_t tschunk_segment_delete_io(const tschunk_segment *seg, const tschunk_segment_io *io, uint32_t ordinal,
+                                             int64_t from, int64_t to, uint64_t *deleted);
 
 typedef struct {
     uint64_t chunks_copied;    /* without deletions: record copied as it was, summary included */

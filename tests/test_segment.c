@@ -471,6 +471,25 @@ Test(segment, delete_hides_samples_from_every_reader, .timeout = 60)
     cr_assert_eq(deleted, in_range);
     blob b2 = read_all(path2);
     cr_assert_eq(tschunk_segment_verify(b2.data, b2.size, NULL), 0);
+    /* Through io: the same bytes and count; a second delete of the same range writes nothing. */
+    mem_segment m = {NULL, 0, 0, 0, 0, SIZE_MAX, SIZE_MAX};
+    tschunk_segment_io io = {mem_write_at, NULL, &m};
+    uint64_t deleted_io;
+    cr_assert_eq(tschunk_segment_delete_io(seg, &io, ord, from, to, &deleted_io), 0);
+    cr_assert(deleted_io == deleted && m.size == b2.size && !memcmp(m.buf, b2.data, b2.size));
+    free(m.buf);
+    tschunk_segment *again;
+    cr_assert_eq(tschunk_segment_open(&again, b2.data, b2.size, 0, NULL), 0);
+    mem_segment none = {NULL, 0, 0, 0, 0, SIZE_MAX, SIZE_MAX};
+    io.ctx = &none;
+    cr_assert_eq(tschunk_segment_delete_io(again, &io, ord, from, to, &deleted_io), 0);
+    cr_assert(deleted_io == 0 && none.writes == 0);
+    tschunk_segment_close(again);
+    mem_segment failing = {NULL, 0, 0, 0, 0, 1, SIZE_MAX}; /* the tombstones' write fails */
+    io.ctx = &failing;
+    cr_assert_eq(tschunk_segment_delete_io(seg, &io, ord, from, to, &deleted_io), TSC_ERROR(GENERIC));
+    free(failing.buf);
+    cr_assert_eq(tschunk_segment_delete_io(seg, NULL, ord, from, to, &deleted_io), TSC_ERROR(BAD_PARAMETER));
     tschunk_segment *seg2;
     cr_assert_eq(tschunk_segment_open(&seg2, b2.data, b2.size, TSCHUNK_SEGMENT_VERIFY, NULL), 0);
     tschunk_segment_info info;

@@ -87,8 +87,19 @@ static uint8_t *encode_tombs(const tschunk_segment *s, size_t begin, size_t end,
     return buf;
 }
 
-/* Everything before the tombstones as it was, the new tombstones, a new footer. */
-static size_t write_segment(const tschunk_segment *s, const char *path, const uint8_t *tombs, size_t tombs_len)
+/* The three parts through the caller's io, at their offsets. */
+static size_t write_parts_io(const tschunk_segment_io *io, const tsc_span parts[3])
+{
+    uint64_t at = 0;
+    for (int k = 0; k < 3; at += parts[k].size, k++)
+        if (parts[k].size && io->write_at(io->ctx, parts[k].data, parts[k].size, at)) return TSC_ERROR(GENERIC);
+    return 0;
+}
+
+/* Everything before the tombstones as it was, the new tombstones, a new footer: to path, or through io when path
+ * is NULL. */
+static size_t write_segment(const tschunk_segment *s, const char *path, const tschunk_segment_io *io,
+                            const uint8_t *tombs, size_t tombs_len)
 {
     tsc_seg_footer f = s->footer;
     f.tomb_len = tombs_len;
@@ -98,6 +109,10 @@ static size_t write_segment(const tschunk_segment *s, const char *path, const ui
     if (f.version > 1) f.lazy_hash = tsc_xxh3_spans(lazy, 2);
     uint8_t footer[TSC_SEG_FOOTER_SIZE];
     size_t footer_size = tsc_seg_encode_footer(&f, footer);
+    if (!path) {
+        const tsc_span parts[3] = {{s->data, (size_t)f.tomb_off}, {tombs, tombs_len}, {footer, footer_size}};
+        return write_parts_io(io, parts);
+    }
     size_t n = strlen(path) + 32;
     char *tmp = s->allocator.alloc(s->allocator.opaque, n);
     if (!tmp) return TSC_ERROR(ALLOCATION);
@@ -118,12 +133,13 @@ static size_t write_segment(const tschunk_segment *s, const char *path, const ui
     return ok ? 0 : TSC_ERROR(GENERIC);
 }
 
-size_t tschunk_segment_delete(const tschunk_segment *s, const char *path, uint32_t ordinal, int64_t from, int64_t to,
-                              uint64_t *deleted)
+static size_t delete_to(const tschunk_segment *s, const char *path, const tschunk_segment_io *io, uint32_t ordinal,
+                        int64_t from, int64_t to, uint64_t *deleted)
 {
     if (deleted) *deleted = 0;
     size_t begin = 0, end = 0, err;
-    if (!s || !path || from > to || tschunk_segment_range(s, ordinal, from, to, &begin, &end))
+    int target = path || (io && io->write_at);
+    if (!s || !target || from > to || tschunk_segment_range(s, ordinal, from, to, &begin, &end))
         return TSC_ERROR(BAD_PARAMETER); /* an unknown series too */
     roaring_bitmap_t **gone = s->allocator.alloc(s->allocator.opaque, (end - begin + 1) * sizeof *gone);
     if (!gone) return TSC_ERROR(ALLOCATION);
@@ -138,11 +154,23 @@ size_t tschunk_segment_delete(const tschunk_segment *s, const char *path, uint32
     if (!err && newly) {
         size_t len = 0;
         uint8_t *tombs = encode_tombs(s, begin, end, gone, &len);
-        err = tombs ? write_segment(s, path, tombs, len) : TSC_ERROR(ALLOCATION);
+        err = tombs ? write_segment(s, path, io, tombs, len) : TSC_ERROR(ALLOCATION);
         if (tombs) s->allocator.free(s->allocator.opaque, tombs);
     }
     for (size_t i = 0; i < made; i++) roaring_bitmap_free(gone[i]);
     s->allocator.free(s->allocator.opaque, gone);
     if (!err && deleted) *deleted = newly;
     return err;
+}
+
+size_t tschunk_segment_delete(const tschunk_segment *s, const char *path, uint32_t ordinal, int64_t from, int64_t to,
+                              uint64_t *deleted)
+{
+    return delete_to(s, path, NULL, ordinal, from, to, deleted);
+}
+
+size_t tschunk_segment_delete_io(const tschunk_segment *s, const tschunk_segment_io *io, uint32_t ordinal,
+                                 int64_t from, int64_t to, uint64_t *deleted)
+{
+    return delete_to(s, NULL, io, ordinal, from, to, deleted);
 }
