@@ -629,7 +629,7 @@ Test(cli, compress_writes_segments_of_many_series)
                             "cpu{host=\"a\"},1500,-0\n");
     char out[4096];
     cr_assert_eq(run(out, sizeof out, "compress multi.csv -o m.tseg --verify"), 0, "%s", out);
-    cr_assert(strstr(out, "5 samples (1 empty values skipped), 2 series, 3 chunks"), "%s", out);
+    cr_assert(strstr(out, "5 samples (1 empty value skipped), 2 series, 3 chunks"), "%s", out);
     cr_assert(strstr(out, "verify: all 2 series decode bit-for-bit identical"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "ls m.tseg"), 0, "%s", out);
     cr_assert(strstr(out, "cpu{host=\"a\"}\t0\t2\t3\t1000\t2000\t"), "%s", out);
@@ -672,7 +672,7 @@ Test(cli, wide_tables_become_one_series_per_column)
                           "2016-07-01 02:00:00,5.157,1.741,27.787\n");
     char out[4096];
     cr_assert_eq(run(out, sizeof out, "compress ett.csv -o e.tseg --wide --ts-unit s --verify"), 0, "%s", out);
-    cr_assert(strstr(out, "8 samples (1 empty values skipped), 3 series"), "%s", out);
+    cr_assert(strstr(out, "8 samples (1 empty value skipped), 3 series"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "ls e.tseg"), 0, "%s", out);
     cr_assert(strstr(out, "HUFL\t0\t1\t3\t1467331200\t1467338400\t"), "%s", out);
     cr_assert(strstr(out, "HULL\t1\t1\t2\t"), "%s", out);
@@ -1013,7 +1013,11 @@ Test(cli, date_times_are_checked_against_the_calendar)
     cr_assert_eq(run(out, sizeof out, "cat cal.tseg cal --iso"), 0, "%s", out);
     cr_assert_str_eq(out, "timestamp,value\n2000-02-29T00:00:00.000Z,1\n2017-01-01T00:00:00.000Z,2\n"
                           "2017-07-01T00:00:00.000Z,3\n2024-01-01T00:00:00.000Z,4\n");
-    /* A date alone (a daily series) is its midnight UTC (0.46.4), in a headerless file too. */
+    /* A date alone (a daily series) is its midnight UTC (0.46.4), in a headerless file too; one sample and one chunk
+     * are counted in the singular. */
+    write_file("one.csv", "2020-01-02,300.35\n");
+    cr_assert_eq(run(out, sizeof out, "compress one.csv -o one.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "one.csv -> one.tseg: 1 sample (0 empty values skipped), 1 series, 1 chunk, "), "%s", out);
     write_file("daily.csv", "2020-01-02,300.35\n2020-01-03,297.43\n2020-02-29,299.8\n");
     cr_assert_eq(run(out, sizeof out, "compress daily.csv -o daily.tseg --ts-unit s"), 0, "%s", out);
     cr_assert(strstr(out, ": 3 samples"), "%s", out);

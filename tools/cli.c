@@ -296,6 +296,8 @@ int chunk_stats(stats *st, int format, const unsigned char *chunk, size_t size, 
     return rc;
 }
 
+const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
+
 /* ---- quantiles -------------------------------------------------------------- */
 int cmp_dbl(const void *a, const void *b)
 {

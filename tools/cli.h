@@ -32,6 +32,8 @@ typedef struct {
     unsigned given; /* the options on the command line, a bit each (tschunk.c option_names) */
 } options;
 
+/* "s" for a count other than one: "1 chunk", "2 chunks". */
+const char *plural(uint64_t n);
 /* Print "tschunk: message" on stderr. @return 1, the exit status of a failed command. */
 __attribute__((format(printf, 1, 2))) int fail(const char *fmt, ...);
 /* s as a JSON string, quoted and escaped, on stdout. */

@@ -322,8 +322,8 @@ int segment_compress(const options *o)
     free(views);
     tschunk_sketch_free(summary);
     if (rc) { series_table_free(&t); return rc; }
-    printf("%s -> %s: %zu samples (%zu empty values skipped), %zu series, %llu chunks, %zu bytes", o->in, o->out, rows,
-           skipped, t.n, (unsigned long long)sink.chunks, bytes);
+    printf("%s -> %s: %zu sample%s (%zu empty value%s skipped), %zu series, %llu chunk%s, %zu bytes", o->in, o->out,
+           rows, plural(rows), skipped, plural(skipped), t.n, (unsigned long long)sink.chunks, plural(sink.chunks), bytes);
     if (o->summary) printf(" (summaries %llu of them)", (unsigned long long)sink.summary_bytes);
     printf("\n");
     if (rows)

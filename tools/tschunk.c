@@ -240,8 +240,9 @@ static int cmd_export_prom(const options *o)
         samples_free(&s);
         return fail("%s not written", o->out);
     }
-    printf("%s -> %s: %zu samples (%zu empty values skipped), %llu Prometheus XOR chunks, %llu bytes\n", o->in,
-           o->out, s.n, skipped, (unsigned long long)w.chunks, (unsigned long long)w.bytes);
+    printf("%s -> %s: %zu sample%s (%zu empty value%s skipped), %llu Prometheus XOR chunk%s, %llu bytes\n", o->in,
+           o->out, s.n, plural(s.n), skipped, plural(skipped), (unsigned long long)w.chunks, plural(w.chunks),
+           (unsigned long long)w.bytes);
     series_view view = {s.ts, s.bits, s.n};
     int passes;
     double best_s = encode_best_s(FORMAT_PROM, 0, (uint32_t)per_chunk, (uint32_t)o->max_chunk_bytes, NULL, &view, 1,
