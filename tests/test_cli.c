@@ -199,6 +199,12 @@ Test(cli, plain_stats_agree_with_json)
                      files[k], json);
     }
     cr_assert_eq(json_number(json, "samples"), 1000);
+    /* A Prometheus file's native size is the segment import-prom writes (0.47.1; a chunk file's before). */
+    cr_assert_eq(run(out, sizeof out, "import-prom p.bin -o pi.tseg"), 0, "%s", out);
+    snprintf(path, sizeof path, "%s/pi.tseg", workdir);
+    struct stat imported;
+    cr_assert(stat(path, &imported) == 0);
+    cr_assert_eq(json_number(json, "native_bytes"), (double)imported.st_size, "%s", json);
     cr_assert_eq(run(out, sizeof out, "verify p.bin"), 0, "%s", out);
     cr_assert(strstr(out, "p.bin: ok (Prometheus XOR chunks, 9 chunks, 1000 samples)"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "ls p.bin"), 0, "%s", out);

@@ -146,6 +146,9 @@ int segment_merge(const char *out, const char *const *paths, const unsigned char
                   size_t n, const tschunk_segment_merge_options *m);
 /* import-prom: r is an open Prometheus file; -o gets a segment of one series named after it. */
 int segment_import_prom(const options *o, tscf_reader *r);
+/* The bytes of the segment `import-prom` (codec 2) would write for the Prometheus file at path, open in r. @return 0
+ * or 1 after the message. */
+int prom_as_segment_bytes(const char *path, tscf_reader *r, uint64_t *bytes);
 
 
 #endif

@@ -844,34 +844,81 @@ static size_t next_prom_chunk(const options *o, tscf_reader *r, int *got)
     return n;
 }
 
-/* One native chunk per Prometheus chunk (split only where time goes backwards), one series named after the file. */
-int segment_import_prom(const options *o, tscf_reader *r)
+/* A tschunk_segment_io that keeps nothing and counts the size: what a segment would weigh. */
+static int count_write_at(void *ctx, const void *data, size_t n, uint64_t at)
+{
+    (void)data;
+    uint64_t *end = ctx;
+    if (at + n > *end) *end = at + n;
+    return 0;
+}
+
+static int no_read_at(void *ctx, void *data, size_t n, uint64_t at)
+{
+    (void)ctx, (void)data, (void)n, (void)at;
+    return -1; /* without summaries the writer reads nothing back */
+}
+
+typedef struct {
+    uint64_t bytes, samples, chunks;
+} import_result;
+
+/* import-prom's segment of r, read from its start: one native chunk of `codec` per Prometheus chunk (split only
+ * where time goes backwards), one series named after the file; to o->out, or only sized (`size_only`). */
+static int import_prom_to(const options *o, tscf_reader *r, uint32_t codec, int size_only, import_result *res)
 {
     int got = 1;
     size_t n;
     int64_t min = INT64_MAX;
+    tscf_rewind(r);
     while ((n = next_prom_chunk(o, r, &got)) != SIZE_MAX && got == 1) /* the header wants the minimum first */
         for (size_t i = 0; i < n; i++) min = chunk_ts[i] < min ? chunk_ts[i] : min;
     if (n == SIZE_MAX) return 1;
     tscf_rewind(r);
     tschunk_segment_options so = {.min_ts = min == INT64_MAX ? 0 : min, .ts_unit = TSCHUNK_UNIT_MS};
     tschunk_segment_writer *w;
-    size_t created = tschunk_segment_writer_create(&w, o->out, &so);
-    if (created) return fail("cannot create %s: %s", o->out, error_reason(created));
+    uint64_t counted = 0;
+    tschunk_segment_io counter = {count_write_at, no_read_at, &counted};
+    size_t created = size_only ? tschunk_segment_writer_create_io(&w, &counter, &so)
+                               : tschunk_segment_writer_create(&w, o->out, &so);
+    if (created) return fail("cannot create %s: %s", size_only ? "a segment in memory" : o->out, error_reason(created));
     char name[256];
     name_after_file(o->in, name, sizeof name);
     segment_sink sink = {w, 0, 0, 0, 0};
     int rc = tschunk_segment_writer_add_series(w, 0, name, strlen(name)) ? fail("cannot name the series") : 0;
-    uint64_t samples = 0;
+    res->samples = 0;
     while (!rc && (n = next_prom_chunk(o, r, &got)) != SIZE_MAX && got == 1) {
-        samples += n;
-        rc = encode_chunks(FORMAT_NATIVE, o->codec, chunk_ts, chunk_bits, n, n ? (uint32_t)n : 1, 0, NULL, add_to_segment, &sink, NULL);
+        res->samples += n;
+        rc = encode_chunks(FORMAT_NATIVE, codec, chunk_ts, chunk_bits, n, n ? (uint32_t)n : 1, 0, NULL, add_to_segment,
+                           &sink, NULL);
     }
     if (n == SIZE_MAX) rc = 1;
     if (rc) { tschunk_segment_writer_abort(w); return rc; }
     size_t bytes = tschunk_segment_writer_finish(w);
     if (tschunk_is_error(bytes)) return fail("%s not written: %s", o->out, error_reason(bytes));
-    printf("%s -> %s: %llu samples, %llu Prometheus XOR chunks -> %llu native chunks, %zu -> %zu bytes\n", o->in, o->out,
-           (unsigned long long)samples, (unsigned long long)r->chunks_seen, (unsigned long long)sink.chunks, r->size, bytes);
+    res->bytes = bytes;
+    res->chunks = sink.chunks;
+    return 0;
+}
+
+int segment_import_prom(const options *o, tscf_reader *r)
+{
+    import_result res;
+    if (import_prom_to(o, r, o->codec, 0, &res)) return 1;
+    printf("%s -> %s: %llu sample%s, %llu Prometheus XOR chunk%s -> %llu native chunk%s, %zu -> %llu bytes\n", o->in,
+           o->out, (unsigned long long)res.samples, plural(res.samples), (unsigned long long)r->chunks_seen,
+           plural(r->chunks_seen), (unsigned long long)res.chunks, plural(res.chunks), r->size,
+           (unsigned long long)res.bytes);
+    return 0;
+}
+
+int prom_as_segment_bytes(const char *path, tscf_reader *r, uint64_t *bytes)
+{
+    options o;
+    memset(&o, 0, sizeof o);
+    o.in = path;
+    import_result res;
+    if (import_prom_to(&o, r, TSCHUNK_CODEC_TSC2, 1, &res)) return 1;
+    *bytes = res.bytes;
     return 0;
 }
