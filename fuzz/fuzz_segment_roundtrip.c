@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../tests/mem_io.h"
 #include "harness.h"
 #include "tschunk.h"
 
@@ -108,36 +109,8 @@ static size_t make_chunks(const uint8_t *data, size_t size, added_chunk *out, in
     return n;
 }
 
-/* The same segment written through tschunk_segment_io into memory: it must be the file's bytes. */
-typedef struct {
-    unsigned char *buf;
-    size_t cap, size;
-} mem_out;
-
-static int mem_write_at(void *ctx, const void *data, size_t n, uint64_t at)
-{
-    mem_out *m = ctx;
-    if (at + n > m->cap) {
-        size_t cap = 2 * (size_t)(at + n);
-        unsigned char *grown = realloc(m->buf, cap);
-        if (!grown) return -1;
-        m->buf = grown;
-        m->cap = cap;
-    }
-    memcpy(m->buf + at, data, n);
-    if (at + n > m->size) m->size = (size_t)(at + n);
-    return 0;
-}
-
-static int mem_read_at(void *ctx, void *data, size_t n, uint64_t at)
-{
-    mem_out *m = ctx;
-    if (at + n > m->size) return -1;
-    memcpy(data, m->buf + at, n);
-    return 0;
-}
-
-static void same_as_file(const char *path, const mem_out *m, size_t file_size)
+/* The segment written through tschunk_segment_io into memory must be the file's bytes. */
+static void same_as_file(const char *path, const mem_segment *m, size_t file_size)
 {
     FILE *f = fopen(path, "rb");
     unsigned char *bytes = malloc(file_size + 1);
@@ -164,8 +137,8 @@ static size_t write_segment(const char *path, added_chunk *chunks, size_t n, int
         opts.summary_block_chunks = per_block;
     }
     tschunk_segment_writer *ws[2];
-    mem_out m = {NULL, 0, 0};
-    tschunk_segment_io io = {mem_write_at, mem_read_at, &m};
+    mem_segment m = mem_segment_empty();
+    tschunk_segment_io io = mem_segment_io(&m);
     if (tschunk_segment_writer_create(&ws[0], path, &opts) || tschunk_segment_writer_create_io(&ws[1], &io, &opts))
         __builtin_trap();
     for (size_t i = 0; i < n; i++) {
@@ -316,8 +289,8 @@ static void check_compact(const tschunk_segment *seg, const char *path)
     tschunk_segment_compact_stats st;
     size_t size = tschunk_segment_compact(seg, path, &st);
     tschunk_segment *out = read_back(path, size, file, sizeof file);
-    mem_out m = {NULL, 0, 0};
-    tschunk_segment_io io = {mem_write_at, mem_read_at, &m};
+    mem_segment m = mem_segment_empty();
+    tschunk_segment_io io = mem_segment_io(&m);
     if (tschunk_segment_compact_io(seg, &io, NULL) != size || m.size != size || memcmp(m.buf, file, size))
         __builtin_trap(); /* through io: the same bytes */
     free(m.buf);
@@ -346,8 +319,8 @@ static void check_merge(const tschunk_segment *seg, const tschunk_segment *after
     const tschunk_segment *both[2] = {after, seg};
     size_t size = tschunk_segment_merge(both, 2, path, m, NULL);
     tschunk_segment *out = read_back(path, size, file, sizeof file);
-    mem_out mem = {NULL, 0, 0};
-    tschunk_segment_io io = {mem_write_at, mem_read_at, &mem};
+    mem_segment mem = mem_segment_empty();
+    tschunk_segment_io io = mem_segment_io(&mem);
     if (tschunk_segment_merge_io(both, 2, &io, m, NULL) != size || mem.size != size || memcmp(mem.buf, file, size))
         __builtin_trap(); /* through io: the same bytes */
     free(mem.buf);
@@ -390,7 +363,7 @@ static void check_delete(const tschunk_segment *seg, const char *path, const uin
     size_t got = f ? fread(file, 1, sizeof file, f) : 0;
     if (f) fclose(f);
     remove(path);
-    mem_out mem = {NULL, 0, 0};
+    mem_segment mem = mem_segment_empty();
     tschunk_segment_io io = {mem_write_at, NULL, &mem};
     uint64_t deleted_io;
     if (tschunk_segment_delete_io(seg, &io, victim, from, to, &deleted_io) || deleted_io != deleted ||

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <roaring/roaring.h>
 
+#include "mem_io.h"
 #include "test_util.h"
 #include "segment/format.h"
 
@@ -37,7 +38,8 @@ static size_t write_segment_to(const char *path, const tschunk_segment_io *io, w
                                  .summary_mapping = TSCHUNK_MAPPING_CUBIC, .summary_gamma = st.gamma,
                                  .summary_offset = st.index_offset, .ts_unit = TSCHUNK_UNIT_MS};
     tschunk_segment_writer *sw;
-    cr_assert_eq(path ? tschunk_segment_writer_create(&sw, path, &o) : tschunk_segment_writer_create_io(&sw, io, &o), 0);
+    size_t created = path ? tschunk_segment_writer_create(&sw, path, &o) : tschunk_segment_writer_create_io(&sw, io, &o);
+    cr_assert_eq(created, 0);
     size_t n = 0;
     uint64_t rng = 99;
     /* Series ids are sparse 64-bit numbers; chunks arrive interleaved and out of order. */
@@ -91,37 +93,6 @@ static void free_written(written *w, size_t n)
         free(w[i].chunk);
         free(w[i].summary);
     }
-}
-
-/* A segment in memory through tschunk_segment_io; the write_at call numbered fail_write (from 0) and every read_at
- * after fail_read successful ones fail (SIZE_MAX: none). */
-typedef struct {
-    unsigned char *buf;
-    size_t cap, size, writes, reads, fail_write, fail_read;
-} mem_segment;
-
-static int mem_write_at(void *ctx, const void *data, size_t n, uint64_t at)
-{
-    mem_segment *m = ctx;
-    if (m->writes++ == m->fail_write) return -1;
-    if (at + n > m->cap) {
-        size_t cap = 2 * (size_t)(at + n);
-        unsigned char *grown = realloc(m->buf, cap);
-        cr_assert(grown);
-        m->buf = grown;
-        m->cap = cap;
-    }
-    memcpy(m->buf + at, data, n);
-    if (at + n > m->size) m->size = (size_t)(at + n);
-    return 0;
-}
-
-static int mem_read_at(void *ctx, void *data, size_t n, uint64_t at)
-{
-    mem_segment *m = ctx;
-    if (m->reads++ >= m->fail_read || at + n > m->size) return -1;
-    memcpy(data, m->buf + at, n);
-    return 0;
 }
 
 static char tmpdir[64];
@@ -472,7 +443,7 @@ Test(segment, delete_hides_samples_from_every_reader, .timeout = 60)
     blob b2 = read_all(path2);
     cr_assert_eq(tschunk_segment_verify(b2.data, b2.size, NULL), 0);
     /* Through io: the same bytes and count; a second delete of the same range writes nothing. */
-    mem_segment m = {NULL, 0, 0, 0, 0, SIZE_MAX, SIZE_MAX};
+    mem_segment m = mem_segment_empty();
     tschunk_segment_io io = {mem_write_at, NULL, &m};
     uint64_t deleted_io;
     cr_assert_eq(tschunk_segment_delete_io(seg, &io, ord, from, to, &deleted_io), 0);
@@ -480,7 +451,7 @@ Test(segment, delete_hides_samples_from_every_reader, .timeout = 60)
     free(m.buf);
     tschunk_segment *again;
     cr_assert_eq(tschunk_segment_open(&again, b2.data, b2.size, 0, NULL), 0);
-    mem_segment none = {NULL, 0, 0, 0, 0, SIZE_MAX, SIZE_MAX};
+    mem_segment none = mem_segment_empty();
     io.ctx = &none;
     cr_assert_eq(tschunk_segment_delete_io(again, &io, ord, from, to, &deleted_io), 0);
     cr_assert(deleted_io == 0 && none.writes == 0);
@@ -578,8 +549,8 @@ static blob compact_checked(const tschunk_segment *seg, const char *path, tschun
     blob b = read_all(path);
     cr_assert_eq(b.size, size);
     /* Through io: the same bytes and counts. */
-    mem_segment m = {NULL, 0, 0, 0, 0, SIZE_MAX, SIZE_MAX};
-    tschunk_segment_io io = {mem_write_at, mem_read_at, &m};
+    mem_segment m = mem_segment_empty();
+    tschunk_segment_io io = mem_segment_io(&m);
     tschunk_segment_compact_stats io_stats;
     cr_assert_eq(tschunk_segment_compact_io(seg, &io, &io_stats), size);
     cr_assert(m.size == size && !memcmp(m.buf, b.data, size) && !memcmp(&io_stats, st, sizeof io_stats));
@@ -805,8 +776,8 @@ Test(segment, merge_joins_segments, .timeout = 60)
               st.chunks_rewritten);
     blob m = read_all(pm);
     cr_assert(m.size == want.size && !memcmp(m.data, want.data, m.size));
-    mem_segment mio = {NULL, 0, 0, 0, 0, SIZE_MAX, SIZE_MAX}; /* through io: the same bytes */
-    tschunk_segment_io io = {mem_write_at, mem_read_at, &mio};
+    mem_segment mio = mem_segment_empty(); /* through io: the same bytes */
+    tschunk_segment_io io = mem_segment_io(&mio);
     cr_assert_eq(tschunk_segment_merge_io(ab, 2, &io, &blocks_of_4, NULL), tschunk_segment_merge(ab, 2, pm2,
                                                                                                  &blocks_of_4, NULL));
     blob mb = read_all(pm2);
@@ -2133,8 +2104,8 @@ Test(segment, io_writer_makes_the_file_writers_bytes)
         snprintf(path, sizeof path, "%s/file_%d.tseg", tmpdir, with_summaries);
         static written a[NSERIES * PER_SERIES], b[NSERIES * PER_SERIES];
         size_t n = write_segment(path, a, with_summaries);
-        mem_segment m = {NULL, 0, 0, 0, 0, SIZE_MAX, SIZE_MAX};
-        tschunk_segment_io io = {mem_write_at, mem_read_at, &m};
+        mem_segment m = mem_segment_empty();
+        tschunk_segment_io io = mem_segment_io(&m);
         cr_assert_eq(write_segment_to(NULL, &io, b, with_summaries), n);
         blob file = read_all(path);
         cr_assert_eq(m.size, file.size, "%zu bytes against %zu", m.size, file.size);
@@ -2174,7 +2145,7 @@ Test(segment, io_failures_fail_the_writer)
     size_t whole = 0;
     for (size_t fail_write = 0, fail_read = SIZE_MAX;; fail_write++) {
         mem_segment m = {NULL, 0, 0, 0, 0, fail_write, fail_read};
-        tschunk_segment_io io = {mem_write_at, mem_read_at, &m};
+        tschunk_segment_io io = mem_segment_io(&m);
         tschunk_segment_writer *w;
         size_t r = tschunk_segment_writer_create_io(&w, &io, &o);
         for (int k = 0; k < 3 && !r; k++) {
@@ -2188,11 +2159,12 @@ Test(segment, io_failures_fail_the_writer)
             whole = r;
             break;
         }
-        cr_assert_eq(tschunk_get_error_code(r), TSCHUNK_ERROR_GENERIC, "write %zu: %s", fail_write, tschunk_error_name(r));
+        cr_assert_eq(tschunk_get_error_code(r), TSCHUNK_ERROR_GENERIC, "write %zu: %s", fail_write,
+                     tschunk_error_name(r));
     }
     cr_assert_gt(whole, 0);
     mem_segment m = {NULL, 0, 0, 0, 0, SIZE_MAX, 1};
-    tschunk_segment_io io = {mem_write_at, mem_read_at, &m};
+    tschunk_segment_io io = mem_segment_io(&m);
     tschunk_segment_writer *w;
     cr_assert_eq(tschunk_segment_writer_create_io(&w, &io, &o), 0);
     for (int k = 0; k < 3; k++)
@@ -2201,6 +2173,7 @@ Test(segment, io_failures_fail_the_writer)
     cr_assert_gt(m.reads, 1, "the block summary read the records back");
     free(m.buf);
     tschunk_segment_io no_read = {mem_write_at, NULL, &m};
-    cr_assert_eq(tschunk_get_error_code(tschunk_segment_writer_create_io(&w, &no_read, &o)), TSCHUNK_ERROR_BAD_PARAMETER);
+    cr_assert_eq(tschunk_get_error_code(tschunk_segment_writer_create_io(&w, &no_read, &o)),
+                 TSCHUNK_ERROR_BAD_PARAMETER);
     cr_assert_eq(tschunk_get_error_code(tschunk_segment_writer_create_io(&w, NULL, &o)), TSCHUNK_ERROR_BAD_PARAMETER);
 }
