@@ -1723,3 +1723,53 @@ Test(cli, quantiles_json_says_what_the_text_says)
     cr_assert(strstr(json, "\"samples\": 0,") && strstr(json, "\"min\": null, \"max\": null, \"sum\": null") &&
               strstr(json, "{\"q\": 0.5, \"value\": null}"), "%s", json);
 }
+
+/* --mapping and --alpha reach the summaries: quantiles reports the mapping and accuracy the file was written with,
+ * and every answer keeps within it. */
+Test(cli, summary_mapping_and_accuracy_are_the_options)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/acc.csv", workdir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    for (int i = 0; i < 2000; i++) fprintf(f, "%d,%d.%d\n", 1000 * i, 1 + (i * 7919) % 5000, i % 10);
+    fclose(f);
+    const char *mappings[] = {"logarithmic", "cubic"};
+    const double alphas[] = {0.05, 0.002};
+    char out[4096];
+    for (int k = 0; k < 2; k++) {
+        char args[256];
+        snprintf(args, sizeof args, "compress acc.csv -o acc.tseg --summary --mapping %s --alpha %g", mappings[k],
+                 alphas[k]);
+        cr_assert_eq(run(out, sizeof out, args), 0, "%s", out);
+        cr_assert_eq(run(out, sizeof out, "quantiles acc.tseg --q 0.1,0.5,0.99 --exact --json"), 0, "%s", out);
+        char want[64];
+        snprintf(want, sizeof want, "\"mapping\": \"%s\"", mappings[k]);
+        cr_assert(strstr(out, want), "%s", out);
+        cr_assert_float_eq(json_number(out, "relative_accuracy"), alphas[k], 1e-9, "%s", out);
+        for (const char *at = strstr(out, "\"relative_error\": "); at; at = strstr(at + 1, "\"relative_error\": "))
+            cr_assert_leq(strtod(at + 18, NULL), alphas[k] * (1 + 1e-9), "%s", out);
+    }
+}
+
+/* A segment the library wrote with an unnamed series: decompress names it by its id. */
+Test(cli, an_unnamed_series_is_printed_by_its_id)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/ids.tseg", workdir);
+    tschunk_segment_options so = {.ts_unit = TSCHUNK_UNIT_MS};
+    tschunk_segment_writer *w;
+    cr_assert_eq(tschunk_segment_writer_create(&w, path, &so), 0);
+    int64_t ts[2] = {5, 6};
+    double v[2] = {1.5, 2.5};
+    uint8_t chunk[TSCHUNK_BOUND(2)];
+    size_t size = tschunk_encode(chunk, sizeof chunk, ts, v, 2, NULL);
+    cr_assert_eq(tschunk_segment_writer_add_chunk(w, 77, chunk, size, NULL, 0), 0);
+    cr_assert_eq(tschunk_segment_writer_add_chunk(w, 18446744073709551615u, chunk, size, NULL, 0), 0);
+    cr_assert_eq(tschunk_segment_writer_add_series(w, 77, "named", 5), 0);
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "decompress ids.tseg -o -"), 0, "%s", out);
+    cr_assert_str_eq(out, "series,timestamp,value\nnamed,5,1.5\nnamed,6,2.5\n18446744073709551615,5,1.5\n"
+                          "18446744073709551615,6,2.5\n");
+}
