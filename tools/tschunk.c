@@ -415,9 +415,12 @@ static int collect_stats(const char *path, stats *st)
     if (got < 0) { tscf_close(&r); return fail("%s: %s", path, r.error); }
     st->bytes = r.size;
     if (r.format == FORMAT_NATIVE) st->native_bytes = r.size - st->summary_bytes; /* encodings compared without summaries */
-    else if ((st->prom_bytes = r.size), prom_as_segment_bytes(path, &r, &st->native_bytes)) { /* what import-prom writes */
-        tscf_close(&r);
-        return 1;
+    else {
+        st->prom_bytes = r.size;
+        if (prom_as_segment_bytes(path, &r, &st->native_bytes)) { /* what import-prom writes */
+            tscf_close(&r);
+            return 1;
+        }
     }
     st->decode_ns = time_decode(&r, st->samples);
     tscf_close(&r);
