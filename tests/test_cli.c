@@ -381,7 +381,7 @@ Test(cli, verify_ls_cat_and_quantiles_read_segments)
     char out[4096], path[512], cmd[700];
     cr_assert_eq(run(out, sizeof out, "compress in.csv -o ok.tsc"), 0);
     cr_assert_eq(run(out, sizeof out, "verify ok.tsc"), 0, "%s", out);
-    cr_assert(strstr(out, "ok (segment v3, 1 series, 1 chunks, 3 samples)"), "%s", out);
+    cr_assert(strstr(out, "ok (segment v3, 1 series, 1 chunk, 3 samples)"), "%s", out);
     snprintf(cmd, sizeof cmd, "cd '%s' && head -c 20 ok.tsc > cut.tsc", workdir);
     cr_assert_eq(system(cmd), 0);
     cr_assert_neq(run(out, sizeof out, "verify cut.tsc"), 0);

@@ -431,10 +431,12 @@ int segment_verify(const options *o, const unsigned char *data, size_t size)
             return 1;
         }
     }
-    printf("%s: ok (segment v%u, %u series, %u chunks, %llu samples", path, info.format_version, info.series, info.chunks,
-           (unsigned long long)(info.samples - info.deleted));
+    uint64_t live = info.samples - info.deleted;
+    printf("%s: ok (segment v%u, %u series, %u chunk%s, %llu sample%s", path, info.format_version, info.series,
+           info.chunks, plural(info.chunks), (unsigned long long)live, plural(live));
     if (info.deleted) printf(", %llu deleted", (unsigned long long)info.deleted);
-    if (info.summary_blocks) printf(", %u block summaries", info.summary_blocks);
+    if (info.summary_blocks)
+        printf(", %u block summar%s", info.summary_blocks, info.summary_blocks == 1 ? "y" : "ies");
     printf(")\n");
     tschunk_segment_close(seg);
     return 0;

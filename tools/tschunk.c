@@ -516,9 +516,9 @@ static int verify_chunk_file(const options *o, tscf_reader *r)
     int format = r->format;
     file_scan scan;
     if (scan_chunk_file(o->in, r, &scan)) return 1;
-    printf("%s: ok (%s, %llu chunks, %llu samples)\n", o->in,
+    printf("%s: ok (%s, %llu chunk%s, %llu sample%s)\n", o->in,
            format == FORMAT_NATIVE ? "tschunk file v1" : "Prometheus XOR chunks", (unsigned long long)scan.chunks,
-           (unsigned long long)scan.samples);
+           plural(scan.chunks), (unsigned long long)scan.samples, plural(scan.samples));
     return 0;
 }
 
