@@ -1024,6 +1024,8 @@ Test(cli, date_times_are_checked_against_the_calendar)
     write_file("one.csv", "2020-01-02,300.35\n");
     cr_assert_eq(run(out, sizeof out, "compress one.csv -o one.tseg"), 0, "%s", out);
     cr_assert(strstr(out, "one.csv -> one.tseg: 1 sample (0 empty values skipped), 1 series, 1 chunk, "), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "verify one.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "one.tseg: ok (segment v3, 1 series, 1 chunk, 1 sample)"), "%s", out);
     write_file("daily.csv", "2020-01-02,300.35\n2020-01-03,297.43\n2020-02-29,299.8\n");
     cr_assert_eq(run(out, sizeof out, "compress daily.csv -o daily.tseg --ts-unit s"), 0, "%s", out);
     cr_assert(strstr(out, ": 3 samples"), "%s", out);
