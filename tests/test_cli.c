@@ -1390,6 +1390,25 @@ Test(cli, a_byte_order_mark_is_not_data)
     cr_assert_str_eq(out, "timestamp,value\n1,2\n");
 }
 
+/* A segment the library writes (not the CLI): one chunk of samples (5, a) and (6, b) for each id, the first id
+ * named "named" when there are two, no summaries. */
+static void write_library_segment(const char *name, tschunk_ts_unit unit, const uint64_t *ids, size_t n, double a,
+                                  double b)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", workdir, name);
+    tschunk_segment_options so = {.ts_unit = unit};
+    tschunk_segment_writer *w;
+    cr_assert_eq(tschunk_segment_writer_create(&w, path, &so), 0);
+    int64_t ts[2] = {5, 6};
+    double v[2] = {a, b};
+    uint8_t chunk[TSCHUNK_BOUND(2)];
+    size_t size = tschunk_encode(chunk, sizeof chunk, ts, v, 2, NULL);
+    for (size_t i = 0; i < n; i++) cr_assert_eq(tschunk_segment_writer_add_chunk(w, ids[i], chunk, size, NULL, 0), 0);
+    if (n == 2) cr_assert_eq(tschunk_segment_writer_add_series(w, ids[0], "named", 5), 0);
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+}
+
 /* --from and --to as date-times, converted to the file's unit: the same samples as the integer bounds, in a
  * millisecond segment and a second one; a segment whose timestamps have no unit asks for integers; a bound that is
  * neither is refused on the command line. */
@@ -1429,17 +1448,10 @@ Test(cli, time_bounds_take_date_times)
     cr_assert_eq(run(out, sizeof out, "cat dt_ms.tseg dt --from 2013-12 --to 1"), 2, "%s", out);
     cr_assert(strstr(out, "--from takes an int64 timestamp in the file's unit or a date-time"), "%s", out);
     /* A library segment written without a unit. */
+    const uint64_t one[1] = {1};
+    write_library_segment("nounit.tseg", TSCHUNK_UNIT_UNSPECIFIED, one, 1, 1, 2);
     char path[512];
     snprintf(path, sizeof path, "%s/nounit.tseg", workdir);
-    tschunk_segment_options so = {.summary_mapping = TSCHUNK_MAPPING_CUBIC};
-    tschunk_segment_writer *w;
-    cr_assert_eq(tschunk_segment_writer_create(&w, path, &so), 0);
-    int64_t ts[2] = {5, 6};
-    double v[2] = {1, 2};
-    uint8_t chunk[TSCHUNK_BOUND(2)];
-    size_t size = tschunk_encode(chunk, sizeof chunk, ts, v, 2, NULL);
-    cr_assert_eq(tschunk_segment_writer_add_chunk(w, 1, chunk, size, NULL, 0), 0);
-    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
     cr_assert_eq(run(out, sizeof out, "cat nounit.tseg 1 --from 5 --to 5"), 0, "%s", out);
     cr_assert_str_eq(out, "timestamp,value\n5,1\n");
     cr_assert_eq(run(out, sizeof out, "quantiles nounit.tseg --from 5"), 0, "%s", out);
@@ -1757,19 +1769,8 @@ Test(cli, summary_mapping_and_accuracy_are_the_options)
 /* A segment the library wrote with an unnamed series: decompress names it by its id. */
 Test(cli, an_unnamed_series_is_printed_by_its_id)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/ids.tseg", workdir);
-    tschunk_segment_options so = {.ts_unit = TSCHUNK_UNIT_MS};
-    tschunk_segment_writer *w;
-    cr_assert_eq(tschunk_segment_writer_create(&w, path, &so), 0);
-    int64_t ts[2] = {5, 6};
-    double v[2] = {1.5, 2.5};
-    uint8_t chunk[TSCHUNK_BOUND(2)];
-    size_t size = tschunk_encode(chunk, sizeof chunk, ts, v, 2, NULL);
-    cr_assert_eq(tschunk_segment_writer_add_chunk(w, 77, chunk, size, NULL, 0), 0);
-    cr_assert_eq(tschunk_segment_writer_add_chunk(w, 18446744073709551615u, chunk, size, NULL, 0), 0);
-    cr_assert_eq(tschunk_segment_writer_add_series(w, 77, "named", 5), 0);
-    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+    const uint64_t ids[2] = {77, UINT64_MAX};
+    write_library_segment("ids.tseg", TSCHUNK_UNIT_MS, ids, 2, 1.5, 2.5);
     char out[4096];
     cr_assert_eq(run(out, sizeof out, "decompress ids.tseg -o -"), 0, "%s", out);
     cr_assert_str_eq(out, "series,timestamp,value\nnamed,5,1.5\nnamed,6,2.5\n18446744073709551615,5,1.5\n"
