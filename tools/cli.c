@@ -329,10 +329,22 @@ size_t range_query_times(range_query_fn run, const void *query, tschunk_sketch *
     return err;
 }
 
+static const char *const mapping_names[] = {"logarithmic", "linear", "quadratic", "cubic", "quartic"};
+
+/* --exact's answer at q: the sorted values' rank floor(q (n - 1)), and the sketch's relative error against it. */
+static double exact_at(const double *exact, size_t nexact, double q)
+{
+    return exact[(size_t)floor(q * (double)(nexact - 1))];
+}
+
+static double relative_error(double v, double exact)
+{
+    return fpclassify(exact) != FP_ZERO ? fabs(v - exact) / fabs(exact) : fabs(v);
+}
+
 static void print_range(const options *o, const tschunk_range_stats *st, const double us[2],
                         const tschunk_sketch_stats *ss)
 {
-    static const char *const names[] = {"logarithmic", "linear", "quadratic", "cubic", "quartic"};
     printf("file        %s\n", o->in);
     if (o->from == INT64_MIN && o->to == INT64_MAX) printf("range       all samples\n");
     else {
@@ -354,7 +366,7 @@ static void print_range(const options *o, const tschunk_range_stats *st, const d
         printf(" (first run, the file's pages touched for the first time; again: %.1f us, the best of up to %d)",
                us[1], WARM_RUNS);
     printf("\n");
-    printf("sketch      DDSketch %s, relative accuracy %.4g\n", names[ss->mapping], ss->relative_accuracy);
+    printf("sketch      DDSketch %s, relative accuracy %.4g\n", mapping_names[ss->mapping], ss->relative_accuracy);
     if (ss->count > 0) printf("min/max/sum %.17g / %.17g / %.17g\n", ss->min, ss->max, ss->sum);
 }
 
@@ -370,7 +382,6 @@ static void print_quantiles_json(const options *o, const tschunk_range_stats *st
                                  const tschunk_sketch *acc, const tschunk_sketch_stats *ss, const double *exact,
                                  size_t nexact)
 {
-    static const char *const names[] = {"logarithmic", "linear", "quadratic", "cubic", "quartic"};
     int any = ss->count > 0;
     printf("{\"file\": ");
     print_json_string(o->in);
@@ -382,7 +393,7 @@ static void print_quantiles_json(const options *o, const tschunk_range_stats *st
            ss->count, (unsigned long long)st->nan_count, (unsigned long long)st->inf_count,
            (unsigned long long)st->chunks_from_summaries, (unsigned long long)st->chunks_decoded,
            (unsigned long long)st->samples_decoded, (unsigned long long)st->chunks_skipped, us[1] >= 0 ? us[1] : us[0],
-           names[ss->mapping], ss->relative_accuracy);
+           mapping_names[ss->mapping], ss->relative_accuracy);
     if (any) printf(", \"min\": %.17g, \"max\": %.17g, \"sum\": %.17g", ss->min, ss->max, ss->sum);
     else printf(", \"min\": null, \"max\": null, \"sum\": null");
     printf(", \"quantiles\": [");
@@ -395,9 +406,8 @@ static void print_quantiles_json(const options *o, const tschunk_range_stats *st
         printf("%s{\"q\": %.15g, \"value\": ", sep, q);
         printf(answered ? "%.17g" : "null", v);
         if (exact && nexact && answered) {
-            double e = exact[(size_t)floor(q * (double)(nexact - 1))];
-            printf(", \"exact\": %.17g, \"relative_error\": %.17g", e,
-                   fpclassify(e) != FP_ZERO ? fabs(v - e) / fabs(e) : fabs(v));
+            double e = exact_at(exact, nexact, q);
+            printf(", \"exact\": %.17g, \"relative_error\": %.17g", e, relative_error(v, e));
         }
         printf("}");
     }
@@ -426,7 +436,7 @@ void print_quantiles(const options *o, const tschunk_range_stats *st, const doub
         size_t qr = tschunk_sketch_quantile(acc, q, &v);
         if (tschunk_is_error(qr)) { printf("%-8s %s\n", tok, tschunk_error_name(qr)); continue; }
         if (!exact || !nexact) { printf("%-8s %.17g\n", tok, v); continue; }
-        double e = exact[(size_t)floor(q * (double)(nexact - 1))];
-        printf("%-8s %-24.17g %-24.17g %.3g\n", tok, v, e, fpclassify(e) != FP_ZERO ? fabs(v - e) / fabs(e) : fabs(v));
+        double e = exact_at(exact, nexact, q);
+        printf("%-8s %-24.17g %-24.17g %.3g\n", tok, v, e, relative_error(v, e));
     }
 }
