@@ -331,6 +331,38 @@ size_t range_query_times(range_query_fn run, const void *query, tschunk_sketch *
 
 static const char *const mapping_names[] = {"logarithmic", "linear", "quadratic", "cubic", "quartic"};
 
+const char *mapping_name(tschunk_mapping_kind kind)
+{
+    return (unsigned)kind < sizeof mapping_names / sizeof *mapping_names ? mapping_names[kind] : "unknown";
+}
+
+int mapping_from_name(const char *s, tschunk_mapping_kind *out)
+{
+    for (size_t i = 0; i < sizeof mapping_names / sizeof *mapping_names; i++)
+        if (!strcmp(s, mapping_names[i])) {
+            *out = (tschunk_mapping_kind)i;
+            return 0;
+        }
+    return -1;
+}
+
+int values_push(value_list *l, double v)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 1 << 16;
+        double *grown = realloc(l->v, cap * sizeof *grown);
+        if (!grown) {
+            free(l->v);
+            *l = (value_list){0};
+            return -1;
+        }
+        l->v = grown;
+        l->cap = cap;
+    }
+    l->v[l->n++] = v;
+    return 0;
+}
+
 /* --exact's answer at q: the sorted values' rank floor(q (n - 1)), and the sketch's relative error against it. */
 static double exact_at(const double *exact, size_t nexact, double q)
 {
@@ -366,7 +398,7 @@ static void print_range(const options *o, const tschunk_range_stats *st, const d
         printf(" (first run, the file's pages touched for the first time; again: %.1f us, the best of up to %d)",
                us[1], WARM_RUNS);
     printf("\n");
-    printf("sketch      DDSketch %s, relative accuracy %.4g\n", mapping_names[ss->mapping], ss->relative_accuracy);
+    printf("sketch      DDSketch %s, relative accuracy %.4g\n", mapping_name(ss->mapping), ss->relative_accuracy);
     if (ss->count > 0) printf("min/max/sum %.17g / %.17g / %.17g\n", ss->min, ss->max, ss->sum);
 }
 
@@ -393,7 +425,7 @@ static void print_quantiles_json(const options *o, const tschunk_range_stats *st
            ss->count, (unsigned long long)st->nan_count, (unsigned long long)st->inf_count,
            (unsigned long long)st->chunks_from_summaries, (unsigned long long)st->chunks_decoded,
            (unsigned long long)st->samples_decoded, (unsigned long long)st->chunks_skipped, us[1] >= 0 ? us[1] : us[0],
-           mapping_names[ss->mapping], ss->relative_accuracy);
+           mapping_name(ss->mapping), ss->relative_accuracy);
     if (any) printf(", \"min\": %.17g, \"max\": %.17g, \"sum\": %.17g", ss->min, ss->max, ss->sum);
     else printf(", \"min\": null, \"max\": null, \"sum\": null");
     printf(", \"quantiles\": [");

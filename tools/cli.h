@@ -120,6 +120,18 @@ typedef struct {
 int chunk_stats(stats *st, int format, const unsigned char *chunk, size_t size, size_t n);
 
 int cmp_dbl(const void *a, const void *b);
+/* Values for --exact: pushed as decoded, sorted once at the end. */
+typedef struct {
+    double *v;
+    size_t n, cap;
+} value_list;
+
+/* @return 0, or -1 when memory runs out (the list is freed and stays empty). */
+int values_push(value_list *l, double v);
+/* The DDSketch mapping's name ("logarithmic", "cubic", ...). */
+const char *mapping_name(tschunk_mapping_kind kind);
+/* @return 0 and *out when s names a mapping, else -1. */
+int mapping_from_name(const char *s, tschunk_mapping_kind *out);
 /* One range query into acc (a segment's or a chunk file's), for range_query_times. */
 typedef size_t (*range_query_fn)(const void *query, tschunk_sketch *acc, tschunk_range_stats *st);
 /* The query's time in us: its first run, into acc (cold: the file's pages are touched for the first time), and

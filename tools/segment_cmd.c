@@ -663,26 +663,18 @@ int segment_stats(const char *path, const unsigned char *data, size_t size, stat
 
 /* ---- quantiles and delete ----------------------------------------------------- */
 
-/* Every finite live value with from <= ts <= to, sorted, for --exact. */
-static double *exact_values(const tschunk_segment *seg, size_t begin, size_t end, const options *o, size_t *count)
+/* Every finite live value with from <= ts <= to, sorted, for --exact. @return 0, or -1 out of memory. */
+static int exact_values(const tschunk_segment *seg, size_t begin, size_t end, const options *o, value_list *out)
 {
-    size_t cap = 1 << 16, k = 0;
-    double *v = malloc(cap * sizeof *v);
-    for (size_t i = begin; v && i < end; i++) {
+    for (size_t i = begin; i < end; i++) {
         size_t n = tschunk_segment_decode(seg, i, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
-        for (size_t j = 0; !tschunk_is_error(n) && j < n; j++) {
-            if (chunk_ts[j] < o->from || chunk_ts[j] > o->to || !isfinite(chunk_values[j])) continue;
-            if (k == cap) {
-                double *grown = realloc(v, (cap *= 2) * sizeof *v);
-                if (!grown) { free(v); return NULL; }
-                v = grown;
-            }
-            v[k++] = chunk_values[j];
-        }
+        for (size_t j = 0; !tschunk_is_error(n) && j < n; j++)
+            if (chunk_ts[j] >= o->from && chunk_ts[j] <= o->to && isfinite(chunk_values[j]) &&
+                values_push(out, chunk_values[j]))
+                return -1;
     }
-    if (v) qsort(v, k, sizeof *v, cmp_dbl);
-    *count = k;
-    return v;
+    if (out->n) qsort(out->v, out->n, sizeof *out->v, cmp_dbl);
+    return 0;
 }
 
 /* An empty sketch with the summaries' mapping, or --mapping/--alpha when the segment has none. */
@@ -750,10 +742,10 @@ int segment_quantiles(const options *o, const unsigned char *data, size_t size)
     double us[2];
     size_t err = rc ? 0 : range_query_times(run_segment_query, &query, acc, scratch, &st, us);
     if (!rc && tschunk_is_error(err)) rc = fail("%s: %s", o->in, tschunk_error_name(err));
-    size_t nexact = 0;
-    double *exact = !rc && o->exact ? exact_values(seg, begin, end, o, &nexact) : NULL;
-    if (!rc) print_quantiles(o, &st, us, acc, exact, nexact);
-    free(exact);
+    value_list exact = {0};
+    if (!rc && o->exact && exact_values(seg, begin, end, o, &exact)) rc = fail("out of memory");
+    if (!rc) print_quantiles(o, &st, us, acc, exact.v, exact.n);
+    free(exact.v);
     tschunk_sketch_free(acc);
     tschunk_sketch_free(scratch);
     tschunk_segment_close(seg);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "csv.h"
 #include "tschunk.h"
 
@@ -35,17 +36,6 @@ static int sketch_fail(const char *msg, const char *arg)
     return 1;
 }
 
-static int parse_mapping(const char *s, tschunk_mapping_kind *out)
-{
-    static const char *const names[] = {"logarithmic", "linear", "quadratic", "cubic", "quartic"};
-    for (int i = 0; i < 5; i++)
-        if (!strcmp(s, names[i])) {
-            *out = (tschunk_mapping_kind)i;
-            return 0;
-        }
-    return -1;
-}
-
 static int parse_sketch_opts(int argc, char **argv, sketch_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -54,7 +44,7 @@ static int parse_sketch_opts(int argc, char **argv, sketch_opts *o)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--mapping") && next) {
-            if (parse_mapping(next, &o->mapping)) return sketch_fail("unknown mapping ", next);
+            if (mapping_from_name(next, &o->mapping)) return sketch_fail("unknown mapping ", next);
             o->mapping_set = 1;
             i++;
         } else if (!strcmp(a, "--alpha") && next) {
@@ -194,7 +184,6 @@ static void print_bin_text(void *ctx, int32_t index, double count)
 
 static void print_decoded(const tschunk_sketch *s, const sketch_opts *o)
 {
-    static const char *const names[] = {"logarithmic", "linear", "quadratic", "cubic", "quartic"};
     tschunk_sketch_stats st;
     tschunk_sketch_get_stats(s, &st);
     char qbuf[512];
@@ -203,7 +192,7 @@ static void print_decoded(const tschunk_sketch *s, const sketch_opts *o)
         printf("{\"mapping\": \"%s\", \"gamma\": %.17g, \"index_offset\": %.17g, \"count\": %.17g, "
                "\"sum\": %.17g, \"min\": %.17g, \"max\": %.17g, \"exact\": %s, \"zero_count\": %.17g, "
                "\"positive_bins\": [",
-               names[st.mapping], st.gamma, st.index_offset, st.count, st.count > 0 ? st.sum : 0,
+               mapping_name(st.mapping), st.gamma, st.index_offset, st.count, st.count > 0 ? st.sum : 0,
                st.count > 0 ? st.min : 0, st.count > 0 ? st.max : 0, st.exact ? "true" : "false", st.zero_count);
         bin_printer p = {1};
         tschunk_sketch_bins(s, 0, print_bin_json, &p);
@@ -212,7 +201,7 @@ static void print_decoded(const tschunk_sketch *s, const sketch_opts *o)
         tschunk_sketch_bins(s, 1, print_bin_json, &p);
         printf("], \"quantiles\": {");
     } else {
-        printf("mapping      %s (gamma %.17g, offset %.17g, relative accuracy %.6g)\n", names[st.mapping], st.gamma,
+        printf("mapping      %s (gamma %.17g, offset %.17g, relative accuracy %.6g)\n", mapping_name(st.mapping), st.gamma,
                st.index_offset, st.relative_accuracy);
         printf("count        %.17g%s\n", st.count, st.exact ? "" : " (no exact statistics in the stream: from bins)");
         if (st.count > 0) printf("sum          %.17g\nmin          %.17g\nmax          %.17g\n", st.sum, st.min, st.max);

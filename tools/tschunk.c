@@ -592,29 +592,19 @@ static int cmd_stats(const options *o)
     return 0;
 }
 
-/* Every finite value with from <= ts <= to, decoded, for --exact. */
-static double *exact_values(const tschunk_chunk_ref *refs, size_t n, const options *o, size_t *count)
+/* Every finite value with from <= ts <= to, decoded and sorted, for --exact. @return 0, or -1 out of memory. */
+static int exact_values(const tschunk_chunk_ref *refs, size_t n, const options *o, value_list *out)
 {
-    size_t cap = 1 << 16, k = 0;
-    double *v = malloc(cap * sizeof *v);
-    for (size_t i = 0; v && i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         tschunk_iter it;
         if (tschunk_iter_init(&it, refs[i].chunk, refs[i].chunk_size)) continue;
         int64_t ts;
         double x;
-        while (tschunk_iter_next(&it, &ts, &x) == 1) {
-            if (ts < o->from || ts > o->to || !isfinite(x)) continue;
-            if (k == cap) {
-                double *grown = realloc(v, (cap *= 2) * sizeof *v);
-                if (!grown) { free(v); return NULL; }
-                v = grown;
-            }
-            v[k++] = x;
-        }
+        while (tschunk_iter_next(&it, &ts, &x) == 1)
+            if (ts >= o->from && ts <= o->to && isfinite(x) && values_push(out, x)) return -1;
     }
-    if (v) qsort(v, k, sizeof *v, cmp_dbl);
-    *count = k;
-    return v;
+    if (out->n) qsort(out->v, out->n, sizeof *out->v, cmp_dbl);
+    return 0;
 }
 
 /* The sketch that answers: the summaries' mapping, or --mapping/--alpha without summaries. */
@@ -680,10 +670,10 @@ static int quantiles_chunk_file(const options *o, tscf_reader *r)
     double us[2];
     size_t err = rc ? 0 : range_query_times(run_chunk_query, &query, acc, scratch, &st, us);
     if (!rc && tschunk_is_error(err)) rc = fail("%s: %s", o->in, tschunk_error_name(err));
-    size_t nexact = 0;
-    double *exact = !rc && o->exact ? exact_values(refs, n, o, &nexact) : NULL;
-    if (!rc) print_quantiles(o, &st, us, acc, exact, nexact);
-    free(exact);
+    value_list exact = {0};
+    if (!rc && o->exact && exact_values(refs, n, o, &exact)) rc = fail("out of memory");
+    if (!rc) print_quantiles(o, &st, us, acc, exact.v, exact.n);
+    free(exact.v);
     free(refs);
     tschunk_sketch_free(acc);
     tschunk_sketch_free(scratch);
