@@ -457,24 +457,32 @@ Test(codec2, seek_batch_and_next_interleave)
     wl_free(&s);
 }
 
-/* Packing of widths 1..64 (AVX-512 where the CPU has it for 1..57) against the scalar twin, every field count
- * up to two groups: the same bytes, and not one byte written past them. */
+/* Packing of widths 1..64 (AVX-512 where the CPU has it for 1..57, AVX2 for 1..16) against the scalar twin, every
+ * field count up to two groups: the same bytes, and not one byte written past them. */
 Test(codec2, simd_pack_matches_scalar)
 {
     uint64_t rng = 41, fields[2 * TSC2_GROUP];
     unsigned char simd[2 * TSC2_GROUP * 8 + 64], scalar[sizeof simd];
+    unsigned ran[TSC_SIMD_AVX512 + 1] = {0};
     for (unsigned width = 1; width <= 64; width++)
         for (size_t n = 0; n <= 2 * TSC2_GROUP; n++) {
             uint64_t mask = width == 64 ? ~UINT64_C(0) : (UINT64_C(1) << width) - 1;
             for (size_t i = 0; i < n; i++) fields[i] = wl_rng(&rng) & mask;
             if (n && n % 5 == 0) fields[n - 1] = mask; /* all ones up to the last bit */
-            memset(simd, 0xa5, sizeof simd);
             memset(scalar, 0xa5, sizeof scalar);
             tsc_codec2_pack_scalar(scalar, fields, n, width);
-            if (!tsc_codec2_pack_simd(simd, fields, n, width)) continue; /* no AVX-512 here, or a width it leaves */
-            cr_assert(memcmp(simd, scalar, sizeof simd) == 0, "width %u n %zu", width, n);
-            cr_assert_eq(simd[tsc_codec2_packed_bytes(n, width)], 0xa5, "width %u n %zu: wrote past", width, n);
+            for (unsigned isa = TSC_SIMD_AVX2; isa <= TSC_SIMD_AVX512; isa++) {
+                memset(simd, 0xa5, sizeof simd);
+                if (!tsc_codec2_pack_simd(isa, simd, fields, n, width)) continue; /* not on this CPU, or this width */
+                ran[isa]++;
+                cr_assert(memcmp(simd, scalar, sizeof simd) == 0, "isa %u width %u n %zu", isa, width, n);
+                cr_assert_eq(simd[tsc_codec2_packed_bytes(n, width)], 0xa5, "isa %u width %u n %zu: wrote past", isa,
+                             width, n);
+            }
         }
+#ifdef TSC_HAVE_AVX2 /* built with the kernels: on a CPU with AVX2 the AVX2 one must have run */
+    cr_assert(ran[TSC_SIMD_AVX2] || !__builtin_cpu_supports("avx2"));
+#endif
 }
 
 /* The SIMD range check and deltas against their scalar twins, and packing against a bit-at-a-time reference. */

@@ -253,9 +253,9 @@ typedef struct {
 /* pack.c: bit packing. */
 void tsc_codec2_pack(uint8_t *restrict dst, const uint64_t *restrict fields, size_t n, unsigned width);
 void tsc_codec2_pack_scalar(uint8_t *restrict dst, const uint64_t *restrict fields, size_t n, unsigned width);
-/* The AVX-512 packing of widths 1..57 where the CPU has it, else AVX2's of widths 1..16 (@return 1), else
- * nothing (0). */
-int tsc_codec2_pack_simd(uint8_t *dst, const uint64_t *fields, size_t n, unsigned width);
+/* The AVX-512 packing of widths 1..57 where the CPU has it and isa (TSC_SIMD_*) allows, else AVX2's of widths
+ * 1..16 (@return 1), else nothing (0). */
+int tsc_codec2_pack_simd(unsigned isa, uint8_t *dst, const uint64_t *fields, size_t n, unsigned width);
 void tsc_codec2_pack_narrow_avx512(uint8_t *dst, const uint64_t *fields, size_t n, unsigned width); /* 1..16 */
 void tsc_codec2_pack_wide_avx512(uint8_t *dst, const uint64_t *fields, size_t n, unsigned width);   /* 17..32 */
 void tsc_codec2_pack_long_avx512(uint8_t *dst, const uint64_t *fields, size_t n, unsigned width);   /* 33..57 */

@@ -135,10 +135,10 @@ __attribute__((target("avx2"))) static void pack_eights_avx2(uint8_t *restrict d
 }
 #endif
 
-int tsc_codec2_pack_simd(uint8_t *dst, const uint64_t *fields, size_t n, unsigned width)
+int tsc_codec2_pack_simd(unsigned isa, uint8_t *dst, const uint64_t *fields, size_t n, unsigned width)
 {
 #ifdef TSC_HAVE_AVX2
-    if (width >= 1 && width <= 57 && tsc_avx512_here()) {
+    if (isa != TSC_SIMD_AVX2 && width >= 1 && width <= 57 && tsc_avx512_here()) {
         if (width <= 16) tsc_codec2_pack_narrow_avx512(dst, fields, n, width);
         else if (width <= 32) tsc_codec2_pack_wide_avx512(dst, fields, n, width);
         else tsc_codec2_pack_long_avx512(dst, fields, n, width);
@@ -149,13 +149,13 @@ int tsc_codec2_pack_simd(uint8_t *dst, const uint64_t *fields, size_t n, unsigne
         return 1;
     }
 #endif
-    (void)dst, (void)fields, (void)n, (void)width;
+    (void)isa, (void)dst, (void)fields, (void)n, (void)width;
     return 0;
 }
 
 void tsc_codec2_pack(uint8_t *restrict dst, const uint64_t *restrict fields, size_t n, unsigned width)
 {
-    if (!tsc_codec2_pack_simd(dst, fields, n, width)) tsc_codec2_pack_scalar(dst, fields, n, width);
+    if (!tsc_codec2_pack_simd(TSC_SIMD_BEST, dst, fields, n, width)) tsc_codec2_pack_scalar(dst, fields, n, width);
 }
 
 /* Field i when its 8 (or 9) bytes are all inside the buffer. */
