@@ -34,8 +34,10 @@ LIB_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden $(STRINGOP_FLAGS)
 
 BUILD ?= build/release
 LIB_SRC := $(sort $(wildcard lib/*/*.c))
-# libroaring: segment bitmaps and tombstones (README "Dependencies")
-LIBS := -lroaring -lm
+LIBS := -lm
+# libroaring: the reference the tests and fuzzers hold the segment bitmaps against; the library reads and
+# writes them itself (README "Dependencies")
+ROARING_LIBS := -lroaring
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 STATIC := $(BUILD)/libtschunk.a
 SHARED := $(BUILD)/libtschunk.so.$(VERSION)
@@ -45,6 +47,8 @@ CLI := $(BUILD)/tschunk
 CLI_SRC := $(sort $(wildcard tools/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TEST_BIN := $(BUILD)/tests/run_tests
+# Preloaded by the CLI's out-of-memory tests; built without CFLAGS, so without sanitizers (tests/oom_shim.c).
+OOM_SHIM := $(BUILD)/tests/oom_shim.so
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_NAMES := $(FUZZ_SRC:fuzz/%.c=%)
 REPLAY_BINS := $(FUZZ_NAMES:%=$(BUILD)/replay/%)
@@ -103,14 +107,20 @@ $(CLI): $(CLI_SRC) $(STATIC) include/tschunk.h
 	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Itools $(CLI_SRC) $(STATIC) $(LDFLAGS) $(LIBS) -o $@
 
 # ---- tests ---------------------------------------------------------------
-$(TEST_BIN): $(TEST_SRC) tests/test_util.h tests/spec_util.h tests/spec_decoders.h tests/spec_segment.h $(STATIC) fuzz/harness.h
+$(TEST_BIN): $(TEST_SRC) tests/test_util.h tests/cli_util.h tests/spec_util.h tests/spec_decoders.h tests/spec_segment.h $(STATIC) fuzz/harness.h \
+  | $(OOM_SHIM)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(TEST_WARN) $(WERROR) -Iinclude -Ilib $(CPPFLAGS) $(CFLAGS) $(TEST_SRC) $(STATIC) \
-	  $(LDFLAGS) -lcriterion $(LIBS) -o $@
+	  $(LDFLAGS) -lcriterion $(ROARING_LIBS) $(LIBS) -o $@
+
+$(OOM_SHIM): tests/oom_shim.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) $(WERROR) -O2 -fPIC -shared $< -ldl -o $@
 
 $(BUILD)/replay/%: fuzz/%.c fuzz/standalone_main.c fuzz/harness.h fuzz/decode_loops.h tests/spec_decoders.h tests/spec_segment.h $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -Ilib $(CPPFLAGS) $(CFLAGS) $< fuzz/standalone_main.c $(STATIC) $(LDFLAGS) $(LIBS) -o $@
+	$(CC) $(BASE_CFLAGS) -Ilib $(CPPFLAGS) $(CFLAGS) $< fuzz/standalone_main.c $(STATIC) $(LDFLAGS) $(ROARING_LIBS) \
+	  $(LIBS) -o $@
 
 fuzz-replay: $(REPLAY_BINS)
 	@for t in $(FUZZ_NAMES); do \
@@ -212,7 +222,7 @@ fuzz:
 	@for t in $(FUZZ_NAMES); do \
 	  $(CLANG) $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	    -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
-	    -Ilib fuzz/$$t.c $(FUZZ_BUILD)/libtschunk.a $(LIBS) -o $(FUZZ_BUILD)/$$t || exit 1; done
+	    -Ilib fuzz/$$t.c $(FUZZ_BUILD)/libtschunk.a $(ROARING_LIBS) $(LIBS) -o $(FUZZ_BUILD)/$$t || exit 1; done
 
 fuzz-run: fuzz
 	@for t in $(FUZZ_NAMES); do \

@@ -3,38 +3,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_util.h"
 #include "test_util.h"
-
-static const char *cli(void)
-{
-    const char *c = getenv("TSCHUNK_CLI");
-    cr_assert(c && *c, "TSCHUNK_CLI is not set (make test sets it)");
-    return c;
-}
 
 static char workdir[256];
 
 static void make_workdir(void) { test_dir_make(workdir, sizeof workdir, "cli"); }
 static void cleanup_workdir(void) { test_dir_remove(workdir); }
-
-/* Run a shell command line; returns the exit status, its output in *out (may be NULL). */
-static int run_line(char *out, size_t out_size, const char *cmd)
-{
-    FILE *p = popen(cmd, "r");
-    cr_assert(p);
-    size_t n = 0;
-    char sink[4096];
-    char *buf = out ? out : sink;
-    size_t cap = out ? out_size : sizeof sink;
-    size_t got;
-    while ((got = fread(buf + n, 1, cap - 1 - n, p)) > 0) {
-        n += got;
-        if (n == cap - 1) n = 0; /* keep the tail */
-    }
-    buf[n] = 0;
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 /* Run `tschunk ARGS` in the work directory: stdout and stderr in *out. */
 static int run(char *out, size_t out_size, const char *args)

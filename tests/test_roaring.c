@@ -3,11 +3,13 @@
  * writes is accepted with the right cardinality, maximum and length; every
  * truncation is refused; and a bit-flipped blob is accepted only when roaring
  * reads it back as a bitmap of the validated cardinality that survives its own
- * serialization.
+ * serialization. And the blobs tschunk writes and reads itself (bitmap.c)
+ * against roaring's: the same bytes, the same values.
  */
 #include <roaring/roaring.h>
 
 #include "test_util.h"
+#include "segment/bitmap.h"
 #include "segment/roaring_check.h"
 
 static uint64_t rng_state = 42;
@@ -154,4 +156,102 @@ Test(roaring, crafted_blobs_are_refused)
     runs[16] = 0xff; /* a run past 65535 */
     cr_assert_eq(tsc_roaring_check(runs, sizeof runs, NULL), TSC_ERROR(CORRUPT));
 #undef REFUSED_WITH
+}
+
+/* Sorted distinct values in several containers, in the shapes that decide a container's form: sparse, dense
+ * (past 4,096), ranges (across container edges too), every other value (as many runs as values / 2: the tie
+ * between run and array), and counts around 4,096. @return how many. */
+static size_t random_values(uint32_t *v, size_t cap, int shape)
+{
+    roaring_bitmap_t *r = roaring_bitmap_create();
+    uint32_t blocks = 1 + rng32() % 4;
+    for (uint32_t b = 0; b < blocks; b++) {
+        uint32_t base = (rng32() % 8) << 16, start = rng32() & 0xffff, len = 1 + rng32() % 3000;
+        switch ((shape + (int)b) % 6) {
+        case 0: for (int i = 0; i < 50; i++) roaring_bitmap_add(r, base | (rng32() & 0xffff)); break;
+        case 1: for (int i = 0; i < 6000; i++) roaring_bitmap_add(r, base | (rng32() & 0xffff)); break;
+        case 2: roaring_bitmap_add_range_closed(r, base + start, base + start + 2 * len); break; /* may cross */
+        case 3: for (uint32_t i = 0; i < len; i++) roaring_bitmap_add(r, base + start + 2 * i); break;
+        case 4: /* pairs: runs of two, 4n == 2c */
+            for (uint32_t i = 0; i < len; i++) roaring_bitmap_add_range_closed(r, base + 3 * i, base + 3 * i + 1);
+            break;
+        default: for (uint32_t i = 0; i < 4090 + rng32() % 12; i++) roaring_bitmap_add(r, base + 16 * i); break;
+        }
+    }
+    size_t n = roaring_bitmap_get_cardinality(r);
+    cr_assert(n <= cap);
+    roaring_bitmap_to_uint32_array(r, v);
+    roaring_bitmap_free(r);
+    return n;
+}
+
+static size_t runs_of(const uint32_t *v, size_t n, tsc_run *runs)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k && v[i] == runs[k - 1].last + 1) runs[k - 1].last = v[i];
+        else runs[k++] = (tsc_run){v[i], v[i]};
+    }
+    return k;
+}
+
+/* tschunk's blobs (series bitmaps, tombstones): CRoaring's bytes for the values added one by one, then
+ * run_optimize. */
+Test(roaring, writes_what_roaring_writes)
+{
+    static uint32_t v[1 << 18];
+    static tsc_run runs[1 << 18];
+    static uint8_t ours[1 << 20];
+    for (int shape = 0; shape < 300; shape++) {
+        size_t n = shape ? random_values(v, sizeof v / sizeof *v, shape) : 0;
+        roaring_bitmap_t *r = roaring_bitmap_create();
+        for (size_t i = 0; i < n; i++) roaring_bitmap_add(r, v[i]);
+        roaring_bitmap_run_optimize(r);
+        char *theirs;
+        size_t size = serialize(r, &theirs);
+        size_t k = runs_of(v, n, runs);
+        cr_assert_eq(tsc_bitmap_size(runs, k), size, "shape %d", shape);
+        cr_assert_eq(tsc_bitmap_write(ours, runs, k), size, "shape %d", shape);
+        cr_assert(memcmp(ours, theirs, size) == 0, "shape %d", shape);
+        roaring_bitmap_t *back = roaring_bitmap_portable_deserialize_safe((const char *)ours, size);
+        cr_assert(back && roaring_bitmap_equals(back, r), "shape %d", shape);
+        roaring_bitmap_free(back);
+        free(theirs);
+        roaring_bitmap_free(r);
+    }
+}
+
+/* Every blob roaring writes (arrays, bitsets and runs, optimized or not) read back as its values, run by run. */
+Test(roaring, reads_what_roaring_writes)
+{
+    static uint32_t want[1 << 18];
+    for (int shape = 0; shape < 300; shape++) {
+        roaring_bitmap_t *r = shape == 0 ? roaring_bitmap_create() : random_bitmap(shape);
+        if (shape >= 40) { /* the writer's shapes, optimized or not */
+            roaring_bitmap_free(r);
+            r = roaring_bitmap_create();
+            size_t n = random_values(want, sizeof want / sizeof *want, shape);
+            roaring_bitmap_add_many(r, n, want);
+            if (shape & 1) roaring_bitmap_run_optimize(r);
+        }
+        char *blob;
+        serialize(r, &blob);
+        size_t n = roaring_bitmap_get_cardinality(r), got = 0;
+        cr_assert(n <= sizeof want / sizeof *want);
+        roaring_bitmap_to_uint32_array(r, want);
+        tsc_bitmap_iter it;
+        tsc_bitmap_iter_init(&it, (const uint8_t *)blob);
+        tsc_run run;
+        int64_t prev_last = -1;
+        while (tsc_bitmap_next_run(&it, &run)) {
+            cr_assert(run.first <= run.last && (int64_t)run.first > prev_last, "shape %d: runs out of order", shape);
+            prev_last = run.last;
+            for (uint64_t x = run.first; x <= run.last; x++, got++)
+                cr_assert(got < n && want[got] == x, "shape %d: value %zu", shape, got);
+        }
+        cr_assert_eq(got, n, "shape %d", shape);
+        cr_assert_eq(tsc_bitmap_next_run(&it, &run), 0, "shape %d: the end stays the end", shape);
+        free(blob);
+        roaring_bitmap_free(r);
+    }
 }

@@ -2119,6 +2119,37 @@ Test(segment, io_writer_makes_the_file_writers_bytes)
     }
 }
 
+/* NULL options are the zeroed ones (no summaries, min_ts 0), for a path and through io: the same bytes. */
+Test(segment, null_options_are_the_defaults)
+{
+    unsigned char chunk[TSCHUNK_BOUND(3)];
+    int64_t ts[3] = {1000, 2000, 3000};
+    double v[3] = {1.5, 2.5, 2.5};
+    size_t n = tschunk_encode(chunk, sizeof chunk, ts, v, 3, NULL);
+    cr_assert(!tschunk_is_error(n));
+    static const tschunk_segment_options zeroed;
+    blob files[2];
+    for (int k = 0; k < 2; k++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/null_options_%d.tseg", tmpdir, k);
+        tschunk_segment_writer *w;
+        cr_assert_eq(tschunk_segment_writer_create(&w, path, k ? &zeroed : NULL), 0);
+        cr_assert_eq(tschunk_segment_writer_add_chunk(w, 7, chunk, n, NULL, 0), 0);
+        cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+        files[k] = read_all(path);
+    }
+    cr_assert(files[0].size == files[1].size && !memcmp(files[0].data, files[1].data, files[0].size));
+    mem_segment m = mem_segment_empty();
+    tschunk_segment_io io = mem_segment_io(&m);
+    tschunk_segment_writer *w;
+    cr_assert_eq(tschunk_segment_writer_create_io(&w, &io, NULL), 0);
+    cr_assert_eq(tschunk_segment_writer_add_chunk(w, 7, chunk, n, NULL, 0), 0);
+    cr_assert_eq(tschunk_segment_writer_finish(w), files[0].size);
+    cr_assert(m.size == files[0].size && !memcmp(m.buf, files[0].data, m.size));
+    free(m.buf);
+    for (int k = 0; k < 2; k++) free(files[k].data);
+}
+
 /* Three chunks of one series with summaries and block summaries: every write_at failing in turn fails create,
  * add_chunk or finish with GENERIC, and a failed read_at fails finish; nothing crashes or leaks (ASan). */
 Test(segment, io_failures_fail_the_writer)

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <roaring/roaring.h>
 
+#include "bitmap.h"
 #include "format.h"
 
 /* Sample positions [*lo, *hi] of a chunk whose timestamps lie in [from, to]
@@ -30,26 +30,64 @@ static size_t positions_in_range(const tschunk_chunk_ref *ref, int64_t from, int
     return tsc_is_error(r) ? r : any != 0;
 }
 
-/* The chunk's deleted positions after this delete: its old tombstone plus the range. */
-static size_t chunk_tombstone(const tschunk_segment *s, size_t i, int64_t from, int64_t to, roaring_bitmap_t **out)
+/* One chunk's tombstone after this delete: a portable roaring blob and its cardinality (blob NULL: as before). */
+typedef struct {
+    uint8_t *blob;
+    size_t size;
+    uint64_t deleted;
+} new_tomb;
+
+/* Append r to runs[0 .. *n), which it follows in order of first value: joined with the last when they meet. */
+static void push_run(tsc_run *runs, size_t *n, tsc_run r)
+{
+    if (*n && r.first <= runs[*n - 1].last + 1) {
+        if (r.last > runs[*n - 1].last) runs[*n - 1].last = r.last;
+    } else {
+        runs[(*n)++] = r;
+    }
+}
+
+/* The runs of old's positions (none when NULL) and the range, merged: at most old's cardinality plus one.
+ * @return how many. */
+static size_t add_range(const tsc_seg_tomb *old, tsc_run range, tsc_run *runs)
+{
+    size_t n = 0;
+    int placed = 0;
+    tsc_bitmap_iter it;
+    tsc_run r;
+    if (old) tsc_bitmap_iter_init(&it, old->blob);
+    while (old && tsc_bitmap_next_run(&it, &r)) {
+        if (!placed && range.first <= r.first) {
+            push_run(runs, &n, range);
+            placed = 1;
+        }
+        push_run(runs, &n, r);
+    }
+    if (!placed) push_run(runs, &n, range);
+    return n;
+}
+
+/* The chunk's deleted positions after this delete: its old tombstone plus the positions in [from, to]. */
+static size_t chunk_tombstone(const tschunk_segment *s, size_t i, int64_t from, int64_t to, new_tomb *out)
 {
     tschunk_segment_chunk_info c;
     size_t err = tschunk_segment_chunk(s, i, &c);
     if (err) return err;
     const tsc_seg_tomb *old = tsc_seg_find_tomb(s, i);
-    roaring_bitmap_t *gone = old ? roaring_bitmap_portable_deserialize_safe((const char *)old->blob, old->size)
-                                 : roaring_bitmap_create();
-    if (!gone) return TSC_ERROR(ALLOCATION);
-    uint32_t lo = 0, hi = 0;
-    size_t any = positions_in_range(&c.ref, from, to, &lo, &hi);
-    if (tsc_is_error(any)) {
-        roaring_bitmap_free(gone);
-        return any;
-    }
-    if (any) roaring_bitmap_add_range_closed(gone, lo, hi);
-    roaring_bitmap_run_optimize(gone);
-    *out = gone;
-    return 0;
+    *out = (new_tomb){NULL, 0, old ? old->deleted : 0};
+    tsc_run range;
+    size_t any = positions_in_range(&c.ref, from, to, &range.first, &range.last);
+    if (tsc_is_error(any) || !any) return tsc_is_error(any) ? any : 0;
+    tsc_run *runs = s->allocator.alloc(s->allocator.opaque, (out->deleted + 1) * sizeof *runs);
+    if (!runs) return TSC_ERROR(ALLOCATION);
+    size_t n = add_range(old, range, runs);
+    out->deleted = 0;
+    for (size_t k = 0; k < n; k++) out->deleted += runs[k].last - runs[k].first + 1;
+    out->size = tsc_bitmap_size(runs, n);
+    out->blob = s->allocator.alloc(s->allocator.opaque, out->size);
+    if (out->blob) tsc_bitmap_write(out->blob, runs, n);
+    s->allocator.free(s->allocator.opaque, runs);
+    return out->blob ? 0 : TSC_ERROR(ALLOCATION);
 }
 
 static size_t put_entry(uint8_t *p, size_t chunk, const void *blob, size_t size)
@@ -60,27 +98,20 @@ static size_t put_entry(uint8_t *p, size_t chunk, const void *blob, size_t size)
     return n + size;
 }
 
-/* The new tombstone section: old entries outside [begin, end), new ones inside, by position. */
-static uint8_t *encode_tombs(const tschunk_segment *s, size_t begin, size_t end, roaring_bitmap_t **gone,
-                             size_t *len)
+/* The new tombstone section: old entries but where [begin, end) has new ones, by position. */
+static uint8_t *encode_tombs(const tschunk_segment *s, size_t begin, size_t end, const new_tomb *gone, size_t *len)
 {
     size_t cap = (size_t)s->footer.tomb_len;
-    for (size_t i = begin; i < end; i++) cap += 20 + roaring_bitmap_portable_size_in_bytes(gone[i - begin]);
+    for (size_t i = begin; i < end; i++) cap += 20 + gone[i - begin].size;
     uint8_t *buf = s->allocator.alloc(s->allocator.opaque, cap + 1), *p = buf;
     if (!buf) return NULL;
     size_t t = 0;
     for (size_t i = 0; i < s->info.chunks; i++) {
         while (t < s->ntombs && s->tombs[t].chunk < i) t++;
         const tsc_seg_tomb *old = t < s->ntombs && s->tombs[t].chunk == i ? &s->tombs[t] : NULL;
-        if (i >= begin && i < end) {
-            roaring_bitmap_t *g = gone[i - begin];
-            if (roaring_bitmap_is_empty(g)) continue;
-            p += tsc_put_uvarint(p, i);
-            p += tsc_put_uvarint(p, roaring_bitmap_portable_size_in_bytes(g));
-            p += roaring_bitmap_portable_serialize(g, (char *)p);
-        } else if (old) {
-            p += put_entry(p, i, old->blob, old->size);
-        }
+        const new_tomb *now = i >= begin && i < end && gone[i - begin].blob ? &gone[i - begin] : NULL;
+        if (now) p += put_entry(p, i, now->blob, now->size);
+        else if (old) p += put_entry(p, i, old->blob, old->size);
         if (i >= end && t >= s->ntombs) break;
     }
     *len = (size_t)(p - buf);
@@ -141,7 +172,7 @@ static size_t delete_to(const tschunk_segment *s, const char *path, const tschun
     int target = path || (io && io->write_at);
     if (!s || !target || from > to || tschunk_segment_range(s, ordinal, from, to, &begin, &end))
         return TSC_ERROR(BAD_PARAMETER); /* an unknown series too */
-    roaring_bitmap_t **gone = s->allocator.alloc(s->allocator.opaque, (end - begin + 1) * sizeof *gone);
+    new_tomb *gone = s->allocator.alloc(s->allocator.opaque, (end - begin + 1) * sizeof *gone);
     if (!gone) return TSC_ERROR(ALLOCATION);
     uint64_t newly = 0;
     size_t made = 0;
@@ -149,7 +180,7 @@ static size_t delete_to(const tschunk_segment *s, const char *path, const tschun
         err = chunk_tombstone(s, begin + made, from, to, &gone[made]);
         if (err) break;
         const tsc_seg_tomb *old = tsc_seg_find_tomb(s, begin + made);
-        newly += roaring_bitmap_get_cardinality(gone[made]) - (old ? old->deleted : 0);
+        newly += gone[made].deleted - (old ? old->deleted : 0);
     }
     if (!err && newly) {
         size_t len = 0;
@@ -157,7 +188,8 @@ static size_t delete_to(const tschunk_segment *s, const char *path, const tschun
         err = tombs ? write_segment(s, path, io, tombs, len) : TSC_ERROR(ALLOCATION);
         if (tombs) s->allocator.free(s->allocator.opaque, tombs);
     }
-    for (size_t i = 0; i < made; i++) roaring_bitmap_free(gone[i]);
+    for (size_t i = 0; i < made; i++)
+        if (gone[i].blob) s->allocator.free(s->allocator.opaque, gone[i].blob);
     s->allocator.free(s->allocator.opaque, gone);
     if (!err && deleted) *deleted = newly;
     return err;

@@ -4,10 +4,10 @@
  * records checked when touched. Every size the file declares is checked
  * against the bytes that hold it before anything is allocated.
  */
-#include <roaring/roaring.h>
 #include <stdlib.h>
 
 #include "format.h"
+#include "bitmap.h"
 #include "roaring_check.h"
 
 static void *seg_alloc(tschunk_segment *s, size_t size) { return s->allocator.alloc(s->allocator.opaque, size); }
@@ -696,17 +696,20 @@ size_t tschunk_segment_chunk(const tschunk_segment *s, size_t i, tschunk_segment
     return tschunk_segment_chunks(s, i, 1, out);
 }
 
-/* Every ordinal with chunks is in the series bitmap (open checked its cardinality and maximum). */
+/* Every ordinal with chunks is in the series bitmap (open checked it and its cardinality and maximum; the
+ * entries are in ordinal order). */
 static size_t check_bitmap_members(const tschunk_segment *s)
 {
-    const char *blob = (const char *)s->data + s->footer.bitmap_off;
-    roaring_bitmap_t *ordinals = roaring_bitmap_portable_deserialize_safe(blob, (size_t)s->footer.bitmap_len);
-    if (!ordinals) return TSC_ERROR(CORRUPT);
-    size_t err = 0;
-    for (uint32_t i = 0; i < s->info.chunks && !err; i++)
-        if (!roaring_bitmap_contains(ordinals, s->entries[i].ordinal)) err = TSC_ERROR(CORRUPT);
-    roaring_bitmap_free(ordinals);
-    return err;
+    tsc_bitmap_iter it;
+    tsc_bitmap_iter_init(&it, s->data + s->footer.bitmap_off);
+    tsc_run run = {1, 0}; /* none yet */
+    for (uint32_t i = 0; i < s->info.chunks; i++) {
+        uint32_t ordinal = s->entries[i].ordinal;
+        while (run.last < ordinal || run.first > run.last)
+            if (!tsc_bitmap_next_run(&it, &run)) return TSC_ERROR(CORRUPT);
+        if (ordinal < run.first) return TSC_ERROR(CORRUPT);
+    }
+    return 0;
 }
 
 /* verify: the chunk holds the count and time range its index entry says (v3 records repeat none of them). */

@@ -8,10 +8,10 @@
  * deleted sample positions (each < the chunk's count, at least one).
  */
 #include <math.h>
-#include <roaring/roaring.h>
 
 #include "../sketch/sketch.h"
 #include "format.h"
+#include "bitmap.h"
 #include "roaring_check.h"
 
 size_t tsc_seg_parse_tombs(tschunk_segment *s)
@@ -66,23 +66,24 @@ int tsc_seg_any_tomb(const tschunk_segment *s, size_t first, size_t count)
     return t < s->ntombs && s->tombs[t].chunk < first + count;
 }
 
-/* Drop the positions in the tomb from ts/values[0, n). @return the samples kept, or an error. */
+/* Drop the positions in the tomb (validated at open: each < n) from ts/values[0, n). @return the samples kept. */
 static size_t drop_deleted(const tsc_seg_tomb *tomb, int64_t *ts, double *values, size_t n)
 {
-    roaring_bitmap_t *gone = roaring_bitmap_portable_deserialize_safe((const char *)tomb->blob, tomb->size);
-    if (!gone) return TSC_ERROR(ALLOCATION);
-    roaring_uint32_iterator_t it;
-    roaring_init_iterator(gone, &it);
-    size_t kept = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (it.has_value && it.current_value == i) {
-            roaring_advance_uint32_iterator(&it);
-            continue;
-        }
-        ts[kept] = ts[i];
-        values[kept++] = values[i];
+    tsc_bitmap_iter it;
+    tsc_bitmap_iter_init(&it, tomb->blob);
+    tsc_run gone;
+    size_t kept = 0, from = 0;
+    while (tsc_bitmap_next_run(&it, &gone) && gone.first < n) {
+        memmove(ts + kept, ts + from, (gone.first - from) * sizeof *ts);
+        memmove(values + kept, values + from, (gone.first - from) * sizeof *values);
+        kept += gone.first - from;
+        from = (size_t)gone.last + 1;
     }
-    roaring_bitmap_free(gone);
+    if (from < n) {
+        memmove(ts + kept, ts + from, (n - from) * sizeof *ts);
+        memmove(values + kept, values + from, (n - from) * sizeof *values);
+        kept += n - from;
+    }
     return kept;
 }
 

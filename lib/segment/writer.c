@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <roaring/roaring.h>
 
+#include "bitmap.h"
 #include "format.h"
 
 typedef struct {
@@ -120,9 +120,12 @@ static void encode_header(const tschunk_segment_options *o, unsigned group_shift
     tsc_store64_le(h + 40, tsc_xxh3(h, 40));
 }
 
+/* opts NULL: these (no summaries, min_ts 0, malloc and free). */
+static const tschunk_segment_options default_options;
+
 static int options_ok(const tschunk_segment_options *o)
 {
-    return o && (unsigned)o->ts_unit <= TSCHUNK_UNIT_NS && o->summary_block_chunks <= TSC_SEG_MAX_SUMMARY_BLOCK;
+    return (unsigned)o->ts_unit <= TSCHUNK_UNIT_NS && o->summary_block_chunks <= TSC_SEG_MAX_SUMMARY_BLOCK;
 }
 
 static tschunk_segment_writer *new_writer(const tschunk_segment_options *o)
@@ -147,6 +150,7 @@ static size_t start_records(tschunk_segment_writer *w)
 size_t tschunk_segment_writer_create_io(tschunk_segment_writer **out, const tschunk_segment_io *io,
                                         const tschunk_segment_options *o)
 {
+    if (!o) o = &default_options;
     if (!out || !io || !io->write_at || !io->read_at || !options_ok(o)) return TSC_ERROR(BAD_PARAMETER);
     tschunk_segment_writer *w = new_writer(o);
     if (!w) return TSC_ERROR(ALLOCATION);
@@ -162,6 +166,7 @@ size_t tschunk_segment_writer_create_io(tschunk_segment_writer **out, const tsch
 
 size_t tschunk_segment_writer_create(tschunk_segment_writer **out, const char *path, const tschunk_segment_options *o)
 {
+    if (!o) o = &default_options;
     if (!out || !path || !options_ok(o)) return TSC_ERROR(BAD_PARAMETER);
     tschunk_segment_writer *w = new_writer(o);
     if (!w) return TSC_ERROR(ALLOCATION);
@@ -359,17 +364,23 @@ static uint32_t ordinal_of(const tschunk_segment_writer *w, uint64_t id)
     return (uint32_t)lo;
 }
 
-/* Series bitmap: the ordinals that hold chunks, as a portable roaring blob (run-optimized). */
+/* Series bitmap: the ordinals that hold chunks (entries are in ordinal order), as a portable roaring blob in
+ * the bytes CRoaring writes for it (values added one by one, then run_optimize). */
 static uint8_t *encode_series_bitmap(tschunk_segment_writer *w, const tsc_seg_entry *entries, size_t *len)
 {
-    roaring_bitmap_t *ordinals = roaring_bitmap_create();
-    if (!ordinals) return NULL;
-    for (size_t i = 0; i < w->nchunks; i++) roaring_bitmap_add(ordinals, entries[i].ordinal);
-    roaring_bitmap_run_optimize(ordinals);
-    *len = roaring_bitmap_portable_size_in_bytes(ordinals);
+    tsc_run *runs = wr_alloc(w, (w->nchunks + 1) * sizeof *runs);
+    if (!runs) return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < w->nchunks; i++) {
+        uint32_t ordinal = entries[i].ordinal;
+        if (n && ordinal <= runs[n - 1].last) continue; /* the series' next chunk */
+        if (n && ordinal == runs[n - 1].last + 1) runs[n - 1].last = ordinal;
+        else runs[n++] = (tsc_run){ordinal, ordinal};
+    }
+    *len = tsc_bitmap_size(runs, n);
     uint8_t *blob = wr_alloc(w, *len);
-    if (blob) roaring_bitmap_portable_serialize(ordinals, (char *)blob);
-    roaring_bitmap_free(ordinals);
+    if (blob) tsc_bitmap_write(blob, runs, n);
+    wr_free(w, runs);
     return blob;
 }
 
