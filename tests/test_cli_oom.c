@@ -157,6 +157,7 @@ Test(cli_oom, compress_and_the_segment_readers)
 {
     make_inputs();
     starve("rm -f out.tseg", "compress in.csv -o out.tseg --summary --samples-per-chunk 100", 0);
+    starve("printf 'ts,a,b\\n1,2,3\\n2,3,4\\n' > wide.csv && rm -f w.tseg", "compress wide.csv -o w.tseg --wide", 0);
     starve("true", "ls seg.tseg", 1);
     starve("true", "verify seg.tseg", 1);
     starve("true", "cat seg.tseg cpu --from 1500 --to 3000", 1);
@@ -171,6 +172,7 @@ Test(cli_oom, commands_that_rewrite_a_segment)
     starve("cp seg.tseg d.tseg", "delete d.tseg cpu --from 2000 --to 3000", 1);
     starve("cp seg.tseg d.tseg && \"$T\" delete d.tseg mem --from 1000 --to 2000 >/dev/null", "compact d.tseg", 1);
     starve("cp seg.tseg a.tseg && rm -f m.tseg", "merge seg.tseg a.tseg -o m.tseg", 1);
+    starve("rm -f m.tseg", "merge seg.tseg -o m.tseg --samples-per-chunk 70 --codec gorilla", 1);
 }
 
 Test(cli_oom, prometheus_chunks_and_sketches)
@@ -178,5 +180,8 @@ Test(cli_oom, prometheus_chunks_and_sketches)
     make_inputs();
     starve("rm -f p.prom", "export-prom one.csv -o p.prom", 0);
     starve("rm -f p.prom n.tseg && \"$T\" export-prom one.csv -o p.prom >/dev/null", "import-prom p.prom -o n.tseg", 0);
+    starve("true", "verify p.prom", 1);
+    starve("true", "stats p.prom --json", 0);
     starve("true", "sketch encode --mapping logarithmic < values.txt", 1);
+    starve("true", "sketch decode 02fd4a815abf52f03f00000000000000000503000244022802 --q 0.5,0.99 --json", 1);
 }
