@@ -1,9 +1,9 @@
 /*
  * Portable roaring blobs written from runs and read back as runs, without an allocation (bitmap.h says why
  * not through CRoaring). A container holds the values with one 16-bit key (value >> 16); its forms:
- *   array:  cardinality <= 4096 sorted u16 values        2c bytes
- *   bitset: 8 KiB, bit v % 65536 of word v / 64 (LE)     8192 bytes
- *   run:    u16 n, n x (u16 start, u16 length - 1)       2 + 4n bytes
+ *   array:  cardinality <= 4096 sorted u16 values                   2c bytes
+ *   bitset: 1024 u64 words, value v at bit v % 64 of word v / 64    8192 bytes
+ *   run:    u16 n, n x (u16 start, u16 length - 1)                  2 + 4n bytes
  * A bitmap built by adding values holds arrays up to 4096 values, bitsets past; CRoaring's run_optimize then
  * turns a container into a run one when 2 + 4n is below the array's 2c + 2 (its measure counts a cardinality
  * the portable form does not write) or, past 4096 values, below the bitset's 8192.
@@ -180,7 +180,10 @@ int tsc_bitmap_next_run(tsc_bitmap_iter *it, tsc_run *run)
         int found;
         if (is_run) {
             found = it->within < get16(p);
-            if (found) lo = get16(p + 2 + 4 * it->within), hi = lo + get16(p + 4 + 4 * it->within);
+            if (found) {
+                lo = get16(p + 2 + 4 * it->within);
+                hi = lo + get16(p + 4 + 4 * it->within);
+            }
             it->within++;
         } else if (card <= ARRAY_MAX) {
             found = it->within < card;

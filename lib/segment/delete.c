@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-
 #include "bitmap.h"
 #include "format.h"
 

@@ -6,8 +6,8 @@
  */
 #include <stdlib.h>
 
-#include "format.h"
 #include "bitmap.h"
+#include "format.h"
 #include "roaring_check.h"
 
 static void *seg_alloc(tschunk_segment *s, size_t size) { return s->allocator.alloc(s->allocator.opaque, size); }

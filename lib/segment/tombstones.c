@@ -10,8 +10,8 @@
 #include <math.h>
 
 #include "../sketch/sketch.h"
-#include "format.h"
 #include "bitmap.h"
+#include "format.h"
 #include "roaring_check.h"
 
 size_t tsc_seg_parse_tombs(tschunk_segment *s)
@@ -66,7 +66,8 @@ int tsc_seg_any_tomb(const tschunk_segment *s, size_t first, size_t count)
     return t < s->ntombs && s->tombs[t].chunk < first + count;
 }
 
-/* Drop the positions in the tomb (validated at open: each < n) from ts/values[0, n). @return the samples kept. */
+/* Drop the positions in the tomb (validated: each < n, at open or, lazy, when its chunk is read) from
+ * ts/values[0, n). @return the samples kept. */
 static size_t drop_deleted(const tsc_seg_tomb *tomb, int64_t *ts, double *values, size_t n)
 {
     tsc_bitmap_iter it;
