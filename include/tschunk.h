@@ -56,7 +56,7 @@ extern "C" {
 
 #define TSCHUNK_VERSION_MAJOR 0
 #define TSCHUNK_VERSION_MINOR 48
-#define TSCHUNK_VERSION_PATCH 0
+#define TSCHUNK_VERSION_PATCH 1
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
 /* The string is built from the three numbers (as zstd does) so that it cannot drift from them; the
@@ -931,6 +931,8 @@ typedef struct {
  * Start writing a segment to `path` (through a temporary file renamed by
  * finish, so the final path never holds a torn file). Memory: the index and
  * the series table, not the chunks. opts NULL: defaults (zeros; NULL was BAD_PARAMETER before 0.48.0).
+ * The rename replaces `path` itself, as rename(2) does: a symbolic link there becomes the file (the CLI
+ * resolves links first), and the same holds for delete, compaction and merge to a path.
  * @return 0, BAD_PARAMETER, ALLOCATION, or GENERIC when the file cannot be created.
  */
 TSCHUNK_API size_t tschunk_segment_writer_create(tschunk_segment_writer **w, const char *path,

@@ -1166,14 +1166,15 @@ Test(cli, ls_escapes_control_bytes_in_names)
                           "plain\t1\t1\t1\t1\t1\t8\n");
 }
 
-/* A file the system refuses says why (errno's text): a directory as the output, a directory that does not exist. */
+/* A file the system refuses says why (errno's text, or what is wrong with it): a directory as the output, a directory
+ * that does not exist. */
 Test(cli, file_errors_say_why)
 {
     write_file("why.csv", "timestamp,value\n1,2\n");
     char out[4096];
     cr_assert_eq(system("mkdir -p /tmp/tschunk_cli_why_dir"), 0);
     cr_assert_neq(run(out, sizeof out, "compress why.csv -o /tmp/tschunk_cli_why_dir"), 0, "%s", out);
-    cr_assert(strstr(out, "/tmp/tschunk_cli_why_dir not written: Is a directory"), "%s", out);
+    cr_assert(strstr(out, "/tmp/tschunk_cli_why_dir is not a regular file"), "%s", out);
     cr_assert_neq(run(out, sizeof out, "compress why.csv -o no_such_dir/x.tseg"), 0, "%s", out);
     cr_assert(strstr(out, "cannot create no_such_dir/x.tseg: No such file or directory"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "compress why.csv -o why.tseg"), 0, "%s", out);
@@ -1339,6 +1340,37 @@ Test(cli, an_output_that_is_the_input_is_refused)
     cr_assert_str_eq(read_file("same.csv"), "timestamp,value\n1,2.5\n2,3.5\n");
     cr_assert_eq(run(out, sizeof out, "verify same.tseg"), 0, "%s", out);
     cr_assert_eq(run(out, sizeof out, "verify same.prom"), 0, "%s", out);
+    cr_assert_eq(files_named_with(".tmp."), 0, "a temporary file left");
+}
+
+/* -o names a file: a FIFO or a directory is refused, untouched (the temporary file renamed over it replaced a FIFO,
+ * and as root /dev/null, with a file, before 0.48.0); through a symbolic link the file it names is written, in place
+ * too (delete, compact), and the link stays a link; a link to nothing is refused and creates nothing. */
+Test(cli, outputs_through_links_and_not_over_devices)
+{
+    write_file("in.csv", "timestamp,value\n1,2.5\n2,3.5\n3,4.5\n");
+    char out[4096];
+    cr_assert_eq(run_script(out, sizeof out, "mkfifo pipe && mkdir dir && ln -s nowhere.tseg dangling"), 0, "%s", out);
+    const char *refused[] = {"compress in.csv -o pipe", "export-prom in.csv -o pipe", "compress in.csv -o dir",
+                             "compress in.csv -o dangling"};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        cr_assert_eq(run(out, sizeof out, refused[i]), 1, "%s: %s", refused[i], out);
+        cr_assert(strstr(out, "is not a regular file") || strstr(out, "is a symbolic link to nothing"), "%s: %s",
+                  refused[i], out);
+    }
+    cr_assert_eq(run_script(out, sizeof out, "test -p pipe && test -d dir && test -L dangling && test ! -e nowhere.tseg"),
+                 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress in.csv -o real.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress in.csv -o decoy.tseg --codec gorilla"), 0, "%s", out);
+    cr_assert_eq(run_script(out, sizeof out, "ln -s decoy.tseg link.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress in.csv -o link.tseg"), 0, "%s", out);
+    cr_assert_eq(run_script(out, sizeof out, "test -L link.tseg && cmp real.tseg decoy.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "delete link.tseg in --from 2 --to 2"), 0, "%s", out);
+    cr_assert_eq(run_script(out, sizeof out, "test -L link.tseg && \"$T\" cat decoy.tseg in"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1,2.5\n3,4.5\n");
+    cr_assert_eq(run(out, sizeof out, "compact link.tseg"), 0, "%s", out);
+    cr_assert_eq(run_script(out, sizeof out, "test -L link.tseg && \"$T\" verify decoy.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "2 samples"), "%s", out);
     cr_assert_eq(files_named_with(".tmp."), 0, "a temporary file left");
 }
 

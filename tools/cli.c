@@ -1,8 +1,9 @@
 /* Helpers the CLI's commands share (cli.h). */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath; POSIX 2008 with it */
 #include "cli.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -330,6 +331,27 @@ size_t range_query_times(range_query_fn run, const void *query, tschunk_sketch *
 }
 
 static const char *const mapping_names[] = {"logarithmic", "linear", "quadratic", "cubic", "quartic"};
+
+const char *writable_path(const char *path)
+{
+    static char *resolved; /* the last link resolved: kept until exit */
+    struct stat st;
+    if (lstat(path, &st) != 0) return path; /* a new file (or one create will name the trouble of) */
+    if (S_ISLNK(st.st_mode)) {
+        free(resolved);
+        resolved = realpath(path, NULL);
+        if (!resolved) {
+            fail("%s is a symbolic link to nothing (%s): give the file's own path", path, strerror(errno));
+            return NULL;
+        }
+        if (stat(resolved, &st) != 0) return resolved;
+        path = resolved;
+    }
+    if (S_ISREG(st.st_mode)) return path;
+    fail("%s is not a regular file: tschunk writes its output to a temporary file beside it and renames that over "
+         "it, so -o names a file (decompress writes to standard output with -o -)", path);
+    return NULL;
+}
 
 const char *mapping_name(tschunk_mapping_kind kind)
 {

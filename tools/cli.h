@@ -128,6 +128,10 @@ typedef struct {
 
 /* @return 0, or -1 when memory runs out (the list is freed and stays empty). */
 int values_push(value_list *l, double v);
+/* Where to write the output file `path`, which the CLI replaces through a temporary file renamed over it: the
+ * file a symbolic link names (the link stays a link), else path. NULL after a message when it is a device, a
+ * FIFO, a socket or a directory (renamed over as root, /dev/null would become a file), or a link to nothing. */
+const char *writable_path(const char *path);
 /* The DDSketch mapping's name ("logarithmic", "cubic", ...). */
 const char *mapping_name(tschunk_mapping_kind kind);
 /* @return 0 and *out when s names a mapping, else -1. */

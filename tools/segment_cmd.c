@@ -763,7 +763,9 @@ int segment_delete(const options *o, const unsigned char *data, size_t size)
     size_t ordinal = find_series_arg(seg, o->series);
     uint64_t deleted = 0;
     int rc = tschunk_is_error(ordinal) ? series_arg_error(o, ordinal) : 0;
-    size_t err = rc ? 0 : tschunk_segment_delete(seg, o->in, (uint32_t)ordinal, o->from, o->to, &deleted);
+    const char *path = rc ? NULL : writable_path(o->in); /* in place: through a link, to its file */
+    if (!rc && !path) rc = 1;
+    size_t err = rc ? 0 : tschunk_segment_delete(seg, path, (uint32_t)ordinal, o->from, o->to, &deleted);
     if (!rc && err) rc = fail("%s: delete failed: %s (the file is unchanged)", o->in, error_reason(err));
     if (!rc)
         printf("%s: deleted %llu samples of '%s' in [%lld, %lld]\n", o->in, (unsigned long long)deleted, o->series,
@@ -775,7 +777,8 @@ int segment_delete(const options *o, const unsigned char *data, size_t size)
 /* Make the deletes final: the segment written again (to -o OUT, else in place) without its deleted samples. */
 int segment_compact(const options *o, const unsigned char *data, size_t size)
 {
-    const char *out = o->out ? o->out : o->in;
+    const char *out = o->out ? o->out : writable_path(o->in); /* in place: through a link, to its file */
+    if (!out) return 1;
     if (!strcmp(out, "-")) return fail("compact writes a file, not stdout");
     tschunk_segment *seg;
     if (open_segment(o->in, data, size, &seg)) return 1;

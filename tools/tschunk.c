@@ -741,6 +741,7 @@ static int cmd_merge(int argc, char **argv)
         }
     }
     if (!rc && (!out || !strcmp(out, "-") || !n)) rc = wrong_line = fail("merge needs SEGMENT... and -o OUT, a file");
+    if (!rc && !(out = writable_path(out))) rc = 1;
     m.summary_block_chunks = (uint32_t)block;
     m.samples_per_chunk = (uint32_t)per_chunk;
     if (!rc) rc = segment_merge(out, paths, data, sizes, n, &m);
@@ -821,6 +822,7 @@ static int run_command(int argc, char **argv)
         return 2;
     }
     if (options_not_taken(cmd, o.given)) return 2;
+    if (o.out && strcmp(o.out, "-") && !(o.out = writable_path(o.out))) return 1;
     int converts = !strcmp(cmd, "compress") || !strcmp(cmd, "decompress") || !strcmp(cmd, "export-prom") ||
                    !strcmp(cmd, "import-prom");
     if (converts && output_is_input(&o)) return fail("-o %s is the input file: write the output elsewhere", o.out);
