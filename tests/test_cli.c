@@ -1374,6 +1374,23 @@ Test(cli, outputs_through_links_and_not_over_devices)
     cr_assert_eq(files_named_with(".tmp."), 0, "a temporary file left");
 }
 
+/* Inputs: a file is mapped; a stream (a pipe) is read whole; a directory and a stream of none of tschunk's
+ * formats (/dev/zero, which before 0.48.1 was read until the memory ran out) are refused with their reason. */
+Test(cli, inputs_that_are_not_files)
+{
+    write_file("in.csv", "timestamp,value\n1,2.5\n2,3.5\n");
+    char out[4096], mapped[4096];
+    cr_assert_eq(run(out, sizeof out, "compress in.csv -o in.tseg"), 0, "%s", out);
+    cr_assert_eq(run(mapped, sizeof mapped, "cat in.tseg in"), 0, "%s", mapped);
+    cr_assert_eq(run_script(out, sizeof out, "cat in.tseg | \"$T\" cat /dev/stdin in"), 0, "%s", out);
+    cr_assert_str_eq(out, mapped);
+    cr_assert_eq(run_script(out, sizeof out, "mkdir -p adir"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls adir"), 1, "%s", out);
+    cr_assert(strstr(out, "adir is a directory"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls /dev/zero"), 1, "%s", out);
+    cr_assert(strstr(out, "/dev/zero: not a segment, a chunk file or a Prometheus file"), "%s", out);
+}
+
 /* A UTF-8 byte order mark before the first line is skipped: before 0.45.7 it made a headerless file's first sample
  * look like a header (dropped without a word) and became part of a first series name. */
 Test(cli, a_byte_order_mark_is_not_data)

@@ -120,6 +120,7 @@ static void make_inputs(void)
  * Run `args` once normally, then with its allocations refused from the first, the second, ... up to the
  * last the normal run made. setup (a shell line, not starved) runs before each: it puts back what the
  * command changes. same_output: the normal run's output has no timings, so a run that succeeds must print it.
+ * A command may succeed at every refusal (verify of a mapped file needs no memory but stdio's buffers).
  */
 static void starve(const char *setup, const char *args, int same_output)
 {
@@ -130,7 +131,6 @@ static void starve(const char *setup, const char *args, int same_output)
     cr_assert_eq(rc, 0, "%s: %s", args, want_out);
     cr_assert(normal.made > 0 && normal.refused == 0, "%s: the shim saw no allocation", args);
     snapshot(want_files, sizeof want_files);
-    unsigned long failed = 0;
     for (unsigned long after = 0; after < normal.made; after++) {
         run_setup(setup);
         snapshot(before, sizeof before);
@@ -143,14 +143,12 @@ static void starve(const char *setup, const char *args, int same_output)
                 cr_assert_str_eq(got_out, want_out, "%s, allocations from %lu refused", args, after + 1);
             continue;
         }
-        failed++;
         cr_assert_eq(rc, 1, "%s, allocations from %lu refused: status %d: %s", args, after + 1, rc, got_out);
         cr_assert(strstr(got_out, "tschunk"), "%s, allocations from %lu refused: no message: %s", args, after + 1,
                   got_out);
         cr_assert_str_eq(got_files, before, "%s, allocations from %lu refused: files changed: %s", args, after + 1,
                          got_out);
     }
-    cr_assert(failed > 0, "%s: no refusal made it fail", args);
 }
 
 Test(cli_oom, compress_and_the_segment_readers)

@@ -4,8 +4,12 @@
 
 #include "tschunk.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const unsigned char magic[4] = {'T', 'S', 'C', 'F'};
@@ -57,29 +61,75 @@ void tscf_abort(tscf_writer *w)
     remove(w->tmp_path);
 }
 
+/* A stream (a FIFO, a device) read whole into memory, up to STREAM_MAX bytes: /dev/zero must end in a message,
+ * not in the memory running out. */
+#define STREAM_MAX ((size_t)1 << 32)
+
+static unsigned char *read_stream(int fd, size_t *size, const char *path, char *error, size_t error_size)
+{
+    size_t cap = 1 << 16, got = 0;
+    unsigned char *data = malloc(cap);
+    ssize_t n = 1;
+    while (data && n > 0) {
+        if (got == cap) {
+            unsigned char *grown = got < STREAM_MAX ? realloc(data, cap *= 2) : NULL;
+            if (!grown) {
+                snprintf(error, error_size, got < STREAM_MAX ? "out of memory reading %s"
+                                                             : "%s: a stream of more than 4 GiB (give a file)", path);
+                free(data);
+                return NULL;
+            }
+            data = grown;
+        }
+        n = read(fd, data + got, cap - got);
+        if (n > 0) got += (size_t)n;
+        else if (n < 0 && errno == EINTR) n = 1;
+        if (got && data[0] == 0) { /* no magic, and a Prometheus record is not 0 bytes long: no file of ours */
+            snprintf(error, error_size, "%s: not a segment, a chunk file or a Prometheus file", path);
+            free(data);
+            return NULL;
+        }
+    }
+    if (!data) snprintf(error, error_size, "out of memory reading %s", path);
+    else if (n < 0) snprintf(error, error_size, "%s: read error: %s", path, strerror(errno));
+    if (n < 0) free(data);
+    *size = got;
+    return n < 0 ? NULL : data;
+}
+
 int tscf_open(tscf_reader *r, const char *path)
 {
     memset(r, 0, sizeof(*r));
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(r->error, sizeof r->error, "cannot open %s", path);
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(r->error, sizeof r->error, "cannot open %s: %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
         return -1;
     }
-    size_t cap = 1 << 16, size = 0, got;
-    unsigned char *data = malloc(cap);
-    while (data && (got = fread(data + size, 1, cap - size, f)) > 0) {
-        size += got;
-        if (size < cap) continue;
-        unsigned char *grown = realloc(data, cap *= 2);
-        if (!grown) free(data); /* realloc keeps the old block when it fails */
-        data = grown;
-    }
-    fclose(f);
-    if (!data) {
-        snprintf(r->error, sizeof r->error, "out of memory reading %s", path);
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(r->error, sizeof r->error, "%s is a directory", path);
+        close(fd);
         return -1;
     }
-    return tscf_open_bytes(r, data, size, path);
+    /* A file is mapped, not read: a segment's reader touches the pages it needs (one series of a large file). */
+    size_t size = 0, mapped = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : 0;
+    unsigned char *data = NULL;
+    if (mapped) {
+        void *m = mmap(NULL, mapped, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m == MAP_FAILED) snprintf(r->error, sizeof r->error, "cannot map %s: %s", path, strerror(errno));
+        else data = m, size = mapped;
+    } else if (!S_ISREG(st.st_mode)) {
+        data = read_stream(fd, &size, path, r->error, sizeof r->error);
+    } else {
+        data = malloc(1); /* an empty file: tscf_open_bytes says so */
+        if (!data) snprintf(r->error, sizeof r->error, "out of memory reading %s", path);
+    }
+    close(fd);
+    if (!data) return -1;
+    int rc = tscf_open_bytes(r, data, size, path);
+    r->mapped = mapped;
+    return rc;
 }
 
 /* Text: no control byte but tab and line breaks in the first 512 bytes. Every binary file tschunk reads has one
@@ -215,6 +265,8 @@ int tscf_next(tscf_reader *r, const unsigned char **chunk, size_t *size)
 
 void tscf_close(tscf_reader *r)
 {
-    free(r->data);
+    if (r->mapped && r->data) munmap(r->data, r->mapped);
+    else free(r->data);
     r->data = NULL;
+    r->mapped = 0;
 }

@@ -46,8 +46,9 @@ int tscf_commit(tscf_writer *w);
 void tscf_abort(tscf_writer *w);
 
 typedef struct {
-    unsigned char *data; /* whole file */
+    unsigned char *data; /* whole file: mapped read-only (a regular file), else read into memory */
     size_t size;
+    size_t mapped; /* bytes mapped at data; 0: malloc'd */
     size_t pos;
     int unit;
     int format;
@@ -59,7 +60,7 @@ typedef struct {
     char error[256];
 } tscf_reader;
 
-/* @return 0, or -1 with r->error set. */
+/* @return 0, or -1 with r->error set (r->data then NULL: tscf_close is harmless). */
 int tscf_open(tscf_reader *r, const char *path);
 /* The same over bytes already read (malloc'd: tscf_close frees them), named `name` in errors. */
 int tscf_open_bytes(tscf_reader *r, unsigned char *data, size_t size, const char *name);
