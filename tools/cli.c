@@ -74,7 +74,7 @@ void print_table_name(const char *s, size_t len)
 int samples_push(sample_set *s, int64_t ts, uint64_t bits)
 {
     if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 1 << 16;
+        size_t cap = s->cap ? s->cap * 2 : 16; /* 16 first: a file of 100,000 series holds 100,000 of these */
         int64_t *t = realloc(s->ts, cap * sizeof *t);
         if (t) s->ts = t;
         uint64_t *b = realloc(s->bits, cap * sizeof *b);
