@@ -69,32 +69,28 @@ static unsigned char *read_stream(int fd, size_t *size, const char *path, char *
 {
     size_t cap = 1 << 16, got = 0;
     unsigned char *data = malloc(cap);
-    ssize_t n = 1;
-    while (data && n > 0) {
-        if (got == cap) {
-            unsigned char *grown = got < STREAM_MAX ? realloc(data, cap *= 2) : NULL;
-            if (!grown) {
-                snprintf(error, error_size, got < STREAM_MAX ? "out of memory reading %s"
-                                                             : "%s: a stream of more than 4 GiB (give a file)", path);
-                free(data);
-                return NULL;
-            }
+    const char *why = NULL;
+    while (data && !why) {
+        ssize_t n = read(fd, data + got, cap - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) why = strerror(errno);
+        if (n <= 0) break;
+        got += (size_t)n;
+        if (data[0] == 0) why = "not a segment, a chunk file or a Prometheus file"; /* none starts with 0 */
+        else if (got == cap && cap >= STREAM_MAX) why = "a stream of more than 4 GiB (give a file)";
+        else if (got == cap) {
+            unsigned char *grown = realloc(data, cap *= 2);
+            if (!grown) free(data);
             data = grown;
         }
-        n = read(fd, data + got, cap - got);
-        if (n > 0) got += (size_t)n;
-        else if (n < 0 && errno == EINTR) n = 1;
-        if (got && data[0] == 0) { /* no magic, and a Prometheus record is not 0 bytes long: no file of ours */
-            snprintf(error, error_size, "%s: not a segment, a chunk file or a Prometheus file", path);
-            free(data);
-            return NULL;
-        }
     }
-    if (!data) snprintf(error, error_size, "out of memory reading %s", path);
-    else if (n < 0) snprintf(error, error_size, "%s: read error: %s", path, strerror(errno));
-    if (n < 0) free(data);
-    *size = got;
-    return n < 0 ? NULL : data;
+    if (data && !why) {
+        *size = got;
+        return data;
+    }
+    snprintf(error, error_size, "%s: %s", path, why ? why : "out of memory");
+    free(data);
+    return NULL;
 }
 
 int tscf_open(tscf_reader *r, const char *path)
@@ -117,8 +113,12 @@ int tscf_open(tscf_reader *r, const char *path)
     unsigned char *data = NULL;
     if (mapped) {
         void *m = mmap(NULL, mapped, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) snprintf(r->error, sizeof r->error, "cannot map %s: %s", path, strerror(errno));
-        else data = m, size = mapped;
+        if (m != MAP_FAILED) {
+            data = m;
+            size = mapped;
+        } else {
+            snprintf(r->error, sizeof r->error, "cannot map %s: %s", path, strerror(errno));
+        }
     } else if (!S_ISREG(st.st_mode)) {
         data = read_stream(fd, &size, path, r->error, sizeof r->error);
     } else {
