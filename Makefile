@@ -95,7 +95,7 @@ $(BUILD)/libtschunk.so: $(SHARED)
 	ln -sf libtschunk.so.$(VERSION) $(BUILD)/$(SONAME)
 	ln -sf libtschunk.so.$(VERSION) $@
 
-$(PCFILE): Makefile
+$(PCFILE): Makefile include/tschunk.h # the version is in the header
 	@mkdir -p $(dir $@)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
 	  'Name: libtschunk' 'Description: time-series chunk codec (Gorilla-style), DDSketch summaries and segments' \

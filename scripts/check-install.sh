@@ -102,13 +102,15 @@ int main(void) {
     if (tschunk_is_error(n) || tschunk_segment_writer_create_io(&w, &io, NULL) ||
         tschunk_segment_writer_add_chunk(w, 7, chunk, n, NULL, 0) || tschunk_is_error(tschunk_segment_writer_finish(w)))
         return 1;
-    if (tschunk_segment_verify(file[0], file_size[0], NULL) || tschunk_segment_open(&seg, file[0], file_size[0], 0, NULL))
+    if (tschunk_segment_verify(file[0], file_size[0], NULL) ||
+        tschunk_segment_open(&seg, file[0], file_size[0], 0, NULL))
         return 2;
     size_t got = tschunk_segment_decode(seg, 0, out_ts, out_v, 3);
     int bad = got != 3 || memcmp(ts, out_ts, sizeof ts) || memcmp(v, out_v, sizeof v);
     bad = bad || tschunk_segment_delete_io(seg, &io2, 0, 2000, 2000, &deleted) || deleted != 1;
     tschunk_segment_close(seg);
-    if (bad || tschunk_segment_verify(file[1], file_size[1], NULL) || tschunk_segment_open(&seg, file[1], file_size[1], 0, NULL))
+    if (bad || tschunk_segment_verify(file[1], file_size[1], NULL) ||
+        tschunk_segment_open(&seg, file[1], file_size[1], 0, NULL))
         return 3;
     got = tschunk_segment_decode(seg, 0, out_ts, out_v, 3);
     tschunk_segment_close(seg);
@@ -122,4 +124,5 @@ if command -v c++ >/dev/null 2>&1; then
   printf '#define TSCHUNK_STATIC_LINKING_ONLY\n#include <tschunk.h>\nint main() { return 0; }\n' > "$stage/header.cc"
   c++ -std=c++11 -Wall -Wextra -Wpedantic -Werror $(pkg-config --cflags libtschunk) -fsyntax-only "$stage/header.cc"
 fi
-echo "check-install: ok (pkg-config, shared with soname libtschunk.so.0, static, segments static, the inline append and iterator steps)"
+echo "check-install: ok (pkg-config, shared with soname libtschunk.so.0, static, segments static, the inline append" \
+  "and iterator steps)"

@@ -757,7 +757,6 @@ int segment_delete(const options *o, const unsigned char *data, size_t size)
 {
     if (!o->series || !o->from_set || !o->to_set)
         return fail("delete needs FILE SERIES --from T --to T (inclusive, in the file's timestamp unit)");
-    if (o->from > o->to) return fail("--from %lld is after --to %lld", (long long)o->from, (long long)o->to);
     tschunk_segment *seg;
     if (open_segment(o->in, data, size, &seg)) return 1;
     size_t ordinal = find_series_arg(seg, o->series);

@@ -201,8 +201,8 @@ static void print_decoded(const tschunk_sketch *s, const sketch_opts *o)
         tschunk_sketch_bins(s, 1, print_bin_json, &p);
         printf("], \"quantiles\": {");
     } else {
-        printf("mapping      %s (gamma %.17g, offset %.17g, relative accuracy %.6g)\n", mapping_name(st.mapping), st.gamma,
-               st.index_offset, st.relative_accuracy);
+        printf("mapping      %s (gamma %.17g, offset %.17g, relative accuracy %.6g)\n", mapping_name(st.mapping),
+               st.gamma, st.index_offset, st.relative_accuracy);
         printf("count        %.17g%s\n", st.count, st.exact ? "" : " (no exact statistics in the stream: from bins)");
         if (st.count > 0) printf("sum          %.17g\nmin          %.17g\nmax          %.17g\n", st.sum, st.min, st.max);
         printf("zero count   %.17g\npositive bins (%u):\n", st.zero_count, st.positive_bins);

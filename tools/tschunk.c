@@ -503,6 +503,9 @@ static int by_format(const options *given, segment_fn on_segment, chunk_file_fn 
         if (o.from_text || o.to_text)
             rc = err ? fail("%s: broken segment: %s", o.in, tschunk_error_name(err)) : resolve_bounds(&o, o.bounds_unit);
     }
+    /* Swapped bounds select nothing: cat printed a bare header and quantiles "no values" (delete refused them). */
+    if (!rc && o.from_set && o.to_set && o.from > o.to)
+        rc = fail("--from %lld is after --to %lld (the bounds are inclusive)", (long long)o.from, (long long)o.to);
     if (!rc)
         rc = seg            ? on_segment(&o, r.data, r.size)
            : on_chunk_file ? on_chunk_file(&o, &r)
