@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "csv.h"
 #include "file.h"
@@ -351,6 +352,23 @@ const char *writable_path(const char *path)
     fail("%s is not a regular file: tschunk writes its output to a temporary file beside it and renames that over "
          "it, so -o names a file (decompress writes to standard output with -o -)", path);
     return NULL;
+}
+
+void staged_path(char *buf, size_t cap, const char *out, int verify)
+{
+    if (verify) snprintf(buf, cap, "%s.verify.%ld", out, (long)getpid());
+    else snprintf(buf, cap, "%s", out);
+}
+
+int publish_staged(const char *staged, const char *out, int rc)
+{
+    if (!strcmp(staged, out)) return rc;
+    if (!rc && rename(staged, out) != 0) rc = fail("cannot rename %s to %s: %s", staged, out, strerror(errno));
+    if (rc) {
+        remove(staged);
+        fprintf(stderr, "tschunk: %s not written\n", out);
+    }
+    return rc;
 }
 
 const char *mapping_name(tschunk_mapping_kind kind)

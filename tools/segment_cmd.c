@@ -274,7 +274,7 @@ static int write_series(const options *o, const series_table *t, tschunk_segment
     return 0;
 }
 
-static int verify_written(const options *o, const series_table *t);
+static int verify_written(const char *path, const series_table *t);
 
 int segment_compress(const options *o)
 {
@@ -297,7 +297,9 @@ int segment_compress(const options *o)
         so.summary_block_chunks = (uint32_t)o->summary_block;
     }
     tschunk_segment_writer *w;
-    size_t created = tschunk_segment_writer_create(&w, o->out, &so);
+    char target[4200];
+    staged_path(target, sizeof target, o->out, o->verify);
+    size_t created = tschunk_segment_writer_create(&w, target, &so);
     if (created) {
         int failed = errno; /* kept across the frees for the message */
         series_table_free(&t);
@@ -332,7 +334,7 @@ int segment_compress(const options *o)
                (double)bytes / (double)rows, (double)bytes * 8 / (double)rows,
                (double)sink.chunk_bytes * 8 / (double)rows, 16.0 * (double)rows / (double)bytes,
                best_s * 1e9 / (double)rows, passes, encode_s * 1e9 / (double)rows);
-    if (o->verify) rc = verify_written(o, &t);
+    if (o->verify) rc = publish_staged(target, o->out, verify_written(target, &t));
     series_table_free(&t);
     return rc;
 }
@@ -372,15 +374,15 @@ static placed_chunk *file_order(const char *path, const tschunk_segment *seg, si
 }
 
 /* Compare one series' chunks, in the order compress wrote them (file order), with the input. */
-static int verify_series(const options *o, const tschunk_segment *seg, const input_series *s, size_t ordinal)
+static int verify_series(const char *path, const tschunk_segment *seg, const input_series *s, size_t ordinal)
 {
     size_t begin = 0, end = 0, at = 0;
     tschunk_segment_range(seg, (uint32_t)ordinal, INT64_MIN, INT64_MAX, &begin, &end);
-    placed_chunk *order = file_order(o->out, seg, begin, end);
+    placed_chunk *order = file_order(path, seg, begin, end);
     if (!order) return 1;
     int rc = 0;
     for (size_t c = 0; !rc && c < end - begin; c++) {
-        size_t n = decode_read_chunk(o->out, seg, order[c].index, &order[c].info);
+        size_t n = decode_read_chunk(path, seg, order[c].index, &order[c].info);
         if (n == SIZE_MAX) { rc = 1; break; }
         for (size_t k = 0; k < n && !rc; k++, at++) {
             uint64_t bits;
@@ -394,17 +396,17 @@ static int verify_series(const options *o, const tschunk_segment *seg, const inp
     return rc;
 }
 
-/* compress --verify: read the segment back and compare every series, sample for sample. */
-static int verify_written(const options *o, const series_table *t)
+/* compress --verify: read the segment at path back and compare every series, sample for sample. */
+static int verify_written(const char *path, const series_table *t)
 {
     tscf_reader r;
-    if (tscf_open(&r, o->out)) { tscf_close(&r); return fail("%s", r.error); }
+    if (tscf_open(&r, path)) { tscf_close(&r); return fail("%s", r.error); }
     tschunk_segment *seg = NULL;
-    int rc = open_segment(o->out, r.data, r.size, &seg);
+    int rc = open_segment(path, r.data, r.size, &seg);
     for (size_t i = 0; !rc && i < t->n; i++) {
         size_t ordinal = tschunk_segment_find_series(seg, i);
         rc = tschunk_is_error(ordinal) ? fail("verify: series '%s' is missing", t->list[i].name)
-                                       : verify_series(o, seg, &t->list[i], ordinal);
+                                       : verify_series(path, seg, &t->list[i], ordinal);
     }
     if (!rc) printf("  verify: all %zu series decode bit-for-bit identical\n", t->n);
     if (seg) tschunk_segment_close(seg);

@@ -232,7 +232,9 @@ static int cmd_export_prom(const options *o)
     size_t skipped = 0;
     tscf_writer w;
     if (read_csv(o, &s, &skipped)) { samples_free(&s); return 1; }
-    if (tscf_create(&w, o->out)) { samples_free(&s); return fail("cannot create %s: %s", o->out, strerror(errno)); }
+    char target[4200];
+    staged_path(target, sizeof target, o->out, o->verify);
+    if (tscf_create(&w, target)) { samples_free(&s); return fail("cannot create %s: %s", o->out, strerror(errno)); }
     double encode_s = 0;
     if (encode_chunks(FORMAT_PROM, 0, s.ts, s.bits, s.n, (uint32_t)per_chunk, (uint32_t)o->max_chunk_bytes, NULL,
                       write_record, &w, &encode_s) || tscf_commit(&w)) {
@@ -252,7 +254,7 @@ static int cmd_export_prom(const options *o)
                "(best of %d passes; the first, writing the file, %.2f)\n",
                (double)w.bytes / (double)s.n, (double)w.bytes * 8 / (double)s.n, 16.0 * (double)s.n / (double)w.bytes,
                best_s * 1e9 / (double)s.n, passes, encode_s * 1e9 / (double)s.n);
-    int rc = o->verify ? verify_file(o->out, &s) : 0;
+    int rc = o->verify ? publish_staged(target, o->out, verify_file(target, &s)) : 0;
     samples_free(&s);
     return rc;
 }
