@@ -179,6 +179,7 @@ Test(cli_oom, prometheus_chunks_and_sketches)
     starve("rm -f p.prom", "export-prom one.csv -o p.prom", 0);
     starve("rm -f p.prom n.tseg && \"$T\" export-prom one.csv -o p.prom >/dev/null", "import-prom p.prom -o n.tseg", 0);
     starve("rm -f v.tseg", "compress one.csv -o v.tseg --verify --codec gorilla", 0);
+    starve("rm -f q.prom", "export-prom one.csv -o q.prom --verify", 0);
     starve("true", "verify p.prom", 1);
     starve("true", "stats p.prom --json", 0);
     starve("true", "sketch encode --mapping logarithmic < values.txt", 1);
