@@ -151,37 +151,56 @@ static void starve(const char *setup, const char *args, int same_output)
     }
 }
 
-Test(cli_oom, compress_and_the_segment_readers)
+/* One command to starve: the shell line before each run, its arguments, and whether a run that succeeds prints what
+ * the normal run printed. */
+typedef struct {
+    const char *setup, *args;
+    int same_output;
+} starved;
+
+static void starve_each(const starved *runs, size_t n)
 {
     make_inputs();
-    starve("rm -f out.tseg", "compress in.csv -o out.tseg --summary --samples-per-chunk 100", 0);
-    starve("printf 'ts,a,b\\n1,2,3\\n2,3,4\\n' > wide.csv && rm -f w.tseg", "compress wide.csv -o w.tseg --wide", 0);
-    starve("true", "ls seg.tseg", 1);
-    starve("true", "verify seg.tseg", 1);
-    starve("true", "cat seg.tseg cpu --from 1500 --to 3000", 1);
-    starve("rm -f back.csv", "decompress seg.tseg -o back.csv --iso", 1);
-    starve("true", "quantiles seg.tseg --all --q 0.5,0.99 --exact --json", 0);
-    starve("true", "stats seg.tseg --json", 0);
+    for (size_t i = 0; i < n; i++) starve(runs[i].setup, runs[i].args, runs[i].same_output);
+}
+
+Test(cli_oom, compress_and_the_segment_readers)
+{
+    static const starved runs[] = {
+        {"rm -f out.tseg", "compress in.csv -o out.tseg --summary --samples-per-chunk 100", 0},
+        {"printf 'ts,a,b\\n1,2,3\\n2,3,4\\n' > wide.csv && rm -f w.tseg", "compress wide.csv -o w.tseg --wide", 0},
+        {"true", "ls seg.tseg", 1},
+        {"true", "verify seg.tseg", 1},
+        {"true", "cat seg.tseg cpu --from 1500 --to 3000", 1},
+        {"rm -f back.csv", "decompress seg.tseg -o back.csv --iso", 1},
+        {"true", "quantiles seg.tseg --all --q 0.5,0.99 --exact --json", 0},
+        {"true", "stats seg.tseg --json", 0},
+    };
+    starve_each(runs, sizeof runs / sizeof *runs);
 }
 
 Test(cli_oom, commands_that_rewrite_a_segment)
 {
-    make_inputs();
-    starve("cp seg.tseg d.tseg", "delete d.tseg cpu --from 2000 --to 3000", 1);
-    starve("cp seg.tseg d.tseg && \"$T\" delete d.tseg mem --from 1000 --to 2000 >/dev/null", "compact d.tseg", 1);
-    starve("cp seg.tseg a.tseg && rm -f m.tseg", "merge seg.tseg a.tseg -o m.tseg", 1);
-    starve("rm -f m.tseg", "merge seg.tseg -o m.tseg --samples-per-chunk 70 --codec gorilla", 1);
+    static const starved runs[] = {
+        {"cp seg.tseg d.tseg", "delete d.tseg cpu --from 2000 --to 3000", 1},
+        {"cp seg.tseg d.tseg && \"$T\" delete d.tseg mem --from 1000 --to 2000 >/dev/null", "compact d.tseg", 1},
+        {"cp seg.tseg a.tseg && rm -f m.tseg", "merge seg.tseg a.tseg -o m.tseg", 1},
+        {"rm -f m.tseg", "merge seg.tseg -o m.tseg --samples-per-chunk 70 --codec gorilla", 1},
+    };
+    starve_each(runs, sizeof runs / sizeof *runs);
 }
 
 Test(cli_oom, prometheus_chunks_and_sketches)
 {
-    make_inputs();
-    starve("rm -f p.prom", "export-prom one.csv -o p.prom", 0);
-    starve("rm -f p.prom n.tseg && \"$T\" export-prom one.csv -o p.prom >/dev/null", "import-prom p.prom -o n.tseg", 0);
-    starve("rm -f v.tseg", "compress one.csv -o v.tseg --verify --codec gorilla", 0);
-    starve("rm -f q.prom", "export-prom one.csv -o q.prom --verify", 0);
-    starve("true", "verify p.prom", 1);
-    starve("true", "stats p.prom --json", 0);
-    starve("true", "sketch encode --mapping logarithmic < values.txt", 1);
-    starve("true", "sketch decode 02fd4a815abf52f03f00000000000000000503000244022802 --q 0.5,0.99 --json", 1);
+    static const starved runs[] = {
+        {"rm -f p.prom", "export-prom one.csv -o p.prom", 0},
+        {"rm -f p.prom n.tseg && \"$T\" export-prom one.csv -o p.prom >/dev/null", "import-prom p.prom -o n.tseg", 0},
+        {"rm -f v.tseg", "compress one.csv -o v.tseg --verify --codec gorilla", 0},
+        {"rm -f q.prom", "export-prom one.csv -o q.prom --verify", 0},
+        {"true", "verify p.prom", 1},
+        {"true", "stats p.prom --json", 0},
+        {"true", "sketch encode --mapping logarithmic < values.txt", 1},
+        {"true", "sketch decode 02fd4a815abf52f03f00000000000000000503000244022802 --q 0.5,0.99 --json", 1},
+    };
+    starve_each(runs, sizeof runs / sizeof *runs);
 }
