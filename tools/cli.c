@@ -354,10 +354,12 @@ const char *writable_path(const char *path)
     return NULL;
 }
 
-void staged_path(char *buf, size_t cap, const char *out, int verify)
+const char *staged_path(char *buf, size_t cap, const char *out, int verify)
 {
-    if (verify) snprintf(buf, cap, "%s.verify.%ld", out, (long)getpid());
-    else snprintf(buf, cap, "%s", out);
+    if (!verify) return out;
+    if ((size_t)snprintf(buf, cap, "%s.verify.%ld", out, (long)getpid()) < cap) return buf;
+    fail("%s: the path is too long", out);
+    return NULL;
 }
 
 int publish_staged(const char *staged, const char *out, int rc)

@@ -132,9 +132,10 @@ int values_push(value_list *l, double v);
  * file a symbolic link names (the link stays a link), else path. NULL after a message when it is a device, a
  * FIFO, a socket or a directory (renamed over as root, /dev/null would become a file), or a link to nothing. */
 const char *writable_path(const char *path);
-/* --verify's output path: out + ".verify." + pid. The file is written there, read back, and only then renamed to
- * out, so that out never holds a file that did not verify (nor loses the one it held). */
-void staged_path(char *buf, size_t cap, const char *out, int verify);
+/* Where the output goes: out, or with --verify out + ".verify." + pid, where the file is written, read back, and only
+ * then renamed to out, so that out never holds a file that did not verify (nor loses the one it held). NULL after a
+ * message when that name does not fit buf. */
+const char *staged_path(char *buf, size_t cap, const char *out, int verify);
 /* After --verify's result rc: staged renamed to out when rc is 0 (else removed). @return rc, or 1 after a message. */
 int publish_staged(const char *staged, const char *out, int rc);
 /* The DDSketch mapping's name ("logarithmic", "cubic", ...). */

@@ -297,8 +297,13 @@ int segment_compress(const options *o)
         so.summary_block_chunks = (uint32_t)o->summary_block;
     }
     tschunk_segment_writer *w;
-    char target[4200];
-    staged_path(target, sizeof target, o->out, o->verify);
+    char staged[4200];
+    const char *target = staged_path(staged, sizeof staged, o->out, o->verify);
+    if (!target) {
+        series_table_free(&t);
+        tschunk_sketch_free(summary);
+        return 1;
+    }
     size_t created = tschunk_segment_writer_create(&w, target, &so);
     if (created) {
         int failed = errno; /* kept across the frees for the message */

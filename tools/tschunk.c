@@ -232,8 +232,9 @@ static int cmd_export_prom(const options *o)
     size_t skipped = 0;
     tscf_writer w;
     if (read_csv(o, &s, &skipped)) { samples_free(&s); return 1; }
-    char target[4200];
-    staged_path(target, sizeof target, o->out, o->verify);
+    char staged[4200];
+    const char *target = staged_path(staged, sizeof staged, o->out, o->verify);
+    if (!target) { samples_free(&s); return 1; }
     if (tscf_create(&w, target)) { samples_free(&s); return fail("cannot create %s: %s", o->out, strerror(errno)); }
     double encode_s = 0;
     if (encode_chunks(FORMAT_PROM, 0, s.ts, s.bits, s.n, (uint32_t)per_chunk, (uint32_t)o->max_chunk_bytes, NULL,
