@@ -55,8 +55,8 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 48
-#define TSCHUNK_VERSION_PATCH 5
+#define TSCHUNK_VERSION_MINOR 49
+#define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
 /* The string is built from the three numbers (as zstd does) so that it cannot drift from them; the
@@ -1001,6 +1001,17 @@ TSCHUNK_API void tschunk_segment_writer_abort(tschunk_segment_writer *w);
  */
 TSCHUNK_API size_t tschunk_segment_open(tschunk_segment **seg, const void *data, size_t size, unsigned flags,
                                         const tschunk_allocator *allocator);
+/**
+ * Open a segment file: map it read-only (the mapping belongs to the segment; tschunk_segment_close unmaps it)
+ * and open the mapping as tschunk_segment_open does (flags and allocator alike). The library replaces segment
+ * files by rename only (writer, delete, compaction, merge), so an open segment keeps reading the bytes it was
+ * opened on, whatever is renamed over its path later; like any mapping, a file cut short in place by someone else
+ * while mapped would fault on access (SIGBUS). Since 0.49.0.
+ * @return as tschunk_segment_open (an empty file: TRUNCATED), or GENERIC when the file cannot be opened or mapped
+ * or is not a regular file (errno tells why: ENOENT, EACCES, EISDIR; EINVAL for a FIFO, socket or device).
+ */
+TSCHUNK_API size_t tschunk_segment_open_file(tschunk_segment **seg, const char *path, unsigned flags,
+                                             const tschunk_allocator *allocator);
 TSCHUNK_API void tschunk_segment_close(tschunk_segment *seg);
 
 typedef struct {

@@ -90,7 +90,7 @@ static int get(void *ctx, void *d, size_t n, uint64_t at) {
     memcpy(d, file[*k] + at, n);
     return 0;
 }
-int main(void) {
+int main(int argc, char **argv) {
     unsigned char chunk[TSCHUNK_BOUND(3)];
     int64_t ts[3] = {1000, 2000, 3000}, out_ts[3];
     double v[3] = {1.5, 2.5, 2.5}, out_v[3];
@@ -114,11 +114,19 @@ int main(void) {
         return 3;
     got = tschunk_segment_decode(seg, 0, out_ts, out_v, 3);
     tschunk_segment_close(seg);
-    return got == 2 && out_ts[0] == 1000 && out_ts[1] == 3000 ? 0 : 4;
+    if (got != 2 || out_ts[0] != 1000 || out_ts[1] != 3000) return 4;
+    /* To a path and back through the library's own mapping. */
+    if (argc < 2 || tschunk_segment_writer_create(&w, argv[1], NULL) ||
+        tschunk_segment_writer_add_chunk(w, 7, chunk, n, NULL, 0) || tschunk_is_error(tschunk_segment_writer_finish(w)) ||
+        tschunk_segment_open_file(&seg, argv[1], TSCHUNK_SEGMENT_VERIFY, NULL))
+        return 5;
+    got = tschunk_segment_decode(seg, 0, out_ts, out_v, 3);
+    tschunk_segment_close(seg);
+    return got == 3 && !memcmp(ts, out_ts, sizeof ts) ? 0 : 6;
 }
 C
 cc -static -std=c99 -Wall -Werror $(pkg-config --cflags libtschunk) "$stage/segment.c" \
-   "$stage$prefix/lib/libtschunk.a" -lm -o "$stage/segment-static" && "$stage/segment-static" \
+   "$stage$prefix/lib/libtschunk.a" -lm -o "$stage/segment-static" && "$stage/segment-static" "$stage/file.tseg" \
   || { echo "check-install: a static segment consumer failed ($?)" >&2; exit 1; }
 if command -v c++ >/dev/null 2>&1; then
   printf '#define TSCHUNK_STATIC_LINKING_ONLY\n#include <tschunk.h>\nint main() { return 0; }\n' > "$stage/header.cc"

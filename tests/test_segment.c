@@ -1,4 +1,5 @@
 /* Segments: many series' chunks in one checksummed, indexed file. */
+#include <errno.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -2207,4 +2208,156 @@ Test(segment, io_failures_fail_the_writer)
     cr_assert_eq(tschunk_get_error_code(tschunk_segment_writer_create_io(&w, &no_read, &o)),
                  TSCHUNK_ERROR_BAD_PARAMETER);
     cr_assert_eq(tschunk_get_error_code(tschunk_segment_writer_create_io(&w, NULL, &o)), TSCHUNK_ERROR_BAD_PARAMETER);
+}
+
+/* Mappings this process holds of files in the test's directory (lines of /proc/self/maps that name it; only
+ * those, since a sanitizer's allocator maps memory of its own as it goes). */
+static size_t mappings_held(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    cr_assert(f != NULL);
+    size_t lines = 0;
+    char line[4096];
+    while (fgets(line, sizeof line, f)) lines += strstr(line, tmpdir) != NULL;
+    fclose(f);
+    return lines;
+}
+
+static void write_bytes(const char *path, const void *data, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert(f != NULL);
+    cr_assert_eq(fwrite(data, 1, size, f), size);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* The same segment through open_file and through open over the file's bytes: the same info, series, chunk and
+ * summary bytes, samples; and a delete renamed over the path leaves the open file reading what it opened. */
+Test(segment, open_file_reads_as_open_in_memory, .timeout = 60)
+{
+    static written w[NSERIES * PER_SERIES];
+    static int64_t ts_mem[1024], ts_file[1024];
+    static double v_mem[1024], v_file[1024];
+    char path[128];
+    snprintf(path, sizeof path, "%s/f.tseg", tmpdir);
+    size_t n = write_segment(path, w, 1);
+    blob b = read_all(path);
+    for (unsigned flags = 0; flags <= (TSCHUNK_SEGMENT_VERIFY | TSCHUNK_SEGMENT_LAZY); flags++) {
+        tschunk_segment *mem, *file;
+        cr_assert_eq(tschunk_segment_open(&mem, b.data, b.size, flags, NULL), 0);
+        cr_assert_eq(tschunk_segment_open_file(&file, path, flags, NULL), 0);
+        tschunk_segment_info im, ifl;
+        tschunk_segment_get_info(mem, &im);
+        tschunk_segment_get_info(file, &ifl);
+        cr_assert(im.series == ifl.series && im.chunks == ifl.chunks && im.chunks == n && im.samples == ifl.samples &&
+                  im.min_ts == ifl.min_ts && im.summary_blocks == ifl.summary_blocks);
+        for (uint32_t ord = 0; ord < im.series; ord++) {
+            uint64_t id_mem, id_file;
+            const char *name_mem, *name_file;
+            size_t len_mem, len_file;
+            cr_assert_eq(tschunk_segment_series(mem, ord, &id_mem, &name_mem, &len_mem), 0);
+            cr_assert_eq(tschunk_segment_series(file, ord, &id_file, &name_file, &len_file), 0);
+            cr_assert(id_mem == id_file && len_mem == len_file && !memcmp(name_mem, name_file, len_mem));
+            size_t got_mem = series_samples(mem, ord, ts_mem, v_mem, 1024);
+            cr_assert_eq(series_samples(file, ord, ts_file, v_file, 1024), got_mem);
+            cr_assert(!memcmp(ts_mem, ts_file, got_mem * sizeof *ts_mem) && !memcmp(v_mem, v_file, got_mem * sizeof *v_mem));
+        }
+        for (size_t i = 0; i < n; i++) {
+            tschunk_segment_chunk_info cm, cf;
+            cr_assert_eq(tschunk_segment_chunk(mem, i, &cm), 0);
+            cr_assert_eq(tschunk_segment_chunk(file, i, &cf), 0);
+            cr_assert(cm.ref.chunk_size == cf.ref.chunk_size && !memcmp(cm.ref.chunk, cf.ref.chunk, cm.ref.chunk_size));
+            cr_assert(cm.ref.summary_size == cf.ref.summary_size &&
+                      !memcmp(cm.ref.summary, cf.ref.summary, cm.ref.summary_size));
+        }
+        tschunk_segment_close(mem);
+        tschunk_segment_close(file);
+    }
+    tschunk_segment *before;
+    cr_assert_eq(tschunk_segment_open_file(&before, path, 0, NULL), 0);
+    size_t all = series_samples(before, 5, ts_mem, v_mem, 1024);
+    uint64_t deleted;
+    cr_assert_eq(tschunk_segment_delete(before, path, 5, ts_mem[10], ts_mem[200], &deleted), 0);
+    cr_assert_eq(deleted, 191);
+    cr_assert_eq(series_samples(before, 5, ts_file, v_file, 1024), all); /* the bytes it opened */
+    tschunk_segment *after;
+    cr_assert_eq(tschunk_segment_open_file(&after, path, TSCHUNK_SEGMENT_VERIFY, NULL), 0);
+    cr_assert_eq(series_samples(after, 5, ts_file, v_file, 1024), all - 191);
+    tschunk_segment_close(after);
+    tschunk_segment_close(before);
+    free(b.data);
+    free_written(w, n);
+}
+
+/* Paths that are not segments: each refused with its error (errno for a file error), no mapping left behind,
+ * no wait on a FIFO; damaged bytes refused as open refuses them in memory; refused allocations hold nothing. */
+Test(segment, open_file_refusals_leave_nothing_mapped, .timeout = 60)
+{
+    static written w[NSERIES * PER_SERIES];
+    char path[128], cut[128], fifo[128], empty[128], text[128];
+    snprintf(path, sizeof path, "%s/r.tseg", tmpdir);
+    snprintf(cut, sizeof cut, "%s/cut.tseg", tmpdir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", tmpdir);
+    snprintf(empty, sizeof empty, "%s/empty", tmpdir);
+    snprintf(text, sizeof text, "%s/text.csv", tmpdir);
+    size_t n = write_segment(path, w, 1);
+    blob b = read_all(path);
+    tschunk_segment *seg = (tschunk_segment *)&seg; /* open_file must clear it on failure */
+    cr_assert_eq(tschunk_segment_open_file(NULL, path, 0, NULL), TSC_ERROR(BAD_PARAMETER));
+    cr_assert_eq(tschunk_segment_open_file(&seg, NULL, 0, NULL), TSC_ERROR(BAD_PARAMETER));
+    cr_assert_null(seg);
+    struct {
+        const char *path;
+        size_t error;
+        int err_no; /* for GENERIC */
+    } cases[] = {{"/nonexistent/x.tseg", TSC_ERROR(GENERIC), ENOENT}, {tmpdir, TSC_ERROR(GENERIC), EISDIR},
+                 {fifo, TSC_ERROR(GENERIC), EINVAL}, {empty, TSC_ERROR(TRUNCATED), 0},
+                 {text, TSC_ERROR(BAD_MAGIC), 0}};
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    write_bytes(empty, "", 0);
+    write_bytes(text, "ts,value\n1,2\n", 13);
+    size_t held = mappings_held();
+    for (int round = 0; round < 100; round++) {
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            seg = (tschunk_segment *)&seg;
+            errno = 0;
+            cr_assert_eq(tschunk_segment_open_file(&seg, cases[c].path, 0, NULL), cases[c].error, "%s: %s",
+                         cases[c].path, tschunk_error_name(tschunk_segment_open_file(&seg, cases[c].path, 0, NULL)));
+            cr_assert_null(seg);
+            if (cases[c].err_no) cr_assert_eq(errno, cases[c].err_no, "%s: %s", cases[c].path, strerror(errno));
+        }
+        /* Cut short, and a header byte changed: what open says of the same bytes in memory. */
+        size_t len = b.size / 100 * (size_t)round + 1;
+        write_bytes(cut, b.data, len);
+        tschunk_segment *mem = NULL;
+        size_t expect = tschunk_segment_open(&mem, b.data, len, 0, NULL);
+        cr_assert(tschunk_is_error(expect), "%zu bytes", len);
+        cr_assert_eq(tschunk_segment_open_file(&seg, cut, 0, NULL), expect);
+        unsigned char *flipped = malloc(b.size);
+        memcpy(flipped, b.data, b.size);
+        flipped[(size_t)round % 48] ^= 0x10;
+        write_bytes(cut, flipped, b.size);
+        expect = tschunk_segment_open(&mem, flipped, b.size, 0, NULL);
+        cr_assert(tschunk_is_error(expect));
+        cr_assert_eq(tschunk_segment_open_file(&seg, cut, 0, NULL), expect);
+        free(flipped);
+    }
+    cr_assert_eq(mappings_held(), held, "failed opens left mappings behind");
+    cr_assert_eq(held, 0);
+    /* Every allocation refused in turn: ALLOCATION, nothing held, nothing mapped; then it opens. */
+    tschunk_allocator refusing = {refusing_alloc, refusing_free, NULL};
+    for (alloc_refuse_at = 0;; alloc_refuse_at++) {
+        cr_assert_lt(alloc_refuse_at, 100);
+        alloc_calls = alloc_held = 0;
+        size_t r = tschunk_segment_open_file(&seg, path, TSCHUNK_SEGMENT_VERIFY, &refusing);
+        if (!refused(r)) break;
+        cr_assert(seg == NULL && alloc_held == 0);
+    }
+    cr_assert_gt(alloc_refuse_at, 0);
+    cr_assert_eq(mappings_held(), held + 1); /* the open segment's own */
+    tschunk_segment_close(seg);
+    cr_assert_eq(alloc_held, 0);
+    cr_assert_eq(mappings_held(), held, "close left the mapping");
+    free(b.data);
+    free_written(w, n);
 }

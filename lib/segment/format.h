@@ -131,7 +131,12 @@ struct tschunk_segment {
      * so that a range walk passes over the blocks that end before its start without parsing them again. A
      * relaxed atomic store of what the block's checked bytes say: threads that race store the same value. */
     _Atomic int64_t *block_max_last;
+    void *mapping;          /* tschunk_segment_open_file: the file's mapping (data), unmapped by close */
+    size_t mapping_size;
 };
+
+/* Unmap what tschunk_segment_open_file mapped (file.c: the POSIX half of the reader). */
+void tsc_seg_unmap(void *mapping, size_t size);
 
 #define TSC_SEG_MAX_UNKNOWN INT64_MIN /* a block whose largest last_ts really is INT64_MIN is parsed each time */
 

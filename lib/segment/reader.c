@@ -19,6 +19,7 @@ void tschunk_segment_close(tschunk_segment *s)
                      (void *)(uintptr_t)s->records_checked, s->hashes_at, (void *)(uintptr_t)s->block_max_last};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         if (parts[i]) s->allocator.free(s->allocator.opaque, parts[i]);
+    if (s->mapping) tsc_seg_unmap(s->mapping, s->mapping_size);
     s->allocator.free(s->allocator.opaque, s);
 }
 
@@ -338,8 +339,8 @@ static size_t read_metadata(tschunk_segment *s)
 size_t tschunk_segment_open(tschunk_segment **out, const void *data, size_t size, unsigned flags,
                             const tschunk_allocator *allocator)
 {
+    if (out) *out = NULL;
     if (!out || !data) return TSC_ERROR(BAD_PARAMETER);
-    *out = NULL;
     const uint8_t *d = (const uint8_t *)data;
     if (size >= 4 && memcmp(d, TSC_SEG_MAGIC, 4) != 0) return TSC_ERROR(BAD_MAGIC);
     if (size < TSC_SEG_HEADER_SIZE + TSC_SEG_FOOTER_V1_SIZE) return TSC_ERROR(TRUNCATED);
