@@ -95,11 +95,9 @@ static double full_scan(const unsigned char *file, size_t size, unsigned flags, 
     return acc;
 }
 
-/* Open (flags: 0 or TSCHUNK_SEGMENT_LAZY), find one series and the bytes of its chunks, close. */
-static double open_and_lookup(const unsigned char *file, size_t size, uint64_t id, unsigned flags)
+/* Find one series and the bytes of its first chunk, then close. */
+static double lookup_and_close(tschunk_segment *seg, uint64_t id)
 {
-    tschunk_segment *seg;
-    if (tschunk_segment_open(&seg, file, size, flags, NULL)) abort();
     size_t ordinal = tschunk_segment_find_series(seg, id), begin, end;
     if (tschunk_is_error(ordinal) || tschunk_segment_range(seg, (uint32_t)ordinal, INT64_MIN, INT64_MAX, &begin, &end))
         abort();
@@ -108,6 +106,22 @@ static double open_and_lookup(const unsigned char *file, size_t size, uint64_t i
     double got = (double)c.ref.chunk_size;
     tschunk_segment_close(seg);
     return got;
+}
+
+/* Open (flags: 0 or TSCHUNK_SEGMENT_LAZY), find one series and the bytes of its chunks, close. */
+static double open_and_lookup(const unsigned char *file, size_t size, uint64_t id, unsigned flags)
+{
+    tschunk_segment *seg;
+    if (tschunk_segment_open(&seg, file, size, flags, NULL)) abort();
+    return lookup_and_close(seg, id);
+}
+
+/* The same from the file's path: tschunk_segment_open_file maps it (and close unmaps it) each time. */
+static double open_file_and_lookup(const char *path, uint64_t id)
+{
+    tschunk_segment *seg;
+    if (tschunk_segment_open_file(&seg, path, TSCHUNK_SEGMENT_LAZY, NULL)) abort();
+    return lookup_and_close(seg, id);
 }
 
 /* Compaction figures: `series` series (at most the segment's), `damaged` of them (every step-th) with one sample
@@ -178,7 +192,7 @@ int main(int argc, char **argv)
         write_t[r] = now_ns() - t0;
     }
     unsigned char *file = read_file(path, file_size);
-    remove(path);
+    double file_lookup_t[7];
     for (int r = 0; r < reps; r++) {
         double t0 = now_ns();
         sink = full_scan(file, file_size, 0, 1);
@@ -207,7 +221,11 @@ int main(int argc, char **argv)
         for (size_t q = 0; q < 1000; q++)
             sink = open_and_lookup(file, file_size, (q * 97 % series) * 7919 + 1, TSCHUNK_SEGMENT_LAZY);
         lazy_lookup_t[r] = (now_ns() - t0) / 1000;
+        t0 = now_ns();
+        for (size_t q = 0; q < 1000; q++) sink = open_file_and_lookup(path, (q * 97 % series) * 7919 + 1);
+        file_lookup_t[r] = (now_ns() - t0) / 1000;
     }
+    remove(path);
     double write_ns = median(write_t, reps), scan_ns = median(scan_t, reps);
     double open_ns = median(open_t, reps), lookup_ns = median(lookup_t, reps);
     printf("Segment of %zu series x %zu samples (five synthetic workloads in turn), median of %d:\n\n", series,
@@ -226,6 +244,8 @@ int main(int argc, char **argv)
     printf("| lazy open (TSCHUNK_SEGMENT_LAZY) | %.2f us |\n", lazy_open_ns / 1e3);
     printf("| lazy open + find one series + its first chunk | %.2f us (%.3f%% of a full scan) |\n",
            lazy_lookup_ns / 1e3, 100.0 * lazy_lookup_ns / scan_ns);
+    printf("| the same from the file's path (tschunk_segment_open_file: mmap, page faults, munmap) | %.2f us |\n",
+           median(file_lookup_t, reps) / 1e3);
     printf("| chunk bytes | %zu (%.3f B/sample) |\n", chunk_bytes, (double)chunk_bytes / samples);
     printf("| segment bytes | %zu (%.3f B/sample) |\n", file_size, (double)file_size / samples);
     printf("| container overhead | %.2f%% (%.3f B/sample, %.1f B/chunk) |\n",
