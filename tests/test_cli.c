@@ -285,9 +285,21 @@ Test(cli, bad_options_are_named_and_write_nothing)
         {"compact in.csv -o x.tseg --codec gorilla", "compact does not take --codec"},
         {"export-prom in.csv -o x.tseg --summary", "export-prom does not take --summary"},
         {"import-prom in.csv -o x.tseg --wide", "import-prom does not take --wide"},
-        {"merge --wide in.csv -o x.tseg", "unknown option '--wide'"},
+        {"merge --wide in.csv -o x.tseg", "merge does not take --wide"},
         {"merge --codec zstd in.csv -o x.tseg", "unknown codec 'zstd'"},
         {"merge -o x.tseg", "merge needs SEGMENT... and -o OUT"},
+        {"merge --frobnicate in.csv -o x.tseg", "unknown option '--frobnicate'"},
+        /* An option that takes a value, given last without one (0.49.1: merge read past argv and crashed). */
+        {"compress in.csv -o", "-o needs a value"},
+        {"compress in.csv -o x.tseg --codec", "--codec needs a value"},
+        {"quantiles in.csv --q", "--q needs a value"},
+        {"cat in.csv s --from", "--from needs a value"},
+        {"merge -o", "-o needs a value"},
+        {"merge -o x.tseg --summary-block", "--summary-block needs a value"},
+        {"merge -o x.tseg --samples-per-chunk", "--samples-per-chunk needs a value"},
+        {"merge -o x.tseg --codec", "--codec needs a value"},
+        {"sketch decode 02 --q", "a value is missing after --q"},
+        {"sketch encode --alpha", "a value is missing after --alpha"},
     };
     char out[8192];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -43,21 +43,23 @@ static int parse_sketch_opts(int argc, char **argv, sketch_opts *o)
     o->qlist = "0,0.01,0.25,0.5,0.75,0.9,0.99,0.999,1";
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--mapping") && next) {
+        int takes_value = !strcmp(a, "--mapping") || !strcmp(a, "--alpha") || !strcmp(a, "--store") || !strcmp(a, "--q");
+        if (takes_value && !next) return sketch_fail("a value is missing after ", a);
+        if (!strcmp(a, "--mapping")) {
             if (mapping_from_name(next, &o->mapping)) return sketch_fail("unknown mapping ", next);
             o->mapping_set = 1;
             i++;
-        } else if (!strcmp(a, "--alpha") && next) {
+        } else if (!strcmp(a, "--alpha")) {
             char *end;
             o->alpha = strtod(next, &end);
             if (*end || !(o->alpha > 0 && o->alpha < 1)) return sketch_fail("--alpha must be in (0, 1), not ", next);
             o->mapping_set = 1;
             i++;
-        } else if (!strcmp(a, "--store") && next) {
+        } else if (!strcmp(a, "--store")) {
             if (strcmp(next, "dense") && strcmp(next, "sparse")) return sketch_fail("--store takes dense or sparse, not ", next);
             o->sparse = !strcmp(next, "sparse");
             i++;
-        } else if (!strcmp(a, "--q") && next) {
+        } else if (!strcmp(a, "--q")) {
             if (!quantile_list_ok(next))
                 return sketch_fail("--q takes quantiles in [0, 1] separated by commas, not ", next);
             o->qlist = next;

@@ -73,12 +73,14 @@ static int parse_long(const char *s, long min, long max, long *out)
     return 0;
 }
 
-/* Every option parse_options knows; each command takes the ones in its row of command_options. */
-static const char *const option_names[] = {"-o", "--json", "--iso", "--bits", "--verify", "--summary", "--exact",
-                                           "--all", "--wide", "--q", "--from", "--to", "--mapping", "--summary-block",
-                                           "--alpha", "--samples-per-chunk", "--max-chunk-bytes", "--ts-unit",
-                                           "--codec"};
+/* Every option parse_options knows, the VALUE_OPTIONS that take a value first; each command takes the ones in its
+ * row of command_options. */
+static const char *const option_names[] = {"-o", "--q", "--from", "--to", "--mapping", "--summary-block", "--alpha",
+                                           "--samples-per-chunk", "--max-chunk-bytes", "--ts-unit", "--codec",
+                                           "--json", "--iso", "--bits", "--verify", "--summary", "--exact", "--all",
+                                           "--wide"};
 #define OPTION_COUNT (sizeof option_names / sizeof option_names[0])
+#define VALUE_OPTIONS 11u
 
 static unsigned option_bit(const char *a)
 {
@@ -87,7 +89,58 @@ static unsigned option_bit(const char *a)
     return 0;
 }
 
-static int parse_options(int argc, char **argv, options *o)
+/* Value option `a` (one of the first VALUE_OPTIONS names) with its value `next` into o.
+ * @return 1 when a is one and next was taken, 0 when a is not one, -1 after the message (no value, a bad one). */
+static int parse_value_option(const char *a, const char *next, options *o)
+{
+    unsigned bit = option_bit(a);
+    if (!bit || bit >= 1u << VALUE_OPTIONS) return 0;
+    if (!next) return -fail("%s needs a value", a);
+    if (!strcmp(a, "-o")) o->out = next;
+    else if (!strcmp(a, "--q")) {
+        if (!quantile_list_ok(next)) return -fail("--q takes quantiles in [0, 1] separated by commas, not '%s'", next);
+        o->qlist = next;
+    } else if (!strcmp(a, "--from") || !strcmp(a, "--to")) {
+        char *end;
+        errno = 0;
+        long long t = strtoll(next, &end, 10);
+        int64_t checked;
+        int is_int = *next && !*end && errno != ERANGE;
+        if (!is_int && parse_timestamp(next, UNIT_S, &checked) != 0) /* seconds: the widest range */
+            return -fail("%s takes an int64 timestamp in the file's unit or a date-time (YYYY-MM-DD HH:MM:SS, "
+                         "ISO-8601 with T, Z or +HH:MM, or YYYY-MM-DD alone), not '%s'", a, next);
+        if (a[2] == 'f') o->from = t, o->from_set = 1, o->from_text = is_int ? NULL : next;
+        else o->to = t, o->to_set = 1, o->to_text = is_int ? NULL : next;
+    } else if (!strcmp(a, "--mapping")) {
+        if (!strcmp(next, "cubic")) o->mapping = TSCHUNK_MAPPING_CUBIC;
+        else if (!strcmp(next, "logarithmic")) o->mapping = TSCHUNK_MAPPING_LOGARITHMIC;
+        else return -fail("--mapping takes cubic or logarithmic, not '%s'", next);
+    } else if (!strcmp(a, "--summary-block")) {
+        if (parse_long(next, 1, 4096, &o->summary_block))
+            return -fail("--summary-block must be 1..4096 chunks (1: no block summaries), not '%s'", next);
+    } else if (!strcmp(a, "--alpha")) {
+        char *end;
+        o->alpha = strtod(next, &end);
+        if (*end || !(o->alpha > 0 && o->alpha < 1)) return -fail("--alpha must be in (0, 1), not '%s'", next);
+    } else if (!strcmp(a, "--samples-per-chunk")) {
+        if (parse_long(next, 1, TSCHUNK_MAX_SAMPLES, &o->samples_per_chunk))
+            return -fail("--samples-per-chunk must be 1..65535, not '%s'", next);
+        o->samples_per_chunk_set = 1;
+    } else if (!strcmp(a, "--max-chunk-bytes")) {
+        if (parse_long(next, 32, 1L << 30, &o->max_chunk_bytes))
+            return -fail("--max-chunk-bytes must be 32..2^30, not '%s'", next);
+    } else if (!strcmp(a, "--ts-unit")) {
+        if ((o->unit = unit_parse(next)) < 0) return -fail("--ts-unit takes s, ms, us or ns, not '%s'", next);
+        o->unit_set = 1;
+    } else { /* --codec */
+        if (!strcmp(next, "gorilla")) o->codec = TSCHUNK_CODEC_GORILLA;
+        else if (!strcmp(next, "tsc2")) o->codec = TSCHUNK_CODEC_TSC2;
+        else return -fail("unknown codec '%s' (known: gorilla, tsc2)", next);
+    }
+    return 1;
+}
+
+static void default_options(options *o)
 {
     memset(o, 0, sizeof(*o));
     o->samples_per_chunk = DEFAULT_SAMPLES_PER_CHUNK;
@@ -98,11 +151,17 @@ static int parse_options(int argc, char **argv, options *o)
     o->qlist = "0.5,0.9,0.99";
     o->from = INT64_MIN;
     o->to = INT64_MAX;
+}
+
+static int parse_options(int argc, char **argv, options *o)
+{
+    default_options(o);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         o->given |= option_bit(a);
-        if (!strcmp(a, "-o") && next) { o->out = next; i++; }
+        int taken = parse_value_option(a, i + 1 < argc ? argv[i + 1] : NULL, o);
+        if (taken < 0) return 1;
+        if (taken) i++;
         else if (!strcmp(a, "--json")) o->json = 1;
         else if (!strcmp(a, "--iso")) o->iso = 1;
         else if (!strcmp(a, "--bits")) o->bits = 1;
@@ -111,60 +170,8 @@ static int parse_options(int argc, char **argv, options *o)
         else if (!strcmp(a, "--exact")) o->exact = 1;
         else if (!strcmp(a, "--all")) o->all = 1;
         else if (!strcmp(a, "--wide")) o->wide = 1;
-        else if (!strcmp(a, "--q") && next) {
-            if (!quantile_list_ok(next))
-                return fail("--q takes quantiles in [0, 1] separated by commas, not '%s'", next);
-            o->qlist = next;
-            i++;
-        }
-        else if ((!strcmp(a, "--from") || !strcmp(a, "--to")) && next) {
-            char *end;
-            errno = 0;
-            long long t = strtoll(next, &end, 10);
-            int64_t checked;
-            int is_int = *next && !*end && errno != ERANGE;
-            if (!is_int && parse_timestamp(next, UNIT_S, &checked) != 0) /* seconds: the widest range */
-                return fail("%s takes an int64 timestamp in the file's unit or a date-time (YYYY-MM-DD HH:MM:SS, "
-                            "ISO-8601 with T, Z or +HH:MM, or YYYY-MM-DD alone), not '%s'", a, next);
-            if (a[2] == 'f') o->from = t, o->from_set = 1, o->from_text = is_int ? NULL : next;
-            else o->to = t, o->to_set = 1, o->to_text = is_int ? NULL : next;
-            i++;
-        } else if (!strcmp(a, "--mapping") && next) {
-            if (!strcmp(next, "cubic")) o->mapping = TSCHUNK_MAPPING_CUBIC;
-            else if (!strcmp(next, "logarithmic")) o->mapping = TSCHUNK_MAPPING_LOGARITHMIC;
-            else return fail("--mapping takes cubic or logarithmic, not '%s'", next);
-            i++;
-        } else if (!strcmp(a, "--summary-block") && next) {
-            if (parse_long(next, 1, 4096, &o->summary_block))
-                return fail("--summary-block must be 1..4096 chunks (1: no block summaries), not '%s'", next);
-            i++;
-        } else if (!strcmp(a, "--alpha") && next) {
-            char *end;
-            o->alpha = strtod(next, &end);
-            if (*end || !(o->alpha > 0 && o->alpha < 1)) return fail("--alpha must be in (0, 1), not '%s'", next);
-            i++;
-        }
-        else if (!strcmp(a, "--samples-per-chunk") && next) {
-            if (parse_long(next, 1, TSCHUNK_MAX_SAMPLES, &o->samples_per_chunk))
-                return fail("--samples-per-chunk must be 1..65535, not '%s'", next);
-            o->samples_per_chunk_set = 1;
-            i++;
-        } else if (!strcmp(a, "--max-chunk-bytes") && next) {
-            if (parse_long(next, 32, 1L << 30, &o->max_chunk_bytes))
-                return fail("--max-chunk-bytes must be 32..2^30, not '%s'", next);
-            i++;
-        } else if (!strcmp(a, "--ts-unit") && next) {
-            if ((o->unit = unit_parse(next)) < 0) return fail("--ts-unit takes s, ms, us or ns, not '%s'", next);
-            o->unit_set = 1;
-            i++;
-        } else if (!strcmp(a, "--codec") && next) {
-            if (!strcmp(next, "gorilla")) o->codec = TSCHUNK_CODEC_GORILLA;
-            else if (!strcmp(next, "tsc2")) o->codec = TSCHUNK_CODEC_TSC2;
-            else return fail("unknown codec '%s' (known: gorilla, tsc2)", next);
-            i++;
-        } else if (a[0] == '-' && a[1] && !o->in) {
-            return fail("unknown option '%s'", a);
-        } else if (!o->in) o->in = a;
+        else if (a[0] == '-' && a[1] && !o->in) return fail("unknown option '%s'", a);
+        else if (!o->in) o->in = a;
         else if (!o->series) o->series = a;
         else return fail("unexpected argument '%s'", a);
     }
@@ -713,52 +720,6 @@ static int cmd_compact(const options *o)
 
 /* merge IN... -o OUT [--summary-block N] [--samples-per-chunk N [--codec C]]: its own arguments, since it takes any
  * number of inputs. Series are matched by name. */
-static int cmd_merge(int argc, char **argv)
-{
-    const char *out = NULL;
-    long block = 0, per_chunk = 0;
-    size_t n = 0;
-    tschunk_segment_merge_options m = {0, TSCHUNK_MERGE_BY_NAME, 0, TSCHUNK_CODEC_TSC2};
-    tscf_reader *readers = calloc((size_t)argc + 1, sizeof *readers);
-    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
-    const unsigned char **data = calloc((size_t)argc + 1, sizeof *data);
-    size_t *sizes = calloc((size_t)argc + 1, sizeof *sizes);
-    int rc = readers && paths && data && sizes ? 0 : fail("out of memory");
-    int wrong_line = 0; /* a wrong command line exits 2, as every other command's does */
-    for (int i = 0; i < argc && !rc; i++) {
-        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-o") && next) out = argv[++i];
-        else if (!strcmp(a, "--summary-block") && next) {
-            if (parse_long(argv[++i], 1, 4096, &block))
-                rc = wrong_line = fail("--summary-block must be 1..4096 chunks (1: no block summaries), not '%s'", next);
-        } else if (!strcmp(a, "--samples-per-chunk") && next) {
-            if (parse_long(argv[++i], 1, TSCHUNK_MAX_SAMPLES, &per_chunk))
-                rc = wrong_line = fail("--samples-per-chunk must be 1..65535, not '%s'", next);
-        } else if (!strcmp(a, "--codec") && next) {
-            m.codec = !strcmp(next, "gorilla") ? TSCHUNK_CODEC_GORILLA : !strcmp(next, "tsc2") ? TSCHUNK_CODEC_TSC2 : 0;
-            if (!m.codec) rc = wrong_line = fail("unknown codec '%s' (known: gorilla, tsc2)", next);
-            i++;
-        } else if (a[0] == '-' && a[1]) {
-            rc = wrong_line = fail("unknown option '%s'", a);
-        } else {
-            int seg = open_if_segment(a, &readers[n]);
-            rc = seg < 0 ? 1 : !seg ? fail("%s: merge works on segments (compress writes them)", a) : 0;
-            if (seg >= 0) paths[n] = a, data[n] = readers[n].data, sizes[n] = readers[n].size, n++;
-        }
-    }
-    if (!rc && (!out || !strcmp(out, "-") || !n)) rc = wrong_line = fail("merge needs SEGMENT... and -o OUT, a file");
-    if (!rc && !(out = writable_path(out))) rc = 1;
-    m.summary_block_chunks = (uint32_t)block;
-    m.samples_per_chunk = (uint32_t)per_chunk;
-    if (!rc) rc = segment_merge(out, paths, data, sizes, n, &m);
-    for (size_t k = 0; k < n; k++) tscf_close(&readers[k]);
-    free(readers);
-    free(paths);
-    free(data);
-    free(sizes);
-    return wrong_line ? 2 : rc;
-}
-
 /* Whether the output path names the input file (a link to it included): writing it would destroy the input. */
 static int output_is_input(const options *o)
 {
@@ -784,6 +745,7 @@ static const struct {
     {"export-prom", "-o --samples-per-chunk --max-chunk-bytes --ts-unit --verify"},
     {"import-prom", "-o --codec"},
     {"quantiles", "--all --q --from --to --exact --mapping --alpha --json"},
+    {"merge", "-o --summary-block --samples-per-chunk --codec"},
 };
 
 /* Whether the space-separated list holds name as one of its words. */
@@ -806,6 +768,44 @@ static int options_not_taken(const char *cmd, unsigned given)
         return 0;
     }
     return 0;
+}
+
+static int cmd_merge(int argc, char **argv)
+{
+    options o;
+    default_options(&o);
+    size_t n = 0;
+    tscf_reader *readers = calloc((size_t)argc + 1, sizeof *readers);
+    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
+    const unsigned char **data = calloc((size_t)argc + 1, sizeof *data);
+    size_t *sizes = calloc((size_t)argc + 1, sizeof *sizes);
+    int rc = readers && paths && data && sizes ? 0 : fail("out of memory");
+    int wrong_line = 0; /* a wrong command line exits 2, as every other command's does */
+    for (int i = 0; i < argc && !rc; i++) {
+        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+        int taken = options_not_taken("merge", option_bit(a)) ? -1 : parse_value_option(a, next, &o);
+        if (taken < 0 || (!taken && a[0] == '-' && a[1])) {
+            rc = wrong_line = taken < 0 ? 1 : fail("unknown option '%s'", a);
+        } else if (taken) {
+            i++;
+        } else {
+            int seg = open_if_segment(a, &readers[n]);
+            rc = seg < 0 ? 1 : !seg ? fail("%s: merge works on segments (compress writes them)", a) : 0;
+            if (seg >= 0) paths[n] = a, data[n] = readers[n].data, sizes[n] = readers[n].size, n++;
+        }
+    }
+    if (!rc && (!o.out || !strcmp(o.out, "-") || !n)) rc = wrong_line = fail("merge needs SEGMENT... and -o OUT, a file");
+    const char *out = rc ? NULL : writable_path(o.out);
+    if (!rc && !out) rc = 1;
+    tschunk_segment_merge_options m = {(uint32_t)o.summary_block, TSCHUNK_MERGE_BY_NAME,
+                                       o.samples_per_chunk_set ? (uint32_t)o.samples_per_chunk : 0, o.codec};
+    if (!rc) rc = segment_merge(out, paths, data, sizes, n, &m);
+    for (size_t k = 0; k < n; k++) tscf_close(&readers[k]);
+    free(readers);
+    free(paths);
+    free(data);
+    free(sizes);
+    return wrong_line ? 2 : rc;
 }
 
 static int run_command(int argc, char **argv)
