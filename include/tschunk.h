@@ -56,7 +56,7 @@ extern "C" {
 
 #define TSCHUNK_VERSION_MAJOR 0
 #define TSCHUNK_VERSION_MINOR 49
-#define TSCHUNK_VERSION_PATCH 1
+#define TSCHUNK_VERSION_PATCH 2
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
 /* The string is built from the three numbers (as zstd does) so that it cannot drift from them; the
@@ -933,7 +933,8 @@ typedef struct {
  * the series table, not the chunks. opts NULL: defaults (zeros; NULL was BAD_PARAMETER before 0.48.0).
  * The rename replaces `path` itself, as rename(2) does: a symbolic link there becomes the file (the CLI
  * resolves links first), and the same holds for delete, compaction and merge to a path.
- * @return 0, BAD_PARAMETER, ALLOCATION, or GENERIC when the file cannot be created.
+ * @return 0, BAD_PARAMETER (with has_summaries: a summary mapping that is not one, as tschunk_sketch_create_mapping
+ * refuses it; since 0.49.2), ALLOCATION, or GENERIC when the file cannot be created.
  */
 TSCHUNK_API size_t tschunk_segment_writer_create(tschunk_segment_writer **w, const char *path,
                                                  const tschunk_segment_options *opts);
@@ -967,16 +968,17 @@ TSCHUNK_API size_t tschunk_segment_writer_add_series(tschunk_segment_writer *w, 
  * (tschunk_encoder_write_summary: same count and time range). Chunks added in
  * index order (by series, then time) cost the fewest index bytes.
  * @return 0, or the chunk's decode error, BAD_PARAMETER (before min_ts, empty, summary missing, given to
- * a segment without summaries, or one of another chunk), ALLOCATION, GENERIC (write error). A refused chunk
- * is not added (after ALLOCATION the writer can go on, or be aborted).
+ * a segment without summaries, or one of another chunk), NOT_MERGEABLE or the sketch's decode error (a summary
+ * whose sketch is not of the options' mapping, or does not decode: checked here since 0.49.2), ALLOCATION,
+ * GENERIC (write error). A refused chunk is not added (after ALLOCATION the writer can go on, or be aborted).
  */
 TSCHUNK_API size_t tschunk_segment_writer_add_chunk(tschunk_segment_writer *w, uint64_t series_id, const void *chunk,
                                                     size_t chunk_size, const void *summary, size_t summary_size);
 /**
  * Write the stored block summaries (with summaries: the chunks' summaries read back and combined per
  * summary_block_chunks consecutive chunks of a series), series table, index, fences and footer, then
- * flush, fsync, rename (through io: the header last, no sync); frees w. A summary whose sketch does not
- * decode with the options' mapping fails it with that decode error, and nothing is left on disk.
+ * flush, fsync, rename (through io: the header last, no sync); frees w. Every summary was checked when added
+ * (before 0.49.2 here, and only those that a block summary combined).
  * @return the file size or an error.
  */
 TSCHUNK_API size_t tschunk_segment_writer_finish(tschunk_segment_writer *w);

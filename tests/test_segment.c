@@ -330,9 +330,10 @@ Test(segment, writer_refusals_and_no_torn_file)
     ts2[0] += 1, ts2[1] += 1; /* the logarithmic summary's chunk */
     size = tschunk_encode(chunk, sizeof chunk, ts2, v, 2, NULL);
     cr_assert_eq(tschunk_segment_writer_create(&sw, path, &o), 0);
-    cr_assert_eq(tschunk_segment_writer_add_chunk(sw, 1, chunk, size, summaries[1], ssize[1]), 0);
-    cr_assert_eq(tschunk_segment_writer_add_chunk(sw, 1, chunk, size, summaries[1], ssize[1]), 0);
-    cr_assert(tschunk_is_error(tschunk_segment_writer_finish(sw)), "summaries of another mapping");
+    /* Summaries of another mapping: refused when added (0.49.2; before, at finish, and only when a block summary
+     * covered their chunk: writer_checks_summary_mappings). */
+    cr_assert_eq(tschunk_segment_writer_add_chunk(sw, 1, chunk, size, summaries[1], ssize[1]), TSC_ERROR(NOT_MERGEABLE));
+    tschunk_segment_writer_abort(sw);
     cr_assert_neq(stat(path, &st), 0);
     cr_assert_eq(system(cmd), 0, "a failed finish left a temporary file");
 }
@@ -2360,4 +2361,83 @@ Test(segment, open_file_refusals_leave_nothing_mapped, .timeout = 60)
     cr_assert_eq(mappings_held(), held, "close left the mapping");
     free(b.data);
     free_written(w, n);
+}
+
+/* A chunk with its summary blob, the sketch of the given mapping. */
+static size_t chunk_with_summary(unsigned char *chunk, size_t cap, unsigned char *summary, size_t scap,
+                                 tschunk_mapping_kind kind, size_t *summary_size)
+{
+    tschunk_sketch *sk;
+    tschunk_sketch_options so = {kind, 0.01, 0, 0, {0, 0, 0}};
+    cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
+    tschunk_encoder enc;
+    cr_assert_eq(tschunk_encoder_init(&enc, chunk, cap, NULL), 0);
+    tschunk_encoder_set_summary(&enc, sk);
+    for (int i = 0; i < 50; i++) cr_assert_eq(tschunk_append(&enc, 1000 + i * 15, 3.5 + i % 7), 0);
+    size_t n = tschunk_encoder_finish(&enc);
+    *summary_size = tschunk_encoder_write_summary(&enc, summary, scap);
+    cr_assert(!tschunk_is_error(*summary_size));
+    tschunk_sketch_free(sk);
+    return n;
+}
+
+/* The writer takes only a summary mapping a reader can build (kind 99 and gamma 0 were written as they came, and
+ * refused by the reader), and only summaries of that mapping: a lone chunk of a series, in no block summary, went
+ * unchecked, and verify called the segment corrupt. A refused chunk is not added; the writer goes on. */
+Test(segment, writer_checks_summary_mappings)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/mapping.tseg", tmpdir);
+    tschunk_sketch *sk;
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
+    tschunk_sketch_stats st;
+    tschunk_sketch_get_stats(sk, &st);
+    tschunk_sketch_free(sk);
+    const struct {
+        int kind;
+        double gamma, offset;
+    } bad[] = {{99, st.gamma, st.index_offset}, {TSCHUNK_MAPPING_CUBIC, 0, 0}, {TSCHUNK_MAPPING_CUBIC, 1, 0},
+               {TSCHUNK_MAPPING_CUBIC, -2, 0}, {TSCHUNK_MAPPING_CUBIC, INFINITY, 0},
+               {TSCHUNK_MAPPING_CUBIC, st.gamma, NAN}};
+    mem_segment m = mem_segment_empty();
+    tschunk_segment_io io = {mem_write_at, mem_read_at, &m};
+    tschunk_segment_writer *w;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tschunk_segment_options o = {.has_summaries = 1, .summary_mapping = (tschunk_mapping_kind)bad[i].kind,
+                                     .summary_gamma = bad[i].gamma, .summary_offset = bad[i].offset};
+        cr_assert_eq(tschunk_segment_writer_create(&w, path, &o), TSC_ERROR(BAD_PARAMETER), "case %zu", i);
+        cr_assert_eq(tschunk_segment_writer_create_io(&w, &io, &o), TSC_ERROR(BAD_PARAMETER), "case %zu", i);
+        o.has_summaries = 0; /* without summaries the mapping is not read */
+        cr_assert_eq(tschunk_segment_writer_create_io(&w, &io, &o), 0, "case %zu", i);
+        tschunk_segment_writer_abort(w);
+    }
+    cr_assert_eq(access(path, F_OK), -1);
+    unsigned char chunk[TSCHUNK_BOUND(50)], summary[4096], damaged[4096];
+    size_t summary_size, log_size;
+    size_t n = chunk_with_summary(chunk, sizeof chunk, summary, sizeof summary, TSCHUNK_MAPPING_CUBIC, &summary_size);
+    unsigned char log_chunk[TSCHUNK_BOUND(50)], log_summary[4096];
+    size_t log_n = chunk_with_summary(log_chunk, sizeof log_chunk, log_summary, sizeof log_summary,
+                                      TSCHUNK_MAPPING_LOGARITHMIC, &log_size);
+    memcpy(damaged, summary, summary_size);
+    damaged[summary_size - 1] = 0xff; /* the last bin's count: a varint that does not end */
+    tschunk_segment_options o = {.has_summaries = 1, .summary_mapping = TSCHUNK_MAPPING_CUBIC,
+                                 .summary_gamma = st.gamma, .summary_offset = st.index_offset};
+    cr_assert_eq(tschunk_segment_writer_create(&w, path, &o), 0);
+    cr_assert_eq(tschunk_segment_writer_add_chunk(w, 1, log_chunk, log_n, log_summary, log_size),
+                 TSC_ERROR(NOT_MERGEABLE));
+    cr_assert(tschunk_is_error(tschunk_segment_writer_add_chunk(w, 2, chunk, n, damaged, summary_size)));
+    cr_assert_eq(tschunk_segment_writer_add_chunk(w, 3, chunk, n, summary, summary_size), 0);
+    size_t size = tschunk_segment_writer_finish(w);
+    cr_assert(!tschunk_is_error(size), "%s", tschunk_error_name(size));
+    blob b = read_all(path);
+    cr_assert_eq(tschunk_segment_verify(b.data, b.size, NULL), 0);
+    tschunk_segment *seg;
+    cr_assert_eq(tschunk_segment_open(&seg, b.data, b.size, 0, NULL), 0);
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    cr_assert(info.series == 1 && info.chunks == 1 && info.samples == 50);
+    tschunk_segment_close(seg);
+    free(b.data);
+    free(m.buf);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "../sketch/sketch.h"
 #include "bitmap.h"
 #include "format.h"
 
@@ -41,6 +42,9 @@ struct tschunk_segment_writer {
     size_t nseries, series_cap;
     uint32_t *table; /* series by id: positions in `series` plus 1 (0: empty), open addressing, at most half full */
     size_t table_cap;
+    /* With summaries: every chunk's summary is merged into it at add_chunk, which proves that its sketch decodes
+     * with the segment's mapping (verify's check), whether or not a block summary covers the chunk. */
+    tschunk_sketch *summary_check;
     int failed;
 };
 
@@ -122,9 +126,12 @@ static void encode_header(const tschunk_segment_options *o, unsigned group_shift
 /* opts NULL: these (no summaries, min_ts 0, malloc and free). */
 static const tschunk_segment_options default_options;
 
+/* A summary mapping the header can hold and a reader can build (it wrote kind 99, or gamma 0, as they came). */
 static int options_ok(const tschunk_segment_options *o)
 {
-    return (unsigned)o->ts_unit <= TSCHUNK_UNIT_NS && o->summary_block_chunks <= TSC_SEG_MAX_SUMMARY_BLOCK;
+    tsc_mapping m;
+    return (unsigned)o->ts_unit <= TSCHUNK_UNIT_NS && o->summary_block_chunks <= TSC_SEG_MAX_SUMMARY_BLOCK &&
+           (!o->has_summaries || !tsc_mapping_from_gamma(&m, o->summary_mapping, o->summary_gamma, o->summary_offset));
 }
 
 static tschunk_segment_writer *new_writer(const tschunk_segment_options *o)
@@ -135,6 +142,12 @@ static tschunk_segment_writer *new_writer(const tschunk_segment_options *o)
     memset(w, 0, sizeof *w);
     w->opts = *o;
     w->opts.allocator = a;
+    tschunk_sketch_options so = {o->summary_mapping, 0, 0, 0, a};
+    if (o->has_summaries && tschunk_sketch_create_mapping(&w->summary_check, o->summary_mapping, o->summary_gamma,
+                                                          o->summary_offset, &so)) {
+        a.free(a.opaque, w);
+        return NULL;
+    }
     return w;
 }
 
@@ -282,10 +295,15 @@ size_t tschunk_segment_writer_add_chunk(tschunk_segment_writer *w, uint64_t seri
     size_t err = tsc_seg_scan_chunk(chunk, chunk_size, &count, &first, &last);
     if (err) return err;
     if (first < w->opts.min_ts) return TSC_ERROR(BAD_PARAMETER);
-    tschunk_summary_info si; /* a summary must be one of this chunk (its sketch is checked at finish) */
+    tschunk_summary_info si; /* a summary must be one of this chunk, its sketch of the segment's mapping */
     if (summary_size && (tschunk_summary_parse(summary, summary_size, &si) || si.count != count ||
                          (count != si.nan_count && (si.first_ts != first || si.last_ts != last))))
         return TSC_ERROR(BAD_PARAMETER);
+    if (summary_size) {
+        tschunk_sketch_clear(w->summary_check);
+        err = tschunk_summary_merge(w->summary_check, summary, summary_size);
+        if (err) return err;
+    }
     /* The chunk's room first: a series added for a chunk that is then refused would be an empty one. */
     if (w->nchunks == w->chunks_cap && grow(w, (void **)&w->chunks, &w->chunks_cap, sizeof *w->chunks))
         return TSC_ERROR(ALLOCATION);
@@ -315,6 +333,7 @@ void tschunk_segment_writer_abort(tschunk_segment_writer *w)
     wr_free(w, w->chunks);
     wr_free(w, w->tmp_path);
     wr_free(w, w->final_path);
+    tschunk_sketch_free(w->summary_check);
     wr_free(w, w);
     errno = failed;
 }
