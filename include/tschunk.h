@@ -56,7 +56,7 @@ extern "C" {
 
 #define TSCHUNK_VERSION_MAJOR 0
 #define TSCHUNK_VERSION_MINOR 49
-#define TSCHUNK_VERSION_PATCH 2
+#define TSCHUNK_VERSION_PATCH 3
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
 /* The string is built from the three numbers (as zstd does) so that it cannot drift from them; the
@@ -860,7 +860,7 @@ typedef struct {
 /**
  * Merge into acc every value with from <= ts <= to: chunks wholly inside the
  * range contribute their summary, chunks that straddle an end are decoded
- * (exact for their samples), others are skipped.
+ * (exact for their samples), others are skipped (every chunk when from > to).
  * @return 0 or the first error (the stats say how far it got).
  */
 TSCHUNK_API size_t tschunk_range_merge(struct tschunk_sketch *acc, const tschunk_chunk_ref *chunks, size_t n,
@@ -928,7 +928,7 @@ typedef struct {
 } tschunk_segment_options;
 
 /**
- * Start writing a segment to `path` (through a temporary file renamed by
+ * Start writing a segment to `path` (not empty; through a temporary file renamed by
  * finish, so the final path never holds a torn file). Memory: the index and
  * the series table, not the chunks. opts NULL: defaults (zeros; NULL was BAD_PARAMETER before 0.48.0).
  * The rename replaces `path` itself, as rename(2) does: a symbolic link there becomes the file (the CLI
@@ -958,7 +958,14 @@ typedef struct {
  */
 TSCHUNK_API size_t tschunk_segment_writer_create_io(tschunk_segment_writer **w, const tschunk_segment_io *io,
                                                     const tschunk_segment_options *opts);
-/** Name a series (optional; any time before finish). @return 0, BAD_PARAMETER (name over 4 KiB), ALLOCATION. */
+/**
+ * Name a series (optional; any time before finish). A name names one series and a series takes one name (readers
+ * find series by name: a second series of the same name would be found or merged in its place); naming a series
+ * again with its own name does nothing, and an empty name is no name (since 0.49.3; a later name replaced an earlier
+ * one, and names could repeat).
+ * @return 0, BAD_PARAMETER (name over 4 KiB, a name another series has, another name for a named series),
+ * ALLOCATION. A refused call changes nothing.
+ */
 TSCHUNK_API size_t tschunk_segment_writer_add_series(tschunk_segment_writer *w, uint64_t series_id, const char *name,
                                                      size_t name_len);
 /**
@@ -1048,8 +1055,8 @@ typedef struct {
 
 /**
  * The index positions [*begin, *end) of the series' chunks that overlap
- * [from, to] (chunks are sorted by series, then time). @return 0, BAD_PARAMETER, or (a lazy open, which reads
- * the series' index blocks) CORRUPT.
+ * [from, to] (chunks are sorted by series, then time; from > to is an empty range, *begin == *end, since 0.49.3).
+ * @return 0, BAD_PARAMETER, or (a lazy open, which reads the series' index blocks) CORRUPT.
  */
 TSCHUNK_API size_t tschunk_segment_range(const tschunk_segment *seg, uint32_t ordinal, int64_t from, int64_t to,
                                          size_t *begin, size_t *end);

@@ -117,7 +117,8 @@ int main(int argc, char **argv) {
     if (got != 2 || out_ts[0] != 1000 || out_ts[1] != 3000) return 4;
     /* To a path and back through the library's own mapping. */
     if (argc < 2 || tschunk_segment_writer_create(&w, argv[1], NULL) ||
-        tschunk_segment_writer_add_chunk(w, 7, chunk, n, NULL, 0) || tschunk_is_error(tschunk_segment_writer_finish(w)) ||
+        tschunk_segment_writer_add_chunk(w, 7, chunk, n, NULL, 0) ||
+        tschunk_is_error(tschunk_segment_writer_finish(w)) ||
         tschunk_segment_open_file(&seg, argv[1], TSCHUNK_SEGMENT_VERIFY, NULL))
         return 5;
     got = tschunk_segment_decode(seg, 0, out_ts, out_v, 3);

@@ -332,7 +332,8 @@ Test(segment, writer_refusals_and_no_torn_file)
     cr_assert_eq(tschunk_segment_writer_create(&sw, path, &o), 0);
     /* Summaries of another mapping: refused when added (0.49.2; before, at finish, and only when a block summary
      * covered their chunk: writer_checks_summary_mappings). */
-    cr_assert_eq(tschunk_segment_writer_add_chunk(sw, 1, chunk, size, summaries[1], ssize[1]), TSC_ERROR(NOT_MERGEABLE));
+    cr_assert_eq(tschunk_segment_writer_add_chunk(sw, 1, chunk, size, summaries[1], ssize[1]),
+                 TSC_ERROR(NOT_MERGEABLE));
     tschunk_segment_writer_abort(sw);
     cr_assert_neq(stat(path, &st), 0);
     cr_assert_eq(system(cmd), 0, "a failed finish left a temporary file");
@@ -2261,7 +2262,8 @@ Test(segment, open_file_reads_as_open_in_memory, .timeout = 60)
             cr_assert(id_mem == id_file && len_mem == len_file && !memcmp(name_mem, name_file, len_mem));
             size_t got_mem = series_samples(mem, ord, ts_mem, v_mem, 1024);
             cr_assert_eq(series_samples(file, ord, ts_file, v_file, 1024), got_mem);
-            cr_assert(!memcmp(ts_mem, ts_file, got_mem * sizeof *ts_mem) && !memcmp(v_mem, v_file, got_mem * sizeof *v_mem));
+            cr_assert(!memcmp(ts_mem, ts_file, got_mem * sizeof *ts_mem));
+            cr_assert(!memcmp(v_mem, v_file, got_mem * sizeof *v_mem));
         }
         for (size_t i = 0; i < n; i++) {
             tschunk_segment_chunk_info cm, cf;
@@ -2440,4 +2442,90 @@ Test(segment, writer_checks_summary_mappings)
     tschunk_segment_close(seg);
     free(b.data);
     free(m.buf);
+}
+
+/* A name names one series and a series takes one name (0.49.3: a second series named "a" was written, and `cat a`
+ * read whichever came first); naming a series again with its own name is a no-op, an empty name is no name. */
+Test(segment, names_are_unique_and_given_once)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/names.tseg", tmpdir);
+    tschunk_segment_writer *w;
+    cr_assert_eq(tschunk_segment_writer_create(&w, "", NULL), TSC_ERROR(BAD_PARAMETER));
+    cr_assert_eq(tschunk_segment_writer_create(&w, path, NULL), 0);
+    cr_assert_eq(tschunk_segment_writer_add_series(w, 1, "a", 1), 0);
+    cr_assert_eq(tschunk_segment_writer_add_series(w, 1, "a", 1), 0);
+    cr_assert_eq(tschunk_segment_writer_add_series(w, 2, "a", 1), TSC_ERROR(BAD_PARAMETER));
+    cr_assert_eq(tschunk_segment_writer_add_series(w, 1, "b", 1), TSC_ERROR(BAD_PARAMETER));
+    cr_assert_eq(tschunk_segment_writer_add_series(w, 3, "", 0), 0);
+    cr_assert_eq(tschunk_segment_writer_add_series(w, 4, NULL, 0), 0);
+    cr_assert_eq(tschunk_segment_writer_add_series(w, 3, "c", 1), 0); /* it had no name */
+    cr_assert_eq(tschunk_segment_writer_add_series(w, 3, "", 0), TSC_ERROR(BAD_PARAMETER));
+    /* Past the tables' first sizes: each name once, each again a no-op, each for another id refused. */
+    char name[32];
+    for (int round = 0; round < 3; round++)
+        for (uint64_t id = 10; id < 3000; id++) {
+            int len = snprintf(name, sizeof name, "series-%llu", (unsigned long long)id);
+            size_t want = round < 2 ? 0 : TSC_ERROR(BAD_PARAMETER);
+            cr_assert_eq(tschunk_segment_writer_add_series(w, round < 2 ? id : id + 5000, name, (size_t)len), want,
+                         "round %d id %llu", round, (unsigned long long)id);
+        }
+    unsigned char chunk[TSCHUNK_BOUND(3)];
+    int64_t ts[3] = {10, 20, 30};
+    double v[3] = {1, 2, 3};
+    size_t n = tschunk_encode(chunk, sizeof chunk, ts, v, 3, NULL);
+    for (uint64_t id = 1; id <= 4; id++) cr_assert_eq(tschunk_segment_writer_add_chunk(w, id, chunk, n, NULL, 0), 0);
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+    tschunk_segment *seg;
+    cr_assert_eq(tschunk_segment_open_file(&seg, path, TSCHUNK_SEGMENT_VERIFY, NULL), 0);
+    const char *want[] = {"a", NULL, "c", ""};
+    for (uint64_t id = 1; id <= 4; id++) {
+        size_t ord = tschunk_segment_find_series(seg, id);
+        cr_assert(!tschunk_is_error(ord) || !want[id - 1], "id %llu", (unsigned long long)id);
+        if (!want[id - 1]) continue;
+        const char *got;
+        size_t len;
+        uint64_t got_id;
+        cr_assert_eq(tschunk_segment_series(seg, (uint32_t)ord, &got_id, &got, &len), 0);
+        cr_assert(len == strlen(want[id - 1]) && !memcmp(got, want[id - 1], len), "id %llu", (unsigned long long)id);
+    }
+    cr_assert_eq(tschunk_segment_find_series_name(seg, "series-2999", 11), tschunk_segment_find_series(seg, 2999));
+    tschunk_segment_close(seg);
+}
+
+/* from > to is an empty range: no chunk overlaps it (0.49.3: the chunk holding both ends was returned), in a full
+ * and a lazy open, and range merges skip every chunk. */
+Test(segment, a_range_that_ends_before_it_starts_is_empty)
+{
+    static written w[NSERIES * PER_SERIES];
+    char path[128];
+    snprintf(path, sizeof path, "%s/empty_range.tseg", tmpdir);
+    size_t n = write_segment(path, w, 1);
+    tschunk_sketch *acc;
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    cr_assert_eq(tschunk_sketch_create(&acc, &so), 0);
+    for (unsigned flags = 0; flags <= TSCHUNK_SEGMENT_LAZY; flags += TSCHUNK_SEGMENT_LAZY) {
+        tschunk_segment *seg;
+        cr_assert_eq(tschunk_segment_open_file(&seg, path, flags, NULL), 0);
+        size_t begin, end;
+        cr_assert_eq(tschunk_segment_range(seg, 2, INT64_MIN, INT64_MAX, &begin, &end), 0);
+        cr_assert_eq(end - begin, PER_SERIES);
+        tschunk_segment_chunk_info c;
+        cr_assert_eq(tschunk_segment_chunk(seg, begin + 1, &c), 0);
+        int64_t mid = c.first_ts + (c.last_ts - c.first_ts) / 2;
+        cr_assert_eq(tschunk_segment_range(seg, 2, mid, c.first_ts, &begin, &end), 0);
+        cr_assert_eq(begin, end, "flags %u: %zu chunks", flags, end - begin);
+        tschunk_range_stats st;
+        cr_assert_eq(tschunk_segment_range_merge(seg, TSCHUNK_SEGMENT_ALL_SERIES, c.last_ts, c.first_ts, acc, &st), 0);
+        cr_assert(st.chunks_from_summaries == 0 && st.chunks_decoded == 0 && st.samples_decoded == 0);
+        tschunk_chunk_ref ref = c.ref;
+        cr_assert_eq(tschunk_range_merge(acc, &ref, 1, c.last_ts, c.first_ts, &st), 0);
+        cr_assert(st.chunks_skipped == 1 && st.chunks_decoded == 0);
+        tschunk_sketch_stats ss;
+        tschunk_sketch_get_stats(acc, &ss);
+        cr_assert_eq(ss.count, 0);
+        tschunk_segment_close(seg);
+    }
+    tschunk_sketch_free(acc);
+    free_written(w, n);
 }

@@ -43,7 +43,8 @@ static int parse_sketch_opts(int argc, char **argv, sketch_opts *o)
     o->qlist = "0,0.01,0.25,0.5,0.75,0.9,0.99,0.999,1";
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-        int takes_value = !strcmp(a, "--mapping") || !strcmp(a, "--alpha") || !strcmp(a, "--store") || !strcmp(a, "--q");
+        int takes_value =
+            !strcmp(a, "--mapping") || !strcmp(a, "--alpha") || !strcmp(a, "--store") || !strcmp(a, "--q");
         if (takes_value && !next) return sketch_fail("a value is missing after ", a);
         if (!strcmp(a, "--mapping")) {
             if (mapping_from_name(next, &o->mapping)) return sketch_fail("unknown mapping ", next);

@@ -794,7 +794,8 @@ static int cmd_merge(int argc, char **argv)
             if (seg >= 0) paths[n] = a, data[n] = readers[n].data, sizes[n] = readers[n].size, n++;
         }
     }
-    if (!rc && (!o.out || !strcmp(o.out, "-") || !n)) rc = wrong_line = fail("merge needs SEGMENT... and -o OUT, a file");
+    if (!rc && (!o.out || !strcmp(o.out, "-") || !n))
+        rc = wrong_line = fail("merge needs SEGMENT... and -o OUT, a file");
     const char *out = rc ? NULL : writable_path(o.out);
     if (!rc && !out) rc = 1;
     tschunk_segment_merge_options m = {(uint32_t)o.summary_block, TSCHUNK_MERGE_BY_NAME,

@@ -518,11 +518,9 @@ static size_t range_lazy(const tschunk_segment *s, uint32_t ordinal, int64_t fro
     return 0;
 }
 
-size_t tschunk_segment_range(const tschunk_segment *s, uint32_t ordinal, int64_t from, int64_t to, size_t *begin,
-                             size_t *end)
+static void range_full(const tschunk_segment *s, uint32_t ordinal, int64_t from, int64_t to, size_t *begin,
+                       size_t *end)
 {
-    if (!s || !begin || !end || ordinal >= s->info.series) return TSC_ERROR(BAD_PARAMETER);
-    if (s->lazy) return range_lazy(s, ordinal, from, to, begin, end);
     size_t lo = 0, hi = s->info.chunks;
     LOWER_BOUND(lo, hi, s->entries[i].ordinal >= ordinal);
     size_t block = lo;
@@ -535,7 +533,17 @@ size_t tschunk_segment_range(const tschunk_segment *s, uint32_t ordinal, int64_t
     hi = block_end;
     LOWER_BOUND(lo, hi, s->entries[i].first_ts > to);
     *end = lo;
-    return 0;
+}
+
+size_t tschunk_segment_range(const tschunk_segment *s, uint32_t ordinal, int64_t from, int64_t to, size_t *begin,
+                             size_t *end)
+{
+    if (!s || !begin || !end || ordinal >= s->info.series) return TSC_ERROR(BAD_PARAMETER);
+    size_t err = 0;
+    if (s->lazy) err = range_lazy(s, ordinal, from, to, begin, end);
+    else range_full(s, ordinal, from, to, begin, end);
+    if (!err && from > to) *end = *begin; /* an empty range, which no chunk overlaps */
+    return err;
 }
 
 /* Where a record's summary and chunk lie. */

@@ -42,6 +42,8 @@ struct tschunk_segment_writer {
     size_t nseries, series_cap;
     uint32_t *table; /* series by id: positions in `series` plus 1 (0: empty), open addressing, at most half full */
     size_t table_cap;
+    uint32_t *names; /* named series by name, the same way: a name is one series' */
+    size_t names_cap, nnamed;
     /* With summaries: every chunk's summary is merged into it at add_chunk, which proves that its sketch decodes
      * with the segment's mapping (verify's check), whether or not a block summary covers the chunk. */
     tschunk_sketch *summary_check;
@@ -179,7 +181,7 @@ size_t tschunk_segment_writer_create_io(tschunk_segment_writer **out, const tsch
 size_t tschunk_segment_writer_create(tschunk_segment_writer **out, const char *path, const tschunk_segment_options *o)
 {
     if (!o) o = &default_options;
-    if (!out || !path || !options_ok(o)) return TSC_ERROR(BAD_PARAMETER);
+    if (!out || !path || !*path || !options_ok(o)) return TSC_ERROR(BAD_PARAMETER);
     tschunk_segment_writer *w = new_writer(o);
     if (!w) return TSC_ERROR(ALLOCATION);
     size_t n = strlen(path);
@@ -248,11 +250,44 @@ static series_entry *find_or_add_series(tschunk_segment_writer *w, uint64_t id)
     return s;
 }
 
+/* The names slot of a name: its series', or the empty one where it would go. */
+static size_t name_slot(const tschunk_segment_writer *w, const char *name, size_t len)
+{
+    size_t mask = w->names_cap - 1, i = (size_t)tsc_xxh3(name, len) & mask;
+    for (const series_entry *s; w->names[i]; i = (i + 1) & mask)
+        if (s = &w->series[w->names[i] - 1], s->name_len == len && !memcmp(s->name, name, len)) break;
+    return i;
+}
+
+static int grow_names(tschunk_segment_writer *w)
+{
+    size_t cap = w->names_cap ? 2 * w->names_cap : 128;
+    uint32_t *names = wr_alloc(w, cap * sizeof *names);
+    if (!names) return -1;
+    memset(names, 0, cap * sizeof *names);
+    wr_free(w, w->names);
+    w->names = names;
+    w->names_cap = cap;
+    for (size_t k = 0; k < w->nseries; k++)
+        if (w->series[k].name_len) w->names[name_slot(w, w->series[k].name, w->series[k].name_len)] = (uint32_t)(k + 1);
+    return 0;
+}
+
+/* A series is named once, and a name names one series: readers find a series by its name (the CLI's cat, merges by
+ * name), so a second series of the same name would be found or merged in its place. An empty name is no name. */
 size_t tschunk_segment_writer_add_series(tschunk_segment_writer *w, uint64_t id, const char *name, size_t name_len)
 {
     if (!w || (!name && name_len) || name_len > TSC_SEG_MAX_NAME) return TSC_ERROR(BAD_PARAMETER);
-    char *copy = dup_str(w, name ? name : "", name_len); /* first: a refused call adds no series */
-    if (!copy) return TSC_ERROR(ALLOCATION);
+    if (name_len && w->names_cap && w->names[name_slot(w, name, name_len)])
+        return w->series[w->names[name_slot(w, name, name_len)] - 1].id == id ? 0 : TSC_ERROR(BAD_PARAMETER);
+    size_t at = w->table_cap ? slot_of(w, id) : 0;
+    if (w->table_cap && w->table[at] && w->series[w->table[at] - 1].name_len) return TSC_ERROR(BAD_PARAMETER);
+    /* Every allocation first: a refused call adds no series and no name. */
+    char *copy = dup_str(w, name ? name : "", name_len);
+    if (!copy || (name_len && 2 * (w->nnamed + 1) > w->names_cap && grow_names(w))) {
+        wr_free(w, copy);
+        return TSC_ERROR(ALLOCATION);
+    }
     series_entry *s = find_or_add_series(w, id);
     if (!s) {
         wr_free(w, copy);
@@ -261,6 +296,10 @@ size_t tschunk_segment_writer_add_series(tschunk_segment_writer *w, uint64_t id,
     wr_free(w, s->name);
     s->name = copy;
     s->name_len = name_len;
+    if (name_len) {
+        w->names[name_slot(w, name, name_len)] = (uint32_t)(s - w->series + 1);
+        w->nnamed++;
+    }
     return 0;
 }
 
@@ -330,6 +369,7 @@ void tschunk_segment_writer_abort(tschunk_segment_writer *w)
     for (size_t i = 0; i < w->nseries; i++) wr_free(w, w->series[i].name);
     wr_free(w, w->series);
     wr_free(w, w->table);
+    wr_free(w, w->names);
     wr_free(w, w->chunks);
     wr_free(w, w->tmp_path);
     wr_free(w, w->final_path);

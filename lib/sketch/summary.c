@@ -173,7 +173,7 @@ static size_t merge_chunk(tschunk_sketch *acc, const tschunk_chunk_ref *c, int64
 {
     tschunk_summary_info info;
     int summarized = c->summary && tschunk_summary_parse(c->summary, c->summary_size, &info) == 0;
-    if (summarized && info.count && (info.last_ts < from || info.first_ts > to)) {
+    if (from > to || (summarized && info.count && (info.last_ts < from || info.first_ts > to))) { /* from > to: empty */
         st->chunks_skipped++;
         return 0;
     }
