@@ -538,6 +538,13 @@ Test(cli, sketch_encode_and_decode)
     write_file("bad.txt", "1\nabc\n");
     cr_assert_neq(run(out, sizeof out, "sketch encode < bad.txt"), 0);
     cr_assert(strstr(out, "line 2"), "%s", out);
+    /* White space around a value or a weight is ignored, as in CSV input (0.49.4: a trailing space was malformed). */
+    write_file("ws.txt", " 0 \n\t2,1 \n28 , 1\r\n-3\n");
+    cr_assert_eq(run(out, sizeof out, "sketch encode < ws.txt"), 0, "%s", out);
+    cr_assert_str_eq(out, "02fd4a815abf52f03f000000000000000004020502440288020207016c02\n");
+    write_file("ws_bad.txt", "1, \n");
+    cr_assert_neq(run(out, sizeof out, "sketch encode < ws_bad.txt"), 0);
+    cr_assert(strstr(out, "malformed value on line 1"), "%s", out);
     write_file("nan.txt", "1\nNaN\n");
     cr_assert_neq(run(out, sizeof out, "sketch encode < nan.txt"), 0, "NaN is refused, not binned");
 }

@@ -33,7 +33,7 @@ void csv_free(csv_reader *r)
     r->in_cap = r->line_cap = 0;
 }
 
-static char *trim(char *s)
+char *csv_trim(char *s)
 {
     while (isspace((unsigned char)*s)) s++;
     size_t n = strlen(s);
@@ -251,7 +251,7 @@ static int split(char *line, char **fields, int max)
         } else {
             next = strchr(p, ',');
             if (next) *next++ = 0;
-            fields[n++] = trim(p);
+            fields[n++] = csv_trim(p);
         }
         if (!next) return n;
         p = next;

@@ -52,6 +52,8 @@ int csv_next_wide(csv_reader *r, int64_t *ts, char ***cells);
 
 /* Parse a value: decimal, NaN/Inf/-Inf, or 0x + 16 hex digits. @return 0 or -1. */
 int parse_value(const char *s, uint64_t *bits);
+/* s without the white space around it (cut in place). */
+char *csv_trim(char *s);
 
 /* A --q list: one or more decimal quantiles in [0, 1], comma-separated, under 500 characters. @return 1 or 0. */
 int quantile_list_ok(const char *list);

@@ -86,20 +86,19 @@ static tschunk_sketch *new_sketch(const sketch_opts *o)
     return s;
 }
 
-/* One input line: value[,weight]. @return 1 with a value, 0 for a blank line, -1 when malformed. */
+/* One input line: value[,weight], white space around each ignored as in CSV input. @return 1 with a value, 0 for a
+ * blank line, -1 when malformed. */
 static int parse_line(char *line, double *value, double *weight)
 {
-    line[strcspn(line, "\r\n")] = 0;
     char *comma = strchr(line, ',');
     *weight = 1;
     if (comma) {
         *comma = 0;
-        char *end;
-        *weight = strtod(comma + 1, &end);
-        if (end == comma + 1 || *end) return -1;
+        char *text = csv_trim(comma + 1), *end;
+        *weight = strtod(text, &end);
+        if (end == text || *end) return -1;
     }
-    char *v = line;
-    while (*v == ' ') v++;
+    char *v = csv_trim(line);
     if (!*v) return comma ? -1 : 0;
     uint64_t bits;
     if (parse_value(v, &bits)) return -1;
