@@ -56,7 +56,7 @@ extern "C" {
 
 #define TSCHUNK_VERSION_MAJOR 0
 #define TSCHUNK_VERSION_MINOR 49
-#define TSCHUNK_VERSION_PATCH 4
+#define TSCHUNK_VERSION_PATCH 5
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
 /* The string is built from the three numbers (as zstd does) so that it cannot drift from them; the
@@ -142,7 +142,8 @@ TSCHUNK_API size_t tschunk_bound(size_t n);
 typedef struct {
     uint32_t codec;       /* 0 (the default: TSCHUNK_CODEC_TSC2 since 0.2), TSCHUNK_CODEC_TSC2 or TSCHUNK_CODEC_GORILLA */
     uint32_t max_samples; /* 0 means TSCHUNK_MAX_SAMPLES */
-    uint32_t max_bytes;   /* largest finished chunk, 0 means only the capacity limits it */
+    uint32_t max_bytes;   /* largest finished chunk, 0 means only the capacity limits it; at least the empty
+                             chunk (3 bytes; Prometheus' 2), else BAD_PARAMETER (0.49.5) */
     uint32_t reserved;    /* must be 0 */
 } tschunk_encoder_options;
 

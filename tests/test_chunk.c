@@ -216,6 +216,25 @@ Test(chunk, max_samples_and_max_bytes_are_exact_limits)
         free(probe);
         check_chunk(buf, size, &s, 0, i);
     }
+    /* A max_bytes under the empty chunk (3 bytes; Prometheus' 2) no chunk can keep: refused (0.49.5: taken, and
+     * the empty chunk finished over it). At the empty chunk's size, every sample is refused and it fits. */
+    for (uint32_t codec = GORILLA; codec <= TSCHUNK_CODEC_TSC2; codec++) {
+        for (uint32_t max_bytes = 1; max_bytes <= 3; max_bytes++) {
+            tschunk_encoder_options lim = {codec, 0, max_bytes, 0};
+            size_t r = tschunk_encoder_init(&enc, buf, cap, &lim);
+            cr_assert_eq(r, max_bytes < 3 ? TSC_ERROR(BAD_PARAMETER) : 0, "codec %u max_bytes %u", codec, max_bytes);
+            if (r) continue;
+            cr_assert_eq(tschunk_get_error_code(tschunk_append(&enc, 1, 2.5)), TSCHUNK_ERROR_CHUNK_FULL);
+            cr_assert_eq(tschunk_encoder_finish(&enc), 3);
+        }
+    }
+    tschunk_prom_encoder prom;
+    unsigned char pbuf[TSCHUNK_PROM_BOUND(1)];
+    tschunk_encoder_options one = {0, 0, 1, 0}, two = {0, 0, 2, 0};
+    cr_assert_eq(tschunk_prom_encoder_init(&prom, pbuf, sizeof pbuf, &one), TSC_ERROR(BAD_PARAMETER));
+    cr_assert_eq(tschunk_prom_encoder_init(&prom, pbuf, sizeof pbuf, &two), 0);
+    cr_assert_eq(tschunk_get_error_code(tschunk_prom_append(&prom, 1, 2.5)), TSCHUNK_ERROR_CHUNK_FULL);
+    cr_assert_eq(tschunk_prom_encoder_finish(&prom), 2);
     free(buf);
     wl_free(&s);
 }

@@ -168,8 +168,9 @@ size_t tschunk_encoder_init(tschunk_encoder *enc, void *dst, size_t capacity,
     tschunk_encoder_options o = {0, 0, 0, 0};
     if (opts) o = *opts;
     if (o.codec == 0) o.codec = TSCHUNK_CODEC_TSC2; /* the default codec since 0.2 */
-    if ((o.codec != TSCHUNK_CODEC_GORILLA && o.codec != TSCHUNK_CODEC_TSC2) || o.reserved != 0 || o.max_samples > TSCHUNK_MAX_SAMPLES)
-        return TSC_ERROR(BAD_PARAMETER);
+    if ((o.codec != TSCHUNK_CODEC_GORILLA && o.codec != TSCHUNK_CODEC_TSC2) || o.reserved != 0 ||
+        o.max_samples > TSCHUNK_MAX_SAMPLES || (o.max_bytes && o.max_bytes < TSC_EMPTY_CHUNK_BYTES))
+        return TSC_ERROR(BAD_PARAMETER); /* no finished chunk keeps a max_bytes under the empty one */
     if (capacity < TSCHUNK_BOUND(0)) return TSC_ERROR(DST_TOO_SMALL);
     memset(enc, 0, sizeof(*enc));
     enc->dst = (uint8_t *)dst;

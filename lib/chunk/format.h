@@ -11,6 +11,7 @@
 /* Byte 0: magic nibble 0xC over the format version; byte 1: flags nibble over the codec id. */
 #define TSC_MAGIC_NIBBLE 0xCu
 #define TSC_FORMAT_VERSION 1u
+#define TSC_EMPTY_CHUNK_BYTES 3u /* c1 01 00: a chunk of no sample, the smallest there is */
 #define TSC_FLAGS_KNOWN (TSCHUNK_FLAG_TS_CONST | TSCHUNK_FLAG_VAL_CONST) /* codec 1's; codec 2 adds TSC2_FLAGS_KNOWN */
 
 /*

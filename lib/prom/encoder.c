@@ -157,7 +157,8 @@ size_t tschunk_prom_encoder_init(tschunk_prom_encoder *enc, void *dst, size_t ca
     if (!enc || !dst) return TSC_ERROR(BAD_PARAMETER);
     tschunk_encoder_options o = {0, 0, 0, 0};
     if (opts) o = *opts;
-    if (o.codec != 0 || o.reserved != 0 || o.max_samples > TSCHUNK_PROM_MAX_SAMPLES)
+    /* A max_bytes under the empty chunk (its 2-byte count) is one no finished chunk can keep. */
+    if (o.codec != 0 || o.reserved != 0 || o.max_samples > TSCHUNK_PROM_MAX_SAMPLES || o.max_bytes == 1)
         return TSC_ERROR(BAD_PARAMETER);
     if (capacity < TSCHUNK_PROM_BOUND(0)) return TSC_ERROR(DST_TOO_SMALL);
     memset(enc, 0, sizeof(*enc));
