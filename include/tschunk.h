@@ -56,7 +56,7 @@ extern "C" {
 
 #define TSCHUNK_VERSION_MAJOR 0
 #define TSCHUNK_VERSION_MINOR 49
-#define TSCHUNK_VERSION_PATCH 5
+#define TSCHUNK_VERSION_PATCH 6
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
 /* The string is built from the three numbers (as zstd does) so that it cannot drift from them; the
@@ -737,8 +737,8 @@ TSCHUNK_API void tschunk_sketch_clear(tschunk_sketch *sketch);
 
 /**
  * Add a value (weight 1) or a value with a weight > 0. Values whose magnitude
- * is below the mapping's smallest indexable value (0, -0.0, subnormals) go to
- * the zero bucket. NaN, infinities and magnitudes above the largest indexable
+ * is at most the mapping's min_indexable (tschunk_sketch_stats: 0, -0.0 and subnormals at the usual accuracies)
+ * go to the zero bucket. NaN, infinities and magnitudes above the largest indexable
  * value are refused with UNTRACKABLE and change nothing (the reference
  * libraries count NaN as zero, or throw), as is a weight that would take the
  * count past DBL_MAX (the compact encoding holds finite counts only).
@@ -772,6 +772,11 @@ typedef struct {
     tschunk_mapping_kind mapping;
     double gamma, index_offset, relative_accuracy;
     uint32_t positive_bins, negative_bins; /* non-empty bins */
+    /* The mapping's range (0.49.6): a magnitude above min_indexable and at most max_indexable gets a bin, a smaller
+     * one counts as zero, a larger one is refused. Every normal double, about, down to an accuracy of 1e-6; finer
+     * ones narrow it, as in the reference libraries (int32 indices): 1e-8 about 1e-18 to 1e18 (1e-13 to 2e12 with
+     * the linear mapping), 1e-9 about 0.04 to 27 (0.05 to 5). */
+    double min_indexable, max_indexable;
 } tschunk_sketch_stats;
 
 /** A NULL sketch reads as all zeros. */

@@ -1043,8 +1043,46 @@ Test(sketch, index_offset_near_int32_limits_bounds_the_indexable_range)
     cr_assert(fabs(q - top * 0.99) <= ra * top * 0.99, "%.17g against %.17g", q, top * 0.99);
     cr_assert_eq(tschunk_sketch_quantile(low, 1, &q), 0);
     cr_assert(fabs(q - bottom * 1.01) <= ra * bottom * 1.01, "%.17g against %.17g", q, bottom * 1.01);
+    /* The range the stats report is the one the adds keep (0.49.6). */
+    tschunk_sketch_get_stats(high, &st);
+    cr_assert(st.max_indexable >= top * 0.99 && st.max_indexable < top * 1.01, "%.17g", st.max_indexable);
+    tschunk_sketch_get_stats(low, &st);
+    cr_assert(st.min_indexable >= bottom * 0.99 && st.min_indexable < bottom * 1.01, "%.17g", st.min_indexable);
     tschunk_sketch_free(high);
     tschunk_sketch_free(low);
+}
+
+/* A fine accuracy narrows the indexable range (the int32 indices span fewer octaves), as in the reference
+ * libraries; tschunk_sketch_stats says where it ends, and the adds keep to it exactly: at min_indexable a value
+ * counts as zero, above it it gets a bin; at max_indexable it gets a bin, above it it is refused. */
+Test(sketch, stats_give_the_indexable_range)
+{
+    const struct {
+        tschunk_mapping_kind kind;
+        double accuracy;
+    } cases[] = {{TSCHUNK_MAPPING_LOGARITHMIC, 0.01}, {TSCHUNK_MAPPING_CUBIC, 0.01}, {TSCHUNK_MAPPING_CUBIC, 1e-9},
+                 {TSCHUNK_MAPPING_LOGARITHMIC, 1e-9}, {TSCHUNK_MAPPING_LINEAR, 1e-6}, {TSCHUNK_MAPPING_QUARTIC, 0.05}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tschunk_sketch *s;
+        tschunk_sketch_options o = {cases[i].kind, cases[i].accuracy, 0, 0, {0, 0, 0}};
+        cr_assert_eq(tschunk_sketch_create(&s, &o), 0);
+        tschunk_sketch_stats st;
+        tschunk_sketch_get_stats(s, &st);
+        double lo = st.min_indexable, hi = st.max_indexable;
+        cr_assert(lo > 0 && lo < 1 && hi > 1 && isfinite(hi), "case %zu: [%g, %g]", i, lo, hi);
+        if (cases[i].accuracy >= 0.01) cr_assert(lo < 3e-308 && hi > 1e308, "case %zu: [%g, %g]", i, lo, hi);
+        if (cases[i].accuracy <= 1e-9) cr_assert(lo > 1e-9 && hi < 1e9, "case %zu: [%g, %g] is not narrower", i, lo, hi);
+        cr_assert_eq(tschunk_sketch_add(s, lo), 0);
+        cr_assert_eq(tschunk_sketch_add(s, nextafter(lo, 1)), 0);
+        cr_assert_eq(tschunk_sketch_add(s, -hi), 0);
+        cr_assert_eq(tschunk_get_error_code(tschunk_sketch_add(s, nextafter(hi, INFINITY))),
+                     TSCHUNK_ERROR_UNTRACKABLE);
+        tschunk_sketch_get_stats(s, &st);
+        cr_assert(st.count == 3 && st.zero_count == 1 && st.positive_bins == 1 && st.negative_bins == 1,
+                  "case %zu: count %g zero %g bins %u/%u", i, st.count, st.zero_count, st.positive_bins,
+                  st.negative_bins);
+        tschunk_sketch_free(s);
+    }
 }
 
 /* Counts past 2^53 round in the running sum: the rank q * (count - 1) of q = 1 can equal the whole count, which

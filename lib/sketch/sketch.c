@@ -377,6 +377,8 @@ void tschunk_sketch_get_stats(const tschunk_sketch *s, tschunk_sketch_stats *out
     out->relative_accuracy = s->mapping.relative_accuracy;
     out->positive_bins = nonempty_bins(&s->pos);
     out->negative_bins = nonempty_bins(&s->neg);
+    out->min_indexable = s->mapping.min_indexable;
+    out->max_indexable = s->mapping.max_indexable;
 }
 
 size_t tschunk_sketch_bins(const tschunk_sketch *s, int negative, void (*visit)(void *ctx, int32_t index, double count),
