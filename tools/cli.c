@@ -378,6 +378,22 @@ const char *mapping_name(tschunk_mapping_kind kind)
     return (unsigned)kind < sizeof mapping_names / sizeof *mapping_names ? mapping_names[kind] : "unknown";
 }
 
+int mapping_conflict(const options *o, const tschunk_sketch *acc)
+{
+    if (!acc || !o->mapping_set) return 0;
+    tschunk_sketch *asked;
+    tschunk_sketch_options so = {o->mapping, o->alpha, 1, 0, {NULL, NULL, NULL}};
+    if (tschunk_sketch_create(&asked, &so)) return fail("out of memory");
+    tschunk_sketch_stats have, want;
+    tschunk_sketch_get_stats(acc, &have);
+    tschunk_sketch_get_stats(asked, &want);
+    tschunk_sketch_free(asked);
+    double have_params[2] = {have.gamma, have.index_offset}, want_params[2] = {want.gamma, want.index_offset};
+    if (have.mapping == want.mapping && !memcmp(have_params, want_params, sizeof have_params)) return 0;
+    return fail("%s: its summaries are %s sketches of relative accuracy %.6g; --mapping and --alpha choose the "
+                "sketch of a file without summaries", o->in, mapping_name(have.mapping), have.relative_accuracy);
+}
+
 int mapping_from_name(const char *s, tschunk_mapping_kind *out)
 {
     for (size_t i = 0; i < sizeof mapping_names / sizeof *mapping_names; i++)

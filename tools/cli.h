@@ -22,6 +22,7 @@ typedef struct {
     int summary, exact, all, wide;
     tschunk_mapping_kind mapping;
     double alpha;
+    int mapping_set;      /* --mapping or --alpha given */
     long summary_block;   /* --summary-block N: chunks per stored block summary (0: the library's 64) */
     const char *qlist;
     int64_t from, to;
@@ -142,6 +143,9 @@ int publish_staged(const char *staged, const char *out, int rc);
 const char *mapping_name(tschunk_mapping_kind kind);
 /* @return 0 and *out when s names a mapping, else -1. */
 int mapping_from_name(const char *s, tschunk_mapping_kind *out);
+/* quantiles: with --mapping or --alpha, 0 when acc (from the file's summaries, or made from those options) has that
+ * mapping; else 1 after saying that the summaries decide it (they were ignored without a word). */
+int mapping_conflict(const options *o, const tschunk_sketch *acc);
 /* One range query into acc (a segment's or a chunk file's), for range_query_times. */
 typedef size_t (*range_query_fn)(const void *query, tschunk_sketch *acc, tschunk_range_stats *st);
 /* The query's time in us: its first run, into acc (cold: the file's pages are touched for the first time), and

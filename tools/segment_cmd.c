@@ -744,6 +744,7 @@ int segment_quantiles(const options *o, const unsigned char *data, size_t size)
     tschunk_sketch *acc = rc ? NULL : empty_sketch(seg, begin, end, o);
     tschunk_sketch *scratch = rc ? NULL : empty_sketch(seg, begin, end, o);
     if (!rc && (!acc || !scratch)) rc = fail("out of memory");
+    if (!rc) rc = mapping_conflict(o, acc);
     tschunk_range_stats st;
     segment_query query = {seg, ordinal, o->from, o->to};
     double us[2];

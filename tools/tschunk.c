@@ -115,6 +115,7 @@ static int parse_value_option(const char *a, const char *next, options *o)
         if (!strcmp(next, "cubic")) o->mapping = TSCHUNK_MAPPING_CUBIC;
         else if (!strcmp(next, "logarithmic")) o->mapping = TSCHUNK_MAPPING_LOGARITHMIC;
         else return -fail("--mapping takes cubic or logarithmic, not '%s'", next);
+        o->mapping_set = 1;
     } else if (!strcmp(a, "--summary-block")) {
         if (parse_long(next, 1, 4096, &o->summary_block))
             return -fail("--summary-block must be 1..4096 chunks (1: no block summaries), not '%s'", next);
@@ -122,6 +123,7 @@ static int parse_value_option(const char *a, const char *next, options *o)
         char *end;
         o->alpha = strtod(next, &end);
         if (*end || !(o->alpha > 0 && o->alpha < 1)) return -fail("--alpha must be in (0, 1), not '%s'", next);
+        o->mapping_set = 1;
     } else if (!strcmp(a, "--samples-per-chunk")) {
         if (parse_long(next, 1, TSCHUNK_MAX_SAMPLES, &o->samples_per_chunk))
             return -fail("--samples-per-chunk must be 1..65535, not '%s'", next);
@@ -678,6 +680,7 @@ static int quantiles_chunk_file(const options *o, tscf_reader *r)
     if (rc) { free(refs); return rc; }
     tschunk_sketch *acc = range_sketch(refs, n, o), *scratch = range_sketch(refs, n, o);
     if (!acc || !scratch) rc = fail("out of memory");
+    else rc = mapping_conflict(o, acc);
     tschunk_range_stats st;
     chunk_query query = {refs, n, o->from, o->to};
     double us[2];
