@@ -289,6 +289,11 @@ Test(cli, bad_options_are_named_and_write_nothing)
         {"merge --codec zstd in.csv -o x.tseg", "unknown codec 'zstd'"},
         {"merge -o x.tseg", "merge needs SEGMENT... and -o OUT"},
         {"merge --frobnicate in.csv -o x.tseg", "unknown option '--frobnicate'"},
+        /* An option that means something only beside another (0.49.8: ignored without a word). */
+        {"compress in.csv -o x.tseg --mapping logarithmic", "--mapping goes with --summary"},
+        {"compress in.csv -o x.tseg --alpha 0.02", "--alpha goes with --summary"},
+        {"compress in.csv -o x.tseg --summary-block 4", "--summary-block goes with --summary"},
+        {"merge -o x.tseg --codec gorilla", "--codec goes with --samples-per-chunk"},
         /* An option that takes a value, given last without one (0.49.1: merge read past argv and crashed). */
         {"compress in.csv -o", "-o needs a value"},
         {"compress in.csv -o x.tseg --codec", "--codec needs a value"},

@@ -794,10 +794,11 @@ int segment_compact(const options *o, const unsigned char *data, size_t size)
     tschunk_segment_close(seg);
     if (tschunk_is_error(bytes))
         return fail("%s: compact failed: %s (%s is unchanged)", o->in, error_reason(bytes), out);
-    printf("%s -> %s: %llu chunks copied, %llu encoded again without their deleted samples, %llu dropped (emptied); "
-           "%llu deleted samples gone; %zu -> %zu bytes\n",
-           o->in, out, (unsigned long long)st.chunks_copied, (unsigned long long)st.chunks_rewritten,
-           (unsigned long long)st.chunks_dropped, (unsigned long long)st.samples_dropped, size, bytes);
+    printf("%s -> %s: %llu chunk%s copied, %llu encoded again without their deleted samples, %llu dropped (emptied); "
+           "%llu deleted sample%s gone; %zu -> %zu bytes\n",
+           o->in, out, (unsigned long long)st.chunks_copied, plural(st.chunks_copied),
+           (unsigned long long)st.chunks_rewritten, (unsigned long long)st.chunks_dropped,
+           (unsigned long long)st.samples_dropped, plural(st.samples_dropped), size, bytes);
     return 0;
 }
 
@@ -817,12 +818,14 @@ int segment_merge(const char *out, const char *const *paths, const unsigned char
     size_t bytes = rc ? 0 : tschunk_segment_merge((const tschunk_segment *const *)segs, n, out, m, &st);
     if (!rc && tschunk_is_error(bytes)) rc = fail("merge failed: %s (%s is unchanged)", error_reason(bytes), out);
     if (!rc)
-        printf("%zu segments -> %s: %llu chunks copied, %llu encoded again%s, %llu dropped (emptied); %llu chunks "
-               "written; %llu deleted samples gone; %zu -> %zu bytes\n",
-               n, out, (unsigned long long)st.chunks_copied, (unsigned long long)st.chunks_rewritten,
+        printf("%zu segment%s -> %s: %llu chunk%s copied, %llu encoded again%s, %llu dropped (emptied); %llu chunk%s "
+               "written; %llu deleted sample%s gone; %zu -> %zu bytes\n",
+               n, plural(n), out, (unsigned long long)st.chunks_copied, plural(st.chunks_copied),
+               (unsigned long long)st.chunks_rewritten,
                m->samples_per_chunk ? " (cut again)" : " without their deleted samples",
                (unsigned long long)st.chunks_dropped, (unsigned long long)st.chunks_written,
-               (unsigned long long)st.samples_dropped, total, bytes);
+               plural(st.chunks_written), (unsigned long long)st.samples_dropped, plural(st.samples_dropped), total,
+               bytes);
     for (size_t k = 0; k < n; k++) tschunk_segment_close(segs[k]);
     free(segs);
     return rc;

@@ -773,6 +773,19 @@ static int options_not_taken(const char *cmd, unsigned given)
     return 0;
 }
 
+/* Options that mean something only beside another (given alone they were ignored without a word).
+ * @return 1 after naming the first one given without its partner, else 0. */
+static int options_without_partner(const char *cmd, const options *o)
+{
+    static const char *const summary_options[] = {"--mapping", "--alpha", "--summary-block"};
+    for (size_t i = 0; !strcmp(cmd, "compress") && !o->summary && i < 3; i++)
+        if (o->given & option_bit(summary_options[i]))
+            return fail("%s goes with --summary (it shapes the summaries)", summary_options[i]);
+    if (!strcmp(cmd, "merge") && !o->samples_per_chunk_set && (o->given & option_bit("--codec")))
+        return fail("--codec goes with --samples-per-chunk (without it merge copies the chunks as they are)");
+    return 0;
+}
+
 static int cmd_merge(int argc, char **argv)
 {
     options o;
@@ -786,6 +799,7 @@ static int cmd_merge(int argc, char **argv)
     int wrong_line = 0; /* a wrong command line exits 2, as every other command's does */
     for (int i = 0; i < argc && !rc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+        o.given |= option_bit(a);
         int taken = options_not_taken("merge", option_bit(a)) ? -1 : parse_value_option(a, next, &o);
         if (taken < 0 || (!taken && a[0] == '-' && a[1])) {
             rc = wrong_line = taken < 0 ? 1 : fail("unknown option '%s'", a);
@@ -797,6 +811,7 @@ static int cmd_merge(int argc, char **argv)
             if (seg >= 0) paths[n] = a, data[n] = readers[n].data, sizes[n] = readers[n].size, n++;
         }
     }
+    if (!rc && options_without_partner("merge", &o)) rc = wrong_line = 1;
     if (!rc && (!o.out || !strcmp(o.out, "-") || !n))
         rc = wrong_line = fail("merge needs SEGMENT... and -o OUT, a file");
     const char *out = rc ? NULL : writable_path(o.out);
@@ -831,7 +846,7 @@ static int run_command(int argc, char **argv)
         fail("unexpected argument '%s'", o.series);
         return 2;
     }
-    if (options_not_taken(cmd, o.given)) return 2;
+    if (options_not_taken(cmd, o.given) || options_without_partner(cmd, &o)) return 2;
     if (o.out && strcmp(o.out, "-") && !(o.out = writable_path(o.out))) return 1;
     int converts = !strcmp(cmd, "compress") || !strcmp(cmd, "decompress") || !strcmp(cmd, "export-prom") ||
                    !strcmp(cmd, "import-prom");
