@@ -1525,6 +1525,14 @@ Test(cli, time_bounds_take_date_times)
     cr_assert(strstr(out, "range       5 .. 9223372036854775807 (inclusive, the file's timestamp unit)\n"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "cat nounit.tseg 1 --from 2013-12-01T00:00:00Z --to 9"), 1, "%s", out);
     cr_assert(strstr(out, "its timestamps have no unit: give --from/--to as integers"), "%s", out);
+    /* --iso reads them as milliseconds, and says so (0.49.9: without a word). */
+    cr_assert_eq(run_script(out, sizeof out, "$T cat nounit.tseg 1 --iso >/dev/null"), 0, "%s", out);
+    cr_assert_str_eq(out, "tschunk: note: nounit.tseg: its timestamps have no unit; --iso reads them as "
+                          "milliseconds\n");
+    cr_assert_eq(run_script(out, sizeof out, "$T cat nounit.tseg 1 --iso 2>/dev/null"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1970-01-01T00:00:00.005Z,1\n1970-01-01T00:00:00.006Z,2\n");
+    cr_assert_eq(run_script(out, sizeof out, "$T cat dt_ms.tseg dt --iso >/dev/null"), 0, "%s", out);
+    cr_assert_str_eq(out, "", "a file with a unit: no note");
     test_file whole = test_read_file(path);
     write_bytes("cut.tseg", whole.data, whole.size - 1);
     free(whole.data);

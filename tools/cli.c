@@ -378,6 +378,13 @@ const char *mapping_name(tschunk_mapping_kind kind)
     return (unsigned)kind < sizeof mapping_names / sizeof *mapping_names ? mapping_names[kind] : "unknown";
 }
 
+int iso_unit(const options *o, int unit)
+{
+    if (o->iso && unit == UNIT_RAW)
+        fprintf(stderr, "tschunk: note: %s: its timestamps have no unit; --iso reads them as milliseconds\n", o->in);
+    return unit;
+}
+
 int mapping_conflict(const options *o, const tschunk_sketch *acc)
 {
     if (!acc || !o->mapping_set) return 0;

@@ -143,6 +143,8 @@ int publish_staged(const char *staged, const char *out, int rc);
 const char *mapping_name(tschunk_mapping_kind kind);
 /* @return 0 and *out when s names a mapping, else -1. */
 int mapping_from_name(const char *s, tschunk_mapping_kind *out);
+/* The unit --iso prints a file's timestamps in: its own, with a note on stderr when it has none (read as ms). */
+int iso_unit(const options *o, int unit);
 /* quantiles: with --mapping or --alpha, 0 when acc (from the file's summaries, or made from those options) has that
  * mapping; else 1 after saying that the summaries decide it (they were ignored without a word). */
 int mapping_conflict(const options *o, const tschunk_sketch *acc);

@@ -581,7 +581,7 @@ int segment_cat(const options *o, const unsigned char *data, size_t size)
     if (!rc) {
         tschunk_segment_info info;
         tschunk_segment_get_info(seg, &info);
-        text_ctx t = {stdout, (int)info.ts_unit, o->iso, o->bits, NULL, 0};
+        text_ctx t = {stdout, iso_unit(o, (int)info.ts_unit), o->iso, o->bits, NULL, 0};
         printf("timestamp,value\n");
         for (size_t i = 0; i < n && !rc; i++)
             if (print_sample(&t, samples[i].ts, samples[i].bits)) rc = 1;
@@ -601,7 +601,7 @@ int segment_decompress(const options *o, const unsigned char *data, size_t size,
     tschunk_segment_info info;
     tschunk_segment_get_info(seg, &info);
     int several = info.series > 1, rc = 0;
-    text_ctx t = {out, (int)info.ts_unit, o->iso, o->bits, NULL, 0};
+    text_ctx t = {out, iso_unit(o, (int)info.ts_unit), o->iso, o->bits, NULL, 0};
     fprintf(out, several ? "series,timestamp,value\n" : "timestamp,value\n");
     for (uint32_t s = 0; s < info.series && !rc; s++) {
         char id_text[24];

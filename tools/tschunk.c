@@ -336,7 +336,7 @@ static int verify_file(const char *path, const sample_set *s)
 /* Chunk files (native TSCF or Prometheus): `timestamp,value` lines. */
 static int decompress_chunk_file(const options *o, const tscf_reader *r, FILE *out)
 {
-    text_ctx t = {out, r->unit, o->iso, o->bits, NULL, 0};
+    text_ctx t = {out, iso_unit(o, r->unit), o->iso, o->bits, NULL, 0};
     fprintf(out, "timestamp,value\n");
     return for_each_sample(o->in, NULL, print_sample, &t);
 }
