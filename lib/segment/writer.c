@@ -268,8 +268,10 @@ static int grow_names(tschunk_segment_writer *w)
     wr_free(w, w->names);
     w->names = names;
     w->names_cap = cap;
-    for (size_t k = 0; k < w->nseries; k++)
-        if (w->series[k].name_len) w->names[name_slot(w, w->series[k].name, w->series[k].name_len)] = (uint32_t)(k + 1);
+    for (size_t k = 0; k < w->nseries; k++) {
+        const series_entry *s = &w->series[k];
+        if (s->name_len) w->names[name_slot(w, s->name, s->name_len)] = (uint32_t)(k + 1);
+    }
     return 0;
 }
 
@@ -278,8 +280,8 @@ static int grow_names(tschunk_segment_writer *w)
 size_t tschunk_segment_writer_add_series(tschunk_segment_writer *w, uint64_t id, const char *name, size_t name_len)
 {
     if (!w || (!name && name_len) || name_len > TSC_SEG_MAX_NAME) return TSC_ERROR(BAD_PARAMETER);
-    if (name_len && w->names_cap && w->names[name_slot(w, name, name_len)])
-        return w->series[w->names[name_slot(w, name, name_len)] - 1].id == id ? 0 : TSC_ERROR(BAD_PARAMETER);
+    uint32_t holder = name_len && w->names_cap ? w->names[name_slot(w, name, name_len)] : 0;
+    if (holder) return w->series[holder - 1].id == id ? 0 : TSC_ERROR(BAD_PARAMETER); /* the same name again, or not */
     size_t at = w->table_cap ? slot_of(w, id) : 0;
     if (w->table_cap && w->table[at] && w->series[w->table[at] - 1].name_len) return TSC_ERROR(BAD_PARAMETER);
     /* Every allocation first: a refused call adds no series and no name. */
