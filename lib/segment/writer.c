@@ -223,15 +223,22 @@ static size_t slot_of(const tschunk_segment_writer *w, uint64_t id)
     return i;
 }
 
+/* An open-addressing table (series positions plus 1) replaced by an empty one twice the size, for a rehash. */
+static int renew_table(tschunk_segment_writer *w, uint32_t **table, size_t *cap)
+{
+    size_t ncap = *cap ? 2 * *cap : 128;
+    uint32_t *fresh = wr_alloc(w, ncap * sizeof *fresh);
+    if (!fresh) return -1;
+    memset(fresh, 0, ncap * sizeof *fresh);
+    wr_free(w, *table);
+    *table = fresh;
+    *cap = ncap;
+    return 0;
+}
+
 static int grow_table(tschunk_segment_writer *w)
 {
-    size_t cap = w->table_cap ? 2 * w->table_cap : 128;
-    uint32_t *table = wr_alloc(w, cap * sizeof *table);
-    if (!table) return -1;
-    memset(table, 0, cap * sizeof *table);
-    wr_free(w, w->table);
-    w->table = table;
-    w->table_cap = cap;
+    if (renew_table(w, &w->table, &w->table_cap)) return -1;
     for (size_t k = 0; k < w->nseries; k++) w->table[slot_of(w, w->series[k].id)] = (uint32_t)(k + 1);
     return 0;
 }
@@ -261,13 +268,7 @@ static size_t name_slot(const tschunk_segment_writer *w, const char *name, size_
 
 static int grow_names(tschunk_segment_writer *w)
 {
-    size_t cap = w->names_cap ? 2 * w->names_cap : 128;
-    uint32_t *names = wr_alloc(w, cap * sizeof *names);
-    if (!names) return -1;
-    memset(names, 0, cap * sizeof *names);
-    wr_free(w, w->names);
-    w->names = names;
-    w->names_cap = cap;
+    if (renew_table(w, &w->names, &w->names_cap)) return -1;
     for (size_t k = 0; k < w->nseries; k++) {
         const series_entry *s = &w->series[k];
         if (s->name_len) w->names[name_slot(w, s->name, s->name_len)] = (uint32_t)(k + 1);
