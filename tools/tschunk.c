@@ -111,10 +111,10 @@ static int parse_value_option(const char *a, const char *next, options *o)
                          "ISO-8601 with T, Z or +HH:MM, or YYYY-MM-DD alone), not '%s'", a, next);
         if (a[2] == 'f') o->from = t, o->from_set = 1, o->from_text = is_int ? NULL : next;
         else o->to = t, o->to_set = 1, o->to_text = is_int ? NULL : next;
-    } else if (!strcmp(a, "--mapping")) {
-        if (!strcmp(next, "cubic")) o->mapping = TSCHUNK_MAPPING_CUBIC;
-        else if (!strcmp(next, "logarithmic")) o->mapping = TSCHUNK_MAPPING_LOGARITHMIC;
-        else return -fail("--mapping takes cubic or logarithmic, not '%s'", next);
+    } else if (!strcmp(a, "--mapping")) { /* the two the summaries offer, by the one names table (cli.c) */
+        if (mapping_from_name(next, &o->mapping) ||
+            (o->mapping != TSCHUNK_MAPPING_CUBIC && o->mapping != TSCHUNK_MAPPING_LOGARITHMIC))
+            return -fail("--mapping takes cubic or logarithmic, not '%s'", next);
         o->mapping_set = 1;
     } else if (!strcmp(a, "--summary-block")) {
         if (parse_long(next, 1, 4096, &o->summary_block))
