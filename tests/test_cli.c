@@ -862,8 +862,10 @@ Test(cli, series_and_time_arguments_are_checked)
     cr_assert_str_eq(out, "timestamp,value\n1,3\n");
     cr_assert_eq(run(out, sizeof out, "cat ids.tseg 18446744073709551615"), 0, "%s", out);
     cr_assert_str_eq(out, "timestamp,value\n1,2\n");
-    cr_assert_neq(run(out, sizeof out, "cat ids.tseg -1"), 0, "%s", out);
+    cr_assert_neq(run(out, sizeof out, "cat ids.tseg -- -1"), 0, "%s", out);
     cr_assert(strstr(out, "no series '-1'"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat ids.tseg -1"), 2, "%s", out);
+    cr_assert(strstr(out, "unknown option '-1'"), "%s", out);
     cr_assert_neq(run(out, sizeof out, "cat ids.tseg 99999999999999999999"), 0, "%s", out);
     cr_assert(strstr(out, "no series '99999999999999999999'"), "%s", out);
     cr_assert_neq(run(out, sizeof out, "cat ids.tseg x --from 9223372036854775808 --to 9"), 0, "%s", out);
@@ -1060,6 +1062,32 @@ Test(cli, quoted_series_names_round_trip)
         write_file("badq.csv", bad[i]);
         cr_assert_neq(run(out, sizeof out, "compress badq.csv -o badq.tseg"), 0, "%s", bad[i]);
         cr_assert(strstr(out, "line 1: a quoted field is not closed"), "%s", out);
+    }
+}
+
+/* A series or a file named like an option is reached after "--" (before 0.50.0 a series named --all or -o could not
+ * be named at all, and an unknown option after the input was taken for a series name: "no series '--bogus'"). */
+Test(cli, operands_named_like_options_follow_a_double_dash)
+{
+    write_file("dashes.csv", "series,timestamp,value\n--all,1,2\n-o,1,5\n--all,2,3\n");
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress dashes.csv -o ./--odd.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat -- --odd.tseg --all"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1,2\n2,3\n");
+    cr_assert_eq(run(out, sizeof out, "cat --from 2 -- --odd.tseg --all"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n2,3\n");
+    cr_assert_eq(run(out, sizeof out, "quantiles --q 0.5 --json -- --odd.tseg -o"), 0, "%s", out);
+    cr_assert(strstr(out, "\"samples\": 1"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "merge -o merged.tseg -- --odd.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat merged.tseg -- -o"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n1,5\n");
+    const char *refused[][2] = {{"cat merged.tseg --all", "cat does not take --all"},
+                                {"cat merged.tseg --bogus", "unknown option '--bogus' (a file or series named so goes"},
+                                {"merge -o m2.tseg --odd.tseg", "unknown option '--odd.tseg'"},
+                                {"cat -- merged.tseg -o --all", "unexpected argument '--all'"}};
+    for (size_t i = 0; i < 4; i++) {
+        cr_assert_eq(run(out, sizeof out, refused[i][0]), 2, "%s: %s", refused[i][0], out);
+        cr_assert(strstr(out, refused[i][1]), "%s: %s", refused[i][0], out);
     }
 }
 

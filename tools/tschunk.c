@@ -56,6 +56,7 @@ static int usage_to(FILE *out)
           "  tschunk version\n"
           "IN.csv: 'timestamp,value' or 'value' lines (one series), 'series,timestamp,value' lines (many),\n"
           "or with --wide a 'timestamp,name1,name2,...' table; header optional but for --wide; '-' reads stdin.\n"
+          "Options come before '--'; what follows it is a file or a series, even one named like an option.\n"
           "T: an integer in the file's timestamp unit, or a date-time such as '2013-12-01 00:00:00' or "
           "2013-12-01T00:00:00Z.\n",
           out);
@@ -155,11 +156,34 @@ static void default_options(options *o)
     o->to = INT64_MAX;
 }
 
+static int unknown_option(const char *a)
+{
+    return fail("unknown option '%s' (a file or series named so goes after --)", a);
+}
+
+/* The input file, then the series. @return 0, or 1 after the message for a third. */
+static int positional(const char *a, options *o)
+{
+    if (!o->in) o->in = a;
+    else if (!o->series) o->series = a;
+    else return fail("unexpected argument '%s'", a);
+    return 0;
+}
+
 static int parse_options(int argc, char **argv, options *o)
 {
     default_options(o);
+    int operands_only = 0; /* after "--": a file or a series, even one named like an option */
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
+        if (!operands_only && !strcmp(a, "--")) {
+            operands_only = 1;
+            continue;
+        }
+        if (operands_only) {
+            if (positional(a, o)) return 1;
+            continue;
+        }
         o->given |= option_bit(a);
         int taken = parse_value_option(a, i + 1 < argc ? argv[i + 1] : NULL, o);
         if (taken < 0) return 1;
@@ -172,10 +196,8 @@ static int parse_options(int argc, char **argv, options *o)
         else if (!strcmp(a, "--exact")) o->exact = 1;
         else if (!strcmp(a, "--all")) o->all = 1;
         else if (!strcmp(a, "--wide")) o->wide = 1;
-        else if (a[0] == '-' && a[1] && !o->in) return fail("unknown option '%s'", a);
-        else if (!o->in) o->in = a;
-        else if (!o->series) o->series = a;
-        else return fail("unexpected argument '%s'", a);
+        else if (a[0] == '-' && a[1]) return unknown_option(a);
+        else if (positional(a, o)) return 1;
     }
     if (!o->in) return fail("missing input file");
     return 0;
@@ -797,12 +819,17 @@ static int cmd_merge(int argc, char **argv)
     size_t *sizes = calloc((size_t)argc + 1, sizeof *sizes);
     int rc = readers && paths && data && sizes ? 0 : fail("out of memory");
     int wrong_line = 0; /* a wrong command line exits 2, as every other command's does */
+    int operands_only = 0; /* after "--": segments, even one named like an option */
     for (int i = 0; i < argc && !rc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-        o.given |= option_bit(a);
-        int taken = options_not_taken("merge", option_bit(a)) ? -1 : parse_value_option(a, next, &o);
-        if (taken < 0 || (!taken && a[0] == '-' && a[1])) {
-            rc = wrong_line = taken < 0 ? 1 : fail("unknown option '%s'", a);
+        if (!operands_only && !strcmp(a, "--")) {
+            operands_only = 1;
+            continue;
+        }
+        if (!operands_only) o.given |= option_bit(a);
+        int taken = operands_only ? 0 : options_not_taken("merge", option_bit(a)) ? -1 : parse_value_option(a, next, &o);
+        if (taken < 0 || (!taken && !operands_only && a[0] == '-' && a[1])) {
+            rc = wrong_line = taken < 0 ? 1 : unknown_option(a);
         } else if (taken) {
             i++;
         } else {
