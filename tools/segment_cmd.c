@@ -478,8 +478,10 @@ int segment_list(const options *o, const unsigned char *data, size_t size)
             if (c.last_ts > last) last = c.last_ts;
         }
         print_table_name(name, name_len);
-        printf("\t%llu\t%zu\t%llu\t%lld\t%lld\t%llu\n", (unsigned long long)id, end - begin, (unsigned long long)samples,
-               (long long)first, (long long)last, (unsigned long long)bytes);
+        printf("\t%llu\t%zu\t%llu\t", (unsigned long long)id, end - begin, (unsigned long long)samples);
+        if (begin == end) printf("-\t-"); /* a series without chunks (compacted away): no time range */
+        else printf("%lld\t%lld", (long long)first, (long long)last);
+        printf("\t%llu\n", (unsigned long long)bytes);
     }
     tschunk_segment_close(seg);
     return 0;

@@ -263,6 +263,10 @@ static int cmd_export_prom(const options *o)
     size_t skipped = 0;
     tscf_writer w;
     if (read_csv(o, &s, &skipped)) { samples_free(&s); return 1; }
+    if (!s.n) { /* the file format is chunks alone: none would be an empty file, which every reader refuses */
+        samples_free(&s);
+        return fail("%s: no samples, and a Prometheus chunk file of none would be empty: %s not written", o->in, o->out);
+    }
     char staged[4200];
     const char *target = staged_path(staged, sizeof staged, o->out, o->verify);
     if (!target) { samples_free(&s); return 1; }
@@ -281,11 +285,10 @@ static int cmd_export_prom(const options *o)
     int passes;
     double best_s = encode_best_s(FORMAT_PROM, 0, (uint32_t)per_chunk, (uint32_t)o->max_chunk_bytes, NULL, &view, 1,
                                   encode_s, &passes);
-    if (s.n)
-        printf("  %.3f bytes/sample (%.2f bits), ratio %.1fx against 16-byte raw samples, encode %.2f ns/sample "
-               "(best of %d passes; the first, writing the file, %.2f)\n",
-               (double)w.bytes / (double)s.n, (double)w.bytes * 8 / (double)s.n, 16.0 * (double)s.n / (double)w.bytes,
-               best_s * 1e9 / (double)s.n, passes, encode_s * 1e9 / (double)s.n);
+    printf("  %.3f bytes/sample (%.2f bits), ratio %.1fx against 16-byte raw samples, encode %.2f ns/sample "
+           "(best of %d passes; the first, writing the file, %.2f)\n",
+           (double)w.bytes / (double)s.n, (double)w.bytes * 8 / (double)s.n, 16.0 * (double)s.n / (double)w.bytes,
+           best_s * 1e9 / (double)s.n, passes, encode_s * 1e9 / (double)s.n);
     int rc = o->verify ? publish_staged(target, o->out, verify_file(target, &s)) : 0;
     samples_free(&s);
     return rc;
