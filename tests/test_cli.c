@@ -1813,6 +1813,30 @@ Test(cli, stats_count_bucket_edges_and_header_values)
 
 /* quantiles --json (0.46.5) says what the text says: the counts, and each quantile's value and exact answer to the
  * last digit; a range without values has null answers. */
+/* A file without samples (an empty table; a series deleted whole) has no figure a sample: null in JSON, every key
+ * kept, left out of the text (0.50.1: 1600 bits a sample for an empty segment's 200 bytes, and codec "gorilla"). */
+Test(cli, stats_without_samples_give_no_figures_a_sample)
+{
+    write_file("none.csv", "timestamp,value\n");
+    write_file("gone.csv", "timestamp,value\n1,2\n2,3\n");
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress none.csv -o none.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress gone.csv -o gone.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "delete gone.tseg gone --from 1 --to 2"), 0, "%s", out);
+    const char *files[] = {"none.tseg", "gone.tseg"}, *codecs[] = {"\"codec\": \"none\"", "\"codec\": \"tsc2\""};
+    for (int i = 0; i < 2; i++) {
+        char args[64];
+        snprintf(args, sizeof args, "stats %s --json", files[i]);
+        cr_assert_eq(run(out, sizeof out, args), 0, "%s", out);
+        cr_assert(strstr(out, codecs[i]) && strstr(out, "\"samples\": 0,") && strstr(out, "\"bits_per_sample\": null,") &&
+                      strstr(out, "\"bits_per_value\": null,") && strstr(out, "\"decode_ns_per_sample\": null,") &&
+                      strstr(out, "\"summary_bytes\": 0}"), "%s", out);
+        snprintf(args, sizeof args, "stats %s", files[i]);
+        cr_assert_eq(run(out, sizeof out, args), 0, "%s", out);
+        cr_assert(strstr(out, "(no samples, so no figures a sample)") && !strstr(out, "bits/sample"), "%s", out);
+    }
+}
+
 Test(cli, quantiles_json_says_what_the_text_says)
 {
     char path[512];

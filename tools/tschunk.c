@@ -578,6 +578,29 @@ static int list_chunk_file(const options *o, tscf_reader *r)
 
 static int cmd_ls(const options *o) { return by_format(o, segment_list, list_chunk_file, NULL); }
 
+/* No samples, so no figure a sample: JSON gives them as null (every key kept), the text leaves them out. */
+static int print_stats_without_samples(const options *o, const stats *st, const char *fmt)
+{
+    if (o->json) {
+        printf("{\"file\": ");
+        print_json_string(o->in);
+        printf(", \"codec\": \"%s\", \"samples\": 0, \"chunks\": %llu, \"bytes\": %llu, \"bits_per_sample\": null, "
+               "\"bits_per_timestamp\": null, \"bits_per_value\": null, \"ratio\": 0, \"decode_ns_per_sample\": null, "
+               "\"native_bytes\": %llu, \"prom_xor_bytes\": %llu, \"native_chunk_bytes\": %llu, "
+               "\"prom_xor_chunk_bytes\": %llu, \"summary_bytes\": %llu}\n",
+               fmt, (unsigned long long)st->chunks, (unsigned long long)st->bytes,
+               (unsigned long long)st->native_bytes, (unsigned long long)st->prom_bytes,
+               (unsigned long long)st->native_chunk_bytes, (unsigned long long)st->prom_chunk_bytes,
+               (unsigned long long)st->summary_bytes);
+        return 0;
+    }
+    printf("file             %s\ncodec            %s\nsamples          0\nchunks           %llu\n"
+           "bytes            %llu (no samples, so no figures a sample)\n",
+           o->in, strcmp(fmt, "none") ? fmt : "none (no chunks)", (unsigned long long)st->chunks,
+           (unsigned long long)st->bytes);
+    return 0;
+}
+
 static int cmd_stats(const options *o)
 {
     stats st;
@@ -586,9 +609,11 @@ static int cmd_stats(const options *o)
     double bps = (double)st.bytes * 8 / n, bpt = (double)st.ts_bits / n, bpv = (double)st.value_bits / n;
     double ratio = st.bytes ? 16.0 * (double)st.samples / (double)st.bytes : 0;
     const char *fmt = st.format != FORMAT_NATIVE                         ? "prometheus-xor"
+                      : !st.codecs                                      ? "none" /* no chunks: no codec */
                       : st.codecs == 1u << TSCHUNK_CODEC_TSC2           ? "tsc2"
                       : st.codecs & (1u << TSCHUNK_CODEC_TSC2)          ? "mixed"
                                                                         : "gorilla";
+    if (!st.samples) return print_stats_without_samples(o, &st, fmt);
     if (o->json) {
         printf("{\"file\": ");
         print_json_string(o->in);
