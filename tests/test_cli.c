@@ -843,7 +843,18 @@ Test(cli, merge_matches_series_by_name)
     /* Refused: no summaries in one, a chunk file, no -o; no file left behind. */
     cr_assert_eq(run(out, sizeof out, "compress m2.csv -o plain.tseg --samples-per-chunk 30"), 0, "%s", out);
     cr_assert_neq(run(out, sizeof out, "merge m1.tseg plain.tseg -o bad.tseg"), 0);
-    cr_assert(strstr(out, "merge failed: not mergeable"), "%s", out);
+    cr_assert(strstr(out, "merge takes segments whose summaries are alike: m1.tseg has cubic sketches of relative "
+                          "accuracy 0.01 (gamma 1.02"), "%s", out);
+    cr_assert(strstr(out, ", plain.tseg has none (bad.tseg is unchanged)"), "%s", out);
+    cr_assert(!exists("bad.tseg"));
+    /* Which segment is unlike, and how (0.50.2: "not mergeable (sketch mappings, or segment units, ...)" for all). */
+    cr_assert_eq(run(out, sizeof out, "compress m2.csv -o coarse.tseg --summary --alpha 0.02"), 0, "%s", out);
+    cr_assert_neq(run(out, sizeof out, "merge m1.tseg m1.tseg coarse.tseg -o bad.tseg"), 0);
+    cr_assert(strstr(out, ", coarse.tseg has cubic sketches of relative accuracy 0.02 (gamma"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress m2.csv -o seconds.tseg --ts-unit s"), 0, "%s", out);
+    cr_assert_neq(run(out, sizeof out, "merge plain.tseg seconds.tseg -o bad.tseg"), 0);
+    cr_assert(strstr(out, "merge takes segments of one timestamp unit: plain.tseg counts ms, seconds.tseg s"), "%s",
+              out);
     cr_assert(!exists("bad.tseg"));
     cr_assert_neq(run(out, sizeof out, "merge m1.tseg m1.csv -o bad.tseg"), 0);
     cr_assert(strstr(out, "m1.csv: a text file (CSV?)"), "%s", out);

@@ -17,6 +17,11 @@ int unit_parse(const char *name)
     return -1;
 }
 
+const char *unit_name(int unit)
+{
+    return unit > UNIT_RAW && unit <= UNIT_NS ? unit_names[unit] : "no unit";
+}
+
 void csv_init(csv_reader *r, FILE *in, int unit)
 {
     memset(r, 0, sizeof(*r));

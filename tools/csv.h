@@ -10,6 +10,8 @@ enum ts_unit { UNIT_RAW = 0, UNIT_S = 1, UNIT_MS = 2, UNIT_US = 3, UNIT_NS = 4 }
 
 /* @return the unit for "s", "ms", "us", "ns", or -1. */
 int unit_parse(const char *name);
+/* "s", "ms", "us", "ns", or "no unit" for the rest. */
+const char *unit_name(int unit);
 
 #define CSV_MAX_WIDE 1024       /* series columns of a --wide table */
 #define CSV_MAX_LINE (1u << 20) /* bytes of a line: 1,024 columns of up to a KB */

@@ -805,6 +805,43 @@ int segment_compact(const options *o, const unsigned char *data, size_t size)
 }
 
 /* Merge segments (their deletes made final) into out. data[k]/sizes[k]: the whole of paths[k]. */
+/* A segment's summaries in words ("none", "cubic sketches of relative accuracy 0.01") into buf. */
+static const char *summaries_in_words(const tschunk_segment_info *i, char *buf, size_t size)
+{
+    tschunk_sketch *sketch;
+    tschunk_sketch_stats st;
+    if (!i->has_summaries) return "none";
+    size_t err = tschunk_sketch_create_mapping(&sketch, i->summary_mapping, i->summary_gamma, i->summary_offset, NULL);
+    if (err) return tschunk_get_error_code(err) == TSCHUNK_ERROR_ALLOCATION ? "summaries (out of memory to say which)"
+                                                                            : "summaries of a mapping no sketch takes";
+    tschunk_sketch_get_stats(sketch, &st);
+    tschunk_sketch_free(sketch);
+    snprintf(buf, size, "%s sketches of relative accuracy %.6g (gamma %.17g, index offset %.17g)",
+             mapping_name(st.mapping), st.relative_accuracy, st.gamma, st.index_offset);
+    return buf;
+}
+
+/* Why the library refused to merge (NOT_MERGEABLE): the first source unlike the first one, in words; it takes
+ * segments of one timestamp unit whose summaries are alike (or all none). @return 1 after the message, 0 for
+ * none found (the caller's message says what the library did). */
+static int say_unlike(const char *const *paths, tschunk_segment *const *segs, size_t n, const char *out)
+{
+    tschunk_segment_info first, other;
+    char a[160], b[160];
+    tschunk_segment_get_info(segs[0], &first);
+    for (size_t k = 1; k < n; k++) {
+        tschunk_segment_get_info(segs[k], &other);
+        if (other.ts_unit != first.ts_unit)
+            return fail("merge takes segments of one timestamp unit: %s counts %s, %s %s (%s is unchanged)",
+                        paths[0], unit_name((int)first.ts_unit), paths[k], unit_name((int)other.ts_unit), out);
+        const char *mine = summaries_in_words(&first, a, sizeof a), *theirs = summaries_in_words(&other, b, sizeof b);
+        if (strcmp(mine, theirs) != 0) /* %.17g tells every double apart */
+            return fail("merge takes segments whose summaries are alike: %s has %s, %s has %s (%s is unchanged)",
+                        paths[0], mine, paths[k], theirs, out);
+    }
+    return 0;
+}
+
 int segment_merge(const char *out, const char *const *paths, const unsigned char *const *data, const size_t *sizes,
                   size_t n, const tschunk_segment_merge_options *m)
 {
@@ -818,6 +855,7 @@ int segment_merge(const char *out, const char *const *paths, const unsigned char
     }
     tschunk_segment_compact_stats st;
     size_t bytes = rc ? 0 : tschunk_segment_merge((const tschunk_segment *const *)segs, n, out, m, &st);
+    if (!rc && tschunk_get_error_code(bytes) == TSCHUNK_ERROR_NOT_MERGEABLE) rc = say_unlike(paths, segs, n, out);
     if (!rc && tschunk_is_error(bytes)) rc = fail("merge failed: %s (%s is unchanged)", error_reason(bytes), out);
     if (!rc)
         printf("%zu segment%s -> %s: %llu chunk%s copied, %llu encoded again%s, %llu dropped (emptied); %llu chunk%s "
