@@ -534,6 +534,10 @@ Test(cli, sketch_encode_and_decode)
                           "  0.5    0\n"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "sketch decode 02fd4a815abf52f03f0000000000000000 --q 0.5"), 0, "%s", out);
     cr_assert(strstr(out, "\ncount        0\n") && strstr(out, "\n  0.5    none (empty sketch)\n"), "%s", out);
+    /* Its JSON: null where there is no answer, min and max too (0.50.3: 0). */
+    cr_assert_eq(run(out, sizeof out, "sketch decode 02fd4a815abf52f03f0000000000000000 --q 0.5 --json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"count\": 0, \"sum\": 0, \"min\": null, \"max\": null,") &&
+                  strstr(out, "\"quantiles\": {\"0.5\": null}}"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "sketch encode --mapping cubic --store sparse < v.txt"), 0);
     cr_assert(!strncmp(out, "0ec2f1e7e9ed51f03f", 18), "cubic 0.01 gamma as sketches-java: %s", out);
     /* Errors name the offset. */

@@ -191,11 +191,12 @@ static void print_decoded(const tschunk_sketch *s, const sketch_opts *o)
     char qbuf[512];
     snprintf(qbuf, sizeof qbuf, "%s", o->qlist);
     if (o->json) {
-        printf("{\"mapping\": \"%s\", \"gamma\": %.17g, \"index_offset\": %.17g, \"count\": %.17g, "
-               "\"sum\": %.17g, \"min\": %.17g, \"max\": %.17g, \"exact\": %s, \"zero_count\": %.17g, "
-               "\"positive_bins\": [",
-               mapping_name(st.mapping), st.gamma, st.index_offset, st.count, st.count > 0 ? st.sum : 0,
-               st.count > 0 ? st.min : 0, st.count > 0 ? st.max : 0, st.exact ? "true" : "false", st.zero_count);
+        printf("{\"mapping\": \"%s\", \"gamma\": %.17g, \"index_offset\": %.17g, \"count\": %.17g, \"sum\": %.17g, ",
+               mapping_name(st.mapping), st.gamma, st.index_offset, st.count, st.count > 0 ? st.sum : 0);
+        if (st.count > 0) printf("\"min\": %.17g, \"max\": %.17g, ", st.min, st.max);
+        else printf("\"min\": null, \"max\": null, "); /* as quantiles --json: null where there is no answer */
+        printf("\"exact\": %s, \"zero_count\": %.17g, \"positive_bins\": [", st.exact ? "true" : "false",
+               st.zero_count);
         bin_printer p = {1};
         tschunk_sketch_bins(s, 0, print_bin_json, &p);
         printf("], \"negative_bins\": [");
