@@ -107,7 +107,7 @@ $(CLI): $(CLI_SRC) $(STATIC) include/tschunk.h
 	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Itools $(CLI_SRC) $(STATIC) $(LDFLAGS) $(LIBS) -o $@
 
 # ---- tests ---------------------------------------------------------------
-$(TEST_BIN): $(TEST_SRC) tests/test_util.h tests/cli_util.h tests/spec_util.h tests/spec_decoders.h tests/spec_segment.h $(STATIC) fuzz/harness.h \
+$(TEST_BIN): $(TEST_SRC) tools/csv.c tools/csv.h tests/test_util.h tests/cli_util.h tests/spec_util.h tests/spec_decoders.h tests/spec_segment.h $(STATIC) fuzz/harness.h \
   | $(OOM_SHIM)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(TEST_WARN) $(WERROR) -Iinclude -Ilib $(CPPFLAGS) $(CFLAGS) $(TEST_SRC) $(STATIC) \

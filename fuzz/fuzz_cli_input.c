@@ -2,9 +2,9 @@
  * The CLI's input readers on arbitrary bytes (tools/csv.c and tools/file.c, compiled into the harness): CSV
  * lines (one, two or three columns, a header or none, --wide tables) in every timestamp unit, and chunk files
  * (0.1's TSCF records, Prometheus records). Nothing may crash, overflow or read outside the input; every value
- * read prints (format_value) as text that parses back to the same bits (a NaN to a NaN), every timestamp read
- * that prints as an ISO date-time parses back to itself, and each reader stops within as many steps as the
- * input has bytes; a --q list is accepted only when it holds decimals in [0, 1]; a series name quoted as decompress
+ * read prints (format_value) as text that parses back to the same bits (a NaN to a NaN), as the search by precision
+ * prints it, every timestamp read that prints as an ISO date-time parses back to itself, and each reader stops
+ * within as many steps as the input has bytes; a --q list is accepted only when it holds decimals in [0, 1]; a series name quoted as decompress
  * quotes it (0.29.2) splits back to itself. First byte: bits 0-2 the unit (mod 5), bit 3 --wide, bit 4 a chunk file
  * instead of CSV.
  */
@@ -24,6 +24,9 @@ static void value_prints_back(uint64_t bits)
     memcpy(&value, &bits, 8);
     memcpy(&read, &back, 8);
     if (isnan(value) ? !isnan(read) : back != bits) __builtin_trap();
+    char searched[64]; /* the short-decimal path prints what the search would (0.50.4) */
+    format_value_searched(searched, sizeof searched, bits);
+    if (!isnan(value) && !isinf(value) && strcmp(text, searched) != 0) __builtin_trap();
 }
 
 static void timestamp_prints_back(int64_t ts, int unit)

@@ -480,6 +480,54 @@ static int shortest_form(char *buf, size_t size, uint64_t bits, int plain, int f
     return 0;
 }
 
+/*
+ * d written with the fewest decimals k (0..8) as the plain text of I / 10^k, I an integer below 10^15, when one
+ * such text reads back to d: strtod rounds that decimal correctly, and so does the division of the two exact
+ * doubles I and 10^k, so fl(I / 10^k) == d is the round trip, checked without printing or parsing. With 15 digits
+ * at most, no other decimal of as many digits lies within half an ulp of d, so this is the text the search below
+ * finds (a non-integer's shortest %g has no exponent from 1e-4 up, nor an integer's under 1e5 where plain is as
+ * short). These are the values most series hold (sensors, prices, counters); the rest, or too small a buf:
+ * @return 0.
+ */
+static int format_short_decimal(char *buf, size_t size, double d)
+{
+    static const double pow10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
+    double magnitude = fabs(d);
+    if (!(magnitude >= 1e-4 && magnitude < 1e15) || size < 32) return 0;
+    for (int k = 0; k < 9; k++) {
+        double scaled = nearbyint(magnitude * pow10[k]), back = scaled / pow10[k];
+        if (scaled >= 1e15) return 0;
+        if (memcmp(&back, &magnitude, sizeof back) != 0) continue;
+        if (k == 0 && scaled >= 1e5) return 0; /* 100000 prints as 1e+05 */
+        char digits[16];
+        int n = 0, at = 0;
+        for (uint64_t i = (uint64_t)scaled; i; i /= 10) digits[n++] = (char)('0' + i % 10); /* reversed */
+        if (d < 0) buf[at++] = '-';
+        for (int place = (n > k ? n : k + 1) - 1; place >= 0; place--) { /* 10^place / 10^k; 0.00ddd padded */
+            buf[at++] = place < n ? digits[place] : '0';
+            if (place == k && k) buf[at++] = '.';
+        }
+        buf[at] = 0;
+        return 1;
+    }
+    return 0;
+}
+
+/* The shortest text by search: %g at rising precision until one reads back (see format_value). */
+static void format_value_searched(char *buf, size_t size, uint64_t bits)
+{
+    double d;
+    memcpy(&d, &bits, 8);
+    shortest_form(buf, size, bits, 0, 1);
+    /* %g writes 100 as 1e+02 and 150 as 1.5e+02: the plain form with the fewest decimals, where it is shorter
+     * or as short (0.0001 .. 1e17; below, an exponent is always shorter). */
+    if (strchr(buf, 'e') && fabs(d) >= 1e-4 && fabs(d) < 1e17) {
+        char plain[64];
+        if (shortest_form(plain, sizeof plain, bits, 1, 0) && strlen(plain) <= strlen(buf))
+            snprintf(buf, size, "%s", plain);
+    }
+}
+
 void format_value(char *buf, size_t size, uint64_t bits)
 {
     double d;
@@ -492,14 +540,7 @@ void format_value(char *buf, size_t size, uint64_t bits)
         snprintf(buf, size, d > 0 ? "Inf" : "-Inf");
         return;
     }
-    shortest_form(buf, size, bits, 0, 1);
-    /* %g writes 100 as 1e+02 and 150 as 1.5e+02: the plain form with the fewest decimals, where it is shorter
-     * or as short (0.0001 .. 1e17; below, an exponent is always shorter). */
-    if (strchr(buf, 'e') && fabs(d) >= 1e-4 && fabs(d) < 1e17) {
-        char plain[64];
-        if (shortest_form(plain, sizeof plain, bits, 1, 0) && strlen(plain) <= strlen(buf))
-            snprintf(buf, size, "%s", plain);
-    }
+    if (!format_short_decimal(buf, size, d)) format_value_searched(buf, size, bits);
 }
 
 void format_iso(char *buf, size_t size, int64_t ts, int unit)

@@ -1,0 +1,68 @@
+/*
+ * The CLI's value text (tools/csv.c, compiled in here): the short-decimal path of format_value against the search
+ * it stands in for (%g at rising precision, each read back), value by value over decimals of 0 to 8 places,
+ * integers, the edges of its range and random bit patterns. Fixed seeds.
+ */
+#include "../tools/csv.c"
+
+#include "test_util.h"
+
+static uint64_t text_rng = 0x9e3779b97f4a7c15u;
+
+static uint64_t next_random(void)
+{
+    text_rng ^= text_rng << 13;
+    text_rng ^= text_rng >> 7;
+    text_rng ^= text_rng << 17;
+    return text_rng;
+}
+
+/* The value's text both ways: the same whenever the short path takes it. @return 1 if it did. */
+static int same_text(double value)
+{
+    char fast[64], searched[64];
+    uint64_t bits;
+    memcpy(&bits, &value, 8);
+    format_value_searched(searched, sizeof searched, bits);
+    if (!format_short_decimal(fast, sizeof fast, value)) return 0;
+    cr_assert_str_eq(fast, searched, "%.17g (0x%016llx)", value, (unsigned long long)bits);
+    return 1;
+}
+
+Test(cli_text, short_decimals_print_as_the_search_does)
+{
+    static const double pow10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12};
+    size_t taken = 0, tried = 0;
+    for (int i = 0; i < 150000; i++, tried++) {
+        uint64_t r = next_random();
+        int places = (int)(r % 10), digits = 1 + (int)((r >> 8) % 16);
+        double mantissa = (double)((r >> 16) % (uint64_t)(pow10[digits > 12 ? 12 : digits]));
+        double value = mantissa / pow10[places] * (r >> 63 ? -1 : 1);
+        taken += (size_t)same_text(value);
+    }
+    cr_assert_gt(taken, tried / 2, "the short path took %zu of %zu decimals", taken, tried);
+    for (int i = 0; i < 60000; i++) { /* any bits: the short path must refuse what it cannot print alike */
+        uint64_t bits = next_random();
+        double value;
+        memcpy(&value, &bits, 8);
+        if (!isnan(value) && !isinf(value)) same_text(value);
+    }
+    double edges[] = {1e-4, 0.00009999999999999999, 0.00011, 99999, 100000, 123456.5, 1e15, 999999999999999,
+                      999999999999999.9, 0.1 + 0.2, 1.0 / 3, 2.5e-4, 4503599627370495.5, 1e8 + 0.5, 0.123456789, 5e-5};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        same_text(edges[i]);
+        same_text(-edges[i]);
+        double below = edges[i], above = edges[i];
+        for (int ulp = 0; ulp < 3; ulp++) {
+            same_text(below = nextafter(below, 0));
+            same_text(above = nextafter(above, INFINITY));
+        }
+    }
+    char text[64];
+    cr_assert(format_short_decimal(text, sizeof text, -0.005) && !strcmp(text, "-0.005"), "%s", text);
+    cr_assert(format_short_decimal(text, sizeof text, 57.46) && !strcmp(text, "57.46"), "%s", text);
+    cr_assert(format_short_decimal(text, sizeof text, 99999) && !strcmp(text, "99999"), "%s", text);
+    cr_assert(!format_short_decimal(text, sizeof text, 100000)); /* 1e+05, by the search */
+    cr_assert(!format_short_decimal(text, sizeof text, 0.1 + 0.2));
+    cr_assert(!format_short_decimal(text, sizeof text, -0.0));
+}
