@@ -465,19 +465,40 @@ int csv_next_wide(csv_reader *r, int64_t *ts, char ***cells)
 
 /* The value in %g form (plain: %f) at the least precision from `first` that reads back to the same bits.
  * @return 1, or 0 when none up to 21 does. */
+/* d printed at precision prec, %f (plain) or %g, into buf. @return 1 when the text reads back to bits. */
+static int reads_back(char *buf, size_t size, uint64_t bits, double d, int plain, int prec)
+{
+    if (plain) snprintf(buf, size, "%.*f", prec, d);
+    else snprintf(buf, size, "%.*g", prec, d);
+    double back = strtod(buf, NULL);
+    uint64_t back_bits;
+    memcpy(&back_bits, &back, 8);
+    return back_bits == bits;
+}
+
+/*
+ * The least precision from `first` whose text reads back, into buf. A precision that reads back leaves every higher
+ * one reading back (the nearest text of p + 1 digits is no farther than that of p, which is one of them), so a
+ * search finds what trying each in turn from the least finds: first the two just below the most (a double that
+ * is no short decimal, which format_short_decimal took, mostly needs 16 or 17 digits), then halving what is left;
+ * 3 or 4 tries for most, where trying each in turn took up to 17. @return 0 if none up to the most does.
+ */
 static int shortest_form(char *buf, size_t size, uint64_t bits, int plain, int first)
 {
     double d;
     memcpy(&d, &bits, 8);
-    for (int prec = first; prec <= 17 + 4; prec++) {
-        if (plain) snprintf(buf, size, "%.*f", prec, d);
-        else snprintf(buf, size, "%.*g", prec, d);
-        double back = strtod(buf, NULL);
-        uint64_t back_bits;
-        memcpy(&back_bits, &back, 8);
-        if (back_bits == bits) return 1;
+    int low = first, high = plain ? 17 + 4 : 17; /* %.17g tells every double apart; high reads back from here on */
+    if (!reads_back(buf, size, bits, d, plain, high)) return 0;
+    for (int below = 0; below < 2 && low < high; below++) {
+        if (!reads_back(buf, size, bits, d, plain, high - 1)) low = high;
+        else high--;
     }
-    return 0;
+    while (low < high) {
+        int mid = low + (high - low) / 2;
+        if (reads_back(buf, size, bits, d, plain, mid)) high = mid;
+        else low = mid + 1;
+    }
+    return reads_back(buf, size, bits, d, plain, low);
 }
 
 /*
