@@ -85,3 +85,46 @@ Test(cli_text, values_print_as_the_search_by_each_precision_did)
     cr_assert(!format_short_decimal(text, sizeof text, 0.1 + 0.2));
     cr_assert(!format_short_decimal(text, sizeof text, -0.0));
 }
+
+/* The date-time text of 0.50.5 and before: snprintf of the civil fields. */
+static void reference_iso(char *buf, size_t size, int64_t ts, int unit)
+{
+    static const int64_t per[] = {1000, 1, 1000, 1000000, 1000000000};
+    int64_t per_s = per[unit], secs = ts / per_s, frac = ts % per_s;
+    if (frac < 0) frac += per_s, secs--;
+    int64_t days = secs / 86400, rem = secs % 86400;
+    if (rem < 0) rem += 86400, days--;
+    int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097, doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9;
+    int n = snprintf(buf, size, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld", (long long)(yoe + era * 400 + (m <= 2)),
+                     (long long)m, (long long)d, (long long)(rem / 3600), (long long)(rem / 60 % 60),
+                     (long long)(rem % 60));
+    if (per_s > 1) n += snprintf(buf + n, size - (size_t)n, ".%0*lld", per_s == 1000 ? 3 : per_s == 1000000 ? 6 : 9,
+                                 (long long)frac);
+    snprintf(buf + n, size - (size_t)n, "Z");
+}
+
+/* Timestamps and bits as the lines of cat and decompress write them (0.50.6: digit by digit, not snprintf): the
+ * text snprintf gave, in every unit, across years 0 to 9999 and beyond (those still by snprintf). */
+Test(cli_text, timestamps_and_bits_print_as_snprintf_did)
+{
+    char text[64], reference[64];
+    int64_t edges[] = {0, -1, 1, INT64_MIN, INT64_MAX, -62167219200000, -62167219200001, 253402300799999,
+                       253402300800000, 951782400000, 1709164800000, 4107542399999};
+    for (int unit = 0; unit <= 4; unit++) {
+        for (size_t i = 0; i < sizeof edges / sizeof edges[0] + 300000; i++) {
+            int64_t ts = i < sizeof edges / sizeof edges[0] ? edges[i] : (int64_t)next_random() >> (next_random() % 64);
+            format_iso(text, sizeof text, ts, unit);
+            reference_iso(reference, sizeof reference, ts, unit);
+            cr_assert_str_eq(text, reference, "%lld in unit %d", (long long)ts, unit);
+            *put_int64(text, ts) = 0;
+            snprintf(reference, sizeof reference, "%lld", (long long)ts);
+            cr_assert_str_eq(text, reference);
+            uint64_t bits = next_random() >> (next_random() % 64);
+            *put_hex_bits(text, bits) = 0;
+            snprintf(reference, sizeof reference, "0x%016llx", (unsigned long long)bits);
+            cr_assert_str_eq(text, reference);
+        }
+    }
+}

@@ -216,14 +216,24 @@ size_t decode_many(int format, const void *const *chunks, const size_t *sizes, s
 int print_sample(void *ctx, int64_t ts, uint64_t bits)
 {
     text_ctx *t = ctx;
-    char tbuf[64], vbuf[64];
-    if (t->iso) format_iso(tbuf, sizeof tbuf, ts, t->unit);
-    else snprintf(tbuf, sizeof tbuf, "%lld", (long long)ts);
-    if (t->bits) snprintf(vbuf, sizeof vbuf, "0x%016llx", (unsigned long long)bits);
-    else format_value(vbuf, sizeof vbuf, bits);
-    int written = t->series ? fprintf(t->out, "%.*s,%s,%s\n", (int)t->series_len, t->series, tbuf, vbuf)
-                            : fprintf(t->out, "%s,%s\n", tbuf, vbuf);
-    return written < 0 ? fail("write error: %s", strerror(errno)) : 0;
+    char line[160], *end = line; /* timestamp and value: 64 bytes each at most */
+    if (t->iso) {
+        format_iso(line, 64, ts, t->unit);
+        end += strlen(line);
+    } else {
+        end = put_int64(end, ts);
+    }
+    *end++ = ',';
+    if (t->bits) end = put_hex_bits(end, bits);
+    else {
+        format_value(end, 64, bits);
+        end += strlen(end);
+    }
+    *end++ = '\n';
+    /* One write a line, the series first (a name is up to 4 KiB); stdio buffers them. */
+    int failed = t->series && (fwrite(t->series, 1, t->series_len, t->out) != t->series_len || putc(',', t->out) < 0);
+    failed = failed || fwrite(line, 1, (size_t)(end - line), t->out) != (size_t)(end - line);
+    return failed ? fail("write error: %s", strerror(errno)) : 0;
 }
 
 /* Bits a Prometheus XOR chunk spends on timestamps: varint t0, uvarint first delta, dods. */

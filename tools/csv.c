@@ -564,6 +564,34 @@ void format_value(char *buf, size_t size, uint64_t bits)
     if (!format_short_decimal(buf, size, d)) format_value_searched(buf, size, bits);
 }
 
+/* v in exactly `width` decimal digits (v < 10^width), at p. @return the end. */
+static char *put_fixed_digits(char *p, uint64_t v, int width)
+{
+    for (int i = width - 1; i >= 0; i--, v /= 10) p[i] = (char)('0' + v % 10);
+    return p + width;
+}
+
+char *put_int64(char *p, int64_t v)
+{
+    uint64_t magnitude = v < 0 ? 0 - (uint64_t)v : (uint64_t)v; /* INT64_MIN too */
+    char digits[20];
+    int n = 0;
+    do digits[n++] = (char)('0' + magnitude % 10);
+    while (magnitude /= 10);
+    if (v < 0) *p++ = '-';
+    while (n) *p++ = digits[--n];
+    return p;
+}
+
+char *put_hex_bits(char *p, uint64_t bits)
+{
+    static const char hex[] = "0123456789abcdef";
+    *p++ = '0';
+    *p++ = 'x';
+    for (int shift = 60; shift >= 0; shift -= 4) *p++ = hex[bits >> shift & 15];
+    return p;
+}
+
 void format_iso(char *buf, size_t size, int64_t ts, int unit)
 {
     int64_t per_s = units_per_second[unit == UNIT_RAW ? UNIT_MS : unit];
@@ -587,11 +615,25 @@ void format_iso(char *buf, size_t size, int64_t ts, int unit)
     int64_t d = doy - (153 * mp + 2) / 5 + 1;
     int64_t m = mp < 10 ? mp + 3 : mp - 9;
     int64_t y = yoe + era * 400 + (m <= 2);
+    int digits = per_s == 1 ? 0 : per_s == 1000 ? 3 : per_s == 1000000 ? 6 : 9;
+    if (y >= 0 && y <= 9999 && size >= 32) { /* every date a file holds, written digit by digit (cat, decompress) */
+        char *p = buf;
+        int64_t fields[6] = {y, m, d, rem / 3600, rem / 60 % 60, rem % 60};
+        static const char widths[6] = {4, 2, 2, 2, 2, 2}, after[6] = {'-', '-', 'T', ':', ':', 0};
+        for (int f = 0; f < 6; f++) {
+            p = put_fixed_digits(p, (uint64_t)fields[f], widths[f]);
+            if (after[f]) *p++ = after[f];
+        }
+        if (digits) {
+            *p++ = '.';
+            p = put_fixed_digits(p, (uint64_t)frac, digits);
+        }
+        memcpy(p, "Z", 2);
+        return;
+    }
     int n = snprintf(buf, size, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld", (long long)y, (long long)m,
                      (long long)d, (long long)(rem / 3600), (long long)(rem / 60 % 60), (long long)(rem % 60));
-    if (per_s > 1 && n > 0 && (size_t)n < size) {
-        int digits = per_s == 1000 ? 3 : per_s == 1000000 ? 6 : 9;
+    if (digits && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, ".%0*lld", digits, (long long)frac);
-    }
     if (n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, "Z");
 }

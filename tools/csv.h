@@ -72,6 +72,10 @@ size_t csv_quote(const char *s, size_t len, char *out);
 /* Shortest decimal text that parses back to the same double (NaN, Inf, -Inf spelled so). */
 void format_value(char *buf, size_t size, uint64_t bits);
 
+/* v in decimal at p, no terminator (20 bytes at most). @return the end. */
+char *put_int64(char *p, int64_t v);
+/* bits as 0x and 16 lowercase hex digits at p, no terminator. @return the end. */
+char *put_hex_bits(char *p, uint64_t bits);
 /* ISO-8601 UTC text of a timestamp in `unit`. */
 void format_iso(char *buf, size_t size, int64_t ts, int unit);
 
