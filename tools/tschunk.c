@@ -578,27 +578,26 @@ static int list_chunk_file(const options *o, tscf_reader *r)
 
 static int cmd_ls(const options *o) { return by_format(o, segment_list, list_chunk_file, NULL); }
 
-/* No samples, so no figure a sample: JSON gives them as null (every key kept), the text leaves them out. */
-static int print_stats_without_samples(const options *o, const stats *st, const char *fmt)
+/* stats --json: one object, its keys a contract (codec-scoreboard reads them). figures: bits a sample, a timestamp,
+ * a value and decode ns a sample, or NULL for a file without samples (then null: no figure a sample). */
+static void print_stats_json(const options *o, const stats *st, const char *fmt, double ratio, const double *figures)
 {
-    if (o->json) {
-        printf("{\"file\": ");
-        print_json_string(o->in);
-        printf(", \"codec\": \"%s\", \"samples\": 0, \"chunks\": %llu, \"bytes\": %llu, \"bits_per_sample\": null, "
-               "\"bits_per_timestamp\": null, \"bits_per_value\": null, \"ratio\": 0, \"decode_ns_per_sample\": null, "
-               "\"native_bytes\": %llu, \"prom_xor_bytes\": %llu, \"native_chunk_bytes\": %llu, "
-               "\"prom_xor_chunk_bytes\": %llu, \"summary_bytes\": %llu}\n",
-               fmt, (unsigned long long)st->chunks, (unsigned long long)st->bytes,
-               (unsigned long long)st->native_bytes, (unsigned long long)st->prom_bytes,
-               (unsigned long long)st->native_chunk_bytes, (unsigned long long)st->prom_chunk_bytes,
-               (unsigned long long)st->summary_bytes);
-        return 0;
+    static const char *const keys[4] = {"bits_per_sample", "bits_per_timestamp", "bits_per_value",
+                                        "decode_ns_per_sample"};
+    printf("{\"file\": ");
+    print_json_string(o->in);
+    printf(", \"codec\": \"%s\", \"samples\": %llu, \"chunks\": %llu, \"bytes\": %llu", fmt,
+           (unsigned long long)st->samples, (unsigned long long)st->chunks, (unsigned long long)st->bytes);
+    for (int k = 0; k < 4; k++) {
+        if (k == 3) printf(", \"ratio\": %.4f", ratio);
+        if (figures) printf(k == 3 ? ", \"%s\": %.3f" : ", \"%s\": %.4f", keys[k], figures[k]);
+        else printf(", \"%s\": null", keys[k]);
     }
-    printf("file             %s\ncodec            %s\nsamples          0\nchunks           %llu\n"
-           "bytes            %llu (no samples, so no figures a sample)\n",
-           o->in, strcmp(fmt, "none") ? fmt : "none (no chunks)", (unsigned long long)st->chunks,
-           (unsigned long long)st->bytes);
-    return 0;
+    printf(", \"native_bytes\": %llu, \"prom_xor_bytes\": %llu, \"native_chunk_bytes\": %llu, "
+           "\"prom_xor_chunk_bytes\": %llu, \"summary_bytes\": %llu}\n",
+           (unsigned long long)st->native_bytes, (unsigned long long)st->prom_bytes,
+           (unsigned long long)st->native_chunk_bytes, (unsigned long long)st->prom_chunk_bytes,
+           (unsigned long long)st->summary_bytes);
 }
 
 static int cmd_stats(const options *o)
@@ -613,20 +612,16 @@ static int cmd_stats(const options *o)
                       : st.codecs == 1u << TSCHUNK_CODEC_TSC2           ? "tsc2"
                       : st.codecs & (1u << TSCHUNK_CODEC_TSC2)          ? "mixed"
                                                                         : "gorilla";
-    if (!st.samples) return print_stats_without_samples(o, &st, fmt);
+    const double figures[4] = {bps, bpt, bpv, st.decode_ns};
     if (o->json) {
-        printf("{\"file\": ");
-        print_json_string(o->in);
-        printf(", \"codec\": \"%s\", \"samples\": %llu, \"chunks\": %llu, \"bytes\": %llu, "
-               "\"bits_per_sample\": %.4f, \"bits_per_timestamp\": %.4f, \"bits_per_value\": %.4f, "
-               "\"ratio\": %.4f, \"decode_ns_per_sample\": %.3f, \"native_bytes\": %llu, "
-               "\"prom_xor_bytes\": %llu, \"native_chunk_bytes\": %llu, \"prom_xor_chunk_bytes\": %llu, "
-               "\"summary_bytes\": %llu}\n",
-               fmt, (unsigned long long)st.samples, (unsigned long long)st.chunks,
-               (unsigned long long)st.bytes, bps, bpt, bpv, ratio, st.decode_ns,
-               (unsigned long long)st.native_bytes, (unsigned long long)st.prom_bytes,
-               (unsigned long long)st.native_chunk_bytes, (unsigned long long)st.prom_chunk_bytes,
-               (unsigned long long)st.summary_bytes);
+        print_stats_json(o, &st, fmt, ratio, st.samples ? figures : NULL);
+        return 0;
+    }
+    if (!st.samples) { /* no figure a sample to give */
+        printf("file             %s\ncodec            %s\nsamples          0\nchunks           %llu\n"
+               "bytes            %llu (no samples, so no figures a sample)\n",
+               o->in, strcmp(fmt, "none") ? fmt : "none (no chunks)", (unsigned long long)st.chunks,
+               (unsigned long long)st.bytes);
         return 0;
     }
     printf("file             %s\n", o->in);
