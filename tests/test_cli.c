@@ -1852,6 +1852,24 @@ Test(cli, stats_without_samples_give_no_figures_a_sample)
     }
 }
 
+/* A value or weight sketch encode cannot take names its cause (0.50.7: "value or weight cannot be tracked (NaN,
+ * infinite or out of range)" for each), with its line; nothing is printed on stdout. */
+Test(cli, sketch_encode_refusals_say_which)
+{
+    const char *cases[][2] = {{"1\n2,-1\n", "line 2: weight -1: a weight is finite and > 0"},
+                              {"1,0\n", "line 1: weight 0: a weight is finite and > 0"},
+                              {"1,inf\n", "line 1: weight inf: a weight is finite and > 0"},
+                              {"NaN\n", "line 1: value nan: NaN and infinities have no bin"},
+                              {"1.79e308\n", "line 1: value 1.79e+308 is beyond the sketch's range (|value| <= "},
+                              {"1,1e308\n2,1e308\n", "line 2: the total weight would pass 1.79769e+308"}};
+    char out[4096];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_file("refused.txt", cases[i][0]);
+        cr_assert_eq(run(out, sizeof out, "sketch encode < refused.txt"), 1, "%s", out);
+        cr_assert(strstr(out, cases[i][1]) && !strstr(out, "02fd"), "%s: %s", cases[i][0], out);
+    }
+}
+
 Test(cli, quantiles_json_says_what_the_text_says)
 {
     char path[512];

@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "sketch_cmd.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,7 +124,19 @@ static int sketch_encode(const sketch_opts *o)
         if (got == 0) continue;
         size_t r = tschunk_sketch_add_weighted(s, v, w);
         if (tschunk_is_error(r)) {
-            fprintf(stderr, "tschunk sketch: %s: %s\n", where, tschunk_error_name(r));
+            tschunk_sketch_stats st;
+            tschunk_sketch_get_stats(s, &st);
+            /* UNTRACKABLE names three causes: say which this line is */
+            if (!(w > 0) || isinf(w))
+                fprintf(stderr, "tschunk sketch: %s: weight %g: a weight is finite and > 0\n", where, w);
+            else if (isnan(v) || isinf(v))
+                fprintf(stderr, "tschunk sketch: %s: value %g: NaN and infinities have no bin\n", where, v);
+            else if (!(fabs(v) <= st.max_indexable))
+                fprintf(stderr, "tschunk sketch: %s: value %g is beyond the sketch's range (|value| <= %g)\n", where, v,
+                        st.max_indexable);
+            else if (tschunk_get_error_code(r) == TSCHUNK_ERROR_UNTRACKABLE)
+                fprintf(stderr, "tschunk sketch: %s: the total weight would pass %g\n", where, DBL_MAX);
+            else fprintf(stderr, "tschunk sketch: %s: %s\n", where, tschunk_error_name(r));
             csv_free(&in);
             tschunk_sketch_free(s);
             return 1;
