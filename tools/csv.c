@@ -463,8 +463,6 @@ int csv_next_wide(csv_reader *r, int64_t *ts, char ***cells)
     return 1;
 }
 
-/* The value in %g form (plain: %f) at the least precision from `first` that reads back to the same bits.
- * @return 1, or 0 when none up to 21 does. */
 /* d printed at precision prec, %f (plain) or %g, into buf. @return 1 when the text reads back to bits. */
 static int reads_back(char *buf, size_t size, uint64_t bits, double d, int plain, int prec)
 {

@@ -804,8 +804,8 @@ int segment_compact(const options *o, const unsigned char *data, size_t size)
     return 0;
 }
 
-/* Merge segments (their deletes made final) into out. data[k]/sizes[k]: the whole of paths[k]. */
-/* A segment's summaries in words ("none", "cubic sketches of relative accuracy 0.01") into buf. */
+/* A segment's summaries in words ("none", "cubic sketches of relative accuracy 0.01 (gamma ..., index offset 0)":
+ * %.17g tells every mapping apart), in buf. */
 static const char *summaries_in_words(const tschunk_segment_info *i, char *buf, size_t size)
 {
     tschunk_sketch *sketch;
@@ -835,13 +835,14 @@ static int say_unlike(const char *const *paths, tschunk_segment *const *segs, si
             return fail("merge takes segments of one timestamp unit: %s counts %s, %s %s (%s is unchanged)",
                         paths[0], unit_name((int)first.ts_unit), paths[k], unit_name((int)other.ts_unit), out);
         const char *mine = summaries_in_words(&first, a, sizeof a), *theirs = summaries_in_words(&other, b, sizeof b);
-        if (strcmp(mine, theirs) != 0) /* %.17g tells every double apart */
+        if (strcmp(mine, theirs) != 0)
             return fail("merge takes segments whose summaries are alike: %s has %s, %s has %s (%s is unchanged)",
                         paths[0], mine, paths[k], theirs, out);
     }
     return 0;
 }
 
+/* Merge segments (their deletes made final) into out. data[k]/sizes[k]: the whole of paths[k]. */
 int segment_merge(const char *out, const char *const *paths, const unsigned char *const *data, const size_t *sizes,
                   size_t n, const tschunk_segment_merge_options *m)
 {
