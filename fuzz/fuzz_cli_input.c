@@ -4,8 +4,9 @@
  * (0.1's TSCF records, Prometheus records). Nothing may crash, overflow or read outside the input; every value
  * read prints (format_value) as text that parses back to the same bits (a NaN to a NaN), as the search by precision
  * prints it, every timestamp read that prints as an ISO date-time parses back to itself, and each reader stops
- * within as many steps as the input has bytes; a --q list is accepted only when it holds decimals in [0, 1]; a series name quoted as decompress
- * quotes it (0.29.2) splits back to itself. First byte: bits 0-2 the unit (mod 5), bit 3 --wide, bit 4 a chunk file
+ * within as many steps as the input has bytes; a --q list is accepted only when it holds decimals in [0, 1]; a
+ * series name quoted as decompress quotes it (0.29.2) splits back to itself; the text up to the first comma reads
+ * as strtod and strtoll read it (0.50.8). First byte: bits 0-2 the unit (mod 5), bit 3 --wide, bit 4 a chunk file
  * instead of CSV.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -127,10 +128,34 @@ static void check_quantile_list(const uint8_t *data, size_t size)
     }
 }
 
+/* The bytes up to a comma as a value and as a timestamp: the short paths (0.50.8) read what strtod and strtoll read. */
+static void check_number_paths(const uint8_t *data, size_t size)
+{
+    char text[64];
+    size_t len = 0;
+    while (len < size && len < sizeof text - 1 && data[len] != ',' && data[len] != 0) len++;
+    memcpy(text, data, len);
+    text[len] = 0;
+    double fast;
+    if (parse_short_decimal(text, &fast)) {
+        char *end;
+        double slow = strtod(text, &end);
+        if (*end || memcmp(&fast, &slow, 8) != 0) __builtin_trap();
+    }
+    int64_t ts;
+    if (parse_timestamp(text, UNIT_MS, &ts) == 0) {
+        char *end;
+        errno = 0;
+        long long slow = strtoll(text, &end, 10);
+        if (!*end && end != text && (errno == ERANGE || slow != ts)) __builtin_trap();
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
     check_quantile_list(data + 1, size - 1);
+    check_number_paths(data + 1, size - 1);
     int unit = data[0] % 8 % 5, wide = (data[0] >> 3) & 1;
     if (data[0] & 0x10) read_chunk_file(data + 1, size - 1);
     else read_csv_bytes(data + 1, size - 1, unit, wide);

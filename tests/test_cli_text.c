@@ -128,3 +128,46 @@ Test(cli_text, timestamps_and_bits_print_as_snprintf_did)
         }
     }
 }
+
+/* Values and timestamps as the CSV reader reads them (0.50.8: short decimals and integers of up to 18 digits without
+ * strtod or strtoll): what strtod and strtoll read, bit for bit, over random texts of every shape near the limits. */
+Test(cli_text, numbers_read_as_strtod_and_strtoll_did)
+{
+    char text[48];
+    size_t fast = 0;
+    for (int i = 0; i < 400000; i++) {
+        uint64_t r = next_random();
+        int digits = 1 + (int)(r % 18), point = (int)((r >> 8) % (uint64_t)(digits + 2)) - 1, n = 0;
+        if (r >> 20 & 1) text[n++] = r >> 21 & 1 ? '-' : '+';
+        for (int d = 0; d < digits; d++) {
+            if (d == point) text[n++] = '.';
+            uint64_t draw = next_random() % 14; /* 0 and 9 more often: runs of them, carries, 10^15 - 1 */
+            text[n++] = (char)('0' + (draw < 10 ? draw : draw < 12 ? 0 : 9));
+        }
+        if (point == digits) text[n++] = '.';
+        text[n] = 0;
+        double read, slow;
+        uint64_t bits;
+        char *end;
+        if (parse_short_decimal(text, &read)) fast++;
+        cr_assert_eq(parse_value(text, &bits), 0, "%s", text);
+        slow = strtod(text, &end);
+        cr_assert(!*end && !memcmp(&bits, &slow, 8), "%s: 0x%016llx", text, (unsigned long long)bits);
+        int64_t ts;
+        errno = 0;
+        long long whole = strtoll(text, &end, 10);
+        int refused = parse_timestamp(text, UNIT_MS, &ts) != 0;
+        if (!*end) cr_assert(errno == ERANGE ? refused : !refused && ts == whole, "%s", text);
+    }
+    cr_assert_gt(fast, 100000, "the short path read %zu", fast);
+    const char *edges[] = {"9223372036854775807", "-9223372036854775808", "9223372036854775808", "999999999999999999",
+                           "-999999999999999999", "0", "-0", "+0", "000000000000000000000001", "-"};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        int64_t ts;
+        char *end;
+        errno = 0;
+        long long whole = strtoll(edges[i], &end, 10);
+        int refused = parse_timestamp(edges[i], UNIT_MS, &ts) != 0;
+        cr_assert(*end || end == edges[i] || errno == ERANGE ? refused : ts == whole, "%s", edges[i]);
+    }
+}

@@ -97,8 +97,40 @@ static int hexval(int c)
     return -1;
 }
 
+/*
+ * A plain decimal of up to 15 digits ([+-]digits[.digits], the text most CSV values are) as strtod reads it, without
+ * strtod: its digits make an integer I below 10^15 and its k decimals a power 10^k, both exact doubles, and one
+ * division rounds I / 10^k correctly, as strtod rounds the decimal (Clinger's fast path). @return 1 when s is such
+ * a decimal, else 0 (strtod reads the rest).
+ */
+static int parse_short_decimal(const char *s, double *out)
+{
+    static const double pow10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    int negative = *s == '-';
+    s += *s == '-' || *s == '+';
+    uint64_t integer = 0;
+    int digits = 0, decimals = -1; /* -1: no point yet */
+    for (; *s; s++) {
+        if (*s == '.' && decimals < 0) decimals = 0;
+        else if (*s >= '0' && *s <= '9' && digits < 15) {
+            integer = integer * 10 + (uint64_t)(*s - '0');
+            digits++;
+            decimals += decimals >= 0;
+        } else return 0; /* anything else, or a 16th digit */
+    }
+    if (!digits) return 0;
+    double magnitude = (double)integer / pow10[decimals > 0 ? decimals : 0];
+    *out = negative ? -magnitude : magnitude;
+    return 1;
+}
+
 int parse_value(const char *s, uint64_t *bits)
 {
+    double d;
+    if (parse_short_decimal(s, &d)) {
+        memcpy(bits, &d, 8);
+        return 0;
+    }
     if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
         uint64_t v = 0;
         for (int i = 0; i < 16; i++) {
@@ -112,7 +144,7 @@ int parse_value(const char *s, uint64_t *bits)
     }
     char *end;
     errno = 0;
-    double d = strtod(s, &end);
+    d = strtod(s, &end);
     if (end == s || *end != 0) return -1;
     /* strtod accepts C99 hex floats and "nan(...)"; keep to decimals and the names. */
     for (const char *p = s; *p; p++)
@@ -231,6 +263,15 @@ static int parse_datetime(const char *s, int unit, int64_t *out)
 
 int parse_timestamp(const char *s, int unit, int64_t *out)
 {
+    const char *digit = s + (*s == '-' || *s == '+');
+    uint64_t magnitude = 0;
+    int n = 0;
+    for (; *digit >= '0' && *digit <= '9' && n < 18; digit++, n++)
+        magnitude = magnitude * 10 + (uint64_t)(*digit - '0');
+    if (n && !*digit) { /* up to 18 digits, as strtoll reads them (the rest, and date-times, below) */
+        *out = *s == '-' ? -(int64_t)magnitude : (int64_t)magnitude;
+        return 0;
+    }
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
