@@ -534,6 +534,11 @@ Test(cli, sketch_encode_and_decode)
                           "  0.5    0\n"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "sketch decode 02fd4a815abf52f03f0000000000000000 --q 0.5"), 0, "%s", out);
     cr_assert(strstr(out, "\ncount        0\n") && strstr(out, "\n  0.5    none (empty sketch)\n"), "%s", out);
+    /* White space around the hex is no part of it, as sketch encode trims its lines (0.50.9: refused). */
+    cr_assert_eq(run(out, sizeof out, "sketch decode ' 02FD4A815ABF52F03F0000000000000000\n' --q 0.5"), 0, "%s", out);
+    cr_assert(strstr(out, "\ncount        0\n"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "sketch decode ' 0 2fd'"), 1, "%s", out);
+    cr_assert(strstr(out, "not an even string of hex digits"), "%s", out);
     /* Its JSON: null where there is no answer, min and max too (0.50.3: 0). */
     cr_assert_eq(run(out, sizeof out, "sketch decode 02fd4a815abf52f03f0000000000000000 --q 0.5 --json"), 0, "%s", out);
     cr_assert(strstr(out, "\"count\": 0, \"sum\": 0, \"min\": null, \"max\": null,") &&

@@ -89,7 +89,7 @@ size_t csv_quote(const char *s, size_t len, char *out)
     return n;
 }
 
-static int hexval(int c)
+int hex_digit(int c)
 {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -134,7 +134,7 @@ int parse_value(const char *s, uint64_t *bits)
     if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
         uint64_t v = 0;
         for (int i = 0; i < 16; i++) {
-            int h = hexval((unsigned char)s[2 + i]);
+            int h = hex_digit((unsigned char)s[2 + i]);
             if (h < 0) return -1;
             v = v << 4 | (uint64_t)h;
         }

@@ -69,6 +69,8 @@ int csv_needs_quotes(const char *s, size_t len);
 /* The field quoted as RFC 4180 does (""), in out (room for 2 * len + 2 bytes, no terminator). @return its length. */
 size_t csv_quote(const char *s, size_t len, char *out);
 
+/* The value of a hex digit (either case), or -1. */
+int hex_digit(int c);
 /* Shortest decimal text that parses back to the same double (NaN, Inf, -Inf spelled so). */
 void format_value(char *buf, size_t size, uint64_t bits);
 

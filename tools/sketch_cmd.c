@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "sketch_cmd.h"
 
+#include <ctype.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -161,20 +162,22 @@ static int sketch_encode(const sketch_opts *o)
     return 0;
 }
 
+/* The bytes of hex, white space around it ignored (as sketch encode trims its lines). @return 0, -1 for text that
+ * is not an even string of hex digits, -2 out of memory. */
 static int unhex(const char *hex, unsigned char **out, size_t *n)
 {
+    while (isspace((unsigned char)*hex)) hex++;
     size_t len = strlen(hex);
+    while (len && isspace((unsigned char)hex[len - 1])) len--;
     if (len % 2) return -1;
-    *out = malloc(len / 2 + 1);
-    if (!*out) return -1;
+    if (!(*out = malloc(len / 2 + 1))) return -2;
     for (size_t i = 0; i < len / 2; i++) {
-        unsigned b;
-        if (sscanf(hex + 2 * i, "%2x", &b) != 1 || !strchr("0123456789abcdefABCDEF", hex[2 * i]) ||
-            !strchr("0123456789abcdefABCDEF", hex[2 * i + 1])) {
+        int high = hex_digit((unsigned char)hex[2 * i]), low = hex_digit((unsigned char)hex[2 * i + 1]);
+        if (high < 0 || low < 0) {
             free(*out);
             return -1;
         }
-        (*out)[i] = (unsigned char)b;
+        (*out)[i] = (unsigned char)(high << 4 | low);
     }
     *n = len / 2;
     return 0;
@@ -249,7 +252,9 @@ static int sketch_decode(const sketch_opts *o)
     if (!o->hex) return sketch_fail("decode needs the hex encoding as argument", NULL);
     unsigned char *bytes;
     size_t n, at = 0;
-    if (unhex(o->hex, &bytes, &n)) return sketch_fail("not an even string of hex digits: ", o->hex);
+    int bad = unhex(o->hex, &bytes, &n);
+    if (bad == -2) return sketch_fail("out of memory", NULL);
+    if (bad) return sketch_fail("not an even string of hex digits: ", o->hex);
     tschunk_sketch *s = NULL;
     size_t r;
     if (o->mapping_set) { /* a stream without a mapping block: the caller names it */
