@@ -211,6 +211,7 @@ static int days_in_month(int64_t y, int64_t m)
 static int parse_datetime(const char *s, int unit, int64_t *out)
 {
     int64_t y, mo, d, h, mi, se, frac_units = 0;
+    int finer = 0;
     const char *p = s;
     if (read_digits(&p, 4, &y) || *p++ != '-' || read_digits(&p, 2, &mo) || *p++ != '-' ||
         read_digits(&p, 2, &d))
@@ -231,7 +232,8 @@ static int parse_datetime(const char *s, int unit, int64_t *out)
         if (!isdigit((unsigned char)*p)) return -1;
         while (isdigit((unsigned char)*p)) {
             scale /= 10;
-            frac_units += (*p - '0') * scale; /* digits finer than the unit are dropped */
+            frac_units += (*p - '0') * scale;
+            finer |= scale == 0 && *p != '0'; /* a digit the unit cannot hold, known once the text is well-formed */
             p++;
         }
     }
@@ -258,7 +260,17 @@ static int parse_datetime(const char *s, int unit, int64_t *out)
     }
     int64_t whole;
     if (__builtin_mul_overflow(secs, per_s, &whole) || __builtin_add_overflow(whole, frac_units, out)) return -1;
-    return 0;
+    return finer ? TS_FINER_THAN_UNIT : 0;
+}
+
+void timestamp_refusal(char *buf, size_t size, const char *where, const char *text, int refusal, int unit)
+{
+    if (refusal == TS_FINER_THAN_UNIT && unit == UNIT_NS)
+        snprintf(buf, size, "%s: timestamp '%.60s' has digits finer than a nanosecond", where, text);
+    else if (refusal == TS_FINER_THAN_UNIT)
+        snprintf(buf, size, "%s: timestamp '%.60s' has digits finer than the timestamp unit, %s (give a finer "
+                 "--ts-unit, or fewer digits)", where, text, unit_name(unit == UNIT_RAW ? UNIT_MS : unit));
+    else snprintf(buf, size, "%s: bad timestamp '%.60s'", where, text);
 }
 
 int parse_timestamp(const char *s, int unit, int64_t *out)
@@ -439,8 +451,11 @@ int csv_next(csv_reader *r, int64_t *ts, uint64_t *bits)
         }
         if (n >= 2) {
             char *t = fields[n - 2];
-            if (parse_timestamp(t, r->unit, ts) != 0) {
-                snprintf(r->error, sizeof r->error, "line %zu: bad timestamp '%.60s'", r->line_no, t);
+            int refusal = parse_timestamp(t, r->unit, ts);
+            if (refusal) {
+                char where[32];
+                snprintf(where, sizeof where, "line %zu", r->line_no);
+                timestamp_refusal(r->error, sizeof r->error, where, t, refusal, r->unit);
                 return -1;
             }
         } else {
@@ -496,8 +511,11 @@ int csv_next_wide(csv_reader *r, int64_t *ts, char ***cells)
         snprintf(r->error, sizeof r->error, "line %zu: %d columns, the header has %zu", r->line_no, n, r->columns);
         return -1;
     }
-    if (parse_timestamp(r->wide_cells[0], r->unit, ts) != 0) {
-        snprintf(r->error, sizeof r->error, "line %zu: bad timestamp '%.60s'", r->line_no, r->wide_cells[0]);
+    int refusal = parse_timestamp(r->wide_cells[0], r->unit, ts);
+    if (refusal) {
+        char where[32];
+        snprintf(where, sizeof where, "line %zu", r->line_no);
+        timestamp_refusal(r->error, sizeof r->error, where, r->wide_cells[0], refusal, r->unit);
         return -1;
     }
     *cells = r->wide_cells + 1;

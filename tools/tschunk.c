@@ -107,7 +107,7 @@ static int parse_value_option(const char *a, const char *next, options *o)
         long long t = strtoll(next, &end, 10);
         int64_t checked;
         int is_int = *next && !*end && errno != ERANGE;
-        if (!is_int && parse_timestamp(next, UNIT_S, &checked) != 0) /* seconds: the widest range */
+        if (!is_int && parse_timestamp(next, UNIT_S, &checked) == -1) /* seconds: the widest range; finer, later */
             return -fail("%s takes an int64 timestamp in the file's unit or a date-time (YYYY-MM-DD HH:MM:SS, "
                          "ISO-8601 with T, Z or +HH:MM, or YYYY-MM-DD alone), not '%s'", a, next);
         if (a[2] == 'f') o->from = t, o->from_set = 1, o->from_text = is_int ? NULL : next;
@@ -265,7 +265,8 @@ static int cmd_export_prom(const options *o)
     if (read_csv(o, &s, &skipped)) { samples_free(&s); return 1; }
     if (!s.n) { /* the file format is chunks alone: none would be an empty file, which every reader refuses */
         samples_free(&s);
-        return fail("%s: no samples, and a Prometheus chunk file of none would be empty: %s not written", o->in, o->out);
+        return fail("%s: no samples, and a Prometheus chunk file of none would be empty: %s not written", o->in,
+                    o->out);
     }
     char staged[4200];
     const char *target = staged_path(staged, sizeof staged, o->out, o->verify);
@@ -517,7 +518,11 @@ static int resolve_bounds(options *o, int unit)
     for (int k = 0; k < 2; k++) {
         if (!texts[k]) continue;
         if (unit == UNIT_RAW) return fail("%s: its timestamps have no unit: give --from/--to as integers", o->in);
-        if (parse_timestamp(texts[k], unit, bounds[k]))
+        int refusal = parse_timestamp(texts[k], unit, bounds[k]);
+        if (refusal == TS_FINER_THAN_UNIT) /* cut short, a bound would take or drop samples */
+            return fail("%s '%s' has digits finer than the file's timestamp unit, %s", k ? "--to" : "--from", texts[k],
+                        unit_name(unit));
+        if (refusal)
             return fail("%s '%s' is outside the range of the file's timestamp unit", k ? "--to" : "--from", texts[k]);
     }
     return 0;
@@ -850,7 +855,9 @@ static int cmd_merge(int argc, char **argv)
             continue;
         }
         if (!operands_only) o.given |= option_bit(a);
-        int taken = operands_only ? 0 : options_not_taken("merge", option_bit(a)) ? -1 : parse_value_option(a, next, &o);
+        int taken = operands_only                              ? 0
+                    : options_not_taken("merge", option_bit(a)) ? -1
+                                                                : parse_value_option(a, next, &o);
         if (taken < 0 || (!taken && !operands_only && a[0] == '-' && a[1])) {
             rc = wrong_line = taken < 0 ? 1 : unknown_option(a);
         } else if (taken) {
