@@ -263,16 +263,6 @@ static int parse_datetime(const char *s, int unit, int64_t *out)
     return finer ? TS_FINER_THAN_UNIT : 0;
 }
 
-void timestamp_refusal(char *buf, size_t size, const char *where, const char *text, int refusal, int unit)
-{
-    if (refusal == TS_FINER_THAN_UNIT && unit == UNIT_NS)
-        snprintf(buf, size, "%s: timestamp '%.60s' has digits finer than a nanosecond", where, text);
-    else if (refusal == TS_FINER_THAN_UNIT)
-        snprintf(buf, size, "%s: timestamp '%.60s' has digits finer than the timestamp unit, %s (give a finer "
-                 "--ts-unit, or fewer digits)", where, text, unit_name(unit == UNIT_RAW ? UNIT_MS : unit));
-    else snprintf(buf, size, "%s: bad timestamp '%.60s'", where, text);
-}
-
 int parse_timestamp(const char *s, int unit, int64_t *out)
 {
     const char *digit = s + (*s == '-' || *s == '+');
@@ -421,6 +411,20 @@ static int next_fields(csv_reader *r, char **fields, int max)
     return got;
 }
 
+/* The reader's error for a timestamp parse_timestamp refused on the current line. @return -1. */
+static int refuse_timestamp(csv_reader *r, const char *text, int refusal)
+{
+    int unit = r->unit == UNIT_RAW ? UNIT_MS : r->unit; /* date-times in a unitless file read as ms */
+    if (refusal == TS_FINER_THAN_UNIT && unit == UNIT_NS)
+        snprintf(r->error, sizeof r->error, "line %zu: timestamp '%.60s' has digits finer than a nanosecond",
+                 r->line_no, text);
+    else if (refusal == TS_FINER_THAN_UNIT)
+        snprintf(r->error, sizeof r->error, "line %zu: timestamp '%.60s' has digits finer than the timestamp unit, %s "
+                 "(give a finer --ts-unit, or fewer digits)", r->line_no, text, unit_name(unit));
+    else snprintf(r->error, sizeof r->error, "line %zu: bad timestamp '%.60s'", r->line_no, text);
+    return -1;
+}
+
 int csv_next(csv_reader *r, int64_t *ts, uint64_t *bits)
 {
     char *fields[4];
@@ -452,12 +456,7 @@ int csv_next(csv_reader *r, int64_t *ts, uint64_t *bits)
         if (n >= 2) {
             char *t = fields[n - 2];
             int refusal = parse_timestamp(t, r->unit, ts);
-            if (refusal) {
-                char where[32];
-                snprintf(where, sizeof where, "line %zu", r->line_no);
-                timestamp_refusal(r->error, sizeof r->error, where, t, refusal, r->unit);
-                return -1;
-            }
+            if (refusal) return refuse_timestamp(r, t, refusal);
         } else {
             *ts = r->next_implicit_ts++;
         }
@@ -512,12 +511,7 @@ int csv_next_wide(csv_reader *r, int64_t *ts, char ***cells)
         return -1;
     }
     int refusal = parse_timestamp(r->wide_cells[0], r->unit, ts);
-    if (refusal) {
-        char where[32];
-        snprintf(where, sizeof where, "line %zu", r->line_no);
-        timestamp_refusal(r->error, sizeof r->error, where, r->wide_cells[0], refusal, r->unit);
-        return -1;
-    }
+    if (refusal) return refuse_timestamp(r, r->wide_cells[0], refusal);
     *cells = r->wide_cells + 1;
     return 1;
 }

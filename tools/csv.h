@@ -65,8 +65,6 @@ int quantile_list_ok(const char *list);
 /* Parse an int64 timestamp or a date-time converted to `unit`. @return 0, -1 (malformed, or outside the unit's
  * int64) or TS_FINER_THAN_UNIT (2024-01-01T00:00:00.5Z in seconds: dropping the .5 would move the sample). */
 int parse_timestamp(const char *s, int unit, int64_t *out);
-/* The message of a timestamp refused at `where` (a line of input read in `unit`) into buf. */
-void timestamp_refusal(char *buf, size_t size, const char *where, const char *text, int refusal, int unit);
 
 /* Whether a name must be quoted to be read back as one CSV field: a comma, a line break, a quote first, or spaces
  * at either end. Quotes inside are read as they are (cpu{host="a"} stays unquoted, as Prometheus names read best). */
