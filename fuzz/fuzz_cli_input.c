@@ -3,7 +3,7 @@
  * lines (one, two or three columns, a header or none, --wide tables) in every timestamp unit, and chunk files
  * (0.1's TSCF records, Prometheus records). Nothing may crash, overflow or read outside the input; every value
  * read prints (format_value) as text that parses back to the same bits (a NaN to a NaN), as the search by precision
- * prints it, every timestamp read that prints as an ISO date-time parses back to itself, and each reader stops
+ * prints it, every timestamp read prints as an ISO date-time that parses back to itself, and each reader stops
  * within as many steps as the input has bytes; a --q list is accepted only when it holds decimals in [0, 1]; a
  * series name quoted as decompress quotes it (0.29.2) splits back to itself; the text up to the first comma reads
  * as strtod and strtoll read it (0.50.8). First byte: bits 0-2 the unit (mod 5), bit 3 --wide, bit 4 a chunk file
@@ -35,8 +35,8 @@ static void timestamp_prints_back(int64_t ts, int unit)
     char text[64];
     int64_t back;
     format_iso(text, sizeof text, ts, unit);
-    /* Years past 9999 or before 0 print in a form the reader refuses: those need not come back. */
-    if (parse_timestamp(text, unit, &back) == 0 && back != ts) __builtin_trap();
+    /* Every one, since 0.50.11 years past 9999 and before 0 too (ISO 8601's signed expanded years). */
+    if (parse_timestamp(text, unit, &back) != 0 || back != ts) __builtin_trap();
 }
 
 /* A series name, written as decompress writes it (quoted where it must be), splits back to one field, itself. */

@@ -86,7 +86,8 @@ Test(cli_text, values_print_as_the_search_by_each_precision_did)
     cr_assert(!format_short_decimal(text, sizeof text, -0.0));
 }
 
-/* The date-time text of 0.50.5 and before: snprintf of the civil fields. */
+/* The date-time text of 0.50.5 and before: snprintf of the civil fields (the year signed outside 0 to 9999 since
+ * 0.50.11). */
 static void reference_iso(char *buf, size_t size, int64_t ts, int unit)
 {
     static const int64_t per[] = {1000, 1, 1000, 1000000, 1000000000};
@@ -97,9 +98,10 @@ static void reference_iso(char *buf, size_t size, int64_t ts, int unit)
     int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097, doe = z - era * 146097;
     int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     int64_t mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9;
-    int n = snprintf(buf, size, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld", (long long)(yoe + era * 400 + (m <= 2)),
-                     (long long)m, (long long)d, (long long)(rem / 3600), (long long)(rem / 60 % 60),
-                     (long long)(rem % 60));
+    int64_t y = yoe + era * 400 + (m <= 2);
+    int n = snprintf(buf, size, "%s%04lld-%02lld-%02lldT%02lld:%02lld:%02lld", y < 0 ? "-" : y > 9999 ? "+" : "",
+                     (long long)(y < 0 ? -y : y), (long long)m, (long long)d, (long long)(rem / 3600),
+                     (long long)(rem / 60 % 60), (long long)(rem % 60));
     if (per_s > 1) n += snprintf(buf + n, size - (size_t)n, ".%0*lld", per_s == 1000 ? 3 : per_s == 1000000 ? 6 : 9,
                                  (long long)frac);
     snprintf(buf + n, size - (size_t)n, "Z");
@@ -170,4 +172,36 @@ Test(cli_text, numbers_read_as_strtod_and_strtoll_did)
         int refused = parse_timestamp(edges[i], UNIT_MS, &ts) != 0;
         cr_assert(*end || end == edges[i] || errno == ERANGE ? refused : ts == whole, "%s", edges[i]);
     }
+}
+
+/* Every timestamp --iso prints reads back as itself, in every unit (0.50.11: years past 9999 were printed without
+ * the sign ISO 8601's expanded years carry, and before 0 with three digits, and neither read back), and the reader
+ * refuses a year without its sign past four digits and a time int64 cannot hold. */
+Test(cli_text, iso_text_reads_back)
+{
+    char text[64];
+    int64_t edges[] = {0, -1, 1, INT64_MIN, INT64_MAX, INT64_MIN + 1, INT64_MAX - 1, -62167219200000,
+                       -62167219200001, 253402300799999, 253402300800000, -62198755200000, 951782400000};
+    for (int unit = 0; unit <= 4; unit++) {
+        for (size_t i = 0; i < sizeof edges / sizeof edges[0] + 200000; i++) {
+            int64_t ts = i < sizeof edges / sizeof edges[0] ? edges[i] : (int64_t)next_random() >> (next_random() % 64);
+            int64_t read;
+            format_iso(text, sizeof text, ts, unit);
+            cr_assert_eq(parse_timestamp(text, unit, &read), 0, "%s (%lld in unit %d)", text, (long long)ts, unit);
+            cr_assert_eq(read, ts, "%s in unit %d", text, unit);
+        }
+    }
+    format_iso(text, sizeof text, INT64_MAX, 2);
+    cr_assert_str_eq(text, "+292278994-08-17T07:12:55.807Z");
+    format_iso(text, sizeof text, -62198755200000, 2);
+    cr_assert_str_eq(text, "-0001-01-01T00:00:00.000Z");
+    const char *refused[] = {"10000-01-01", "+999-01-01", "+1000000000000-01-01", "+292278994-08-17T07:12:55.808Z",
+                             "-292275055-05-16T16:47:04.191Z", "++2024-01-01", "+-2024-01-01", "2024-01-01T00:00:00+"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        int64_t read;
+        cr_assert_neq(parse_timestamp(refused[i], 2, &read), 0, "%s read as %lld", refused[i], (long long)read);
+    }
+    int64_t read;
+    cr_assert(!parse_timestamp("+10000-01-01", 2, &read) && read == 253402300800000);
+    cr_assert(!parse_timestamp("-0000-03-01", 2, &read) && read == -62162035200000);
 }

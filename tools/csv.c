@@ -195,6 +195,33 @@ static int read_digits(const char **p, int n, int64_t *out)
     return 0;
 }
 
+/* "YYYY", or ISO 8601's expanded year, a sign and 4 to 12 digits (astronomical: -0001 is 2 BC), the years int64
+ * seconds reach; the text format_iso writes for years past 9999 and before 0. */
+static int read_year(const char **p, int64_t *out)
+{
+    int sign = **p == '-' ? -1 : **p == '+' ? 1 : 0;
+    *p += sign != 0;
+    int digits = 0;
+    while (digits < 13 && isdigit((unsigned char)(*p)[digits])) digits++;
+    if (sign ? digits < 4 || digits > 12 : digits != 4) return -1;
+    if (read_digits(p, digits, out)) return -1;
+    *out *= sign < 0 ? -1 : 1;
+    return 0;
+}
+
+/* Seconds since the epoch of a day and a local time of day at an offset. Days before 1970 start from the next
+ * midnight, so that the last second int64 holds is reached without passing through a value it cannot hold.
+ * @return 0, or -1 past int64. */
+static int day_seconds(int64_t days, int64_t time_of_day, int64_t offset_s, int64_t *out)
+{
+    int64_t midnight;
+    if (days < 0) days++, time_of_day -= 86400;
+    if (__builtin_mul_overflow(days, 86400, &midnight) || __builtin_add_overflow(midnight, time_of_day, out) ||
+        __builtin_sub_overflow(*out, offset_s, out))
+        return -1;
+    return 0;
+}
+
 static int days_in_month(int64_t y, int64_t m)
 {
     static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -203,7 +230,8 @@ static int days_in_month(int64_t y, int64_t m)
 }
 
 /*
- * "YYYY-MM-DD[ Tt]HH:MM:SS[.fff...][Zz|+HH:MM|-HH:MM]" -> unit (RFC 3339 allows the lower-case letters), or a date
+ * "YYYY-MM-DD[ Tt]HH:MM:SS[.fff...][Zz|+HH:MM|-HH:MM]" -> unit (RFC 3339 allows the lower-case letters; YYYY may be
+ * an expanded year, "+10000" or "-0001", see read_year), or a date
  * alone, "YYYY-MM-DD", its midnight UTC (daily series are written so; ISO 8601's calendar date). A day
  * past its month's end is refused, not carried into the next month. Second 60 is taken only where a leap second
  * can be, 23:59:60 UTC, and reads as the next second: POSIX time, like every int64 epoch here, counts none.
@@ -213,8 +241,7 @@ static int parse_datetime(const char *s, int unit, int64_t *out)
     int64_t y, mo, d, h, mi, se, frac_units = 0;
     int finer = 0;
     const char *p = s;
-    if (read_digits(&p, 4, &y) || *p++ != '-' || read_digits(&p, 2, &mo) || *p++ != '-' ||
-        read_digits(&p, 2, &d))
+    if (read_year(&p, &y) || *p++ != '-' || read_digits(&p, 2, &mo) || *p++ != '-' || read_digits(&p, 2, &d))
         return -1;
     h = mi = se = 0;
     if (*p) {
@@ -251,7 +278,8 @@ static int parse_datetime(const char *s, int unit, int64_t *out)
     }
     if (*p) return -1;
     if (se == 60 && ((h * 60 + mi - offset_s / 60) % 1440 + 1440) % 1440 != 23 * 60 + 59) return -1;
-    int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - offset_s;
+    int64_t secs;
+    if (day_seconds(days_from_civil(y, mo, d), h * 3600 + mi * 60 + se, offset_s, &secs)) return -1;
     /* A time the unit's int64 cannot hold (past 2262 in ns) is refused, not wrapped. Before 1970 the fraction is
      * taken from the next second, so that the first second int64 reaches only in part (INT64_MIN ns) still reads. */
     if (secs < 0 && frac_units > 0) {
@@ -682,8 +710,11 @@ void format_iso(char *buf, size_t size, int64_t ts, int unit)
         memcpy(p, "Z", 2);
         return;
     }
-    int n = snprintf(buf, size, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld", (long long)y, (long long)m,
-                     (long long)d, (long long)(rem / 3600), (long long)(rem / 60 % 60), (long long)(rem % 60));
+    /* Years past 9999 and before 0 in ISO 8601's expanded form, signed, so that the reader takes them back. */
+    const char *sign = y < 0 ? "-" : y > 9999 ? "+" : "";
+    long long year = y < 0 ? -y : y;
+    int n = snprintf(buf, size, "%s%04lld-%02lld-%02lldT%02lld:%02lld:%02lld", sign, year, (long long)m, (long long)d,
+                     (long long)(rem / 3600), (long long)(rem / 60 % 60), (long long)(rem % 60));
     if (digits && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, ".%0*lld", digits, (long long)frac);
     if (n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, "Z");
