@@ -1982,3 +1982,35 @@ Test(cli, an_unnamed_series_is_printed_by_its_id)
     cr_assert_str_eq(out, "series,timestamp,value\nnamed,5,1.5\nnamed,6,2.5\n18446744073709551615,5,1.5\n"
                           "18446744073709551615,6,2.5\n");
 }
+
+/* A gzip'd CSV (0.51.0) reads as the CSV it holds, through gzip -dc: the same segment and Prometheus file bytes,
+ * the series named after the file without .csv.gz; a truncated one fails and writes nothing; gzip'd stdin is named. */
+Test(cli, gzipd_csv_reads_as_the_csv_it_holds)
+{
+    char out[4096];
+    write_file("multi.csv", "series,timestamp,value\na,1000,1.5\nb,1000,2\na,2000,2.5\nb,2000,NaN\n");
+    write_file("temp.csv", "1,20\n2,21.5\n3,-0\n");
+    cr_assert_eq(run_script(out, sizeof out, "gzip -k multi.csv temp.csv && mkdir gz && mv multi.csv.gz temp.csv.gz gz/"
+                                             " && mv gz/temp.csv.gz gz/temp.gz"), 0, "%s", out);
+    cr_assert_eq(run_script(out, sizeof out, "$T compress multi.csv -o a.tseg && $T compress gz/multi.csv.gz -o b.tseg"
+                                             " && cmp a.tseg b.tseg"), 0, "%s", out);
+    cr_assert_eq(run_script(out, sizeof out, "$T compress temp.csv -o c.tseg && $T compress gz/temp.gz -o d.tseg"
+                                             " && cmp c.tseg d.tseg && $T ls d.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "\ntemp\t0\t1\t3\t1\t3\t"), "%s", out);
+    cr_assert_eq(run_script(out, sizeof out, "$T export-prom temp.csv -o e.prom && $T export-prom gz/temp.gz -o f.prom"
+                                             " && cmp e.prom f.prom"), 0, "%s", out);
+    /* 20,000 lines, cut: gzip's failure, or the cut line, fails the command; nothing is written. */
+    cr_assert_eq(run_script(out, sizeof out, "awk 'BEGIN { for (i = 0; i < 20000; i++) print i \",\" i * 3 }' "
+                                             "| gzip > long.gz && head -c 20000 long.gz > cut.gz"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress cut.gz -o cut.tseg"), 1, "%s", out);
+    cr_assert(strstr(out, "gzip") && !exists("cut.tseg"), "%s", out);
+    /* Every line whole, the CRC in the trailer wrong: only gzip's exit status tells. */
+    cr_assert_eq(run_script(out, sizeof out, "cp long.gz crc.gz && printf ABCD | dd of=crc.gz bs=1 conv=notrunc "
+                                             "seek=$(( $(stat -c %s long.gz) - 8 )) 2>/dev/null"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress crc.gz -o crc.tseg"), 1, "%s", out);
+    cr_assert(strstr(out, "crc.gz: gzip -dc failed (exit 1)") && !exists("crc.tseg"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress long.gz -o long.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "20000 samples"), "%s", out);
+    cr_assert_eq(run_script(out, sizeof out, "$T compress - -o in.tseg < gz/temp.gz"), 1, "%s", out);
+    cr_assert(strstr(out, "the input looks gzip'd") && !exists("in.tseg"), "%s", out);
+}

@@ -3,7 +3,9 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -13,6 +15,8 @@
 
 #include "csv.h"
 #include "file.h"
+
+extern char **environ; /* POSIX's, for posix_spawnp */
 
 int64_t chunk_ts[TSCHUNK_MAX_SAMPLES];
 double chunk_values[TSCHUNK_MAX_SAMPLES];
@@ -546,4 +550,82 @@ void print_quantiles(const options *o, const tschunk_range_stats *st, const doub
         double e = exact_at(exact, nexact, q);
         printf("%-8s %-24.17g %-24.17g %.3g\n", tok, v, e, relative_error(v, e));
     }
+}
+
+/* Is the regular file f gzip'd? Read from its start, and left there. Another kind of file (a pipe, a FIFO) is read as
+ * it comes: its first bytes cannot be read twice. */
+static int is_gzip_file(FILE *f)
+{
+    struct stat st;
+    unsigned char magic[2];
+    if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) return 0;
+    int gzip = fread(magic, 1, 2, f) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    rewind(f);
+    return gzip;
+}
+
+/* `gzip -dc -- path` with its output on a pipe that in->file reads. @return 0, or 1 after the message. */
+static int spawn_gzip(input_file *in, const char *path)
+{
+    int fds[2];
+    char *arg = strdup(path); /* posix_spawnp takes char *const argv[] */
+    if (!arg || pipe(fds)) {
+        free(arg);
+        return fail("cannot read %s through gzip: %s", path, strerror(errno));
+    }
+    char *argv[] = {"gzip", "-dc", "--", arg, NULL};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+    posix_spawn_file_actions_addclose(&actions, fds[0]);
+    posix_spawn_file_actions_addclose(&actions, fds[1]);
+    pid_t pid;
+    int err = posix_spawnp(&pid, "gzip", &actions, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    free(arg);
+    close(fds[1]);
+    if (err) {
+        close(fds[0]);
+        return fail("%s is gzip'd, and gzip cannot be run: %s", path, strerror(err));
+    }
+    in->gzip_pid = (int)pid;
+    if (!(in->file = fdopen(fds[0], "r"))) {
+        close(fds[0]);
+        input_close(in, path, 0);
+        return fail("cannot read %s through gzip: %s", path, strerror(errno));
+    }
+    return 0;
+}
+
+int input_open(input_file *in, const char *path)
+{
+    in->gzip_pid = 0;
+    if (!strcmp(path, "-")) {
+        in->file = stdin;
+        int first = getc(stdin);
+        if (first == 0x1f) return fail("the input looks gzip'd (it starts with 1f): name the file, or zcat it");
+        if (first != EOF) ungetc(first, stdin);
+        return 0;
+    }
+    if (!(in->file = fopen(path, "r"))) return fail("cannot open %s: %s", path, strerror(errno));
+    if (!is_gzip_file(in->file)) return 0;
+    fclose(in->file);
+    in->file = NULL;
+    return spawn_gzip(in, path);
+}
+
+int input_close(input_file *in, const char *path, int complete)
+{
+    if (in->file && in->file != stdin) fclose(in->file); /* a gzip still writing ends on SIGPIPE */
+    in->file = NULL;
+    if (!in->gzip_pid) return 0;
+    int status = 0;
+    pid_t waited;
+    while ((waited = waitpid((pid_t)in->gzip_pid, &status, 0)) < 0 && errno == EINTR) continue;
+    in->gzip_pid = 0;
+    if (!complete) return 0;
+    if (waited < 0) return fail("%s: gzip's end not known: %s", path, strerror(errno));
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
+    if (WIFSIGNALED(status)) return fail("%s: gzip ended on signal %d: the input may be cut short", path, WTERMSIG(status));
+    return fail("%s: gzip -dc failed (exit %d): the file is corrupt or truncated", path, WEXITSTATUS(status));
 }

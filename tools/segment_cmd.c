@@ -194,14 +194,14 @@ static int read_long(const options *o, csv_reader *r, series_table *t, size_t *r
 /* The input's series. @return 0 or 1 after the message (line number included). */
 static int read_series(const options *o, series_table *t, size_t *rows, size_t *skipped)
 {
-    FILE *in = strcmp(o->in, "-") ? fopen(o->in, "r") : stdin;
-    if (!in) return fail("cannot open %s", o->in);
+    input_file in;
+    if (input_open(&in, o->in)) return 1;
     csv_reader r;
-    csv_init(&r, in, o->unit);
+    csv_init(&r, in.file, o->unit);
     read_progress p = {now_s(), now_s(), 0};
     int rc = o->wide ? read_wide(o, &r, t, rows, &p) : read_long(o, &r, t, rows, &p);
     if (p.shown) fputc('\n', stderr);
-    if (in != stdin) fclose(in);
+    rc |= input_close(&in, o->in, !rc);
     *skipped = r.skipped;
     csv_free(&r);
     return rc;

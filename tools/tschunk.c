@@ -55,7 +55,8 @@ static int usage_to(FILE *out)
           "   and one per --summary-block N consecutive chunks of a series, default 64, 1 = none)\n"
           "  tschunk version\n"
           "IN.csv: 'timestamp,value' or 'value' lines (one series), 'series,timestamp,value' lines (many),\n"
-          "or with --wide a 'timestamp,name1,name2,...' table; header optional but for --wide; '-' reads stdin.\n"
+          "or with --wide a 'timestamp,name1,name2,...' table; header optional but for --wide; '-' reads stdin;\n"
+          "a gzip'd file is read through gzip -dc.\n"
           "Options come before '--'; what follows it is a file or a series, even one named like an option.\n"
           "T: an integer in the file's timestamp unit, or a date-time such as '2013-12-01 00:00:00' or "
           "2013-12-01T00:00:00Z.\n",
@@ -217,10 +218,10 @@ static int open_if_segment(const char *path, tscf_reader *r)
 
 static int read_csv(const options *o, sample_set *s, size_t *skipped)
 {
-    FILE *in = strcmp(o->in, "-") ? fopen(o->in, "r") : stdin;
-    if (!in) return fail("cannot open %s", o->in);
+    input_file in;
+    if (input_open(&in, o->in)) return 1;
     csv_reader r;
-    csv_init(&r, in, o->unit);
+    csv_init(&r, in.file, o->unit);
     int tty = isatty(2);
     double start = now_s(), last_report = start;
     int64_t ts;
@@ -236,8 +237,8 @@ static int read_csv(const options *o, sample_set *s, size_t *skipped)
         }
     }
     if (tty && last_report > start) fputc('\n', stderr);
-    if (in != stdin) fclose(in);
     if (!rc && got < 0) rc = fail("%s: %s", o->in, r.error);
+    rc |= input_close(&in, o->in, !rc);
     *skipped = r.skipped;
     csv_free(&r);
     return rc;
