@@ -2013,4 +2013,8 @@ Test(cli, gzipd_csv_reads_as_the_csv_it_holds)
     cr_assert(strstr(out, "20000 samples"), "%s", out);
     cr_assert_eq(run_script(out, sizeof out, "$T compress - -o in.tseg < gz/temp.gz"), 1, "%s", out);
     cr_assert(strstr(out, "the input looks gzip'd") && !exists("in.tseg"), "%s", out);
+    /* A binary file: its first line's NUL byte says what it likely is. */
+    cr_assert_eq(run_script(out, sizeof out, "printf 'AB\\000\\001\\n' > raw.bin && $T compress raw.bin -o raw.tseg"), 1,
+                 "%s", out);
+    cr_assert(strstr(out, "raw.bin: line 1: holds a NUL byte (a binary file? the input is CSV text)"), "%s", out);
 }
