@@ -2018,3 +2018,21 @@ Test(cli, gzipd_csv_reads_as_the_csv_it_holds)
                  "%s", out);
     cr_assert(strstr(out, "raw.bin: line 1: holds a NUL byte (a binary file? the input is CSV text)"), "%s", out);
 }
+
+/* A tab-separated or ';'-separated file fails with what its first line suggests (0.51.0); a one-column file whose
+ * header holds a ';' still reads. */
+Test(cli, other_separators_are_named)
+{
+    char out[4096];
+    write_file("t.tsv", "time\tvalue\n1\t2.5\n");
+    write_file("s.csv", "time;value\n1;2,5\n");
+    write_file("h.csv", "temp (C; hourly)\n1.5\n2.5\n");
+    cr_assert_eq(run(out, sizeof out, "compress t.tsv -o t.tseg"), 1, "%s", out);
+    cr_assert(strstr(out, "line 2: bad value '1\t2.5' (the first line is split by tabs, not commas"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress s.csv -o s.tseg"), 1, "%s", out);
+    cr_assert(strstr(out, "line 2: 2 columns, the file started with 1 (the first line is split by ';'"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress t.tsv --wide -o t.tseg"), 1, "%s", out);
+    cr_assert(strstr(out, "(the first line is split by tabs, not commas"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress h.csv -o h.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "2 samples"), "%s", out);
+}

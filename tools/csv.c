@@ -455,7 +455,32 @@ static int refuse_timestamp(csv_reader *r, const char *text, int refusal)
     return -1;
 }
 
+/* A tab or ';' inside the first line's one field: the file is likely split by it (a TSV, a spreadsheet's export
+ * where the comma is the decimal point). Only named when the file then fails, since such a field may be a header. */
+static void note_separator(csv_reader *r, char *const *fields, int n)
+{
+    if (n == 1) r->other_separator = strchr(fields[0], '\t') ? '\t' : strchr(fields[0], ';') ? ';' : 0;
+}
+
+/* The reader's error, with what the first line suggests. @return -1. */
+static int refuse_line(csv_reader *r)
+{
+    size_t len = strlen(r->error);
+    if (r->other_separator)
+        snprintf(r->error + len, sizeof r->error - len, " (the first line is split by %s, not commas: the input is "
+                 "comma-separated values)", r->other_separator == ';' ? "';'" : "tabs");
+    return -1;
+}
+
+static int read_sample(csv_reader *r, int64_t *ts, uint64_t *bits);
+
 int csv_next(csv_reader *r, int64_t *ts, uint64_t *bits)
+{
+    int got = read_sample(r, ts, bits);
+    return got < 0 ? refuse_line(r) : got;
+}
+
+static int read_sample(csv_reader *r, int64_t *ts, uint64_t *bits)
 {
     char *fields[4];
     int n;
@@ -469,6 +494,7 @@ int csv_next(csv_reader *r, int64_t *ts, uint64_t *bits)
         if (!r->header_checked) {
             r->header_checked = 1;
             r->columns = (size_t)n;
+            note_separator(r, fields, n);
             if (looks_like_header(fields, n, r->unit)) continue;
         }
         if ((size_t)n != r->columns) {
@@ -512,7 +538,8 @@ int csv_wide_header(csv_reader *r)
     if (n < 2 || n > CSV_MAX_WIDE + 1) {
         snprintf(r->error, sizeof r->error, "line %zu: --wide needs a header 'timestamp,name1,name2,...' (2 to %d columns)",
                  r->line_no, CSV_MAX_WIDE + 1);
-        return -1;
+        note_separator(r, fields, n);
+        return refuse_line(r);
     }
     r->columns = (size_t)n;
     r->header_checked = 1;

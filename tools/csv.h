@@ -25,6 +25,7 @@ typedef struct {
     size_t skipped;      /* empty values skipped */
     int64_t next_implicit_ts;
     int header_checked;
+    char other_separator; /* the first line is one field split by a tab or ';': named in a later error */
     char *in_buf;        /* what was read and not yet cut into lines: [in_start, in_end) */
     size_t in_cap, in_start, in_end;
     int in_eof;
