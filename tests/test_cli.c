@@ -2020,7 +2020,7 @@ Test(cli, gzipd_csv_reads_as_the_csv_it_holds)
 }
 
 /* A tab-separated or ';'-separated file fails with what its first line suggests (0.51.0); a one-column file whose
- * header holds a ';' still reads. */
+ * header holds a ';' still reads; a decimal timestamp's refusal says what a timestamp is. */
 Test(cli, other_separators_are_named)
 {
     char out[4096];
@@ -2035,4 +2035,9 @@ Test(cli, other_separators_are_named)
     cr_assert(strstr(out, "(the first line is split by tabs, not commas"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "compress h.csv -o h.tseg"), 0, "%s", out);
     cr_assert(strstr(out, "2 samples"), "%s", out);
+    /* Fractional Unix seconds: refused, and said why. */
+    write_file("f.csv", "ts,v\n1700000000.5,1\n");
+    cr_assert_eq(run(out, sizeof out, "compress f.csv --ts-unit s -o f.tseg"), 1, "%s", out);
+    cr_assert(strstr(out, "line 2: bad timestamp '1700000000.5': a timestamp is an integer in the timestamp unit, "
+                          "or a date-time, not a decimal"), "%s", out);
 }

@@ -441,6 +441,14 @@ static int next_fields(csv_reader *r, char **fields, int max)
     return got;
 }
 
+/* A number with a point or an exponent (fractional Unix seconds, as time.time() gives them)? */
+static int looks_decimal(const char *text)
+{
+    char *end;
+    (void)strtod(text, &end);
+    return end != text && !*end && strpbrk(text, ".eE") != NULL;
+}
+
 /* The reader's error for a timestamp parse_timestamp refused on the current line. @return -1. */
 static int refuse_timestamp(csv_reader *r, const char *text, int refusal)
 {
@@ -451,6 +459,9 @@ static int refuse_timestamp(csv_reader *r, const char *text, int refusal)
     else if (refusal == TS_FINER_THAN_UNIT)
         snprintf(r->error, sizeof r->error, "line %zu: timestamp '%.60s' has digits finer than the timestamp unit, %s "
                  "(give a finer --ts-unit, or fewer digits)", r->line_no, text, unit_name(unit));
+    else if (looks_decimal(text))
+        snprintf(r->error, sizeof r->error, "line %zu: bad timestamp '%.60s': a timestamp is an integer in the "
+                 "timestamp unit, or a date-time, not a decimal", r->line_no, text);
     else snprintf(r->error, sizeof r->error, "line %zu: bad timestamp '%.60s'", r->line_no, text);
     return -1;
 }
