@@ -875,6 +875,78 @@ Test(segment, merge_joins_segments, .timeout = 60)
     free_written(w, nw);
 }
 
+/* Chunks i of seg with i % parts == part (every series named), as a new segment at path. */
+static blob write_stripe(const tschunk_segment *seg, const char *path, size_t parts, size_t part)
+{
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    tschunk_segment_options o = {.min_ts = info.min_ts, .has_summaries = info.has_summaries,
+                                 .summary_mapping = info.summary_mapping, .summary_gamma = info.summary_gamma,
+                                 .summary_offset = info.summary_offset, .ts_unit = TSCHUNK_UNIT_MS};
+    tschunk_segment_writer *sw;
+    cr_assert_eq(tschunk_segment_writer_create(&sw, path, &o), 0);
+    for (uint32_t ord = 0; ord < info.series; ord++) {
+        uint64_t id;
+        const char *name;
+        size_t len;
+        cr_assert_eq(tschunk_segment_series(seg, ord, &id, &name, &len), 0);
+        cr_assert_eq(tschunk_segment_writer_add_series(sw, id, name, len), 0);
+    }
+    for (size_t i = part; i < info.chunks; i += parts) {
+        tschunk_segment_chunk_info c;
+        uint64_t id;
+        cr_assert_eq(tschunk_segment_chunk(seg, i, &c), 0);
+        cr_assert_eq(tschunk_segment_series(seg, c.ordinal, &id, NULL, NULL), 0);
+        cr_assert_eq(tschunk_segment_writer_add_chunk(sw, id, c.ref.chunk, c.ref.chunk_size, c.ref.summary,
+                                                      c.ref.summary_size), 0);
+    }
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(sw)));
+    return read_all(path);
+}
+
+/*
+ * A segment's chunks dealt round-robin to 37 segments (0.51.0: the merge keeps its sources' cursors in a heap),
+ * merged back in either order: the same bytes as the whole segment compacted, each chunk in index order.
+ */
+Test(segment, merge_of_many_sources_keeps_index_order, .timeout = 60)
+{
+    enum { PARTS = 37 };
+    static written w[NSERIES * PER_SERIES];
+    static blob parts[PARTS];
+    static tschunk_segment *open_parts[PARTS];
+    const tschunk_segment *forward[PARTS], *backward[PARTS];
+    char path[128], pc[128], pm[128], pp[160];
+    snprintf(path, sizeof path, "%s/many.tseg", tmpdir);
+    snprintf(pc, sizeof pc, "%s/many-compacted.tseg", tmpdir);
+    snprintf(pm, sizeof pm, "%s/many-merged.tseg", tmpdir);
+    size_t nw = write_segment(path, w, 1);
+    blob whole = read_all(path);
+    tschunk_segment *seg = open_blob(&whole);
+    cr_assert(!tschunk_is_error(tschunk_segment_compact(seg, pc, NULL)));
+    blob want = read_all(pc);
+    for (size_t k = 0; k < PARTS; k++) {
+        snprintf(pp, sizeof pp, "%s/many-%zu.tseg", tmpdir, k);
+        parts[k] = write_stripe(seg, pp, PARTS, k);
+        forward[k] = backward[PARTS - 1 - k] = open_parts[k] = open_blob(&parts[k]);
+    }
+    for (int order = 0; order < 2; order++) {
+        tschunk_segment_compact_stats st;
+        cr_assert(!tschunk_is_error(tschunk_segment_merge(order ? backward : forward, PARTS, pm, NULL, &st)));
+        cr_assert_eq(st.chunks_copied, NSERIES * PER_SERIES);
+        blob m = read_all(pm);
+        cr_assert(m.size == want.size && !memcmp(m.data, want.data, m.size), "order %d", order);
+        free(m.data);
+    }
+    for (size_t k = 0; k < PARTS; k++) {
+        tschunk_segment_close(open_parts[k]);
+        free(parts[k].data);
+    }
+    tschunk_segment_close(seg);
+    free(want.data);
+    free(whole.data);
+    free_written(w, nw);
+}
+
 /*
  * Chunks cut again: each series' live samples in chunks of 500 (the last shorter), in the codec asked for, each
  * with its own summary; a series whose chunks overlap in time starts a new chunk where time goes back. Same

@@ -202,26 +202,62 @@ static const tschunk_segment_chunk_info *current_chunk(source *src, size_t *err)
     return &src->run[src->run_at];
 }
 
-/* Every chunk of every source, in index order across them: the smallest (id, first_ts) under the cursors, the
- * earlier source on a tie. */
+/* A source's chunk under its cursor, as the merge orders them: by series id, then first timestamp, then source. */
+typedef struct {
+    uint64_t id;
+    int64_t first_ts;
+    size_t source;
+} chunk_head;
+
+static int head_before(const chunk_head *a, const chunk_head *b)
+{
+    if (a->id != b->id) return a->id < b->id;
+    if (a->first_ts != b->first_ts) return a->first_ts < b->first_ts;
+    return a->source < b->source;
+}
+
+/* heap[at] moved down to its place in the min-heap heap[0, n). */
+static void sift_down(chunk_head *heap, size_t n, size_t at)
+{
+    chunk_head moving = heap[at];
+    for (size_t child; (child = 2 * at + 1) < n; at = child) {
+        if (child + 1 < n && head_before(&heap[child + 1], &heap[child])) child++;
+        if (!head_before(&heap[child], &moving)) break;
+        heap[at] = heap[child];
+    }
+    heap[at] = moving;
+}
+
+/* Source k's chunk under its cursor into *h. @return 1, or 0 at its end or on an error (*err set). */
+static int source_head(compactor *cp, size_t k, chunk_head *h, size_t *err)
+{
+    const tschunk_segment_chunk_info *c = current_chunk(&cp->sources[k], err);
+    if (!c) return 0;
+    *h = (chunk_head){cp->sources[k].ids[c->ordinal], c->first_ts, k};
+    return 1;
+}
+
+/* Every chunk of every source, in index order across them: the sources' cursors in a min-heap, so that a merge of
+ * hundreds of segments takes log n comparisons a chunk, not n. */
 static size_t add_chunks(compactor *cp)
 {
-    for (size_t err = 0;;) {
-        source *best = NULL;
-        const tschunk_segment_chunk_info *best_chunk = NULL;
-        for (size_t k = 0; k < cp->nsources && !err; k++) {
-            const tschunk_segment_chunk_info *c = current_chunk(&cp->sources[k], &err);
-            uint64_t id = c ? cp->sources[k].ids[c->ordinal] : 0;
-            if (c && (!best || id < best->ids[best_chunk->ordinal] ||
-                      (id == best->ids[best_chunk->ordinal] && c->first_ts < best_chunk->first_ts)))
-                best = &cp->sources[k], best_chunk = c;
-        }
-        if (err || !best) return err ? err : close_cut(cp);
-        if (cp->samples_per_chunk) err = cut_chunk(cp, best, best->next, best_chunk);
-        else if (best_chunk->deleted) err = rewrite_chunk(cp, best, best->next, best_chunk);
-        else err = copy_chunk(cp, best, best_chunk);
+    chunk_head *heap = cp_alloc(cp, (cp->nsources + 1) * sizeof *heap);
+    if (!heap) return TSC_ERROR(ALLOCATION);
+    size_t n = 0, err = 0;
+    for (size_t k = 0; k < cp->nsources && !err; k++) n += (size_t)source_head(cp, k, &heap[n], &err);
+    for (size_t i = n / 2; i-- > 0;) sift_down(heap, n, i);
+    while (n && !err) {
+        source *best = &cp->sources[heap[0].source];
+        const tschunk_segment_chunk_info *c = &best->run[best->run_at];
+        if (cp->samples_per_chunk) err = cut_chunk(cp, best, best->next, c);
+        else if (c->deleted) err = rewrite_chunk(cp, best, best->next, c);
+        else err = copy_chunk(cp, best, c);
         best->next++, best->run_at++;
+        if (!err && !source_head(cp, heap[0].source, &heap[0], &err)) heap[0] = heap[--n];
+        sift_down(heap, n, 0);
     }
+    cp_free(cp, heap);
+    return err ? err : close_cut(cp);
 }
 
 /* A series' name in the sources that hold it: the first non-empty one; another non-empty one is NOT_MERGEABLE. */
