@@ -1984,7 +1984,8 @@ Test(cli, an_unnamed_series_is_printed_by_its_id)
 }
 
 /* A gzip'd CSV (0.51.0) reads as the CSV it holds, through gzip -dc: the same segment and Prometheus file bytes,
- * the series named after the file without .csv.gz; a truncated one fails and writes nothing; gzip'd stdin is named. */
+ * the series named after the file without .csv.gz; a truncated one fails and writes nothing; gzip'd stdin is named.
+ * bzip2, xz and zstd files (0.51.2) likewise, through their tools. */
 Test(cli, gzipd_csv_reads_as_the_csv_it_holds)
 {
     char out[4096];
@@ -2012,7 +2013,29 @@ Test(cli, gzipd_csv_reads_as_the_csv_it_holds)
     cr_assert_eq(run(out, sizeof out, "compress long.gz -o long.tseg"), 0, "%s", out);
     cr_assert(strstr(out, "20000 samples"), "%s", out);
     cr_assert_eq(run_script(out, sizeof out, "$T compress - -o in.tseg < gz/temp.gz"), 1, "%s", out);
-    cr_assert(strstr(out, "the input looks gzip'd") && !exists("in.tseg"), "%s", out);
+    cr_assert(strstr(out, "the input looks gzip-compressed") && !exists("in.tseg"), "%s", out);
+    /* bzip2, xz and zstd files by their magic, through a stand-in tool on PATH that writes the CSV out (the real
+     * ones need not be installed); a tool that cannot be run is named. */
+    static const char *const tools[3] = {"bzip2", "xz", "zstd"}, *const files[3] = {"p.csv.bz2", "p.xz", "p.zst"};
+    static const unsigned char magics[3][6] = {{'B', 'Z', 'h', '9'}, {0xfd, '7', 'z', 'X', 'Z', 0}, {0x28, 0xb5, 0x2f, 0xfd}};
+    cr_assert_eq(run_script(out, sizeof out, "mkdir fake"), 0, "%s", out);
+    for (int k = 0; k < 3; k++) {
+        char name[64], path[600];
+        snprintf(name, sizeof name, "fake/%s", tools[k]);
+        write_file(name, "#!/bin/sh\n[ \"$1 $2\" = \"-dc --\" ] && exec cat temp.csv\n");
+        snprintf(path, sizeof path, "%s/%s", workdir, files[k]);
+        FILE *f = fopen(path, "wb");
+        cr_assert(f && fwrite(magics[k], 1, 6, f) == 6 && !fclose(f));
+    }
+    cr_assert_eq(run_script(out, sizeof out, "chmod +x fake/* && cp temp.csv p.csv && $T compress p.csv -o p.tseg "
+                                             "> /dev/null && for f in p.csv.bz2 p.xz p.zst; do PATH=\"$PWD/fake:$PATH\" "
+                                             "$T compress $f -o $f.tseg > /dev/null && cmp $f.tseg p.tseg || exit 1; done"),
+                 0, "the same segment as p.csv's: %s", out);
+    cr_assert_neq(run_script(out, sizeof out, "PATH=\"$PWD/fake:$PATH\" $T compress p.xz -o c2.tseg && "
+                                              "cmp c2.tseg c.tseg"), 0, "named p, not temp: %s", out);
+    cr_assert_eq(run_script(out, sizeof out, "PATH=/nonexistent $T compress gz/temp.gz -o n.tseg"), 1, "%s", out);
+    cr_assert(strstr(out, "gz/temp.gz is gzip-compressed, and gzip cannot be run: No such file or directory") &&
+              !exists("n.tseg"), "%s", out);
     /* A binary file: its first line's NUL byte says what it likely is. */
     cr_assert_eq(run_script(out, sizeof out, "printf 'AB\\000\\001\\n' > raw.bin && $T compress raw.bin -o raw.tseg"), 1,
                  "%s", out);

@@ -552,80 +552,105 @@ void print_quantiles(const options *o, const tschunk_range_stats *st, const doub
     }
 }
 
-/* Is the regular file f gzip'd? Read from its start, and left there. Another kind of file (a pipe, a FIFO) is read as
- * it comes: its first bytes cannot be read twice. */
-static int is_gzip_file(FILE *f)
+/* The compressed forms a CSV may come in, by their magic bytes, and the tool that writes each out. */
+static const struct {
+    const char *tool;
+    unsigned char magic[6];
+    size_t len;
+} packers[] = {
+    {"gzip", {0x1f, 0x8b}, 2},
+    {"bzip2", {'B', 'Z', 'h'}, 3},
+    {"xz", {0xfd, '7', 'z', 'X', 'Z', 0}, 6},
+    {"zstd", {0x28, 0xb5, 0x2f, 0xfd}, 4},
+};
+
+/* The tool that unpacks the regular file f, or NULL for plain text. Read from its start, and left there. Another
+ * kind of file (a pipe, a FIFO) is read as it comes: its first bytes cannot be read twice. */
+static const char *packer_of(FILE *f)
 {
     struct stat st;
-    unsigned char magic[2];
-    if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) return 0;
-    int gzip = fread(magic, 1, 2, f) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    unsigned char head[6];
+    if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) return NULL;
+    size_t got = fread(head, 1, sizeof head, f);
     rewind(f);
-    return gzip;
+    for (size_t k = 0; k < sizeof packers / sizeof packers[0]; k++)
+        if (got >= packers[k].len && !memcmp(head, packers[k].magic, packers[k].len)) return packers[k].tool;
+    return NULL;
 }
 
-/* `gzip -dc -- path` with its output on a pipe that in->file reads. @return 0, or 1 after the message. */
-static int spawn_gzip(input_file *in, const char *path)
+/* `tool -dc -- path` with its output on a pipe that in->file reads. @return 0, or 1 after the message. */
+static int spawn_unpacker(input_file *in, const char *path, const char *tool)
 {
     int fds[2];
     char *arg = strdup(path); /* posix_spawnp takes char *const argv[] */
-    if (!arg || pipe(fds)) {
+    char *name = strdup(tool);
+    if (!arg || !name || pipe(fds)) {
         free(arg);
-        return fail("cannot read %s through gzip: %s", path, strerror(errno));
+        free(name);
+        return fail("cannot read %s through %s: %s", path, tool, strerror(errno));
     }
-    char *argv[] = {"gzip", "-dc", "--", arg, NULL};
+    char *argv[] = {name, "-dc", "--", arg, NULL};
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
     posix_spawn_file_actions_addclose(&actions, fds[0]);
     posix_spawn_file_actions_addclose(&actions, fds[1]);
     pid_t pid;
-    int err = posix_spawnp(&pid, "gzip", &actions, NULL, argv, environ);
+    int err = posix_spawnp(&pid, tool, &actions, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&actions);
     free(arg);
+    free(name);
     close(fds[1]);
     if (err) {
         close(fds[0]);
-        return fail("%s is gzip'd, and gzip cannot be run: %s", path, strerror(err));
+        return fail("%s is %s-compressed, and %s cannot be run: %s", path, tool, tool, strerror(err));
     }
-    in->gzip_pid = (int)pid;
+    in->unpacker_pid = (int)pid;
+    in->unpacker = tool;
     if (!(in->file = fdopen(fds[0], "r"))) {
         close(fds[0]);
         input_close(in, path, 0);
-        return fail("cannot read %s through gzip: %s", path, strerror(errno));
+        return fail("cannot read %s through %s: %s", path, tool, strerror(errno));
     }
     return 0;
 }
 
 int input_open(input_file *in, const char *path)
 {
-    in->gzip_pid = 0;
+    in->unpacker_pid = 0;
+    in->unpacker = NULL;
     if (!strcmp(path, "-")) {
         in->file = stdin;
+        /* Only a first byte no text starts with is known here (gzip's, xz's): one byte can be put back. */
         int first = getc(stdin);
-        if (first == 0x1f) return fail("the input looks gzip'd (it starts with 1f): name the file, or zcat it");
+        if (first == 0x1f || first == 0xfd)
+            return fail("the input looks %s-compressed: name the file, or unpack it into tschunk",
+                        first == 0x1f ? "gzip" : "xz");
         if (first != EOF) ungetc(first, stdin);
         return 0;
     }
     if (!(in->file = fopen(path, "r"))) return fail("cannot open %s: %s", path, strerror(errno));
-    if (!is_gzip_file(in->file)) return 0;
+    const char *tool = packer_of(in->file);
+    if (!tool) return 0;
     fclose(in->file);
     in->file = NULL;
-    return spawn_gzip(in, path);
+    return spawn_unpacker(in, path, tool);
 }
 
 int input_close(input_file *in, const char *path, int complete)
 {
-    if (in->file && in->file != stdin) fclose(in->file); /* a gzip still writing ends on SIGPIPE */
+    if (in->file && in->file != stdin) fclose(in->file); /* an unpacker still writing ends on SIGPIPE */
     in->file = NULL;
-    if (!in->gzip_pid) return 0;
+    if (!in->unpacker_pid) return 0;
     int status = 0;
     pid_t waited;
-    while ((waited = waitpid((pid_t)in->gzip_pid, &status, 0)) < 0 && errno == EINTR) continue;
-    in->gzip_pid = 0;
+    while ((waited = waitpid((pid_t)in->unpacker_pid, &status, 0)) < 0 && errno == EINTR) continue;
+    in->unpacker_pid = 0;
     if (!complete) return 0;
-    if (waited < 0) return fail("%s: gzip's end not known: %s", path, strerror(errno));
+    const char *tool = in->unpacker;
+    if (waited < 0) return fail("%s: %s's end not known: %s", path, tool, strerror(errno));
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
-    if (WIFSIGNALED(status)) return fail("%s: gzip ended on signal %d: the input may be cut short", path, WTERMSIG(status));
-    return fail("%s: gzip -dc failed (exit %d): the file is corrupt or truncated", path, WEXITSTATUS(status));
+    if (WIFSIGNALED(status))
+        return fail("%s: %s ended on signal %d: the input may be cut short", path, tool, WTERMSIG(status));
+    return fail("%s: %s -dc failed (exit %d): the file is corrupt or truncated", path, tool, WEXITSTATUS(status));
 }

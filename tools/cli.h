@@ -46,17 +46,20 @@ const char *error_reason(size_t err);
 double now_s(void);
 unsigned uvarint_size(uint64_t v);
 
-/* A CSV input: a file, or stdin for "-". A regular file that is gzip'd (it starts with 1f 8b, as the public data
- * sets come) is read through `gzip -dc`, a child process, so that the CLI needs no zlib; gzip's exit status is
- * checked at the end, since a truncated or corrupt file reads as a shorter one until then. */
+/* A CSV input: a file, or stdin for "-". A regular file compressed by gzip (as the public data sets come), bzip2,
+ * xz or zstd, known by its magic bytes, is read through `TOOL -dc`, a child process, so that the CLI links no
+ * compression library; the tool's exit status is checked at the end, since a truncated or corrupt file reads as a
+ * shorter one until then. */
 typedef struct {
     FILE *file;
-    int gzip_pid; /* the child decompressing, or 0 */
+    int unpacker_pid;     /* the child unpacking, or 0 */
+    const char *unpacker; /* its name */
 } input_file;
 
 /* @return 0, or 1 after the message. */
 int input_open(input_file *in, const char *path);
-/* Closes it; with `complete` (the input read to its end), 1 after the message when gzip failed. @return 0 or 1. */
+/* Closes it; with `complete` (the input read to its end), 1 after the message when the unpacker failed.
+ * @return 0 or 1. */
 int input_close(input_file *in, const char *path, int complete);
 
 /* Samples in memory (timestamps and value bit patterns). */

@@ -123,15 +123,23 @@ static void series_table_free(series_table *t)
     free(t->slots);
 }
 
-/* A two-column file is one series, named after the file (directory and .csv/.gz dropped). */
+/* name without the suffix ext, if it ends so (and is more than it). @return 1 if dropped. */
+static int drop_suffix(char *name, const char *ext)
+{
+    size_t n = strlen(name), e = strlen(ext);
+    if (n <= e || strcmp(name + n - e, ext)) return 0;
+    name[n - e] = 0;
+    return 1;
+}
+
+/* A two-column file is one series, named after the file (directory, a compressor's suffix and .csv dropped). */
 static void name_after_file(const char *path, char *name, size_t size)
 {
+    static const char *const packed[] = {".gz", ".bz2", ".xz", ".zst"};
     const char *base = strrchr(path, '/');
     snprintf(name, size, "%s", !strcmp(path, "-") ? "stdin" : base ? base + 1 : path);
-    for (const char *ext = ".gz"; ext; ext = strcmp(ext, ".gz") ? NULL : ".csv") {
-        size_t n = strlen(name), e = strlen(ext);
-        if (n > e && !strcmp(name + n - e, ext)) name[n - e] = 0;
-    }
+    for (size_t k = 0; k < sizeof packed / sizeof packed[0] && !drop_suffix(name, packed[k]); k++) continue;
+    drop_suffix(name, ".csv");
 }
 
 /* Progress on a terminal for long reads (over 2 s), at most once a second; `shown` asks for the closing newline. */

@@ -56,7 +56,7 @@ static int usage_to(FILE *out)
           "  tschunk version\n"
           "IN.csv: 'timestamp,value' or 'value' lines (one series), 'series,timestamp,value' lines (many),\n"
           "or with --wide a 'timestamp,name1,name2,...' table; header optional but for --wide; '-' reads stdin;\n"
-          "a gzip'd file is read through gzip -dc.\n"
+          "a file compressed by gzip, bzip2, xz or zstd is read through that tool.\n"
           "Options come before '--'; what follows it is a file or a series, even one named like an option.\n"
           "T: an integer in the file's timestamp unit, or a date-time such as '2013-12-01 00:00:00' or "
           "2013-12-01T00:00:00Z.\n",
