@@ -2064,3 +2064,19 @@ Test(cli, other_separators_are_named)
     cr_assert(strstr(out, "line 2: bad timestamp '1700000000.5': a timestamp is an integer in the timestamp unit, "
                           "or a date-time, not a decimal"), "%s", out);
 }
+
+/* cat of a segment holding one series needs no name (0.51.3); of several, the refusal says how many. */
+Test(cli, cat_of_one_series_needs_no_name)
+{
+    char out[4096];
+    write_file("one.csv", "5,1.5\n6,2.5\n");
+    write_file("two.csv", "a,5,1.5\nb,6,2.5\n");
+    cr_assert_eq(run(out, sizeof out, "compress one.csv -o one.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress two.csv -o two.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat one.tseg --from 6"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n6,2.5\n");
+    cr_assert_eq(run(out, sizeof out, "cat two.tseg"), 1, "%s", out);
+    cr_assert(strstr(out, "two.tseg holds 2 series: cat takes SERIES"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat two.tseg b"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n6,2.5\n");
+}

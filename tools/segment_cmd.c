@@ -573,15 +573,27 @@ static int collect_in_time_order(const options *o, const tschunk_segment *seg, s
     return rc;
 }
 
+/* The series cat prints: the one named, or without a name the segment's only one. @return 0, or 1 after the
+ * message. */
+static int cat_ordinal(const options *o, const tschunk_segment *seg, size_t *ordinal)
+{
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    if (!o->series && info.series != 1)
+        return fail("%s holds %u series: cat takes SERIES, a series name or its numeric id (ls lists them)", o->in,
+                    info.series);
+    *ordinal = o->series ? find_series_arg(seg, o->series) : 0;
+    return tschunk_is_error(*ordinal) ? series_arg_error(o, *ordinal) : 0;
+}
+
 /* One series in [from, to] (inclusive) as `timestamp,value` lines, in time order. */
 int segment_cat(const options *o, const unsigned char *data, size_t size)
 {
-    if (!o->series) return fail("cat needs FILE SERIES (a series name, or its numeric id)");
     tschunk_segment *seg;
     if (open_segment_with(o->in, data, size, TSCHUNK_SEGMENT_LAZY, &seg)) return 1;
-    size_t ordinal = find_series_arg(seg, o->series), begin = 0, end = 0, n = 0;
+    size_t ordinal = 0, begin = 0, end = 0, n = 0;
     timed_sample *samples = NULL;
-    int rc = tschunk_is_error(ordinal) ? series_arg_error(o, ordinal) : 0;
+    int rc = cat_ordinal(o, seg, &ordinal);
     if (!rc) {
         /* Lazily opened, the range reads the series' index blocks, which may be damaged. */
         size_t err = tschunk_segment_range(seg, (uint32_t)ordinal, o->from, o->to, &begin, &end);

@@ -38,7 +38,7 @@ static int usage_to(FILE *out)
           "  tschunk decompress IN -o OUT.csv [--iso] [--bits]\n"
           "  tschunk stats IN [--json]\n"
           "  tschunk ls FILE            (series, id, chunks, samples, time range, bytes; tab-separated)\n"
-          "  tschunk cat SEGMENT SERIES [--from T --to T] [--bits] [--iso]   (bounds inclusive)\n"
+          "  tschunk cat SEGMENT [SERIES] [--from T --to T] [--bits] [--iso]   (bounds inclusive)\n"
           "  tschunk delete SEGMENT SERIES --from T --to T   (rewrites the segment with those samples hidden)\n"
           "  tschunk compact SEGMENT [-o OUT]   (deleted samples gone for good; in place without -o)\n"
           "  tschunk merge SEGMENT... -o OUT [--summary-block N] [--samples-per-chunk N [--codec tsc2|gorilla]]\n"
