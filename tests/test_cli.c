@@ -2065,7 +2065,8 @@ Test(cli, other_separators_are_named)
                           "or a date-time, not a decimal"), "%s", out);
 }
 
-/* cat of a segment holding one series needs no name (0.51.3); of several, the refusal says how many. */
+/* cat of a segment holding one series needs no name (0.51.3); of several, the refusal says how many; a segment
+ * given to compress is refused as one. */
 Test(cli, cat_of_one_series_needs_no_name)
 {
     char out[4096];
@@ -2079,4 +2080,7 @@ Test(cli, cat_of_one_series_needs_no_name)
     cr_assert(strstr(out, "two.tseg holds 2 series: cat takes SERIES"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "cat two.tseg b"), 0, "%s", out);
     cr_assert_str_eq(out, "timestamp,value\n6,2.5\n");
+    /* A segment given to compress is named for what it is. */
+    cr_assert_eq(run(out, sizeof out, "compress two.tseg -o again.tseg"), 1, "%s", out);
+    cr_assert(strstr(out, "two.tseg is a tschunk file already, not CSV") && !exists("again.tseg"), "%s", out);
 }

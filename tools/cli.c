@@ -564,8 +564,9 @@ static const struct {
     {"zstd", {0x28, 0xb5, 0x2f, 0xfd}, 4},
 };
 
-/* The tool that unpacks the regular file f, or NULL for plain text. Read from its start, and left there. Another
- * kind of file (a pipe, a FIFO) is read as it comes: its first bytes cannot be read twice. */
+/* The tool that unpacks the regular file f, or NULL for plain text; "" for tschunk's own files (a segment, a
+ * chunk file), which are no CSV. Read from its start, and left there. Another kind of file (a pipe, a FIFO) is read
+ * as it comes: its first bytes cannot be read twice. */
 static const char *packer_of(FILE *f)
 {
     struct stat st;
@@ -573,6 +574,7 @@ static const char *packer_of(FILE *f)
     if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) return NULL;
     size_t got = fread(head, 1, sizeof head, f);
     rewind(f);
+    if (got >= 4 && (!memcmp(head, "TSEG", 4) || !memcmp(head, "TSCF", 4))) return "";
     for (size_t k = 0; k < sizeof packers / sizeof packers[0]; k++)
         if (got >= packers[k].len && !memcmp(head, packers[k].magic, packers[k].len)) return packers[k].tool;
     return NULL;
@@ -634,6 +636,7 @@ int input_open(input_file *in, const char *path)
     if (!tool) return 0;
     fclose(in->file);
     in->file = NULL;
+    if (!*tool) return fail("%s is a tschunk file already, not CSV: cat, decompress, ls or merge read it", path);
     return spawn_unpacker(in, path, tool);
 }
 
