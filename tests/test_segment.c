@@ -690,16 +690,26 @@ typedef struct {
     uint32_t only;         /* 1 + the one series' ordinal to copy (0: every series) */
 } part_shape;
 
+/* A writer at path for a segment like seg (its min_ts and summary mapping), in unit, with summaries if asked and
+ * seg has them. *info: seg's. */
+static tschunk_segment_writer *writer_like(const tschunk_segment *seg, const char *path, tschunk_ts_unit unit,
+                                           uint32_t summaries, tschunk_segment_info *info)
+{
+    tschunk_segment_get_info(seg, info);
+    tschunk_segment_options o = {.min_ts = info->min_ts, .has_summaries = info->has_summaries && summaries,
+                                 .summary_mapping = info->summary_mapping, .summary_gamma = info->summary_gamma,
+                                 .summary_offset = info->summary_offset, .ts_unit = unit};
+    tschunk_segment_writer *sw;
+    cr_assert_eq(tschunk_segment_writer_create(&sw, path, &o), 0);
+    return sw;
+}
+
 /* Part of seg's chunks, copied, as a new segment at path (min_ts seg's). */
 static blob write_part(const tschunk_segment *seg, const char *path, const part_shape *p)
 {
     tschunk_segment_info info;
-    tschunk_segment_get_info(seg, &info);
-    tschunk_segment_options o = {.min_ts = info.min_ts, .has_summaries = info.has_summaries && p->summaries,
-                                 .summary_mapping = info.summary_mapping, .summary_gamma = info.summary_gamma,
-                                 .summary_offset = info.summary_offset, .ts_unit = p->unit};
-    tschunk_segment_writer *sw;
-    cr_assert_eq(tschunk_segment_writer_create(&sw, path, &o), 0);
+    tschunk_segment_writer *sw = writer_like(seg, path, p->unit, p->summaries, &info);
+    int summaries = info.has_summaries && p->summaries;
     for (uint32_t ord = 0; ord < info.series; ord++) {
         uint64_t id;
         const char *name;
@@ -716,8 +726,8 @@ static blob write_part(const tschunk_segment *seg, const char *path, const part_
         cr_assert_eq(tschunk_segment_series(seg, c.ordinal, &id, NULL, NULL), 0);
         if (c.first_ts < p->from || c.first_ts > p->to || (p->only && c.ordinal != p->only - 1)) continue;
         cr_assert_eq(tschunk_segment_writer_add_chunk(sw, id + p->id_shift, c.ref.chunk, c.ref.chunk_size,
-                                                      o.has_summaries ? c.ref.summary : NULL,
-                                                      o.has_summaries ? c.ref.summary_size : 0), 0);
+                                                      summaries ? c.ref.summary : NULL,
+                                                      summaries ? c.ref.summary_size : 0), 0);
     }
     cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(sw)));
     return read_all(path);
@@ -879,12 +889,7 @@ Test(segment, merge_joins_segments, .timeout = 60)
 static blob write_stripe(const tschunk_segment *seg, const char *path, size_t parts, size_t part)
 {
     tschunk_segment_info info;
-    tschunk_segment_get_info(seg, &info);
-    tschunk_segment_options o = {.min_ts = info.min_ts, .has_summaries = info.has_summaries,
-                                 .summary_mapping = info.summary_mapping, .summary_gamma = info.summary_gamma,
-                                 .summary_offset = info.summary_offset, .ts_unit = TSCHUNK_UNIT_MS};
-    tschunk_segment_writer *sw;
-    cr_assert_eq(tschunk_segment_writer_create(&sw, path, &o), 0);
+    tschunk_segment_writer *sw = writer_like(seg, path, TSCHUNK_UNIT_MS, 1, &info);
     for (uint32_t ord = 0; ord < info.series; ord++) {
         uint64_t id;
         const char *name;
