@@ -2080,6 +2080,8 @@ Test(cli, cat_of_one_series_needs_no_name)
     cr_assert(strstr(out, "two.tseg holds 2 series: cat takes SERIES"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "cat two.tseg b"), 0, "%s", out);
     cr_assert_str_eq(out, "timestamp,value\n6,2.5\n");
+    cr_assert_eq(run_script(out, sizeof out, "mkdir adir && $T compress adir -o d.tseg"), 1, "%s", out);
+    cr_assert(strstr(out, "adir is a directory, not a CSV file") && !exists("d.tseg"), "%s", out);
     /* A segment given to compress is named for what it is. */
     cr_assert_eq(run(out, sizeof out, "compress two.tseg -o again.tseg"), 1, "%s", out);
     cr_assert(strstr(out, "two.tseg is a tschunk file already, not CSV") && !exists("again.tseg"), "%s", out);

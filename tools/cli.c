@@ -632,6 +632,12 @@ int input_open(input_file *in, const char *path)
         return 0;
     }
     if (!(in->file = fopen(path, "r"))) return fail("cannot open %s: %s", path, strerror(errno));
+    struct stat st;
+    if (!fstat(fileno(in->file), &st) && S_ISDIR(st.st_mode)) { /* fopen takes one; its read fails */
+        fclose(in->file);
+        in->file = NULL;
+        return fail("%s is a directory, not a CSV file", path);
+    }
     const char *tool = packer_of(in->file);
     if (!tool) return 0;
     fclose(in->file);
