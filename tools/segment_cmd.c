@@ -284,59 +284,80 @@ static int write_series(const options *o, const series_table *t, tschunk_segment
 
 static int verify_written(const char *path, const series_table *t);
 
+/* With --summary, the sketch every chunk's summary is made with, and its mapping in *so. @return 0, or 1 after the
+ * message. */
+static int summary_setup(const options *o, tschunk_segment_options *so, tschunk_sketch **summary)
+{
+    *summary = NULL;
+    if (!o->summary) return 0;
+    tschunk_sketch_options ko = {o->mapping, o->alpha, 0, 0, {NULL, NULL, NULL}};
+    tschunk_sketch_stats ks;
+    if (tschunk_sketch_create(summary, &ko)) return fail("cannot create the summary sketch");
+    tschunk_sketch_get_stats(*summary, &ks);
+    so->has_summaries = 1;
+    so->summary_mapping = ks.mapping;
+    so->summary_gamma = ks.gamma;
+    so->summary_offset = ks.index_offset;
+    so->summary_block_chunks = (uint32_t)o->summary_block;
+    return 0;
+}
+
+/* encode_best_s over the table's series (first_s the pass that wrote the file, which it keeps without memory). */
+static double warm_encode_s(const options *o, const series_table *t, tschunk_sketch *summary, double first_s,
+                            int *passes)
+{
+    series_view *views = malloc((t->n + 1) * sizeof *views);
+    *passes = 1;
+    if (!views) return first_s;
+    for (size_t i = 0; i < t->n; i++)
+        views[i] = (series_view){t->list[i].samples.ts, t->list[i].samples.bits, t->list[i].samples.n};
+    double best_s = encode_best_s(FORMAT_NATIVE, o->codec, (uint32_t)o->samples_per_chunk,
+                                  (uint32_t)o->max_chunk_bytes, summary, views, t->n, first_s, passes);
+    free(views);
+    return best_s;
+}
+
+/* The segment written from the table at target. @return its bytes, or 0 after the message. */
+static size_t write_segment_file(const options *o, const series_table *t, const char *target,
+                                 const tschunk_segment_options *so, tschunk_sketch *summary, segment_sink *sink,
+                                 double *encode_s)
+{
+    tschunk_segment_writer *w;
+    size_t created = tschunk_segment_writer_create(&w, target, so);
+    if (created) {
+        fail("cannot create %s: %s", o->out, error_reason(created));
+        return 0;
+    }
+    *sink = (segment_sink){w, 0, 0, 0, 0};
+    if (write_series(o, t, w, summary, sink, encode_s)) {
+        tschunk_segment_writer_abort(w);
+        return 0;
+    }
+    size_t bytes = tschunk_segment_writer_finish(w);
+    if (!tschunk_is_error(bytes)) return bytes;
+    fail("%s not written: %s", o->out, error_reason(bytes));
+    return 0;
+}
+
 int segment_compress(const options *o)
 {
     if (!o->out || !strcmp(o->out, "-")) return fail("compress needs -o OUT, a file (not stdout)");
     series_table t = {0};
-    size_t rows = 0, skipped = 0;
-    if (read_series(o, &t, &rows, &skipped)) { series_table_free(&t); return 1; }
-    note_seconds(o, &t);
+    size_t rows = 0, skipped = 0, bytes = 0;
     tschunk_sketch *summary = NULL;
-    tschunk_segment_options so = {.min_ts = min_timestamp(&t), .ts_unit = (tschunk_ts_unit)o->unit};
-    if (o->summary) {
-        tschunk_sketch_options ko = {o->mapping, o->alpha, 0, 0, {NULL, NULL, NULL}};
-        tschunk_sketch_stats ks;
-        if (tschunk_sketch_create(&summary, &ko)) { series_table_free(&t); return fail("cannot create the summary sketch"); }
-        tschunk_sketch_get_stats(summary, &ks);
-        so.has_summaries = 1;
-        so.summary_mapping = ks.mapping;
-        so.summary_gamma = ks.gamma;
-        so.summary_offset = ks.index_offset;
-        so.summary_block_chunks = (uint32_t)o->summary_block;
-    }
-    tschunk_segment_writer *w;
     char staged[4200];
-    const char *target = staged_path(staged, sizeof staged, o->out, o->verify);
-    if (!target) {
-        series_table_free(&t);
-        tschunk_sketch_free(summary);
-        return 1;
-    }
-    size_t created = tschunk_segment_writer_create(&w, target, &so);
-    if (created) {
-        int failed = errno; /* kept across the frees for the message */
-        series_table_free(&t);
-        tschunk_sketch_free(summary);
-        errno = failed;
-        return fail("cannot create %s: %s", o->out, error_reason(created));
-    }
-    segment_sink sink = {w, 0, 0, 0, 0};
-    double encode_s = 0;
-    int rc = write_series(o, &t, w, summary, &sink, &encode_s);
-    if (rc) tschunk_segment_writer_abort(w);
-    size_t bytes = rc ? 0 : tschunk_segment_writer_finish(w);
-    if (!rc && tschunk_is_error(bytes)) rc = fail("%s not written: %s", o->out, error_reason(bytes));
-    series_view *views = rc ? NULL : malloc((t.n + 1) * sizeof *views);
+    const char *target = NULL;
+    int rc = read_series(o, &t, &rows, &skipped);
+    if (!rc) note_seconds(o, &t);
+    tschunk_segment_options so = {.min_ts = min_timestamp(&t), .ts_unit = (tschunk_ts_unit)o->unit};
+    rc = rc || summary_setup(o, &so, &summary) || !(target = staged_path(staged, sizeof staged, o->out, o->verify));
+    segment_sink sink = {0};
+    double encode_s = 0, best_s = 0;
     int passes = 1;
-    double best_s = encode_s;
-    for (size_t i = 0; views && i < t.n; i++) views[i] = (series_view){t.list[i].samples.ts, t.list[i].samples.bits,
-                                                                          t.list[i].samples.n};
-    if (views)
-        best_s = encode_best_s(FORMAT_NATIVE, o->codec, (uint32_t)o->samples_per_chunk, (uint32_t)o->max_chunk_bytes,
-                               summary, views, t.n, encode_s, &passes);
-    free(views);
+    if (!rc) rc = !(bytes = write_segment_file(o, &t, target, &so, summary, &sink, &encode_s));
+    if (!rc) best_s = warm_encode_s(o, &t, summary, encode_s, &passes);
     tschunk_sketch_free(summary);
-    if (rc) { series_table_free(&t); return rc; }
+    if (rc) { series_table_free(&t); return 1; }
     printf("%s -> %s: %zu sample%s (%zu empty value%s skipped), %zu series, %llu chunk%s, %zu bytes", o->in, o->out,
            rows, plural(rows), skipped, plural(skipped), t.n, (unsigned long long)sink.chunks, plural(sink.chunks), bytes);
     if (o->summary) printf(" (summaries %llu of them)", (unsigned long long)sink.summary_bytes);
