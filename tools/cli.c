@@ -552,18 +552,6 @@ void print_quantiles(const options *o, const tschunk_range_stats *st, const doub
     }
 }
 
-/* The compressed forms a CSV may come in, by their magic bytes, and the tool that writes each out. */
-static const struct {
-    const char *tool;
-    unsigned char magic[6];
-    size_t len;
-} packers[] = {
-    {"gzip", {0x1f, 0x8b}, 2},
-    {"bzip2", {'B', 'Z', 'h'}, 3},
-    {"xz", {0xfd, '7', 'z', 'X', 'Z', 0}, 6},
-    {"zstd", {0x28, 0xb5, 0x2f, 0xfd}, 4},
-};
-
 /* The tool that unpacks the regular file f, or NULL for plain text; "" for tschunk's own files (a segment, a
  * chunk file), which are no CSV. Read from its start, and left there. Another kind of file (a pipe, a FIFO) is read
  * as it comes: its first bytes cannot be read twice. */
@@ -575,9 +563,7 @@ static const char *packer_of(FILE *f)
     size_t got = fread(head, 1, sizeof head, f);
     rewind(f);
     if (got >= 4 && (!memcmp(head, "TSEG", 4) || !memcmp(head, "TSCF", 4))) return "";
-    for (size_t k = 0; k < sizeof packers / sizeof packers[0]; k++)
-        if (got >= packers[k].len && !memcmp(head, packers[k].magic, packers[k].len)) return packers[k].tool;
-    return NULL;
+    return packer_of_bytes(head, got);
 }
 
 /* `tool -dc -- path` with its output on a pipe that in->file reads. @return 0, or 1 after the message. */

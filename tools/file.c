@@ -132,6 +132,25 @@ int tscf_open(tscf_reader *r, const char *path)
     return rc;
 }
 
+/* The compressed forms a CSV may come in, by their magic bytes, and the tool that writes each out. */
+static const struct {
+    const char *tool;
+    unsigned char magic[6];
+    size_t len;
+} packers[] = {
+    {"gzip", {0x1f, 0x8b}, 2},
+    {"bzip2", {'B', 'Z', 'h'}, 3},
+    {"xz", {0xfd, '7', 'z', 'X', 'Z', 0}, 6},
+    {"zstd", {0x28, 0xb5, 0x2f, 0xfd}, 4},
+};
+
+const char *packer_of_bytes(const unsigned char *head, size_t n)
+{
+    for (size_t k = 0; k < sizeof packers / sizeof packers[0]; k++)
+        if (n >= packers[k].len && !memcmp(head, packers[k].magic, packers[k].len)) return packers[k].tool;
+    return NULL;
+}
+
 /* Text: no control byte but tab and line breaks in the first 512 bytes. Every binary file tschunk reads has one
  * there (a segment's header, a Prometheus chunk's sample count, whose high byte is below 0x20 up to 8,191 samples). */
 static int looks_like_text(const unsigned char *p, size_t size)
@@ -158,6 +177,12 @@ int tscf_open_bytes(tscf_reader *r, unsigned char *data, size_t size, const char
         if (looks_like_text(r->data, r->size)) {
             snprintf(r->error, sizeof r->error, "%s: a text file (CSV?), not a segment or a chunk file: "
                      "tschunk compress reads CSV", name);
+            return -1;
+        }
+        const char *packer = packer_of_bytes(r->data, r->size);
+        if (packer) {
+            snprintf(r->error, sizeof r->error, "%s: a file compressed by %s (a CSV? tschunk compress reads it), not "
+                     "a segment or a chunk file", name, packer);
             return -1;
         }
         return 0;

@@ -27,6 +27,10 @@ enum file_format { FORMAT_NATIVE = 0, FORMAT_PROM = 1 };
 #include <stdint.h>
 #include <stdio.h>
 
+/* The tool that unpacks a file whose first bytes are head[0, n): "gzip", "bzip2", "xz" or "zstd" by their magic,
+ * else NULL. */
+const char *packer_of_bytes(const unsigned char *head, size_t n);
+
 /* A Prometheus file being written: to a temporary file, renamed into place by tscf_commit. */
 typedef struct {
     FILE *out;
