@@ -2017,7 +2017,8 @@ Test(cli, gzipd_csv_reads_as_the_csv_it_holds)
     /* bzip2, xz and zstd files by their magic, through a stand-in tool on PATH that writes the CSV out (the real
      * ones need not be installed); a tool that cannot be run is named. */
     static const char *const tools[3] = {"bzip2", "xz", "zstd"}, *const files[3] = {"p.csv.bz2", "p.xz", "p.zst"};
-    static const unsigned char magics[3][6] = {{'B', 'Z', 'h', '9'}, {0xfd, '7', 'z', 'X', 'Z', 0}, {0x28, 0xb5, 0x2f, 0xfd}};
+    static const unsigned char magics[3][6] = {{'B', 'Z', 'h', '9'}, {0xfd, '7', 'z', 'X', 'Z', 0},
+                                               {0x28, 0xb5, 0x2f, 0xfd}};
     cr_assert_eq(run_script(out, sizeof out, "mkdir fake"), 0, "%s", out);
     for (int k = 0; k < 3; k++) {
         char name[64], path[600];
@@ -2028,8 +2029,9 @@ Test(cli, gzipd_csv_reads_as_the_csv_it_holds)
         cr_assert(f && fwrite(magics[k], 1, 6, f) == 6 && !fclose(f));
     }
     cr_assert_eq(run_script(out, sizeof out, "chmod +x fake/* && cp temp.csv p.csv && $T compress p.csv -o p.tseg "
-                                             "> /dev/null && for f in p.csv.bz2 p.xz p.zst; do PATH=\"$PWD/fake:$PATH\" "
-                                             "$T compress $f -o $f.tseg > /dev/null && cmp $f.tseg p.tseg || exit 1; done"),
+                                             "> /dev/null && for f in p.csv.bz2 p.xz p.zst; do "
+                                             "PATH=\"$PWD/fake:$PATH\" $T compress $f -o $f.tseg > /dev/null && "
+                                             "cmp $f.tseg p.tseg || exit 1; done"),
                  0, "the same segment as p.csv's: %s", out);
     cr_assert_neq(run_script(out, sizeof out, "PATH=\"$PWD/fake:$PATH\" $T compress p.xz -o c2.tseg && "
                                               "cmp c2.tseg c.tseg"), 0, "named p, not temp: %s", out);
@@ -2040,8 +2042,8 @@ Test(cli, gzipd_csv_reads_as_the_csv_it_holds)
     cr_assert(strstr(out, "gz/temp.gz is gzip-compressed, and gzip cannot be run: No such file or directory") &&
               !exists("n.tseg"), "%s", out);
     /* A binary file: its first line's NUL byte says what it likely is. */
-    cr_assert_eq(run_script(out, sizeof out, "printf 'AB\\000\\001\\n' > raw.bin && $T compress raw.bin -o raw.tseg"), 1,
-                 "%s", out);
+    cr_assert_eq(run_script(out, sizeof out, "printf 'AB\\000\\001\\n' > raw.bin && "
+                                             "$T compress raw.bin -o raw.tseg"), 1, "%s", out);
     cr_assert(strstr(out, "raw.bin: line 1: holds a NUL byte (a binary file? the input is CSV text)"), "%s", out);
 }
 

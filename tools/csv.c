@@ -407,7 +407,8 @@ int csv_next_line(csv_reader *r, char **line)
     r->line_no++;
     if (len < 0) {
         /* On the first line a NUL byte is most likely a binary file given for a CSV: say so. */
-        const char *nul = r->line_no == 1 ? "holds a NUL byte (a binary file? the input is CSV text)" : "holds a NUL byte";
+        const char *nul = r->line_no == 1 ? "holds a NUL byte (a binary file? the input is CSV text)"
+                                          : "holds a NUL byte";
         snprintf(r->error, sizeof r->error, "line %zu: %s", r->line_no,
                  len == LINE_NUL ? nul : len == LINE_NO_MEMORY ? "out of memory" : "longer than 1 MiB");
         return -1;
