@@ -302,7 +302,7 @@ static int summary_setup(const options *o, tschunk_segment_options *so, tschunk_
     return 0;
 }
 
-/* encode_best_s over the table's series (first_s the pass that wrote the file, which it keeps without memory). */
+/* encode_best_s over the table's series; first_s, the pass that wrote the file, when memory runs out. */
 static double warm_encode_s(const options *o, const series_table *t, tschunk_sketch *summary, double first_s,
                             int *passes)
 {
