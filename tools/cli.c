@@ -566,32 +566,39 @@ static const char *packer_of(FILE *f)
     return packer_of_bytes(head, got);
 }
 
-/* `tool -dc -- path` with its output on a pipe that in->file reads. @return 0, or 1 after the message. */
-static int spawn_unpacker(input_file *in, const char *path, const char *tool)
+/* `tool -dc -- path` with its output on a pipe that in->file reads; for standard input (path "-", whose first byte
+ * was read), `sh -c '{ printf BYTE; exec cat; } | tool -dc --'`, which hands that byte back first. @return 0, or 1
+ * after the message. */
+static int spawn_unpacker(input_file *in, const char *path, const char *tool, int first_byte)
 {
     int fds[2];
-    char *arg = strdup(path); /* posix_spawnp takes char *const argv[] */
-    char *name = strdup(tool);
+    char script[64];
+    snprintf(script, sizeof script, "{ printf '\\%03o'; exec cat; } | %s -dc --", (unsigned)first_byte & 0xff, tool);
+    int from_stdin = !strcmp(path, "-");
+    char *arg = strdup(from_stdin ? script : path); /* posix_spawnp takes char *const argv[] */
+    char *name = strdup(from_stdin ? "sh" : tool);
     if (!arg || !name || pipe(fds)) {
         free(arg);
         free(name);
         return fail("cannot read %s through %s: %s", path, tool, strerror(errno));
     }
-    char *argv[] = {name, "-dc", "--", arg, NULL};
+    char *file_argv[] = {name, "-dc", "--", arg, NULL}, *stdin_argv[] = {name, "-c", arg, NULL};
+    char **argv = from_stdin ? stdin_argv : file_argv;
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
     posix_spawn_file_actions_addclose(&actions, fds[0]);
     posix_spawn_file_actions_addclose(&actions, fds[1]);
     pid_t pid;
-    int err = posix_spawnp(&pid, tool, &actions, NULL, argv, environ);
+    int err = posix_spawnp(&pid, argv[0], &actions, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&actions);
     free(arg);
     free(name);
     close(fds[1]);
     if (err) {
         close(fds[0]);
-        return fail("%s is %s-compressed, and %s cannot be run: %s", path, tool, tool, strerror(err));
+        return fail("%s is %s-compressed, and %s cannot be run: %s", from_stdin ? "the input" : path, tool,
+                    from_stdin ? "sh" : tool, strerror(err));
     }
     in->unpacker_pid = (int)pid;
     in->unpacker = tool;
@@ -608,13 +615,15 @@ int input_open(input_file *in, const char *path)
     in->unpacker_pid = 0;
     in->unpacker = NULL;
     if (!strcmp(path, "-")) {
+        /* One byte read past stdio, so that the descriptor is where a child would read on: gzip's and xz's first
+         * bytes, which no text starts with, are known from it; any other goes back into the stream. */
+        unsigned char first;
         in->file = stdin;
-        /* Only a first byte no text starts with is known here (gzip's, xz's): one byte can be put back. */
-        int first = getc(stdin);
-        if (first == 0x1f || first == 0xfd)
-            return fail("the input looks %s-compressed: name the file, or unpack it into tschunk",
-                        first == 0x1f ? "gzip" : "xz");
-        if (first != EOF) ungetc(first, stdin);
+        ssize_t got;
+        while ((got = read(0, &first, 1)) < 0 && errno == EINTR) continue;
+        if (got == 1 && (first == 0x1f || first == 0xfd))
+            return spawn_unpacker(in, path, first == 0x1f ? "gzip" : "xz", first);
+        if (got == 1) ungetc(first, stdin);
         return 0;
     }
     if (!(in->file = fopen(path, "r"))) return fail("cannot open %s: %s", path, strerror(errno));
@@ -629,7 +638,7 @@ int input_open(input_file *in, const char *path)
     fclose(in->file);
     in->file = NULL;
     if (!*tool) return fail("%s is a tschunk file already, not CSV: cat, decompress, ls or merge read it", path);
-    return spawn_unpacker(in, path, tool);
+    return spawn_unpacker(in, path, tool, 0);
 }
 
 int input_close(input_file *in, const char *path, int complete)

@@ -48,8 +48,8 @@ unsigned uvarint_size(uint64_t v);
 
 /* A CSV input: a file, or stdin for "-". A regular file compressed by gzip (as the public data sets come), bzip2,
  * xz or zstd, known by its magic bytes, is read through `TOOL -dc`, a child process, so that the CLI links no
- * compression library; the tool's exit status is checked at the end, since a truncated or corrupt file reads as a
- * shorter one until then. */
+ * compression library; so is stdin whose first byte is gzip's or xz's. The tool's exit status is checked at the
+ * end, since a truncated or corrupt file reads as a shorter one until then. */
 typedef struct {
     FILE *file;
     int unpacker_pid;     /* the child unpacking, or 0 */
