@@ -11,9 +11,9 @@
  * through the segment (stored block summaries of 2..9 chunks) equal merges of
  * the chunks' own summaries. Chunks alternate between codecs 2 and 1. Last, a
  * compaction of the deleted segment (it verifies, holds no deletions, and every
- * series reads back the same samples) and a merge of it with the segment, by id
- * or by name, its chunks kept or cut again (every series holds the samples of
- * both).
+ * series reads back the same samples) and a merge of it with the segment (or of
+ * both twice, four sources), by id or by name, its chunks kept or cut again
+ * (every series holds the samples of every source).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -27,6 +27,7 @@
 
 #define MAX_CHUNKS 96 /* more than one 64-entry index block */
 #define MAX_PER_CHUNK 16
+#define MAX_SOURCES 4 /* of a merge */
 
 typedef struct {
     uint64_t series;
@@ -254,7 +255,7 @@ static int by_time_then_bits(const void *x, const void *y)
  * sorts by its new first timestamp, so index order may take the chunks in another order. */
 static int same_samples(const int64_t *ts0, const double *v0, const int64_t *ts1, const double *v1, size_t n)
 {
-    static sample a[2 * MAX_CHUNKS * MAX_PER_CHUNK], b[2 * MAX_CHUNKS * MAX_PER_CHUNK];
+    static sample a[MAX_SOURCES * MAX_CHUNKS * MAX_PER_CHUNK], b[MAX_SOURCES * MAX_CHUNKS * MAX_PER_CHUNK];
     for (size_t i = 0; i < n; i++) {
         a[i].ts = ts0[i], b[i].ts = ts1[i];
         memcpy(&a[i].bits, &v0[i], 8);
@@ -307,21 +308,24 @@ static void check_compact(const tschunk_segment *seg, const char *path)
     tschunk_segment_close(out);
 }
 
-/* Merge the segment and its deleted copy, by id (flags 0) or by name: every series of the result holds the samples
- * of both, and the deleted copy's deletions are gone. */
+/* Merge the segment and its deleted copy (or, with `four`, each twice: 0.51.1's heap of sources past two), by id
+ * (flags 0) or by name: every series of the result holds the samples of every source, and the deleted copy's
+ * deletions are gone. */
 static void check_merge(const tschunk_segment *seg, const tschunk_segment *after, const char *path,
-                        const tschunk_segment_merge_options *m)
+                        const tschunk_segment_merge_options *m, int four)
 {
     unsigned by_name = m->flags & TSCHUNK_MERGE_BY_NAME;
-    static unsigned char file[2 * MAX_CHUNKS * (TSCHUNK_BOUND(MAX_PER_CHUNK) + 64 + 2048) + 65536];
-    static int64_t ts0[2 * MAX_CHUNKS * MAX_PER_CHUNK], ts1[2 * MAX_CHUNKS * MAX_PER_CHUNK];
-    static double v0[2 * MAX_CHUNKS * MAX_PER_CHUNK], v1[2 * MAX_CHUNKS * MAX_PER_CHUNK];
-    const tschunk_segment *both[2] = {after, seg};
-    size_t size = tschunk_segment_merge(both, 2, path, m, NULL);
+    static unsigned char file[MAX_SOURCES * MAX_CHUNKS * (TSCHUNK_BOUND(MAX_PER_CHUNK) + 64 + 2048) + 65536];
+    static int64_t ts0[MAX_SOURCES * MAX_CHUNKS * MAX_PER_CHUNK], ts1[MAX_SOURCES * MAX_CHUNKS * MAX_PER_CHUNK];
+    static double v0[MAX_SOURCES * MAX_CHUNKS * MAX_PER_CHUNK], v1[MAX_SOURCES * MAX_CHUNKS * MAX_PER_CHUNK];
+    const tschunk_segment *sources[MAX_SOURCES] = {after, seg, seg, after};
+    size_t count = four ? 4 : 2;
+    size_t size = tschunk_segment_merge(sources, count, path, m, NULL);
     tschunk_segment *out = read_back(path, size, file, sizeof file);
     mem_segment mem = mem_segment_empty();
     tschunk_segment_io io = mem_segment_io(&mem);
-    if (tschunk_segment_merge_io(both, 2, &io, m, NULL) != size || mem.size != size || memcmp(mem.buf, file, size))
+    if (tschunk_segment_merge_io(sources, count, &io, m, NULL) != size || mem.size != size ||
+        memcmp(mem.buf, file, size))
         __builtin_trap(); /* through io: the same bytes */
     free(mem.buf);
     tschunk_segment_info info, merged;
@@ -335,8 +339,8 @@ static void check_merge(const tschunk_segment *seg, const tschunk_segment *after
         if (tschunk_segment_series(out, o, &id, &name, &len)) __builtin_trap();
         size_t at = by_name ? tschunk_segment_find_series_name(seg, name, len) : tschunk_segment_find_series(seg, id);
         if (tschunk_is_error(at) || (by_name && id != o)) __builtin_trap();
-        size_t a = series_samples(seg, (uint32_t)at, ts0, v0);
-        a += series_samples(after, (uint32_t)at, ts0 + a, v0 + a);
+        size_t a = 0;
+        for (size_t k = 0; k < count; k++) a += series_samples(sources[k], (uint32_t)at, ts0 + a, v0 + a);
         size_t b = series_samples(out, o, ts1, v1);
         if (a != b || !same_samples(ts0, v0, ts1, v1, a)) __builtin_trap();
     }
@@ -387,7 +391,7 @@ static void check_delete(const tschunk_segment *seg, const char *path, const uin
     uint8_t how = data[size - 1];
     tschunk_segment_merge_options m = {2, how & 1 ? TSCHUNK_MERGE_BY_NAME : 0, how & 2 ? 1u + (how >> 4) : 0,
                                        how & 4 ? TSCHUNK_CODEC_GORILLA : 0};
-    check_merge(seg, after, path, &m);
+    check_merge(seg, after, path, &m, how >> 3 & 1);
     tschunk_segment_close(after);
 }
 
