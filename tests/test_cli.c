@@ -2038,6 +2038,8 @@ Test(cli, gzipd_csv_reads_as_the_csv_it_holds)
                  0, "the same segment as p.csv's: %s", out);
     cr_assert_neq(run_script(out, sizeof out, "PATH=\"$PWD/fake:$PATH\" $T compress p.xz -o c2.tseg && "
                                               "cmp c2.tseg c.tseg"), 0, "named p, not temp: %s", out);
+    cr_assert_eq(run_script(out, sizeof out, "PATH=\"$PWD/fake:$PATH\" $T compress - -o xin.tseg < p.xz && "
+                                             "cmp xin.tseg ref.tseg"), 0, "xz'd standard input: %s", out);
     cr_assert_eq(run(out, sizeof out, "ls p.xz"), 1, "%s", out);
     cr_assert(strstr(out, "p.xz: a file compressed by xz (a CSV? tschunk compress reads it), not a segment"), "%s",
               out);
