@@ -279,7 +279,7 @@ Test(cli, bad_options_are_named_and_write_nothing)
         {"stats in.csv -o x.tseg", "stats does not take -o"},
         {"quantiles in.csv --bits", "quantiles does not take --bits"},
         {"cat in.csv s --exact", "cat does not take --exact"},
-        {"ls in.csv --iso", "ls does not take --iso"},
+        {"ls in.csv --bits", "ls does not take --bits"},
         {"verify in.csv --summary", "verify does not take --summary"},
         {"delete in.csv s --from 1 --to 2 --bits", "delete does not take --bits"},
         {"compact in.csv -o x.tseg --codec gorilla", "compact does not take --codec"},
@@ -2076,7 +2076,7 @@ Test(cli, other_separators_are_named)
 }
 
 /* cat of a segment holding one series needs no name (0.51.3); of several, the refusal says how many; a segment
- * given to compress is refused as one. */
+ * given to compress is refused as one; ls --iso (0.51.5) gives date-times. */
 Test(cli, cat_of_one_series_needs_no_name)
 {
     char out[4096];
@@ -2090,6 +2090,10 @@ Test(cli, cat_of_one_series_needs_no_name)
     cr_assert(strstr(out, "two.tseg holds 2 series: cat takes SERIES"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "cat two.tseg b"), 0, "%s", out);
     cr_assert_str_eq(out, "timestamp,value\n6,2.5\n");
+    /* ls --iso (0.51.5): the time range as date-times. */
+    cr_assert_eq(run(out, sizeof out, "ls two.tseg --iso"), 0, "%s", out);
+    cr_assert(strstr(out, "\na\t0\t1\t1\t1970-01-01T00:00:00.005Z\t1970-01-01T00:00:00.005Z\t"), "%s", out);
+    cr_assert(strstr(out, "\nb\t1\t1\t1\t1970-01-01T00:00:00.006Z\t1970-01-01T00:00:00.006Z\t"), "%s", out);
     cr_assert_eq(run_script(out, sizeof out, "mkdir adir && $T compress adir -o d.tseg"), 1, "%s", out);
     cr_assert(strstr(out, "adir is a directory, not a CSV file") && !exists("d.tseg"), "%s", out);
     /* A segment given to compress is named for what it is. */

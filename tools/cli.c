@@ -399,6 +399,14 @@ int iso_unit(const options *o, int unit)
     return unit;
 }
 
+void print_time_range(const options *o, int unit, int64_t first, int64_t last)
+{
+    char a[64], b[64];
+    if (o->iso) format_iso(a, sizeof a, first, unit), format_iso(b, sizeof b, last, unit);
+    else *put_int64(a, first) = 0, *put_int64(b, last) = 0;
+    printf("%s\t%s", a, b);
+}
+
 int mapping_conflict(const options *o, const tschunk_sketch *acc)
 {
     if (!acc || !o->mapping_set) return 0;

@@ -161,6 +161,8 @@ const char *mapping_name(tschunk_mapping_kind kind);
 int mapping_from_name(const char *s, tschunk_mapping_kind *out);
 /* The unit --iso prints a file's timestamps in: its own, with a note on stderr when it has none (read as ms). */
 int iso_unit(const options *o, int unit);
+/* `first\tlast` on stdout: integers, or with --iso date-times in unit (ls's time range columns). */
+void print_time_range(const options *o, int unit, int64_t first, int64_t last);
 /* quantiles: with --mapping or --alpha, 0 when acc (from the file's summaries, or made from those options) has that
  * mapping; else 1 after saying that the summaries decide it (they were ignored without a word). */
 int mapping_conflict(const options *o, const tschunk_sketch *acc);

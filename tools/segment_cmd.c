@@ -486,6 +486,7 @@ int segment_list(const options *o, const unsigned char *data, size_t size)
     if (open_segment(path, data, size, &seg)) return 1;
     tschunk_segment_info info;
     tschunk_segment_get_info(seg, &info);
+    int unit = iso_unit(o, (int)info.ts_unit);
     printf("series\tid\tchunks\tsamples\tfirst_ts\tlast_ts\tbytes\n");
     for (uint32_t ordinal = 0; ordinal < info.series; ordinal++) {
         uint64_t id;
@@ -509,7 +510,7 @@ int segment_list(const options *o, const unsigned char *data, size_t size)
         print_table_name(name, name_len);
         printf("\t%llu\t%zu\t%llu\t", (unsigned long long)id, end - begin, (unsigned long long)samples);
         if (begin == end) printf("-\t-"); /* a series without chunks (compacted away): no time range */
-        else printf("%lld\t%lld", (long long)first, (long long)last);
+        else print_time_range(o, unit, first, last);
         printf("\t%llu\n", (unsigned long long)bytes);
     }
     tschunk_segment_close(seg);

@@ -37,7 +37,7 @@ static int usage_to(FILE *out)
           "                   [--ts-unit s|ms|us|ns] [--codec tsc2|gorilla] [--verify] [--wide]\n"
           "  tschunk decompress IN -o OUT.csv [--iso] [--bits]\n"
           "  tschunk stats IN [--json]\n"
-          "  tschunk ls FILE            (series, id, chunks, samples, time range, bytes; tab-separated)\n"
+          "  tschunk ls FILE [--iso]    (series, id, chunks, samples, time range, bytes; tab-separated)\n"
           "  tschunk cat SEGMENT [SERIES] [--from T --to T] [--bits] [--iso]   (bounds inclusive)\n"
           "  tschunk delete SEGMENT SERIES --from T --to T   (rewrites the segment with those samples hidden)\n"
           "  tschunk compact SEGMENT [-o OUT]   (deleted samples gone for good; in place without -o)\n"
@@ -576,9 +576,10 @@ static int list_chunk_file(const options *o, tscf_reader *r)
 {
     file_scan scan;
     if (scan_chunk_file(o->in, r, &scan)) return 1;
-    printf("series\tid\tchunks\tsamples\tfirst_ts\tlast_ts\tbytes\n%s\t0\t%llu\t%llu\t%lld\t%lld\t%llu\n", o->in,
-           (unsigned long long)scan.chunks, (unsigned long long)scan.samples, (long long)scan.first,
-           (long long)scan.last, (unsigned long long)scan.bytes);
+    printf("series\tid\tchunks\tsamples\tfirst_ts\tlast_ts\tbytes\n%s\t0\t%llu\t%llu\t", o->in,
+           (unsigned long long)scan.chunks, (unsigned long long)scan.samples);
+    print_time_range(o, iso_unit(o, r->unit), scan.first, scan.last);
+    printf("\t%llu\n", (unsigned long long)scan.bytes);
     return 0;
 }
 
@@ -792,7 +793,7 @@ static const struct {
     {"decompress", "-o --iso --bits"},
     {"stats", "--json"},
     {"verify", ""},
-    {"ls", ""},
+    {"ls", "--iso"},
     {"cat", "--from --to --bits --iso"},
     {"delete", "--from --to"},
     {"compact", "-o"},
