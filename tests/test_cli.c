@@ -874,7 +874,7 @@ Test(cli, merge_matches_series_by_name)
     cr_assert(!exists("bad.tseg"));
     /* Which segment is unlike, and how (0.50.2: "not mergeable (sketch mappings, or segment units, ...)" for all). */
     cr_assert_eq(run(out, sizeof out, "compress m2.csv -o coarse.tseg --summary --alpha 0.02"), 0, "%s", out);
-    cr_assert_neq(run(out, sizeof out, "merge m1.tseg m1.tseg coarse.tseg -o bad.tseg"), 0);
+    cr_assert_neq(run(out, sizeof out, "merge m1.tseg m2.tseg coarse.tseg -o bad.tseg"), 0);
     cr_assert(strstr(out, ", coarse.tseg has cubic sketches of relative accuracy 0.02 (gamma"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "compress m2.csv -o seconds.tseg --ts-unit s"), 0, "%s", out);
     cr_assert_neq(run(out, sizeof out, "merge plain.tseg seconds.tseg -o bad.tseg"), 0);
@@ -2084,7 +2084,7 @@ Test(cli, other_separators_are_named)
 }
 
 /* cat of a segment holding one series needs no name (0.51.3); of several, the refusal says how many; a segment
- * given to compress is refused as one; ls --iso (0.51.5) gives date-times. */
+ * given to compress is refused as one; ls --iso (0.51.5) gives date-times; merge takes each file once (0.51.7). */
 Test(cli, cat_of_one_series_needs_no_name)
 {
     char out[4096];
@@ -2098,6 +2098,13 @@ Test(cli, cat_of_one_series_needs_no_name)
     cr_assert(strstr(out, "two.tseg holds 2 series: cat takes SERIES"), "%s", out);
     cr_assert_eq(run(out, sizeof out, "cat two.tseg b"), 0, "%s", out);
     cr_assert_str_eq(out, "timestamp,value\n6,2.5\n");
+    /* merge of one file twice (0.51.7): refused, under its name or a link's, where its samples came out twice. */
+    cr_assert_eq(run(out, sizeof out, "merge one.tseg two.tseg one.tseg -o m.tseg"), 1, "%s", out);
+    cr_assert(strstr(out, "one.tseg is given twice: each segment once") && !exists("m.tseg"), "%s", out);
+    cr_assert_eq(run_script(out, sizeof out, "ln -s one.tseg link.tseg && $T merge one.tseg link.tseg -o m.tseg"), 1,
+                 "%s", out);
+    cr_assert(strstr(out, "link.tseg is the same file as one.tseg: each segment once") && !exists("m.tseg"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "merge one.tseg two.tseg -o m.tseg"), 0, "%s", out);
     /* ls --iso (0.51.5): the time range as date-times. */
     cr_assert_eq(run(out, sizeof out, "ls two.tseg --iso"), 0, "%s", out);
     cr_assert(strstr(out, "\na\t0\t1\t1\t1970-01-01T00:00:00.005Z\t1970-01-01T00:00:00.005Z\t"), "%s", out);

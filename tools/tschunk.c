@@ -838,6 +838,24 @@ static int options_without_partner(const char *cmd, const options *o)
     return 0;
 }
 
+/* A file by its device and inode, so that one given twice (or through a link) is known. */
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+} file_id;
+
+/* path's id into ids[n]. @return the position of the same file among ids[0, n) (merged twice, its samples would be
+ * too), or n. */
+static size_t given_before(file_id *ids, size_t n, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st)) return n; /* the open that follows says why */
+    ids[n] = (file_id){st.st_dev, st.st_ino};
+    size_t k = 0;
+    while (k < n && (ids[k].dev != st.st_dev || ids[k].ino != st.st_ino)) k++;
+    return k;
+}
+
 static int cmd_merge(int argc, char **argv)
 {
     options o;
@@ -847,9 +865,11 @@ static int cmd_merge(int argc, char **argv)
     const char **paths = calloc((size_t)argc + 1, sizeof *paths);
     const unsigned char **data = calloc((size_t)argc + 1, sizeof *data);
     size_t *sizes = calloc((size_t)argc + 1, sizeof *sizes);
-    int rc = readers && paths && data && sizes ? 0 : fail("out of memory");
+    file_id *ids = calloc((size_t)argc + 1, sizeof *ids);
+    int rc = readers && paths && data && sizes && ids ? 0 : fail("out of memory");
     int wrong_line = 0; /* a wrong command line exits 2, as every other command's does */
     int operands_only = 0; /* after "--": segments, even one named like an option */
+    size_t twice;
     for (int i = 0; i < argc && !rc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (!operands_only && !strcmp(a, "--")) {
@@ -864,6 +884,9 @@ static int cmd_merge(int argc, char **argv)
             rc = wrong_line = taken < 0 ? 1 : unknown_option(a);
         } else if (taken) {
             i++;
+        } else if ((twice = given_before(ids, n, a)) < n) {
+            rc = strcmp(paths[twice], a) ? fail("%s is the same file as %s: each segment once", a, paths[twice])
+                                         : fail("%s is given twice: each segment once", a);
         } else {
             int seg = open_if_segment(a, &readers[n]);
             rc = seg < 0 ? 1 : !seg ? fail("%s: merge works on segments (compress writes them)", a) : 0;
@@ -883,6 +906,7 @@ static int cmd_merge(int argc, char **argv)
     free(paths);
     free(data);
     free(sizes);
+    free(ids);
     return wrong_line ? 2 : rc;
 }
 
