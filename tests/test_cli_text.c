@@ -204,4 +204,10 @@ Test(cli_text, iso_text_reads_back)
     int64_t read;
     cr_assert(!parse_timestamp("+10000-01-01", 2, &read) && read == 253402300800000);
     cr_assert(!parse_timestamp("-0000-03-01", 2, &read) && read == -62162035200000);
+    /* Seconds left out (0.51.8, ISO 8601's reduced precision): the minute's start; no fraction then. */
+    cr_assert(!parse_timestamp("2024-01-01 00:15", 2, &read) && read == 1704068100000);
+    cr_assert(!parse_timestamp("2024-01-01T00:15+01:00", 2, &read) && read == 1704064500000);
+    const char *cut_short[] = {"2024-01-01 00:15.5", "2024-01-01 00:15:", "2024-01-01 00:1", "2024-01-01 00"};
+    for (size_t i = 0; i < sizeof cut_short / sizeof cut_short[0]; i++)
+        cr_assert_neq(parse_timestamp(cut_short[i], 2, &read), 0, "%s", cut_short[i]);
 }

@@ -230,7 +230,7 @@ static int days_in_month(int64_t y, int64_t m)
 }
 
 /*
- * "YYYY-MM-DD[ Tt]HH:MM:SS[.fff...][Zz|+HH:MM|-HH:MM]" -> unit (RFC 3339 allows the lower-case letters; YYYY may be
+ * "YYYY-MM-DD[ Tt]HH:MM[:SS[.fff...]][Zz|+HH:MM|-HH:MM]" -> unit (RFC 3339 allows the lower-case letters; YYYY may be
  * an expanded year, "+10000" or "-0001", see read_year), or a date
  * alone, "YYYY-MM-DD", its midnight UTC (daily series are written so; ISO 8601's calendar date). A day
  * past its month's end is refused, not carried into the next month. Second 60 is taken only where a leap second
@@ -247,9 +247,10 @@ static int parse_datetime(const char *s, int unit, int64_t *out)
     if (*p) {
         if (*p != ' ' && *p != 'T' && *p != 't') return -1;
         p++;
-        if (read_digits(&p, 2, &h) || *p++ != ':' || read_digits(&p, 2, &mi) || *p++ != ':' ||
-            read_digits(&p, 2, &se))
-            return -1;
+        if (read_digits(&p, 2, &h) || *p++ != ':' || read_digits(&p, 2, &mi)) return -1;
+        /* Seconds may be left out (ISO 8601's reduced precision, "2024-01-01 00:15", as many exports write), and
+         * then a fraction may not follow. */
+        if (*p == ':' ? (p++, read_digits(&p, 2, &se)) : *p == '.') return -1;
     }
     if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || se > 60) return -1;
     int64_t per_s = units_per_second[unit];
