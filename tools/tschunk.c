@@ -776,11 +776,28 @@ static int cmd_compact(const options *o)
 /* merge IN... -o OUT [--summary-block N] [--samples-per-chunk N [--codec C]]: its own arguments, since it takes any
  * number of inputs. Series are matched by name. */
 /* Whether the output path names the input file (a link to it included): writing it would destroy the input. */
+/* A file by its device and inode, so that one named twice (or through a link) is known. */
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+} file_id;
+
+/* @return 0 with path's id in *id, or -1 when it cannot be stat'ed. */
+static int file_id_of(const char *path, file_id *id)
+{
+    struct stat st;
+    if (stat(path, &st)) return -1;
+    *id = (file_id){st.st_dev, st.st_ino};
+    return 0;
+}
+
+static int same_file(const file_id *a, const file_id *b) { return a->dev == b->dev && a->ino == b->ino; }
+
 static int output_is_input(const options *o)
 {
-    struct stat in, out;
+    file_id in, out;
     if (!o->in || !o->out || !strcmp(o->in, "-") || !strcmp(o->out, "-")) return 0;
-    return stat(o->in, &in) == 0 && stat(o->out, &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino;
+    return !file_id_of(o->in, &in) && !file_id_of(o->out, &out) && same_file(&in, &out);
 }
 
 /* The options each command takes (the usage text's): another one would be ignored without a word, so that `quantiles
@@ -838,21 +855,13 @@ static int options_without_partner(const char *cmd, const options *o)
     return 0;
 }
 
-/* A file by its device and inode, so that one given twice (or through a link) is known. */
-typedef struct {
-    dev_t dev;
-    ino_t ino;
-} file_id;
-
 /* path's id into ids[n]. @return the position of the same file among ids[0, n) (merged twice, its samples would be
  * too), or n. */
 static size_t given_before(file_id *ids, size_t n, const char *path)
 {
-    struct stat st;
-    if (stat(path, &st)) return n; /* the open that follows says why */
-    ids[n] = (file_id){st.st_dev, st.st_ino};
+    if (file_id_of(path, &ids[n])) return n; /* the open that follows says why */
     size_t k = 0;
-    while (k < n && (ids[k].dev != st.st_dev || ids[k].ino != st.st_ino)) k++;
+    while (k < n && !same_file(&ids[k], &ids[n])) k++;
     return k;
 }
 
