@@ -49,6 +49,8 @@ TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TEST_BIN := $(BUILD)/tests/run_tests
 # Preloaded by the CLI's out-of-memory tests; built without CFLAGS, so without sanitizers (tests/oom_shim.c).
 OOM_SHIM := $(BUILD)/tests/oom_shim.so
+# Preloaded by the CLI's durability test to see its fsyncs (tests/sync_shim.c).
+SYNC_SHIM := $(BUILD)/tests/sync_shim.so
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_NAMES := $(FUZZ_SRC:fuzz/%.c=%)
 REPLAY_BINS := $(FUZZ_NAMES:%=$(BUILD)/replay/%)
@@ -108,12 +110,12 @@ $(CLI): $(CLI_SRC) $(STATIC) include/tschunk.h
 
 # ---- tests ---------------------------------------------------------------
 $(TEST_BIN): $(TEST_SRC) tools/csv.c tools/csv.h tests/test_util.h tests/cli_util.h tests/spec_util.h tests/spec_decoders.h tests/spec_segment.h $(STATIC) fuzz/harness.h \
-  | $(OOM_SHIM)
+  | $(OOM_SHIM) $(SYNC_SHIM)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(TEST_WARN) $(WERROR) -Iinclude -Ilib $(CPPFLAGS) $(CFLAGS) $(TEST_SRC) $(STATIC) \
 	  $(LDFLAGS) -lcriterion $(ROARING_LIBS) $(LIBS) -o $@
 
-$(OOM_SHIM): tests/oom_shim.c
+$(OOM_SHIM) $(SYNC_SHIM): $(BUILD)/tests/%.so: tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(WARN) $(WERROR) -O2 -fPIC -shared $< -ldl -o $@
 

@@ -55,8 +55,8 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 51
-#define TSCHUNK_VERSION_PATCH 8
+#define TSCHUNK_VERSION_MINOR 52
+#define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
 /* The string is built from the three numbers (as zstd does) so that it cannot drift from them; the
@@ -990,9 +990,12 @@ TSCHUNK_API size_t tschunk_segment_writer_add_chunk(tschunk_segment_writer *w, u
 /**
  * Write the stored block summaries (with summaries: the chunks' summaries read back and combined per
  * summary_block_chunks consecutive chunks of a series), series table, index, fences and footer, then
- * flush, fsync, rename (through io: the header last, no sync); frees w. Every summary was checked when added
- * (before 0.49.2 here, and only those that a block summary combined).
- * @return the file size or an error.
+ * flush, fsync, rename, and fsync the directory (through io: the header last, no sync); frees w. Every summary was
+ * checked when added (before 0.49.2 here, and only those that a block summary combined). Once it returns the size,
+ * the file and its name survive a power loss (the directory's sync since 0.52.0: before, a crash soon after could
+ * leave the old file or none under path); delete, compaction and merge to a path commit the same way.
+ * @return the file size or an error; GENERIC with the file in place and whole when only the directory's sync
+ * failed (errno says why; a file system that cannot sync a directory is not a failure).
  */
 TSCHUNK_API size_t tschunk_segment_writer_finish(tschunk_segment_writer *w);
 /** Give up: remove the temporary file (through io: leave what was written) and free w. */

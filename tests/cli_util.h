@@ -5,13 +5,26 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static inline const char *cli(void)
 {
     const char *c = getenv("TSCHUNK_CLI");
     cr_assert(c && *c, "TSCHUNK_CLI is not set (make test sets it)");
     return c;
+}
+
+/* The preloadable shim `name` (oom_shim.so, sync_shim.so), which the Makefile builds beside run_tests, in path. */
+static inline const char *shim_path(const char *name, char *path, size_t cap)
+{
+    ssize_t n = readlink("/proc/self/exe", path, cap - 64);
+    cr_assert(n > 0);
+    path[n] = 0;
+    strcpy(strrchr(path, '/') + 1, name);
+    cr_assert(access(path, R_OK) == 0, "%s is missing (the Makefile builds it beside run_tests)", path);
+    return path;
 }
 
 /* Run a shell command line; returns the exit status (-1: killed by a signal), its output in *out (may be

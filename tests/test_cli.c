@@ -2115,3 +2115,42 @@ Test(cli, cat_of_one_series_needs_no_name)
     cr_assert_eq(run(out, sizeof out, "compress two.tseg -o again.tseg"), 1, "%s", out);
     cr_assert(strstr(out, "two.tseg is a tschunk file already, not CSV") && !exists("again.tseg"), "%s", out);
 }
+
+/* Run `tschunk ARGS` in the work directory's `dir` with tests/sync_shim.c preloaded; the last fsync it made must
+ * be of that directory (after the rename into it) and one before it of a file. */
+static void assert_synced_into(const char *dir, const char *args)
+{
+    static char shim[4096];
+    char cmd[8192], out[4096], wanted[4200];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/%s' && rm -f '%s/sync.report' && TSCHUNK_SYNC_REPORT='%s/sync.report'"
+             " ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0\" LD_PRELOAD='%s' '%s' %s 2>&1",
+             workdir, dir, workdir, workdir, shim_path("sync_shim.so", shim, sizeof shim), cli(), args);
+    cr_assert_eq(run_line(out, sizeof out, cmd), 0, "%s: %s", args, out);
+    snprintf(cmd, sizeof cmd, "cd '%s/%s' && printf 'dir %%s\\n' \"$(pwd -P)\"", workdir, dir);
+    cr_assert_eq(run_line(wanted, sizeof wanted, cmd), 0, "%s", wanted);
+    const char *report = read_file("sync.report"), *last = report + strlen(report);
+    while (last > report && last[-1] == '\n') last--;
+    while (last > report && last[-1] != '\n') last--;
+    cr_assert_str_eq(last, wanted, "%s: the last fsync is not the output's directory's:\n%s", args, report);
+    cr_assert(!strncmp(report, "file ", 5), "%s: no file synced before its directory:\n%s", args, report);
+}
+
+/* 0.52.0: every output renamed into place has its directory synced after the rename, so that its name survives a
+ * power loss as its bytes do (before, only the file was synced). */
+Test(cli, outputs_are_synced_with_their_directory)
+{
+    char out[4096];
+    write_two_series("sync.csv");
+    const char *setup = "mkdir -p out/deeper && cp sync.csv out/ && printf '1,2\\n3,4\\n' > out/p.csv";
+    cr_assert_eq(run_script(out, sizeof out, setup), 0, "%s", out);
+    assert_synced_into("out", "compress sync.csv -o a.tseg");
+    assert_synced_into("out", "compress sync.csv -o deeper/../b.tseg --verify");
+    assert_synced_into("out/deeper", "compress ../sync.csv -o ../../out/deeper/c.tseg --summary");
+    assert_synced_into("out", "delete a.tseg a --from 0 --to 100");
+    assert_synced_into("out", "compact a.tseg -o d.tseg");
+    assert_synced_into("out", "merge a.tseg b.tseg -o e.tseg");
+    assert_synced_into("out", "export-prom p.csv -o f.prom --verify");
+    assert_synced_into("out", "export-prom p.csv -o g.prom");
+    assert_synced_into("out", "import-prom g.prom -o h.tseg");
+}

@@ -19,16 +19,10 @@ TestSuite(cli_oom, .init = make_workdir, .fini = cleanup_workdir, .timeout = 600
 
 #define REPORT "oom.report" /* the shim's, in the work directory; not part of a snapshot */
 
-/* oom_shim.so, which the Makefile builds beside run_tests. */
 static const char *shim(void)
 {
     static char path[4096];
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
-    cr_assert(n > 0);
-    path[n] = 0;
-    strcpy(strrchr(path, '/') + 1, "oom_shim.so");
-    cr_assert(access(path, R_OK) == 0, "%s is missing (the Makefile builds it beside run_tests)", path);
-    return path;
+    return shim_path("oom_shim.so", path, sizeof path);
 }
 
 typedef struct {

@@ -380,6 +380,8 @@ int publish_staged(const char *staged, const char *out, int rc)
 {
     if (!strcmp(staged, out)) return rc;
     if (!rc && rename(staged, out) != 0) rc = fail("cannot rename %s to %s: %s", staged, out, strerror(errno));
+    else if (!rc && sync_directory_of(out) != 0)
+        return fail("%s is written, but its directory could not be synced: %s", out, strerror(errno));
     if (rc) {
         remove(staged);
         fprintf(stderr, "tschunk: %s not written\n", out);

@@ -45,13 +45,33 @@ int tscf_write_chunk(tscf_writer *w, const void *chunk, size_t size, uint32_t sa
     return 0;
 }
 
+int sync_directory_of(const char *path)
+{
+    char dir[4200];
+    const char *slash = strrchr(path, '/');
+    size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    if (len >= sizeof dir) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(dir, slash ? path : ".", len);
+    dir[len] = 0;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return errno == EACCES ? 0 : -1;
+    int rc = fsync(fd), failed = errno;
+    close(fd);
+    if (rc == 0 || failed == EINVAL) return 0;
+    errno = failed;
+    return -1;
+}
+
 int tscf_commit(tscf_writer *w)
 {
     if (fflush(w->out) != 0 || fsync(fileno(w->out)) != 0) return -1;
     int closed = fclose(w->out);
     w->out = NULL;
-    if (closed != 0) return -1;
-    return rename(w->tmp_path, w->final_path);
+    if (closed != 0 || rename(w->tmp_path, w->final_path) != 0) return -1;
+    return sync_directory_of(w->final_path);
 }
 
 void tscf_abort(tscf_writer *w)

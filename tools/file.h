@@ -44,8 +44,11 @@ typedef struct {
 /* @return 0, or -1 with errno set. */
 int tscf_create(tscf_writer *w, const char *path);
 int tscf_write_chunk(tscf_writer *w, const void *chunk, size_t size, uint32_t samples);
-/* Flush, fsync and rename into place. @return 0 or -1. */
+/* Flush, fsync, rename into place and sync the directory (sync_directory_of). @return 0 or -1. */
 int tscf_commit(tscf_writer *w);
+/* The directory holding path fsynced, so that a rename into it survives a power loss, as the library's writer does
+ * (lib/segment/writer.c; EINVAL and EACCES are no failure). @return 0, or -1 with errno. */
+int sync_directory_of(const char *path);
 /* Remove the temporary file: the final path is never left half-written. */
 void tscf_abort(tscf_writer *w);
 

@@ -231,7 +231,8 @@ const tsc_seg_tomb *tsc_seg_find_tomb(const tschunk_segment *s, size_t chunk);
 /* The footer of f in f->version's layout (its own checksum included). @return its size. */
 size_t tsc_seg_encode_footer(const tsc_seg_footer *f, uint8_t out[TSC_SEG_FOOTER_SIZE]);
 
-/* Flush, fsync, close and rename tmp to final. @return 0 or -1 (the temporary file is then removed). */
+/* Flush, fsync, close, rename tmp to final and fsync final's directory. @return 0 or -1 with errno (the temporary
+ * file is then removed, unless only the directory's sync failed: the file is then in place and whole). */
 int tsc_seg_commit_file(FILE *out, const char *tmp, const char *final_path);
 
 #endif

@@ -7,8 +7,10 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../sketch/sketch.h"
@@ -445,6 +447,30 @@ static uint8_t *encode_series_bitmap(tschunk_segment_writer *w, const tsc_seg_en
     return blob;
 }
 
+/* The directory that holds path synced: a file's fsync makes its bytes durable, not the name a rename gave it, so
+ * without this a power loss right after finish could leave the old file, or none, under the final name. A file
+ * system that cannot sync a directory (EINVAL) and a directory that cannot be opened for reading (EACCES: rename
+ * needs only write and search permission) are not errors. @return 0, or -1 with errno. */
+static int sync_directory_of(const char *path)
+{
+    char dir[4096]; /* PATH_MAX: a longer path could not have been renamed to */
+    const char *slash = strrchr(path, '/');
+    size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    if (len >= sizeof dir) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(dir, slash ? path : ".", len);
+    dir[len] = 0;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return errno == EACCES ? 0 : -1;
+    int rc = fsync(fd), failed = errno;
+    close(fd);
+    if (rc == 0 || failed == EINVAL) return 0;
+    errno = failed;
+    return -1;
+}
+
 int tsc_seg_commit_file(FILE *out, const char *tmp, const char *final_path)
 {
     int ok = fflush(out) == 0 && fsync(fileno(out)) == 0;
@@ -454,8 +480,9 @@ int tsc_seg_commit_file(FILE *out, const char *tmp, const char *final_path)
         int failed = errno; /* the failed call's, for the caller's message (GENERIC: errno says which) */
         remove(tmp);
         errno = failed;
+        return -1;
     }
-    return ok ? 0 : -1;
+    return sync_directory_of(final_path); /* the file is in place and whole even when this fails */
 }
 
 /* Series table, index and fences, encoded into one buffer (they are in memory already). */
