@@ -56,7 +56,7 @@ extern "C" {
 
 #define TSCHUNK_VERSION_MAJOR 0
 #define TSCHUNK_VERSION_MINOR 52
-#define TSCHUNK_VERSION_PATCH 0
+#define TSCHUNK_VERSION_PATCH 1
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
 /* The string is built from the three numbers (as zstd does) so that it cannot drift from them; the
@@ -935,7 +935,8 @@ typedef struct {
 
 /**
  * Start writing a segment to `path` (not empty; through a temporary file renamed by
- * finish, so the final path never holds a torn file). Memory: the index and
+ * finish, so the final path never holds a torn file: `path.tmp.PID`, or `path.tmp.PID.K` for the first free K,
+ * created exclusively since 0.52.1, so writers of one path at once each have their own and no link is followed). Memory: the index and
  * the series table, not the chunks. opts NULL: defaults (zeros; NULL was BAD_PARAMETER before 0.48.0).
  * The rename replaces `path` itself, as rename(2) does: a symbolic link there becomes the file (the CLI
  * resolves links first), and the same holds for delete, compaction and merge to a path.

@@ -2154,3 +2154,30 @@ Test(cli, outputs_are_synced_with_their_directory)
     assert_synced_into("out", "export-prom p.csv -o g.prom");
     assert_synced_into("out", "import-prom g.prom -o h.tseg");
 }
+
+/* 0.52.1: temporary files are created exclusively (O_EXCL), so a link planted at the name a run would use
+ * ("OUT.tmp.PID": exec keeps the shell's PID) is not followed to overwrite the file it names; the run takes the next
+ * free name. */
+Test(cli, temporary_names_follow_no_planted_link)
+{
+    char out[4096];
+    static const char *const commands[] = {
+        "compress p.csv -o o.tseg", "compress p.csv -o o.tseg --verify", "decompress o.tseg -o o.csv",
+        "export-prom p.csv -o o.prom", "export-prom p.csv -o o.prom --verify", "delete o.tseg p --from 1 --to 1",
+        "compact o.tseg -o o2.tseg",
+    };
+    static const char *const outputs[] = {"o.tseg", "o.tseg", "o.csv", "o.prom", "o.prom", "o.tseg", "o2.tseg"};
+    write_file("p.csv", "1,2\n3,4\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        char script[1024];
+        snprintf(script, sizeof script,
+                 "printf 'keep me\\n' > victim && T=\"$T\" sh -c 'ln -s victim %s.tmp.$$ && exec \"$T\" %s' && "
+                 "rm %s.tmp.* && cat victim", outputs[i], commands[i], outputs[i]);
+        cr_assert_eq(run_script(out, sizeof out, script), 0, "%s: %s", commands[i], out);
+        cr_assert(strstr(out, "keep me\n") && !strstr(out, "keep me\nkeep"), "%s: the link was followed:\n%s",
+                  commands[i], out);
+        cr_assert(exists(outputs[i]), "%s", commands[i]);
+    }
+    cr_assert_eq(run(out, sizeof out, "cat o.tseg"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n3,4\n");
+}

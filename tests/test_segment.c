@@ -2606,3 +2606,64 @@ Test(segment, a_range_that_ends_before_it_starts_is_empty)
     tschunk_sketch_free(acc);
     free_written(w, n);
 }
+
+/* A segment of one chunk of `series` (samples at 100, 110, ...) written by w, which is finished. */
+static size_t finish_with_series(tschunk_segment_writer *w, uint64_t series)
+{
+    int64_t ts[3] = {100, 110, 120};
+    double v[3] = {1, 2, (double)series};
+    unsigned char chunk[TSCHUNK_BOUND(3)];
+    size_t size = tschunk_encode(chunk, sizeof chunk, ts, v, 3, NULL);
+    cr_assert_eq(tschunk_segment_writer_add_chunk(w, series, chunk, size, NULL, 0), 0);
+    return tschunk_segment_writer_finish(w);
+}
+
+/* The one series of the segment at path, which must verify. */
+static uint64_t only_series_of(const char *path)
+{
+    blob b = read_all(path);
+    cr_assert_eq(tschunk_segment_verify(b.data, b.size, NULL), 0, "%s", path);
+    free(b.data);
+    tschunk_segment *seg;
+    cr_assert_eq(tschunk_segment_open_file(&seg, path, 0, NULL), 0, "%s", path);
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    cr_assert_eq(info.series, 1);
+    uint64_t id;
+    const char *name;
+    size_t name_len;
+    cr_assert_eq(tschunk_segment_series(seg, 0, &id, &name, &name_len), 0);
+    tschunk_segment_close(seg);
+    return id;
+}
+
+/* 0.52.1: each writer creates its own temporary file (exclusively: O_EXCL). Two writers of one path shared
+ * "path.tmp.PID": the second's create emptied the first's file, its abort removed it, and the two finished wrote
+ * one file between them. A link planted at that name was followed: the file it named was overwritten. */
+Test(segment, writers_of_one_path_keep_their_own_temporary_files)
+{
+    char path[128], victim[160], link[192];
+    tschunk_segment_options o = {.min_ts = 0};
+    tschunk_segment_writer *first = new_writer(path, "shared.tseg", &o), *second = new_writer(path, "shared.tseg", &o);
+    tschunk_segment_writer_abort(second);
+    cr_assert(!tschunk_is_error(finish_with_series(first, 7)), "the other writer's abort took this one's file");
+    cr_assert_eq(only_series_of(path), 7);
+    first = new_writer(path, "shared.tseg", &o), second = new_writer(path, "shared.tseg", &o);
+    cr_assert(!tschunk_is_error(finish_with_series(second, 8)));
+    cr_assert_eq(only_series_of(path), 8);
+    cr_assert(!tschunk_is_error(finish_with_series(first, 9)));
+    cr_assert_eq(only_series_of(path), 9, "the last rename holds the last writer's segment, whole");
+    snprintf(victim, sizeof victim, "%s/victim", tmpdir);
+    snprintf(link, sizeof link, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(victim, "w");
+    cr_assert(f);
+    fputs("keep me\n", f);
+    fclose(f);
+    cr_assert_eq(symlink(victim, link), 0);
+    cr_assert(!tschunk_is_error(finish_with_series(new_writer(path, "shared.tseg", &o), 10)));
+    cr_assert_eq(only_series_of(path), 10);
+    test_file kept = test_read_file(victim);
+    cr_assert(kept.size == 8 && !memcmp(kept.data, "keep me\n", 8), "the planted link was followed");
+    free(kept.data);
+    remove(link);
+}

@@ -26,12 +26,35 @@ static int put_uvarint(FILE *f, uint64_t v)
     return fwrite(b, 1, n, f) == n ? (int)n : -1;
 }
 
+FILE *create_temp_beside(const char *path, char *tmp, size_t cap)
+{
+    long pid = (long)getpid();
+    for (unsigned k = 0; k < 1000; k++) {
+        int n = k ? snprintf(tmp, cap, "%s.tmp.%ld.%u", path, pid, k) : snprintf(tmp, cap, "%s.tmp.%ld", path, pid);
+        if (n < 0 || (size_t)n >= cap) {
+            errno = ENAMETOOLONG;
+            return NULL;
+        }
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno == EEXIST) continue;
+        if (fd < 0) return NULL;
+        FILE *f = fdopen(fd, "wb");
+        if (!f) {
+            int failed = errno;
+            close(fd);
+            remove(tmp);
+            errno = failed;
+        }
+        return f;
+    }
+    return NULL; /* errno: EEXIST */
+}
+
 int tscf_create(tscf_writer *w, const char *path)
 {
     memset(w, 0, sizeof(*w));
     w->final_path = path;
-    snprintf(w->tmp_path, sizeof w->tmp_path, "%s.tmp.%ld", path, (long)getpid());
-    w->out = fopen(w->tmp_path, "wb");
+    w->out = create_temp_beside(path, w->tmp_path, sizeof w->tmp_path);
     return w->out ? 0 : -1;
 }
 

@@ -41,6 +41,10 @@ typedef struct {
     uint64_t bytes;
 } tscf_writer;
 
+/* A new file beside path for writing, named into tmp: "path.tmp.PID", or "path.tmp.PID.K" for the first free K when
+ * that is taken (a file a crash left, a planted link); created exclusively (O_EXCL), so no link is followed, as the
+ * library's writer does (lib/segment/writer.c). @return the file, or NULL with errno. */
+FILE *create_temp_beside(const char *path, char *tmp, size_t cap);
 /* @return 0, or -1 with errno set. */
 int tscf_create(tscf_writer *w, const char *path);
 int tscf_write_chunk(tscf_writer *w, const void *chunk, size_t size, uint32_t samples);

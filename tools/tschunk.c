@@ -376,9 +376,8 @@ static int cmd_decompress(const options *o)
     if (seg < 0) return 1;
     int to_stdout = !strcmp(o->out, "-");
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", o->out, (long)getpid());
-    FILE *out = to_stdout ? stdout : fopen(tmp, "w");
-    int rc = !out ? fail("cannot create %s: %s", tmp, strerror(errno))
+    FILE *out = to_stdout ? stdout : create_temp_beside(o->out, tmp, sizeof tmp);
+    int rc = !out ? fail("cannot create a file beside %s: %s", o->out, strerror(errno))
            : seg  ? segment_decompress(o, r.data, r.size, out)
                   : decompress_chunk_file(o, &r, out);
     tscf_close(&r);

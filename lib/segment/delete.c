@@ -143,11 +143,10 @@ static size_t write_segment(const tschunk_segment *s, const char *path, const ts
         const tsc_span parts[3] = {{s->data, (size_t)f.tomb_off}, {tombs, tombs_len}, {footer, footer_size}};
         return write_parts_io(io, parts);
     }
-    size_t n = strlen(path) + 32;
+    size_t n = strlen(path) + TSC_SEG_TEMP_SUFFIX;
     char *tmp = s->allocator.alloc(s->allocator.opaque, n);
     if (!tmp) return TSC_ERROR(ALLOCATION);
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    FILE *out = fopen(tmp, "wb");
+    FILE *out = tsc_seg_create_temp(path, tmp, n);
     int ok = out != NULL;
     ok = ok && fwrite(s->data, 1, (size_t)f.tomb_off, out) == (size_t)f.tomb_off;
     ok = ok && (!tombs_len || fwrite(tombs, 1, tombs_len, out) == tombs_len);

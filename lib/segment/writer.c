@@ -188,14 +188,14 @@ size_t tschunk_segment_writer_create(tschunk_segment_writer **out, const char *p
     if (!w) return TSC_ERROR(ALLOCATION);
     size_t n = strlen(path);
     w->final_path = dup_str(w, path, n);
-    w->tmp_path = wr_alloc(w, n + 32);
+    w->tmp_path = wr_alloc(w, n + TSC_SEG_TEMP_SUFFIX);
     if (!w->final_path || !w->tmp_path) {
         tschunk_segment_writer_abort(w);
         return TSC_ERROR(ALLOCATION);
     }
-    snprintf(w->tmp_path, n + 32, "%s.tmp.%ld", path, (long)getpid());
-    w->out = fopen(w->tmp_path, "w+b"); /* read too: finish reads the summaries back */
+    w->out = tsc_seg_create_temp(path, w->tmp_path, n + TSC_SEG_TEMP_SUFFIX); /* read too: for the summaries */
     if (!w->out) {
+        w->tmp_path[0] = 0; /* not this writer's to remove */
         tschunk_segment_writer_abort(w);
         return TSC_ERROR(GENERIC);
     }
@@ -370,7 +370,7 @@ void tschunk_segment_writer_abort(tschunk_segment_writer *w)
     if (!w) return;
     int failed = errno; /* a failure's reason outlives the clean-up (the removal of a name already gone) */
     if (w->out) fclose(w->out);
-    if (w->tmp_path) remove(w->tmp_path);
+    if (w->tmp_path && w->tmp_path[0]) remove(w->tmp_path);
     for (size_t i = 0; i < w->nseries; i++) wr_free(w, w->series[i].name);
     wr_free(w, w->series);
     wr_free(w, w->table);
@@ -469,6 +469,27 @@ static int sync_directory_of(const char *path)
     if (rc == 0 || failed == EINVAL) return 0;
     errno = failed;
     return -1;
+}
+
+FILE *tsc_seg_create_temp(const char *path, char *tmp, size_t cap)
+{
+    long pid = (long)getpid();
+    for (unsigned k = 0; k < 1000; k++) {
+        if (k) snprintf(tmp, cap, "%s.tmp.%ld.%u", path, pid, k);
+        else snprintf(tmp, cap, "%s.tmp.%ld", path, pid);
+        int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno == EEXIST) continue;
+        if (fd < 0) return NULL;
+        FILE *f = fdopen(fd, "w+b");
+        if (!f) {
+            int failed = errno;
+            close(fd);
+            remove(tmp);
+            errno = failed;
+        }
+        return f;
+    }
+    return NULL; /* errno: EEXIST */
 }
 
 int tsc_seg_commit_file(FILE *out, const char *tmp, const char *final_path)
@@ -736,7 +757,8 @@ size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
     if (ok && w->out) { /* the commit closes the file either way; on a write error abort closes it */
         ok = tsc_seg_commit_file(w->out, w->tmp_path, w->final_path) == 0;
         w->out = NULL;
+        w->tmp_path[0] = 0; /* renamed or removed: the name may be another writer's by now */
     }
-    tschunk_segment_writer_abort(w); /* frees; the temporary name is gone after the commit */
+    tschunk_segment_writer_abort(w); /* frees */
     return ok ? (size_t)size : TSC_ERROR(GENERIC);
 }
