@@ -2153,6 +2153,7 @@ Test(cli, outputs_are_synced_with_their_directory)
     assert_synced_into("out", "export-prom p.csv -o f.prom --verify");
     assert_synced_into("out", "export-prom p.csv -o g.prom");
     assert_synced_into("out", "import-prom g.prom -o h.tseg");
+    assert_synced_into("out/deeper", "decompress ../h.tseg -o back.csv");
 }
 
 /* 0.52.1: temporary files are created exclusively (O_EXCL), so a link planted at the name a run would use

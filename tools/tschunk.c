@@ -382,8 +382,11 @@ static int cmd_decompress(const options *o)
                   : decompress_chunk_file(o, &r, out);
     tscf_close(&r);
     if (to_stdout || !out) return rc;
-    if (fclose(out) != 0) rc = fail("write error on %s", tmp);
+    int synced = rc == 0 && fflush(out) == 0 && fsync(fileno(out)) == 0;
+    if ((fclose(out) != 0 || !synced) && rc == 0) rc = fail("write error on %s: %s", tmp, strerror(errno));
     if (rc == 0 && rename(tmp, o->out) != 0) rc = fail("cannot rename %s to %s: %s", tmp, o->out, strerror(errno));
+    else if (rc == 0 && sync_directory_of(o->out) != 0)
+        return fail("%s is written, but its directory could not be synced: %s", o->out, strerror(errno));
     if (rc) remove(tmp);
     return rc;
 }
