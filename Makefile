@@ -104,9 +104,9 @@ $(PCFILE): Makefile include/tschunk.h # the version is in the header
 	  'Version: $(VERSION)' 'Libs: -L$${libdir} -ltschunk' 'Libs.private: $(LIBS)' \
 	  'Cflags: -I$${includedir}' > $@
 
-$(CLI): $(CLI_SRC) $(STATIC) include/tschunk.h
+$(CLI): $(CLI_SRC) $(STATIC) include/tschunk.h lib/segment/durable.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Itools $(CLI_SRC) $(STATIC) $(LDFLAGS) $(LIBS) -o $@
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Itools -Ilib $(CLI_SRC) $(STATIC) $(LDFLAGS) $(LIBS) -o $@
 
 # ---- tests ---------------------------------------------------------------
 $(TEST_BIN): $(TEST_SRC) tools/csv.c tools/csv.h tests/test_util.h tests/cli_util.h tests/spec_util.h tests/spec_decoders.h tests/spec_segment.h $(STATIC) fuzz/harness.h \

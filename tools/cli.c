@@ -15,6 +15,7 @@
 
 #include "csv.h"
 #include "file.h"
+#include "segment/durable.h"
 
 extern char **environ; /* POSIX's, for posix_spawnp */
 
@@ -376,12 +377,19 @@ const char *staged_path(char *buf, size_t cap, const char *out, int verify)
     return NULL;
 }
 
+int committed(int commit_rc, const char *out)
+{
+    if (commit_rc == -1) return fail("%s not written: %s", out, strerror(errno));
+    if (commit_rc) return fail("%s is written, but its directory could not be synced: %s", out, strerror(errno));
+    return 0;
+}
+
 int publish_staged(const char *staged, const char *out, int rc)
 {
     if (!strcmp(staged, out)) return rc;
     if (!rc && rename(staged, out) != 0) rc = fail("cannot rename %s to %s: %s", staged, out, strerror(errno));
-    else if (!rc && sync_directory_of(out) != 0)
-        return fail("%s is written, but its directory could not be synced: %s", out, strerror(errno));
+    else if (!rc && tsc_sync_directory_of(out) != 0)
+        return committed(-2, out);
     if (rc) {
         remove(staged);
         fprintf(stderr, "tschunk: %s not written\n", out);

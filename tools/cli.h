@@ -153,6 +153,9 @@ const char *writable_path(const char *path);
  * then renamed to out, so that out never holds a file that did not verify (nor loses the one it held). NULL after a
  * message when that name does not fit buf. */
 const char *staged_path(char *buf, size_t cap, const char *out, int verify);
+/* After tsc_commit_file's (or tscf_commit's) result: 0, or 1 after a message naming out (not written, or written
+ * but its directory not synced). */
+int committed(int commit_rc, const char *out);
 /* After --verify's result rc: staged renamed to out when rc is 0 (else removed). @return rc, or 1 after a message. */
 int publish_staged(const char *staged, const char *out, int rc);
 /* The DDSketch mapping's name ("logarithmic", "cubic", ...). */

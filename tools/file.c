@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "file.h"
 
+#include "segment/durable.h"
 #include "tschunk.h"
 
 #include <errno.h>
@@ -26,35 +27,11 @@ static int put_uvarint(FILE *f, uint64_t v)
     return fwrite(b, 1, n, f) == n ? (int)n : -1;
 }
 
-FILE *create_temp_beside(const char *path, char *tmp, size_t cap)
-{
-    long pid = (long)getpid();
-    for (unsigned k = 0; k < 1000; k++) {
-        int n = k ? snprintf(tmp, cap, "%s.tmp.%ld.%u", path, pid, k) : snprintf(tmp, cap, "%s.tmp.%ld", path, pid);
-        if (n < 0 || (size_t)n >= cap) {
-            errno = ENAMETOOLONG;
-            return NULL;
-        }
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno == EEXIST) continue;
-        if (fd < 0) return NULL;
-        FILE *f = fdopen(fd, "wb");
-        if (!f) {
-            int failed = errno;
-            close(fd);
-            remove(tmp);
-            errno = failed;
-        }
-        return f;
-    }
-    return NULL; /* errno: EEXIST */
-}
-
 int tscf_create(tscf_writer *w, const char *path)
 {
     memset(w, 0, sizeof(*w));
     w->final_path = path;
-    w->out = create_temp_beside(path, w->tmp_path, sizeof w->tmp_path);
+    w->out = tsc_create_temp(path, w->tmp_path, sizeof w->tmp_path);
     return w->out ? 0 : -1;
 }
 
@@ -68,40 +45,19 @@ int tscf_write_chunk(tscf_writer *w, const void *chunk, size_t size, uint32_t sa
     return 0;
 }
 
-int sync_directory_of(const char *path)
-{
-    char dir[4200];
-    const char *slash = strrchr(path, '/');
-    size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
-    if (len >= sizeof dir) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    memcpy(dir, slash ? path : ".", len);
-    dir[len] = 0;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return errno == EACCES ? 0 : -1;
-    int rc = fsync(fd), failed = errno;
-    close(fd);
-    if (rc == 0 || failed == EINVAL) return 0;
-    errno = failed;
-    return -1;
-}
-
 int tscf_commit(tscf_writer *w)
 {
-    if (fflush(w->out) != 0 || fsync(fileno(w->out)) != 0) return -1;
-    int closed = fclose(w->out);
+    int rc = tsc_commit_file(w->out, w->tmp_path, w->final_path);
     w->out = NULL;
-    if (closed != 0 || rename(w->tmp_path, w->final_path) != 0) return -1;
-    return sync_directory_of(w->final_path);
+    w->tmp_path[0] = 0; /* renamed, or removed by the commit */
+    return rc;
 }
 
 void tscf_abort(tscf_writer *w)
 {
     if (w->out) fclose(w->out);
     w->out = NULL;
-    remove(w->tmp_path);
+    if (w->tmp_path[0]) remove(w->tmp_path);
 }
 
 /* A stream (a FIFO, a device) read whole into memory, up to STREAM_MAX bytes: /dev/zero must end in a message,

@@ -41,18 +41,12 @@ typedef struct {
     uint64_t bytes;
 } tscf_writer;
 
-/* A new file beside path for writing, named into tmp: "path.tmp.PID", or "path.tmp.PID.K" for the first free K when
- * that is taken (a file a crash left, a planted link); created exclusively (O_EXCL), so no link is followed, as the
- * library's writer does (lib/segment/writer.c). @return the file, or NULL with errno. */
-FILE *create_temp_beside(const char *path, char *tmp, size_t cap);
 /* @return 0, or -1 with errno set. */
 int tscf_create(tscf_writer *w, const char *path);
 int tscf_write_chunk(tscf_writer *w, const void *chunk, size_t size, uint32_t samples);
-/* Flush, fsync, rename into place and sync the directory (sync_directory_of). @return 0 or -1. */
+/* Flush, fsync, rename into place and sync the directory (tsc_commit_file). @return 0, -1 (not written) or -2 (written,
+ * the directory not synced), with errno. */
 int tscf_commit(tscf_writer *w);
-/* The directory holding path fsynced, so that a rename into it survives a power loss, as the library's writer does
- * (lib/segment/writer.c; EINVAL and EACCES are no failure). @return 0, or -1 with errno. */
-int sync_directory_of(const char *path);
 /* Remove the temporary file: the final path is never left half-written. */
 void tscf_abort(tscf_writer *w);
 

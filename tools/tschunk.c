@@ -25,6 +25,7 @@
 #include "cli.h"
 #include "csv.h"
 #include "file.h"
+#include "segment/durable.h"
 #include "sketch_cmd.h"
 #include "tschunk.h"
 
@@ -275,10 +276,14 @@ static int cmd_export_prom(const options *o)
     if (tscf_create(&w, target)) { samples_free(&s); return fail("cannot create %s: %s", o->out, strerror(errno)); }
     double encode_s = 0;
     if (encode_chunks(FORMAT_PROM, 0, s.ts, s.bits, s.n, (uint32_t)per_chunk, (uint32_t)o->max_chunk_bytes, NULL,
-                      write_record, &w, &encode_s) || tscf_commit(&w)) {
+                      write_record, &w, &encode_s)) {
         tscf_abort(&w);
         samples_free(&s);
         return fail("%s not written", o->out);
+    }
+    if (committed(tscf_commit(&w), o->out)) {
+        samples_free(&s);
+        return 1;
     }
     printf("%s -> %s: %zu sample%s (%zu empty value%s skipped), %llu Prometheus XOR chunk%s, %llu bytes\n", o->in,
            o->out, s.n, plural(s.n), skipped, plural(skipped), (unsigned long long)w.chunks, plural(w.chunks),
@@ -376,19 +381,18 @@ static int cmd_decompress(const options *o)
     if (seg < 0) return 1;
     int to_stdout = !strcmp(o->out, "-");
     char tmp[4200];
-    FILE *out = to_stdout ? stdout : create_temp_beside(o->out, tmp, sizeof tmp);
+    FILE *out = to_stdout ? stdout : tsc_create_temp(o->out, tmp, sizeof tmp);
     int rc = !out ? fail("cannot create a file beside %s: %s", o->out, strerror(errno))
            : seg  ? segment_decompress(o, r.data, r.size, out)
                   : decompress_chunk_file(o, &r, out);
     tscf_close(&r);
     if (to_stdout || !out) return rc;
-    int synced = rc == 0 && fflush(out) == 0 && fsync(fileno(out)) == 0;
-    if ((fclose(out) != 0 || !synced) && rc == 0) rc = fail("write error on %s: %s", tmp, strerror(errno));
-    if (rc == 0 && rename(tmp, o->out) != 0) rc = fail("cannot rename %s to %s: %s", tmp, o->out, strerror(errno));
-    else if (rc == 0 && sync_directory_of(o->out) != 0)
-        return fail("%s is written, but its directory could not be synced: %s", o->out, strerror(errno));
-    if (rc) remove(tmp);
-    return rc;
+    if (rc) {
+        fclose(out);
+        remove(tmp);
+        return rc;
+    }
+    return committed(tsc_commit_file(out, tmp, o->out), o->out);
 }
 
 /* ---- stats ---------------------------------------------------------------- */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bitmap.h"
+#include "durable.h"
 #include "format.h"
 
 /* Sample positions [*lo, *hi] of a chunk whose timestamps lie in [from, to]
@@ -143,10 +144,10 @@ static size_t write_segment(const tschunk_segment *s, const char *path, const ts
         const tsc_span parts[3] = {{s->data, (size_t)f.tomb_off}, {tombs, tombs_len}, {footer, footer_size}};
         return write_parts_io(io, parts);
     }
-    size_t n = strlen(path) + TSC_SEG_TEMP_SUFFIX;
+    size_t n = strlen(path) + TSC_TEMP_SUFFIX;
     char *tmp = s->allocator.alloc(s->allocator.opaque, n);
     if (!tmp) return TSC_ERROR(ALLOCATION);
-    FILE *out = tsc_seg_create_temp(path, tmp, n);
+    FILE *out = tsc_create_temp(path, tmp, n);
     int ok = out != NULL;
     ok = ok && fwrite(s->data, 1, (size_t)f.tomb_off, out) == (size_t)f.tomb_off;
     ok = ok && (!tombs_len || fwrite(tombs, 1, tombs_len, out) == tombs_len);
@@ -157,7 +158,7 @@ static size_t write_segment(const tschunk_segment *s, const char *path, const ts
         remove(tmp);
         errno = failed;
     }
-    ok = ok && tsc_seg_commit_file(out, tmp, path) == 0;
+    ok = ok && tsc_commit_file(out, tmp, path) == 0;
     s->allocator.free(s->allocator.opaque, tmp);
     return ok ? 0 : TSC_ERROR(GENERIC);
 }

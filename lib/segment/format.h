@@ -231,15 +231,5 @@ const tsc_seg_tomb *tsc_seg_find_tomb(const tschunk_segment *s, size_t chunk);
 /* The footer of f in f->version's layout (its own checksum included). @return its size. */
 size_t tsc_seg_encode_footer(const tsc_seg_footer *f, uint8_t out[TSC_SEG_FOOTER_SIZE]);
 
-/* Room a temporary name needs beyond its path's length (".tmp." PID "." K, NUL). */
-#define TSC_SEG_TEMP_SUFFIX 48
-/* A new file beside path, for writing and reading, named into tmp (cap >= strlen(path) + TSC_SEG_TEMP_SUFFIX):
- * "path.tmp.PID", or "path.tmp.PID.K" for the first K that is free when that is taken (another writer of the same
- * path, a file a crash left, a planted link). Created exclusively (O_EXCL), so that no two writers share a file and
- * no link is followed. @return the file, or NULL with errno. */
-FILE *tsc_seg_create_temp(const char *path, char *tmp, size_t cap);
-/* Flush, fsync, close, rename tmp to final and fsync final's directory. @return 0 or -1 with errno (the temporary
- * file is then removed, unless only the directory's sync failed: the file is then in place and whole). */
-int tsc_seg_commit_file(FILE *out, const char *tmp, const char *final_path);
 
 #endif

@@ -7,7 +7,6 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 
 #include "../sketch/sketch.h"
 #include "bitmap.h"
+#include "durable.h"
 #include "format.h"
 
 typedef struct {
@@ -188,12 +188,12 @@ size_t tschunk_segment_writer_create(tschunk_segment_writer **out, const char *p
     if (!w) return TSC_ERROR(ALLOCATION);
     size_t n = strlen(path);
     w->final_path = dup_str(w, path, n);
-    w->tmp_path = wr_alloc(w, n + TSC_SEG_TEMP_SUFFIX);
+    w->tmp_path = wr_alloc(w, n + TSC_TEMP_SUFFIX);
     if (!w->final_path || !w->tmp_path) {
         tschunk_segment_writer_abort(w);
         return TSC_ERROR(ALLOCATION);
     }
-    w->out = tsc_seg_create_temp(path, w->tmp_path, n + TSC_SEG_TEMP_SUFFIX); /* read too: for the summaries */
+    w->out = tsc_create_temp(path, w->tmp_path, n + TSC_TEMP_SUFFIX); /* read too: for the summaries */
     if (!w->out) {
         w->tmp_path[0] = 0; /* not this writer's to remove */
         tschunk_segment_writer_abort(w);
@@ -447,65 +447,6 @@ static uint8_t *encode_series_bitmap(tschunk_segment_writer *w, const tsc_seg_en
     return blob;
 }
 
-/* The directory that holds path synced: a file's fsync makes its bytes durable, not the name a rename gave it, so
- * without this a power loss right after finish could leave the old file, or none, under the final name. A file
- * system that cannot sync a directory (EINVAL) and a directory that cannot be opened for reading (EACCES: rename
- * needs only write and search permission) are not errors. @return 0, or -1 with errno. */
-static int sync_directory_of(const char *path)
-{
-    char dir[4096]; /* PATH_MAX: a longer path could not have been renamed to */
-    const char *slash = strrchr(path, '/');
-    size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
-    if (len >= sizeof dir) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    memcpy(dir, slash ? path : ".", len);
-    dir[len] = 0;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return errno == EACCES ? 0 : -1;
-    int rc = fsync(fd), failed = errno;
-    close(fd);
-    if (rc == 0 || failed == EINVAL) return 0;
-    errno = failed;
-    return -1;
-}
-
-FILE *tsc_seg_create_temp(const char *path, char *tmp, size_t cap)
-{
-    long pid = (long)getpid();
-    for (unsigned k = 0; k < 1000; k++) {
-        if (k) snprintf(tmp, cap, "%s.tmp.%ld.%u", path, pid, k);
-        else snprintf(tmp, cap, "%s.tmp.%ld", path, pid);
-        int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno == EEXIST) continue;
-        if (fd < 0) return NULL;
-        FILE *f = fdopen(fd, "w+b");
-        if (!f) {
-            int failed = errno;
-            close(fd);
-            remove(tmp);
-            errno = failed;
-        }
-        return f;
-    }
-    return NULL; /* errno: EEXIST */
-}
-
-int tsc_seg_commit_file(FILE *out, const char *tmp, const char *final_path)
-{
-    int ok = fflush(out) == 0 && fsync(fileno(out)) == 0;
-    ok = fclose(out) == 0 && ok;
-    ok = ok && rename(tmp, final_path) == 0;
-    if (!ok) {
-        int failed = errno; /* the failed call's, for the caller's message (GENERIC: errno says which) */
-        remove(tmp);
-        errno = failed;
-        return -1;
-    }
-    return sync_directory_of(final_path); /* the file is in place and whole even when this fails */
-}
-
 /* Series table, index and fences, encoded into one buffer (they are in memory already). */
 typedef struct {
     uint8_t *buf;
@@ -755,7 +696,7 @@ size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
     if (!w->failed && write_header(w, shift)) w->failed = 1;
     ok = !w->failed;
     if (ok && w->out) { /* the commit closes the file either way; on a write error abort closes it */
-        ok = tsc_seg_commit_file(w->out, w->tmp_path, w->final_path) == 0;
+        ok = tsc_commit_file(w->out, w->tmp_path, w->final_path) == 0;
         w->out = NULL;
         w->tmp_path[0] = 0; /* renamed or removed: the name may be another writer's by now */
     }

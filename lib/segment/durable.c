@@ -1,0 +1,67 @@
+/* Durable file replacement: lib/segment/durable.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "durable.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+int tsc_sync_directory_of(const char *path)
+{
+    char dir[4096]; /* PATH_MAX: a longer path could not have been renamed to */
+    const char *slash = strrchr(path, '/');
+    size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    if (len >= sizeof dir) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(dir, slash ? path : ".", len);
+    dir[len] = 0;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return errno == EACCES ? 0 : -1;
+    int rc = fsync(fd), failed = errno;
+    close(fd);
+    if (rc == 0 || failed == EINVAL) return 0;
+    errno = failed;
+    return -1;
+}
+
+FILE *tsc_create_temp(const char *path, char *tmp, size_t cap)
+{
+    long pid = (long)getpid();
+    for (unsigned k = 0; k < 1000; k++) {
+        int n = k ? snprintf(tmp, cap, "%s.tmp.%ld.%u", path, pid, k) : snprintf(tmp, cap, "%s.tmp.%ld", path, pid);
+        if (n < 0 || (size_t)n >= cap) {
+            errno = ENAMETOOLONG;
+            return NULL;
+        }
+        int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno == EEXIST) continue;
+        if (fd < 0) return NULL;
+        FILE *f = fdopen(fd, "w+b");
+        if (!f) {
+            int failed = errno;
+            close(fd);
+            remove(tmp);
+            errno = failed;
+        }
+        return f;
+    }
+    return NULL; /* errno: EEXIST */
+}
+
+int tsc_commit_file(FILE *out, const char *tmp, const char *final_path)
+{
+    int ok = fflush(out) == 0 && fsync(fileno(out)) == 0;
+    ok = fclose(out) == 0 && ok;
+    ok = ok && rename(tmp, final_path) == 0;
+    if (!ok) {
+        int failed = errno; /* the failed call's, for the caller's message (GENERIC: errno says which) */
+        remove(tmp);
+        errno = failed;
+        return -1;
+    }
+    return tsc_sync_directory_of(final_path) ? -2 : 0; /* the file is in place and whole even when this fails */
+}
+
