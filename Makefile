@@ -104,7 +104,7 @@ $(PCFILE): Makefile include/tschunk.h # the version is in the header
 	  'Version: $(VERSION)' 'Libs: -L$${libdir} -ltschunk' 'Libs.private: $(LIBS)' \
 	  'Cflags: -I$${includedir}' > $@
 
-$(CLI): $(CLI_SRC) $(STATIC) include/tschunk.h lib/segment/durable.h
+$(CLI): $(CLI_SRC) $(wildcard tools/*.h) $(STATIC) include/tschunk.h lib/segment/durable.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Itools -Ilib $(CLI_SRC) $(STATIC) $(LDFLAGS) $(LIBS) -o $@
 

@@ -15,7 +15,7 @@
 
 #include "csv.h"
 #include "file.h"
-#include "segment/durable.h"
+#include "output.h"
 
 extern char **environ; /* POSIX's, for posix_spawnp */
 
@@ -372,7 +372,10 @@ const char *writable_path(const char *path)
 const char *staged_path(char *buf, size_t cap, const char *out, int verify)
 {
     if (!verify) return out;
-    if ((size_t)snprintf(buf, cap, "%s.verify.%ld", out, (long)getpid()) < cap) return buf;
+    if ((size_t)snprintf(buf, cap, "%s.verify.%ld", out, (long)getpid()) < cap) {
+        signal_removes_staged(buf); /* until publish_staged */
+        return buf;
+    }
     fail("%s: the path is too long", out);
     return NULL;
 }
@@ -388,12 +391,13 @@ int publish_staged(const char *staged, const char *out, int rc)
 {
     if (!strcmp(staged, out)) return rc;
     if (!rc && rename(staged, out) != 0) rc = fail("cannot rename %s to %s: %s", staged, out, strerror(errno));
-    else if (!rc && tsc_sync_directory_of(out) != 0)
-        return committed(-2, out);
-    if (rc) {
-        remove(staged);
-        fprintf(stderr, "tschunk: %s not written\n", out);
+    else if (!rc) {
+        signal_removes_staged(NULL);
+        return tsc_sync_directory_of(out) ? committed(-2, out) : 0;
     }
+    remove(staged);
+    signal_removes_staged(NULL);
+    fprintf(stderr, "tschunk: %s not written\n", out);
     return rc;
 }
 

@@ -32,6 +32,7 @@ int tscf_create(tscf_writer *w, const char *path)
     memset(w, 0, sizeof(*w));
     w->final_path = path;
     w->out = tsc_create_temp(path, w->tmp_path, sizeof w->tmp_path);
+    if (!w->out) w->tmp_path[0] = 0; /* a name that is not this writer's to remove */
     return w->out ? 0 : -1;
 }
 

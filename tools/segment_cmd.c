@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "csv.h"
 #include "file.h"
+#include "output.h"
 
 static int open_segment_with(const char *path, const unsigned char *data, size_t size, unsigned flags,
                              tschunk_segment **seg)
@@ -323,20 +324,27 @@ static size_t write_segment_file(const options *o, const series_table *t, const 
                                  double *encode_s)
 {
     tschunk_segment_writer *w;
-    size_t created = tschunk_segment_writer_create(&w, target, so);
+    output_file out;
+    if (output_create(&out, target)) return 0;
+    size_t created = tschunk_segment_writer_create_io(&w, &out.io, so);
     if (created) {
+        output_discard(&out);
         fail("cannot create %s: %s", o->out, error_reason(created));
         return 0;
     }
     *sink = (segment_sink){w, 0, 0, 0, 0};
     if (write_series(o, t, w, summary, sink, encode_s)) {
         tschunk_segment_writer_abort(w);
+        output_discard(&out);
         return 0;
     }
     size_t bytes = tschunk_segment_writer_finish(w);
-    if (!tschunk_is_error(bytes)) return bytes;
-    fail("%s not written: %s", o->out, error_reason(bytes));
-    return 0;
+    if (tschunk_is_error(bytes)) {
+        output_discard(&out);
+        fail("%s not written: %s", o->out, error_reason(bytes));
+        return 0;
+    }
+    return output_commit(&out) ? 0 : bytes;
 }
 
 int segment_compress(const options *o)
@@ -819,8 +827,12 @@ int segment_delete(const options *o, const unsigned char *data, size_t size)
     int rc = tschunk_is_error(ordinal) ? series_arg_error(o, ordinal) : 0;
     const char *path = rc ? NULL : writable_path(o->in); /* in place: through a link, to its file */
     if (!rc && !path) rc = 1;
-    size_t err = rc ? 0 : tschunk_segment_delete(seg, path, (uint32_t)ordinal, o->from, o->to, &deleted);
+    output_file out = {0};
+    if (!rc) rc = output_create(&out, path);
+    size_t err = rc ? 0 : tschunk_segment_delete_io(seg, &out.io, (uint32_t)ordinal, o->from, o->to, &deleted);
     if (!rc && err) rc = fail("%s: delete failed: %s (the file is unchanged)", o->in, error_reason(err));
+    if (!rc && deleted) rc = output_commit(&out);
+    else if (path) output_discard(&out); /* nothing newly deleted: the file stays as it was */
     if (!rc)
         printf("%s: deleted %llu samples of '%s' in [%lld, %lld]\n", o->in, (unsigned long long)deleted, o->series,
                (long long)o->from, (long long)o->to);
@@ -837,10 +849,18 @@ int segment_compact(const options *o, const unsigned char *data, size_t size)
     tschunk_segment *seg;
     if (open_segment(o->in, data, size, &seg)) return 1;
     tschunk_segment_compact_stats st;
-    size_t bytes = tschunk_segment_compact(seg, out, &st);
+    output_file file;
+    if (output_create(&file, out)) {
+        tschunk_segment_close(seg);
+        return 1;
+    }
+    size_t bytes = tschunk_segment_compact_io(seg, &file.io, &st);
     tschunk_segment_close(seg);
-    if (tschunk_is_error(bytes))
+    if (tschunk_is_error(bytes)) {
+        output_discard(&file);
         return fail("%s: compact failed: %s (%s is unchanged)", o->in, error_reason(bytes), out);
+    }
+    if (output_commit(&file)) return 1;
     printf("%s -> %s: %llu chunk%s copied, %llu encoded again without their deleted samples, %llu dropped (emptied); "
            "%llu deleted sample%s gone; %zu -> %zu bytes\n",
            o->in, out, (unsigned long long)st.chunks_copied, plural(st.chunks_copied),
@@ -900,9 +920,13 @@ int segment_merge(const char *out, const char *const *paths, const unsigned char
         total += sizes[k];
     }
     tschunk_segment_compact_stats st;
-    size_t bytes = rc ? 0 : tschunk_segment_merge((const tschunk_segment *const *)segs, n, out, m, &st);
+    output_file file = {0};
+    if (!rc) rc = output_create(&file, out);
+    size_t bytes = rc ? 0 : tschunk_segment_merge_io((const tschunk_segment *const *)segs, n, &file.io, m, &st);
+    if (!rc && tschunk_is_error(bytes)) output_discard(&file);
     if (!rc && tschunk_get_error_code(bytes) == TSCHUNK_ERROR_NOT_MERGEABLE) rc = say_unlike(paths, segs, n, out);
     if (!rc && tschunk_is_error(bytes)) rc = fail("merge failed: %s (%s is unchanged)", error_reason(bytes), out);
+    if (!rc) rc = output_commit(&file);
     if (!rc)
         printf("%zu segment%s -> %s: %llu chunk%s copied, %llu encoded again%s, %llu dropped (emptied); %llu chunk%s "
                "written; %llu deleted sample%s gone; %zu -> %zu bytes\n",
@@ -972,9 +996,13 @@ static int import_prom_to(const options *o, tscf_reader *r, uint32_t codec, int 
     tschunk_segment_writer *w;
     uint64_t counted = 0;
     tschunk_segment_io counter = {count_write_at, no_read_at, &counted};
-    size_t created = size_only ? tschunk_segment_writer_create_io(&w, &counter, &so)
-                               : tschunk_segment_writer_create(&w, o->out, &so);
-    if (created) return fail("cannot create %s: %s", size_only ? "a segment in memory" : o->out, error_reason(created));
+    output_file out = {0};
+    if (!size_only && output_create(&out, o->out)) return 1;
+    size_t created = tschunk_segment_writer_create_io(&w, size_only ? &counter : &out.io, &so);
+    if (created) {
+        output_discard(&out);
+        return fail("cannot create %s: %s", size_only ? "a segment in memory" : o->out, error_reason(created));
+    }
     char name[256];
     name_after_file(o->in, name, sizeof name);
     segment_sink sink = {w, 0, 0, 0, 0};
@@ -986,9 +1014,15 @@ static int import_prom_to(const options *o, tscf_reader *r, uint32_t codec, int 
                            &sink, NULL);
     }
     if (n == SIZE_MAX) rc = 1;
-    if (rc) { tschunk_segment_writer_abort(w); return rc; }
+    if (rc) {
+        tschunk_segment_writer_abort(w);
+        output_discard(&out);
+        return rc;
+    }
     size_t bytes = tschunk_segment_writer_finish(w);
+    if (tschunk_is_error(bytes)) output_discard(&out);
     if (tschunk_is_error(bytes)) return fail("%s not written: %s", o->out, error_reason(bytes));
+    if (!size_only && output_commit(&out)) return 1;
     res->bytes = bytes;
     res->chunks = sink.chunks;
     return 0;

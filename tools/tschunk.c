@@ -25,7 +25,7 @@
 #include "cli.h"
 #include "csv.h"
 #include "file.h"
-#include "segment/durable.h"
+#include "output.h"
 #include "sketch_cmd.h"
 #include "tschunk.h"
 
@@ -274,14 +274,18 @@ static int cmd_export_prom(const options *o)
     const char *target = staged_path(staged, sizeof staged, o->out, o->verify);
     if (!target) { samples_free(&s); return 1; }
     if (tscf_create(&w, target)) { samples_free(&s); return fail("cannot create %s: %s", o->out, strerror(errno)); }
+    signal_removes_temp(w.tmp_path);
     double encode_s = 0;
     if (encode_chunks(FORMAT_PROM, 0, s.ts, s.bits, s.n, (uint32_t)per_chunk, (uint32_t)o->max_chunk_bytes, NULL,
                       write_record, &w, &encode_s)) {
         tscf_abort(&w);
+        signal_removes_temp(NULL);
         samples_free(&s);
         return fail("%s not written", o->out);
     }
-    if (committed(tscf_commit(&w), o->out)) {
+    int commit_rc = tscf_commit(&w);
+    signal_removes_temp(NULL);
+    if (committed(commit_rc, o->out)) {
         samples_free(&s);
         return 1;
     }
@@ -380,19 +384,14 @@ static int cmd_decompress(const options *o)
     int seg = open_if_segment(o->in, &r);
     if (seg < 0) return 1;
     int to_stdout = !strcmp(o->out, "-");
-    char tmp[4200];
-    FILE *out = to_stdout ? stdout : tsc_create_temp(o->out, tmp, sizeof tmp);
-    int rc = !out ? fail("cannot create a file beside %s: %s", o->out, strerror(errno))
-           : seg  ? segment_decompress(o, r.data, r.size, out)
-                  : decompress_chunk_file(o, &r, out);
+    output_file file = {0};
+    int rc = to_stdout ? 0 : output_create(&file, o->out);
+    FILE *out = to_stdout ? stdout : file.file.out;
+    if (!rc) rc = seg ? segment_decompress(o, r.data, r.size, out) : decompress_chunk_file(o, &r, out);
     tscf_close(&r);
     if (to_stdout || !out) return rc;
-    if (rc) {
-        fclose(out);
-        remove(tmp);
-        return rc;
-    }
-    return committed(tsc_commit_file(out, tmp, o->out), o->out);
+    if (rc) output_discard(&file);
+    return rc ? rc : output_commit(&file);
 }
 
 /* ---- stats ---------------------------------------------------------------- */
@@ -967,6 +966,7 @@ static int run_command(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc < 2) return usage();
+    remove_on_signals(); /* an interrupted run leaves no temporary file */
     int rc = run_command(argc, argv);
     /* What went to stdout (a listing, a sketch, quantiles) was written only if the last flush succeeds: a full
      * disk or a closed device must not end in success with the output lost. */

@@ -51,6 +51,20 @@ FILE *tsc_create_temp(const char *path, char *tmp, size_t cap)
     return NULL; /* errno: EEXIST */
 }
 
+int tsc_file_write_at(void *ctx, const void *data, size_t n, uint64_t at)
+{
+    tsc_file_io *f = ctx;
+    if (at != f->at && fseeko(f->out, (off_t)at, SEEK_SET)) return -1;
+    f->at = at + n;
+    return fwrite(data, 1, n, f->out) == n ? 0 : -1;
+}
+
+int tsc_file_read_at(void *ctx, void *data, size_t n, uint64_t at)
+{
+    tsc_file_io *f = ctx;
+    return fflush(f->out) == 0 && pread(fileno(f->out), data, n, (off_t)at) == (ssize_t)n ? 0 : -1;
+}
+
 int tsc_commit_file(FILE *out, const char *tmp, const char *final_path)
 {
     int ok = fflush(out) == 0 && fsync(fileno(out)) == 0;

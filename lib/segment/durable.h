@@ -7,6 +7,7 @@
 #define TSCHUNK_DURABLE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Room a temporary name needs beyond its path's length (".tmp." PID "." K, NUL). */
@@ -17,6 +18,15 @@
  * path, a file a crash left, a planted link). Created exclusively (O_EXCL), so that no two writers share a file and
  * no link is followed. @return the file, or NULL with errno. */
 FILE *tsc_create_temp(const char *path, char *tmp, size_t cap);
+
+/* A file as a tschunk_segment_io's ctx (tsc_file_write_at, tsc_file_read_at): writes in order need no seek. */
+typedef struct {
+    FILE *out;
+    uint64_t at; /* where out's position is */
+} tsc_file_io;
+
+int tsc_file_write_at(void *ctx, const void *data, size_t n, uint64_t at);
+int tsc_file_read_at(void *ctx, void *data, size_t n, uint64_t at);
 
 /* Flush, fsync, close, rename tmp to final and fsync final's directory. @return 0; -1 with errno, the temporary file
  * removed and final untouched; or -2 with errno when only the directory's sync failed (the file is in place, whole). */

@@ -32,9 +32,8 @@ typedef struct {
 } chunk_entry;
 
 struct tschunk_segment_writer {
-    tschunk_segment_io io; /* the temporary file's (file_write_at, file_read_at), or the caller's */
-    FILE *out;             /* a path's temporary file; NULL through the caller's io */
-    uint64_t out_at;       /* where out's position is, so that writes in order need no seek */
+    tschunk_segment_io io; /* the temporary file's (tsc_file_write_at, tsc_file_read_at), or the caller's */
+    tsc_file_io file;      /* a path's temporary file; file.out NULL through the caller's io */
     char *tmp_path, *final_path;
     tschunk_segment_options opts;
     uint64_t pos;
@@ -89,20 +88,6 @@ static char *dup_str(tschunk_segment_writer *w, const char *s, size_t n)
 
 /* The temporary file as a tschunk_segment_io: stdio's buffer for the records written in order, a seek only for
  * the header, and pread (after a flush) for the summaries read back. */
-static int file_write_at(void *ctx, const void *p, size_t n, uint64_t at)
-{
-    tschunk_segment_writer *w = ctx;
-    if (at != w->out_at && fseeko(w->out, (off_t)at, SEEK_SET)) return -1;
-    w->out_at = at + n;
-    return fwrite(p, 1, n, w->out) == n ? 0 : -1;
-}
-
-static int file_read_at(void *ctx, void *p, size_t n, uint64_t at)
-{
-    tschunk_segment_writer *w = ctx;
-    return fflush(w->out) == 0 && pread(fileno(w->out), p, n, (off_t)at) == (ssize_t)n ? 0 : -1;
-}
-
 static int put_bytes(tschunk_segment_writer *w, const void *p, size_t n)
 {
     if (n && !w->failed && w->io.write_at(w->io.ctx, p, n, w->pos)) w->failed = 1;
@@ -193,13 +178,13 @@ size_t tschunk_segment_writer_create(tschunk_segment_writer **out, const char *p
         tschunk_segment_writer_abort(w);
         return TSC_ERROR(ALLOCATION);
     }
-    w->out = tsc_create_temp(path, w->tmp_path, n + TSC_TEMP_SUFFIX); /* read too: for the summaries */
-    if (!w->out) {
+    w->file.out = tsc_create_temp(path, w->tmp_path, n + TSC_TEMP_SUFFIX); /* read too: for the summaries */
+    if (!w->file.out) {
         w->tmp_path[0] = 0; /* not this writer's to remove */
         tschunk_segment_writer_abort(w);
         return TSC_ERROR(GENERIC);
     }
-    w->io = (tschunk_segment_io){file_write_at, file_read_at, w};
+    w->io = (tschunk_segment_io){tsc_file_write_at, tsc_file_read_at, &w->file};
     size_t err = start_records(w);
     if (err) {
         tschunk_segment_writer_abort(w);
@@ -369,7 +354,7 @@ void tschunk_segment_writer_abort(tschunk_segment_writer *w)
 {
     if (!w) return;
     int failed = errno; /* a failure's reason outlives the clean-up (the removal of a name already gone) */
-    if (w->out) fclose(w->out);
+    if (w->file.out) fclose(w->file.out);
     if (w->tmp_path && w->tmp_path[0]) remove(w->tmp_path);
     for (size_t i = 0; i < w->nseries; i++) wr_free(w, w->series[i].name);
     wr_free(w, w->series);
@@ -695,9 +680,9 @@ size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
     uint64_t size = w->pos;
     if (!w->failed && write_header(w, shift)) w->failed = 1;
     ok = !w->failed;
-    if (ok && w->out) { /* the commit closes the file either way; on a write error abort closes it */
-        ok = tsc_commit_file(w->out, w->tmp_path, w->final_path) == 0;
-        w->out = NULL;
+    if (ok && w->file.out) { /* the commit closes the file either way; on a write error abort closes it */
+        ok = tsc_commit_file(w->file.out, w->tmp_path, w->final_path) == 0;
+        w->file.out = NULL;
         w->tmp_path[0] = 0; /* renamed or removed: the name may be another writer's by now */
     }
     tschunk_segment_writer_abort(w); /* frees */
