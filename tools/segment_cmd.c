@@ -1020,8 +1020,10 @@ static int import_prom_to(const options *o, tscf_reader *r, uint32_t codec, int 
         return rc;
     }
     size_t bytes = tschunk_segment_writer_finish(w);
-    if (tschunk_is_error(bytes)) output_discard(&out);
-    if (tschunk_is_error(bytes)) return fail("%s not written: %s", o->out, error_reason(bytes));
+    if (tschunk_is_error(bytes)) {
+        output_discard(&out);
+        return fail("%s not written: %s", o->out, error_reason(bytes));
+    }
     if (!size_only && output_commit(&out)) return 1;
     res->bytes = bytes;
     res->chunks = sink.chunks;
