@@ -1,7 +1,9 @@
 /* Segments: many series' chunks in one checksummed, indexed file. */
+#define _DEFAULT_SOURCE /* syscall, for the fsync below */
 #include <errno.h>
 #include <pthread.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <math.h>
@@ -2666,4 +2668,59 @@ Test(segment, writers_of_one_path_keep_their_own_temporary_files)
     cr_assert(kept.size == 8 && !memcmp(kept.data, "keep me\n", 8), "the planted link was followed");
     free(kept.data);
     remove(link);
+}
+
+/* Every fsync in this test binary comes here (defined in the executable, it takes the library's calls too), which
+ * notes the last file synced and passes the call on to the kernel. */
+static struct {
+    dev_t dev;
+    ino_t ino;
+    int dir;
+} last_synced;
+
+int fsync(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) == 0) {
+        last_synced.dev = st.st_dev;
+        last_synced.ino = st.st_ino;
+        last_synced.dir = S_ISDIR(st.st_mode);
+    }
+    return (int)syscall(SYS_fsync, fd);
+}
+
+static void assert_last_synced_is_tmpdir(const char *what)
+{
+    struct stat st;
+    cr_assert_eq(stat(tmpdir, &st), 0);
+    cr_assert(last_synced.dir && last_synced.dev == st.st_dev && last_synced.ino == st.st_ino,
+              "%s: the last fsync was not of the directory holding the file", what);
+    memset(&last_synced, 0, sizeof last_synced);
+}
+
+/* 0.52.0: finish, delete, compaction and merge to a path sync the directory after their rename (only the file was
+ * synced: its name could be lost to a power loss). The CLI commits through lib/segment/durable.c itself since 0.53.0:
+ * this checks the library's own paths. */
+Test(segment, commits_to_a_path_sync_the_directory)
+{
+    char path[128], out[160];
+    tschunk_segment_options o = {.min_ts = 0};
+    cr_assert(!tschunk_is_error(finish_with_series(new_writer(path, "synced.tseg", &o), 3)));
+    assert_last_synced_is_tmpdir("finish");
+    tschunk_segment *seg;
+    cr_assert_eq(tschunk_segment_open_file(&seg, path, 0, NULL), 0);
+    uint64_t deleted;
+    cr_assert_eq(tschunk_segment_delete(seg, path, 0, 100, 100, &deleted), 0);
+    cr_assert_eq(deleted, 1);
+    assert_last_synced_is_tmpdir("delete");
+    tschunk_segment_close(seg);
+    cr_assert_eq(tschunk_segment_open_file(&seg, path, 0, NULL), 0);
+    snprintf(out, sizeof out, "%s/compacted.tseg", tmpdir);
+    cr_assert(!tschunk_is_error(tschunk_segment_compact(seg, out, NULL)));
+    assert_last_synced_is_tmpdir("compact");
+    const tschunk_segment *one[1] = {seg};
+    snprintf(out, sizeof out, "%s/merged.tseg", tmpdir);
+    cr_assert(!tschunk_is_error(tschunk_segment_merge(one, 1, out, NULL, NULL)));
+    assert_last_synced_is_tmpdir("merge");
+    tschunk_segment_close(seg);
 }
