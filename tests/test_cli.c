@@ -2235,3 +2235,41 @@ Test(cli, interrupted_runs_leave_no_temporary_file, .timeout = 120)
     interrupt_at(out, sizeof out, "file", "INT", "", "compress p.csv -o new.tseg");
     cr_assert_str_eq(out, "running\nstatus 143\ng.prom\np.csv\ns.tseg\n");
 }
+
+/* 0.54.0: ls --json, one object a script can read: every series with its id, chunks, samples, time range (null for a
+ * series compacted to nothing; date-times too with --iso) and bytes; a name's bytes outside UTF-8 as \u00XX. */
+Test(cli, ls_json_lists_every_series)
+{
+    char out[4096];
+    static const char csv[] = "series,timestamp,value\na,5,1.5\nb\\\xff\xc3\xa9,6,2.5\nb\\\xff\xc3\xa9,7,3\n";
+    write_bytes("j.csv", csv, sizeof csv - 1);
+    cr_assert_eq(run(out, sizeof out, "compress j.csv -o j.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls j.tseg --json"), 0, "%s", out);
+    cr_assert(!strncmp(out, "{\"file\": \"j.tseg\", \"ts_unit\": \"ms\", \"series\": [\n"
+                            "  {\"name\": \"a\", \"id\": 0, \"chunks\": 1, \"samples\": 1, \"first_ts\": 5, "
+                            "\"last_ts\": 5, \"bytes\": ", 118), "%s", out);
+    cr_assert(strstr(out, "},\n  {\"name\": \"b\\\\\\u00ff\xc3\xa9\", \"id\": 1, \"chunks\": 1, \"samples\": 2, "
+                          "\"first_ts\": 6, \"last_ts\": 7, \"bytes\": "), "%s", out);
+    cr_assert(strstr(out, "}\n]}\n") && !strchr(strstr(out, "}\n]}\n") + 5, '\n'), "%s", out);
+    /* Not UTF-8: a surrogate, an overlong form, a code point past U+10FFFF, a sequence cut short; a 4-byte one is. */
+    static const char odd[] = "c\xed\xa0\x80\xc0\xaf\xf4\x90\x80\x80\xf0\x9f\x98\x80\xe2\x82,1,2\n";
+    write_bytes("odd.csv", odd, sizeof odd - 1);
+    cr_assert_eq(run(out, sizeof out, "compress odd.csv -o odd.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls odd.tseg --json"), 0, "%s", out);
+    cr_assert(strstr(out, "{\"name\": \"c\\u00ed\\u00a0\\u0080\\u00c0\\u00af\\u00f4\\u0090\\u0080\\u0080"
+                          "\xf0\x9f\x98\x80\\u00e2\\u0082\", \"id\": 0,"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "delete j.tseg a --from 0 --to 10"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compact j.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls j.tseg --json --iso"), 0, "%s", out);
+    cr_assert(strstr(out, "{\"name\": \"a\", \"id\": 0, \"chunks\": 0, \"samples\": 0, \"first_ts\": null, "
+                          "\"last_ts\": null, \"first\": null, \"last\": null, \"bytes\": 0},\n"), "%s", out);
+    cr_assert(strstr(out, "\"first_ts\": 6, \"last_ts\": 7, \"first\": \"1970-01-01T00:00:00.006Z\", "
+                          "\"last\": \"1970-01-01T00:00:00.007Z\", \"bytes\": "), "%s", out);
+    write_file("jp.csv", "1,2\n3,4\n");
+    cr_assert_eq(run(out, sizeof out, "export-prom jp.csv -o jp.prom"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls jp.prom --json"), 0, "%s", out);
+    cr_assert(!strncmp(out, "{\"file\": \"jp.prom\", \"ts_unit\": \"ms\", \"series\": [\n  {\"name\": \"jp.prom\", "
+                            "\"id\": 0, \"chunks\": 1, \"samples\": 2, \"first_ts\": 1, \"last_ts\": 3, \"bytes\": ", 139),
+              "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls j.tseg --bits"), 2, "%s", out);
+}

@@ -52,16 +52,37 @@ int fail(const char *fmt, ...)
     return 1;
 }
 
-void print_json_string(const char *s)
+/* The length of the well-formed UTF-8 sequence at p (n bytes left), or 0 when there is none (RFC 3629). */
+static size_t utf8_length(const unsigned char *p, size_t n)
 {
+    unsigned char c = p[0], lo = 0x80, hi = 0xbf; /* the second byte's range */
+    size_t len = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (!len || len > n) return 0;
+    if (c == 0xe0) lo = 0xa0;
+    else if (c == 0xed) hi = 0x9f; /* no surrogates */
+    else if (c == 0xf0) lo = 0x90;
+    else if (c == 0xf4) hi = 0x8f; /* nothing past U+10FFFF */
+    if (len > 1 && (p[1] < lo || p[1] > hi)) return 0;
+    for (size_t i = 2; i < len; i++)
+        if ((p[i] & 0xc0) != 0x80) return 0;
+    return len;
+}
+
+void print_json_bytes(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
     putchar('"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    while (p < end) {
+        size_t n = utf8_length(p, (size_t)(end - p));
         if (*p == '"' || *p == '\\') printf("\\%c", *p);
-        else if (*p < 0x20) printf("\\u%04x", *p);
-        else putchar(*p);
+        else if (*p < 0x20 || !n) printf("\\u%04x", *p); /* a stray byte as its Latin-1 reading: valid JSON */
+        else fwrite(p, 1, n, stdout);
+        p += n ? n : 1;
     }
     putchar('"');
 }
+
+void print_json_string(const char *s) { print_json_bytes(s, strlen(s)); }
 
 const char *error_reason(size_t err)
 {
@@ -411,6 +432,56 @@ int iso_unit(const options *o, int unit)
     if (o->iso && unit == UNIT_RAW)
         fprintf(stderr, "tschunk: note: %s: its timestamps have no unit; --iso reads them as milliseconds\n", o->in);
     return unit;
+}
+
+void ls_begin(const options *o, int unit)
+{
+    if (!o->json) {
+        printf("series\tid\tchunks\tsamples\tfirst_ts\tlast_ts\tbytes\n");
+        return;
+    }
+    printf("{\"file\": ");
+    print_json_string(o->in);
+    printf(", \"ts_unit\": \"%s\", \"series\": [", unit_name(unit));
+}
+
+/* A time range's two ends in JSON: the integers, and with --iso the date-times; null for a series without one. */
+static void json_time_range(const options *o, int unit, const ls_series *s)
+{
+    char first[64], last[64];
+    if (!s->chunks) {
+        printf(", \"first_ts\": null, \"last_ts\": null%s", o->iso ? ", \"first\": null, \"last\": null" : "");
+        return;
+    }
+    *put_int64(first, s->first) = 0, *put_int64(last, s->last) = 0;
+    printf(", \"first_ts\": %s, \"last_ts\": %s", first, last);
+    if (!o->iso) return;
+    format_iso(first, sizeof first, s->first, unit), format_iso(last, sizeof last, s->last, unit);
+    printf(", \"first\": \"%s\", \"last\": \"%s\"", first, last);
+}
+
+void ls_row(const options *o, int unit, const ls_series *s, int first_row)
+{
+    if (o->json) {
+        printf("%s\n  {\"name\": ", first_row ? "" : ",");
+        print_json_bytes(s->name, s->name_len);
+        printf(", \"id\": %llu, \"chunks\": %llu, \"samples\": %llu", (unsigned long long)s->id,
+               (unsigned long long)s->chunks, (unsigned long long)s->samples);
+        json_time_range(o, unit, s);
+        printf(", \"bytes\": %llu}", (unsigned long long)s->bytes);
+        return;
+    }
+    print_table_name(s->name, s->name_len);
+    printf("\t%llu\t%llu\t%llu\t", (unsigned long long)s->id, (unsigned long long)s->chunks,
+           (unsigned long long)s->samples);
+    if (!s->chunks) printf("-\t-"); /* a series without chunks (compacted away): no time range */
+    else print_time_range(o, unit, s->first, s->last);
+    printf("\t%llu\n", (unsigned long long)s->bytes);
+}
+
+void ls_end(const options *o, size_t rows)
+{
+    if (o->json) printf("%s]}\n", rows ? "\n" : "");
 }
 
 void print_time_range(const options *o, int unit, int64_t first, int64_t last)

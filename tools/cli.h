@@ -39,6 +39,9 @@ const char *plural(uint64_t n);
 __attribute__((format(printf, 1, 2))) int fail(const char *fmt, ...);
 /* s as a JSON string, quoted and escaped, on stdout. */
 void print_json_string(const char *s);
+/* The same of len bytes: a byte outside well-formed UTF-8 is written as \u00XX (its Latin-1 reading), so the output
+ * stays valid JSON whatever a series name holds. */
+void print_json_bytes(const char *s, size_t len);
 /* A name as one cell of a tab-separated table on stdout: control bytes (a tab, a line break, NUL) as \xHH. */
 void print_table_name(const char *s, size_t len);
 /* Why a library call failed: errno's text for GENERIC (a file operation), else the error's name. */
@@ -164,6 +167,18 @@ const char *mapping_name(tschunk_mapping_kind kind);
 int mapping_from_name(const char *s, tschunk_mapping_kind *out);
 /* The unit --iso prints a file's timestamps in: its own, with a note on stderr when it has none (read as ms). */
 int iso_unit(const options *o, int unit);
+/* One series as ls lists it. */
+typedef struct {
+    const char *name;
+    size_t name_len;
+    uint64_t id, chunks, samples, bytes;
+    int64_t first, last; /* with chunks */
+} ls_series;
+/* ls's listing: a tab-separated table, or with --json one object ({"file", "ts_unit", "series": [{"name", "id",
+ * "chunks", "samples", "first_ts", "last_ts", ("first", "last" with --iso), "bytes"}, ...]}). */
+void ls_begin(const options *o, int unit);
+void ls_row(const options *o, int unit, const ls_series *s, int first_row);
+void ls_end(const options *o, size_t rows);
 /* `first\tlast` on stdout: integers, or with --iso date-times in unit (ls's time range columns). */
 void print_time_range(const options *o, int unit, int64_t first, int64_t last);
 /* quantiles: with --mapping or --alpha, 0 when acc (from the file's summaries, or made from those options) has that

@@ -495,32 +495,27 @@ int segment_list(const options *o, const unsigned char *data, size_t size)
     tschunk_segment_info info;
     tschunk_segment_get_info(seg, &info);
     int unit = iso_unit(o, (int)info.ts_unit);
-    printf("series\tid\tchunks\tsamples\tfirst_ts\tlast_ts\tbytes\n");
+    ls_begin(o, unit);
     for (uint32_t ordinal = 0; ordinal < info.series; ordinal++) {
-        uint64_t id;
-        const char *name;
-        size_t name_len, begin, end, err;
-        tschunk_segment_series(seg, ordinal, &id, &name, &name_len);
+        ls_series row = {0};
+        size_t begin, end, err;
+        tschunk_segment_series(seg, ordinal, &row.id, &row.name, &row.name_len);
         tschunk_segment_range(seg, ordinal, INT64_MIN, INT64_MAX, &begin, &end);
-        uint64_t samples = 0, bytes = 0;
-        int64_t first = INT64_MAX, last = INT64_MIN;
+        row.first = INT64_MAX, row.last = INT64_MIN, row.chunks = end - begin;
         for (size_t i = begin; i < end; i++) {
             tschunk_segment_chunk_info c;
             if ((err = tschunk_segment_chunk(seg, i, &c))) {
                 tschunk_segment_close(seg);
                 return fail("%s: chunk %zu is damaged: %s", path, i, tschunk_error_name(err));
             }
-            samples += c.count - c.deleted;
-            bytes += c.ref.chunk_size + c.ref.summary_size;
-            if (c.first_ts < first) first = c.first_ts;
-            if (c.last_ts > last) last = c.last_ts;
+            row.samples += c.count - c.deleted;
+            row.bytes += c.ref.chunk_size + c.ref.summary_size;
+            if (c.first_ts < row.first) row.first = c.first_ts;
+            if (c.last_ts > row.last) row.last = c.last_ts;
         }
-        print_table_name(name, name_len);
-        printf("\t%llu\t%zu\t%llu\t", (unsigned long long)id, end - begin, (unsigned long long)samples);
-        if (begin == end) printf("-\t-"); /* a series without chunks (compacted away): no time range */
-        else print_time_range(o, unit, first, last);
-        printf("\t%llu\n", (unsigned long long)bytes);
+        ls_row(o, unit, &row, ordinal == 0);
     }
+    ls_end(o, info.series);
     tschunk_segment_close(seg);
     return 0;
 }

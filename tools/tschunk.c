@@ -38,7 +38,7 @@ static int usage_to(FILE *out)
           "                   [--ts-unit s|ms|us|ns] [--codec tsc2|gorilla] [--verify] [--wide]\n"
           "  tschunk decompress IN -o OUT.csv [--iso] [--bits]\n"
           "  tschunk stats IN [--json]\n"
-          "  tschunk ls FILE [--iso]    (series, id, chunks, samples, time range, bytes; tab-separated)\n"
+          "  tschunk ls FILE [--iso] [--json]   (series, id, chunks, samples, time range, bytes)\n"
           "  tschunk cat SEGMENT [SERIES] [--from T --to T] [--bits] [--iso]   (bounds inclusive)\n"
           "  tschunk delete SEGMENT SERIES --from T --to T   (rewrites the segment with those samples hidden)\n"
           "  tschunk compact SEGMENT [-o OUT]   (deleted samples gone for good; in place without -o)\n"
@@ -581,10 +581,11 @@ static int list_chunk_file(const options *o, tscf_reader *r)
 {
     file_scan scan;
     if (scan_chunk_file(o->in, r, &scan)) return 1;
-    printf("series\tid\tchunks\tsamples\tfirst_ts\tlast_ts\tbytes\n%s\t0\t%llu\t%llu\t", o->in,
-           (unsigned long long)scan.chunks, (unsigned long long)scan.samples);
-    print_time_range(o, iso_unit(o, r->unit), scan.first, scan.last);
-    printf("\t%llu\n", (unsigned long long)scan.bytes);
+    int unit = iso_unit(o, r->unit);
+    ls_series row = {o->in, strlen(o->in), 0, scan.chunks, scan.samples, scan.bytes, scan.first, scan.last};
+    ls_begin(o, unit);
+    ls_row(o, unit, &row, 1);
+    ls_end(o, 1);
     return 0;
 }
 
@@ -815,7 +816,7 @@ static const struct {
     {"decompress", "-o --iso --bits"},
     {"stats", "--json"},
     {"verify", ""},
-    {"ls", "--iso"},
+    {"ls", "--iso --json"},
     {"cat", "--from --to --bits --iso"},
     {"delete", "--from --to"},
     {"compact", "-o"},
