@@ -2273,3 +2273,30 @@ Test(cli, ls_json_lists_every_series)
               "%s", out);
     cr_assert_eq(run(out, sizeof out, "ls j.tseg --bits"), 2, "%s", out);
 }
+
+/* No value in JSON text out that printf wrote for a NaN or an infinity. */
+static int finite_json(const char *out)
+{
+    static const char *const words[] = {": nan", ": -nan", ": inf", ": -inf", "[nan", "[inf", ", nan", ", inf"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strstr(out, words[i])) return 0;
+    return 1;
+}
+
+/* 0.54.1: JSON has no NaN nor infinity: a sum past the double range (Kahan's sum of 1e308 + 1.7e308 + 1e308 is NaN,
+ * as the reference libraries' is) and a decoded stream's NaN sum print as null, where they printed `-nan` / `nan`. */
+Test(cli, json_numbers_are_finite_or_null)
+{
+    char out[4096];
+    write_file("huge.csv", "1,1e308\n2,1.7e308\n3,1e308\n");
+    cr_assert_eq(run(out, sizeof out, "compress huge.csv -o huge.tseg --summary"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "quantiles huge.tseg --q 0.5 --exact --json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"min\": 1e+308, \"max\": 1.6999999999999999e+308, \"sum\": null, \"quantiles\": [{"), "%s",
+              out);
+    cr_assert(finite_json(out), "%s", out);
+    /* 1 and 2 with exact statistics, the SUM block's double made a NaN (f87f). */
+    cr_assert_eq(run(out, sizeof out, "sketch decode a00388000000000000f03f8c000000000000004084000000000000f87f02fd4a815ab"
+                                      "f52f03f0000000000000000050200024402 --json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"count\": 2, \"sum\": null, \"min\": 1, \"max\": 2,"), "%s", out);
+    cr_assert(finite_json(out), "%s", out);
+}

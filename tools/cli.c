@@ -84,6 +84,13 @@ void print_json_bytes(const char *s, size_t len)
 
 void print_json_string(const char *s) { print_json_bytes(s, strlen(s)); }
 
+const char *json_number(char buf[32], double v)
+{
+    if (!isfinite(v)) return "null";
+    snprintf(buf, 32, "%.17g", v);
+    return buf;
+}
+
 const char *error_reason(size_t err)
 {
     return tschunk_get_error_code(err) == TSCHUNK_ERROR_GENERIC && errno ? strerror(errno) : tschunk_error_name(err);
@@ -598,7 +605,10 @@ static void print_quantiles_json(const options *o, const tschunk_range_stats *st
            (unsigned long long)st->chunks_from_summaries, (unsigned long long)st->chunks_decoded,
            (unsigned long long)st->samples_decoded, (unsigned long long)st->chunks_skipped, us[1] >= 0 ? us[1] : us[0],
            mapping_name(ss->mapping), ss->relative_accuracy);
-    if (any) printf(", \"min\": %.17g, \"max\": %.17g, \"sum\": %.17g", ss->min, ss->max, ss->sum);
+    char min[32], max[32], sum[32];
+    if (any)
+        printf(", \"min\": %s, \"max\": %s, \"sum\": %s", json_number(min, ss->min), json_number(max, ss->max),
+               json_number(sum, ss->sum)); /* a sum past the double range is infinite, or NaN (Kahan's) */
     else printf(", \"min\": null, \"max\": null, \"sum\": null");
     printf(", \"quantiles\": [");
     char qbuf[512];
@@ -607,11 +617,11 @@ static void print_quantiles_json(const options *o, const tschunk_range_stats *st
     for (char *tok = strtok(qbuf, ","); tok; tok = strtok(NULL, ","), sep = ", ") {
         double q = strtod(tok, NULL), v = 0;
         int answered = any && !tschunk_is_error(tschunk_sketch_quantile(acc, q, &v));
-        printf("%s{\"q\": %.15g, \"value\": ", sep, q);
-        printf(answered ? "%.17g" : "null", v);
+        printf("%s{\"q\": %.15g, \"value\": %s", sep, q, answered ? json_number(min, v) : "null");
         if (exact && nexact && answered) {
             double e = exact_at(exact, nexact, q);
-            printf(", \"exact\": %.17g, \"relative_error\": %.17g", e, relative_error(v, e));
+            printf(", \"exact\": %s, \"relative_error\": %s", json_number(min, e),
+                   json_number(max, relative_error(v, e)));
         }
         printf("}");
     }

@@ -42,6 +42,8 @@ void print_json_string(const char *s);
 /* The same of len bytes: a byte outside well-formed UTF-8 is written as \u00XX (its Latin-1 reading), so the output
  * stays valid JSON whatever a series name holds. */
 void print_json_bytes(const char *s, size_t len);
+/* v as a JSON number (%.17g) in buf (32 bytes), or "null" when it is not finite: JSON has no NaN nor infinity. */
+const char *json_number(char buf[32], double v);
 /* A name as one cell of a tab-separated table on stdout: control bytes (a tab, a line break, NUL) as \xHH. */
 void print_table_name(const char *s, size_t len);
 /* Why a library call failed: errno's text for GENERIC (a file operation), else the error's name. */

@@ -190,7 +190,8 @@ typedef struct {
 static void print_bin_json(void *ctx, int32_t index, double count)
 {
     bin_printer *p = ctx;
-    printf("%s[%d, %.17g]", p->first ? "" : ", ", index, count);
+    char number[32];
+    printf("%s[%d, %s]", p->first ? "" : ", ", index, json_number(number, count));
     p->first = 0;
 }
 
@@ -207,12 +208,14 @@ static void print_decoded(const tschunk_sketch *s, const sketch_opts *o)
     char qbuf[512];
     snprintf(qbuf, sizeof qbuf, "%s", o->qlist);
     if (o->json) {
-        printf("{\"mapping\": \"%s\", \"gamma\": %.17g, \"index_offset\": %.17g, \"count\": %.17g, \"sum\": %.17g, ",
-               mapping_name(st.mapping), st.gamma, st.index_offset, st.count, st.count > 0 ? st.sum : 0);
-        if (st.count > 0) printf("\"min\": %.17g, \"max\": %.17g, ", st.min, st.max);
+        char a[32], b[32], c[32]; /* numbers that are not finite (a stream's NaN sum) print as null */
+        printf("{\"mapping\": \"%s\", \"gamma\": %.17g, \"index_offset\": %.17g, \"count\": %s, \"sum\": %s, ",
+               mapping_name(st.mapping), st.gamma, st.index_offset, json_number(a, st.count),
+               json_number(b, st.count > 0 ? st.sum : 0));
+        if (st.count > 0) printf("\"min\": %s, \"max\": %s, ", json_number(a, st.min), json_number(b, st.max));
         else printf("\"min\": null, \"max\": null, "); /* as quantiles --json: null where there is no answer */
-        printf("\"exact\": %s, \"zero_count\": %.17g, \"positive_bins\": [", st.exact ? "true" : "false",
-               st.zero_count);
+        printf("\"exact\": %s, \"zero_count\": %s, \"positive_bins\": [", st.exact ? "true" : "false",
+               json_number(c, st.zero_count));
         bin_printer p = {1};
         tschunk_sketch_bins(s, 0, print_bin_json, &p);
         printf("], \"negative_bins\": [");
@@ -231,12 +234,13 @@ static void print_decoded(const tschunk_sketch *s, const sketch_opts *o)
         printf("quantiles\n");
     }
     int first = 1;
+    char qv[32];
     for (char *tok = strtok(qbuf, ","); tok; tok = strtok(NULL, ",")) {
         double q = strtod(tok, NULL), v;
         size_t r = tschunk_sketch_quantile(s, q, &v);
         if (o->json) {
             if (tschunk_is_error(r)) printf("%s\"%s\": null", first ? "" : ", ", tok);
-            else printf("%s\"%s\": %.17g", first ? "" : ", ", tok, v);
+            else printf("%s\"%s\": %s", first ? "" : ", ", tok, json_number(qv, v));
         } else if (tschunk_is_error(r)) { /* STAGE: an empty sketch has no quantiles */
             printf("  %-6s %s\n", tok, st.count > 0 ? tschunk_error_name(r) : "none (empty sketch)");
         } else {
