@@ -55,8 +55,8 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 54
-#define TSCHUNK_VERSION_PATCH 1
+#define TSCHUNK_VERSION_MINOR 55
+#define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
 /* The string is built from the three numbers (as zstd does) so that it cannot drift from them; the
@@ -766,7 +766,8 @@ TSCHUNK_API size_t tschunk_sketch_merge(tschunk_sketch *dst, const tschunk_sketc
 TSCHUNK_API size_t tschunk_sketch_quantile(const tschunk_sketch *sketch, double q, double *value);
 
 typedef struct {
-    double count, sum, min, max; /* exact while every input carried them (see exact) */
+    double count, sum, min, max; /* exact while every input carried them (see exact); sum as the reference
+                                    libraries give it: Kahan's plus its compensation (since 0.55.0) */
     double zero_count;
     uint32_t exact;              /* 0 when a decoded stream had no exact statistics: then derived from bins */
     tschunk_mapping_kind mapping;

@@ -1420,3 +1420,113 @@ Test(sketch, add_many_equals_adding_one_by_one)
     }
     cr_assert_eq(tschunk_get_error_code(tschunk_sketch_add_many(NULL, values, 1)), TSCHUNK_ERROR_BAD_PARAMETER);
 }
+
+/* The reference libraries' exact sum (sketches-go's stat.SummaryStatistics, sketches-java's
+ * WithExactSummaryStatistics, the same code): Kahan's sum and compensation, a plain sum beside them, and a merge
+ * that adds the other's sum and then its compensation. Written here from their source as the model. */
+typedef struct {
+    double sum, compensation, simple;
+} ref_sum;
+
+static void ref_add(ref_sum *r, double x)
+{
+    double term = x - r->compensation, next = r->sum + term;
+    r->compensation = next - r->sum - term;
+    r->sum = next;
+    r->simple += x;
+}
+
+static void ref_merge(ref_sum *r, const ref_sum *o)
+{
+    double simple = r->simple + o->simple;
+    ref_add(r, o->sum);
+    ref_add(r, o->compensation);
+    r->simple = simple;
+}
+
+static double ref_value(const ref_sum *r)
+{
+    double sum = r->sum + r->compensation;
+    return isnan(sum) && isinf(r->simple) ? r->simple : sum;
+}
+
+/* The SUM block's double of s's encoding with exact statistics (0 when it has none). */
+static double encoded_sum(const tschunk_sketch *s)
+{
+    unsigned char buf[1 << 15];
+    size_t n = tschunk_sketch_encode(s, buf, sizeof buf, TSCHUNK_SKETCH_EXACT_STATS);
+    cr_assert(!tschunk_is_error(n));
+    size_t at = 1;
+    while (buf[at] & 0x80) at++; /* COUNT's varfloat */
+    at += 1 + 9 + 9;             /* MIN and MAX: a flag and a double each */
+    if (buf[at] != 0x84) return 0;
+    double sum;
+    uint64_t bits = 0;
+    for (int k = 7; k >= 0; k--) bits = bits << 8 | buf[at + 1 + k];
+    memcpy(&sum, &bits, 8);
+    return sum;
+}
+
+static void same_sum(const tschunk_sketch *s, const ref_sum *r, const char *what)
+{
+    tschunk_sketch_stats st;
+    tschunk_sketch_get_stats(s, &st);
+    double want = ref_value(r);
+    cr_assert(wl_bits(st.sum) == wl_bits(want), "%s: sum %.17g, the reference libraries' %.17g", what, st.sum, want);
+    cr_assert(wl_bits(encoded_sum(s)) == wl_bits(want), "%s: encoded sum %.17g, theirs %.17g", what, encoded_sum(s),
+              want);
+}
+
+/* 0.55.0: the exact sum is the reference libraries' to the bit: Kahan's sum plus its compensation (the sum alone was
+ * given and encoded, one ulp apart where the compensation is half an ulp: -0.4202672617718341 - 1.7771205895727977),
+ * a merge adds the other sketch's compensation too, and a sum past the double range is the plain sum's infinity,
+ * where Kahan's compensation made it NaN (1e308 + 1.7e308 + 1e308). */
+Test(sketch, exact_sum_is_the_reference_libraries)
+{
+    static const double tie[2] = {-0.4202672617718341, -1.7771205895727977}, huge[3] = {1e308, 1.7e308, 1e308};
+    tschunk_sketch *s = log001(), *t = log001();
+    ref_sum r = {0, 0, 0}, q = {0, 0, 0};
+    for (int i = 0; i < 2; i++) tschunk_sketch_add(s, tie[i]), ref_add(&r, tie[i]);
+    same_sum(s, &r, "the tie");
+    cr_assert(wl_bits(ref_value(&r)) != wl_bits(r.sum), "the case must tell the two sums apart");
+    for (int i = 0; i < 3; i++) tschunk_sketch_add(t, huge[i]), ref_add(&q, huge[i]);
+    same_sum(t, &q, "past the double range");
+    cr_assert(isinf(ref_value(&q)) && isnan(q.sum + q.compensation));
+    tschunk_sketch_free(s);
+    tschunk_sketch_free(t);
+    /* A merge the compensation changes: 0.5970000000000001 as theirs, where the sums alone gave 0.597 and Kahan's
+     * sum without the other's compensation 0.5969999999999999. */
+    static const double left[3] = {-0.337, -0.03, 0.034}, right = 0.93;
+    s = log001(), t = log001();
+    r = (ref_sum){0, 0, 0}, q = (ref_sum){0, 0, 0};
+    for (int i = 0; i < 3; i++) tschunk_sketch_add(s, left[i]), ref_add(&r, left[i]);
+    tschunk_sketch_add(t, right), ref_add(&q, right);
+    cr_assert_eq(tschunk_sketch_merge(s, t), 0);
+    ref_merge(&r, &q);
+    same_sum(s, &r, "the merge");
+    cr_assert(ref_value(&r) == 0.5970000000000001);
+    tschunk_sketch_free(s);
+    tschunk_sketch_free(t);
+    /* Random sketches built one value at a time and in bulk, merged pairwise: every sum as the model's. */
+    uint64_t rng = 60;
+    for (int round = 0; round < 400; round++) {
+        tschunk_sketch *a = log001(), *b = log001();
+        ref_sum ra = {0, 0, 0}, rb = {0, 0, 0};
+        double values[300];
+        size_t n = 1 + (size_t)(wl_uniform(&rng) * 300);
+        for (size_t i = 0; i < n; i++) values[i] = (wl_uniform(&rng) - 0.5) * ldexp(1, (int)(wl_uniform(&rng) * 8));
+        for (size_t i = 0; i < n; i++) (i & 1 ? ref_add(&rb, values[i]) : ref_add(&ra, values[i]));
+        for (size_t i = 0; i < n; i += 2) tschunk_sketch_add(a, values[i]);
+        double odd[150];
+        size_t nodd = 0;
+        for (size_t i = 1; i < n; i += 2) odd[nodd++] = values[i];
+        cr_assert_eq(tschunk_sketch_add_many(b, odd, nodd), 0);
+        same_sum(a, &ra, "one at a time");
+        same_sum(b, &rb, "in bulk");
+        cr_assert_eq(tschunk_sketch_merge(a, b), 0);
+        ref_merge(&ra, &rb);
+        same_sum(a, &ra, "merged");
+        tschunk_sketch_free(a);
+        tschunk_sketch_free(b);
+    }
+}

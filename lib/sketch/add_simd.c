@@ -16,23 +16,25 @@
 #ifdef TSC_HAVE_AVX2
 /* The statistics of tsc_accept_stats (weight 1), kept in locals over a run of values. */
 typedef struct {
-    double sum, compensation, count, min, max;
+    double sum, compensation, count, min, max, simple;
 } run_stats;
 
 TSC_INLINE run_stats stats_load(const tschunk_sketch *s)
 {
-    run_stats r = {s->sum, s->sum_compensation, s->count, s->min, s->max};
+    run_stats r = {s->sum, s->sum_compensation, s->count, s->min, s->max, s->simple_sum};
     return r;
 }
 
 TSC_INLINE void stats_store(tschunk_sketch *s, const run_stats *r)
 {
     s->sum = r->sum, s->sum_compensation = r->compensation, s->count = r->count, s->min = r->min, s->max = r->max;
+    s->simple_sum = r->simple;
 }
 
 TSC_INLINE void stats_accept(run_stats *r, double v)
 {
     tsc_kahan_add(&r->sum, &r->compensation, v);
+    r->simple += v;
     r->count += 1;
     if (v < r->min) r->min = v;
     if (v > r->max) r->max = v;
@@ -206,6 +208,7 @@ AVX512_INLINE void count_octet(double *counts, __m256i bins, const uint64_t *bit
     for (int k = 0; k < 8; k++) {
         counts[at[k]] += 1;
         tsc_kahan_add(&r->sum, &r->compensation, tsc_double_of(bits[k]));
+        r->simple += tsc_double_of(bits[k]);
     }
 }
 

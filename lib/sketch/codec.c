@@ -436,9 +436,10 @@ size_t tsc_sketch_encode_isa(const tschunk_sketch *s, void *dst, size_t capacity
             put_byte(&o, FLAG_MAX);
             put_f64(&o, s->max);
         }
-        if (!tsc_is_zero(s->sum)) {
+        double sum = tsc_sketch_sum(s);
+        if (!tsc_is_zero(sum)) {
             put_byte(&o, FLAG_SUM);
-            put_f64(&o, s->sum);
+            put_f64(&o, sum);
         }
     }
     if (!(flags & TSCHUNK_SKETCH_OMIT_MAPPING)) {
@@ -996,6 +997,7 @@ static void merge_stats(tschunk_sketch *s, const stream_info *info)
     s->zero_count += info->zero_count;
     if (info->has_count) {
         tsc_kahan_add(&s->sum, &s->sum_compensation, info->has_sum ? info->sum : 0);
+        s->simple_sum += info->has_sum ? info->sum : 0;
         s->count += info->count;
         if (info->has_min && info->min < s->min) s->min = info->min;
         if (info->has_max && info->max > s->max) s->max = info->max;

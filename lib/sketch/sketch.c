@@ -157,7 +157,7 @@ static size_t sketch_alloc(tschunk_sketch **out, const tschunk_sketch_options *o
     s->mapping = *mapping;
     s->pos = pos;
     s->neg = neg;
-    s->zero_count = s->count = s->sum = s->sum_compensation = 0;
+    s->zero_count = s->count = s->sum = s->sum_compensation = s->simple_sum = 0;
     s->min = INFINITY;
     s->max = -INFINITY;
     s->exact = 1;
@@ -233,7 +233,7 @@ void tschunk_sketch_clear(tschunk_sketch *s)
     if (!s) return;
     store_clear(&s->pos);
     store_clear(&s->neg);
-    s->zero_count = s->count = s->sum = s->sum_compensation = 0;
+    s->zero_count = s->count = s->sum = s->sum_compensation = s->simple_sum = 0;
     s->min = INFINITY;
     s->max = -INFINITY;
     s->exact = 1;
@@ -278,7 +278,9 @@ size_t tschunk_sketch_merge(tschunk_sketch *dst, const tschunk_sketch *src)
     merge_store(dst, &dst->pos, &src->pos);
     merge_store(dst, &dst->neg, &src->neg);
     dst->zero_count += src->zero_count;
-    tsc_kahan_add(&dst->sum, &dst->sum_compensation, src->sum);
+    tsc_kahan_add(&dst->sum, &dst->sum_compensation, src->sum); /* the reference libraries' merge: both terms */
+    tsc_kahan_add(&dst->sum, &dst->sum_compensation, src->sum_compensation);
+    dst->simple_sum += src->simple_sum;
     dst->count += src->count;
     if (src->min < dst->min) dst->min = src->min;
     if (src->max > dst->max) dst->max = src->max;
@@ -365,7 +367,7 @@ void tschunk_sketch_get_stats(const tschunk_sketch *s, tschunk_sketch_stats *out
     memset(out, 0, sizeof *out);
     if (!s) return;
     out->count = s->count;
-    out->sum = s->sum;
+    out->sum = tsc_sketch_sum(s);
     out->min = s->min;
     out->max = s->max;
     if (!s->exact) stats_from_bins(s, out);

@@ -57,6 +57,7 @@ struct tschunk_sketch {
     tsc_store pos, neg;
     double zero_count;
     double count, sum, sum_compensation, min, max;
+    double simple_sum; /* the plain sum beside Kahan's: the sign of a sum past the double range (tsc_sketch_sum) */
     uint32_t exact;
     uint32_t max_bins;
     uint32_t collapse_highest;
@@ -371,10 +372,20 @@ TSC_INLINE void tsc_kahan_add(double *sum, double *compensation, double x)
     *sum = next;
 }
 
-/* Add to the exact statistics: count, Kahan-compensated sum, min, max. */
+/* The exact statistics' sum as both reference libraries give it (their getSum / Sum): Kahan's sum plus its
+ * compensation, or, when that is NaN from a sum that overflowed (inf - inf in the compensation), the plain sum's
+ * infinity with its sign. */
+TSC_INLINE double tsc_sketch_sum(const tschunk_sketch *s)
+{
+    double sum = s->sum + s->sum_compensation;
+    return isnan(sum) && isinf(s->simple_sum) ? s->simple_sum : sum;
+}
+
+/* Add to the exact statistics: count, Kahan-compensated sum (and the plain one), min, max. */
 TSC_INLINE void tsc_accept_stats(tschunk_sketch *s, double value, double weight)
 {
     tsc_kahan_add(&s->sum, &s->sum_compensation, value * weight);
+    s->simple_sum += value * weight;
     s->count += weight;
     if (value < s->min) s->min = value;
     if (value > s->max) s->max = value;
