@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "spec_decoders.h"
+#include "sketch/sketch.h" /* tsc_summary_combine_as: a block summary of either kind (below) */
 #include "tschunk.h"
 
 #define XXH_INLINE_ALL
@@ -568,8 +569,13 @@ static inline int specseg_block_summaries(specseg *s, const uint8_t *p, const sp
                     break;
                 }
             }
-            size_t got = tschunk_summary_combine(scratch, refs, (size_t)count, blob, sizeof blob);
-            if (tschunk_is_error(got) || got != len || memcmp(blob, t + pos, got)) rc = -(int)__LINE__;
+            /* Or, "as releases before 0.55.0 wrote it", with the SUM of Kahan's sum alone. */
+            int same = 0;
+            for (int sum_alone = 0; sum_alone < 2 && !same; sum_alone++) {
+                size_t got = tsc_summary_combine_as(scratch, refs, (size_t)count, blob, sizeof blob, sum_alone);
+                same = !tschunk_is_error(got) && got == len && !memcmp(blob, t + pos, got);
+            }
+            if (!same) rc = -(int)__LINE__;
         }
         s->n_blocks++;
         pos += (size_t)len;

@@ -584,3 +584,62 @@ Test(spec_segment, a_block_summary_over_4096_chunks_is_refused, .timeout = 300)
     }
     free(f.data);
 }
+
+/* The offset of the only place in p where the 8 bytes of v (little-endian) stand; fails unless there is one. */
+static size_t only_double_at(const uint8_t *p, size_t size, double v)
+{
+    uint8_t le[8];
+    uint64_t bits;
+    memcpy(&bits, &v, 8);
+    for (int k = 0; k < 8; k++) le[k] = (uint8_t)(bits >> (8 * k));
+    size_t at = SIZE_MAX, found = 0;
+    for (size_t i = 0; i + 8 <= size; i++)
+        if (!memcmp(p + i, le, 8)) at = i, found++;
+    cr_assert_eq(found, 1, "%.17g stands %zu times in the segment", v, found);
+    return at;
+}
+
+/* 0.55.0: a block summary's SUM is Kahan's sum plus its compensation, as the reference libraries give it; a segment
+ * written before holds Kahan's sum alone, which verify (and the README reader) still take, and nothing else. Two
+ * one-sample chunks whose sums make a tie: -0.4202672617718341 - 1.7771205895727977. */
+Test(spec_segment, block_summaries_written_before_0_55_verify)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/tie.tseg", spec_tmp);
+    tschunk_sketch *sk;
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
+    tschunk_sketch_stats st;
+    tschunk_sketch_get_stats(sk, &st);
+    tschunk_segment_options o = {.min_ts = 0, .has_summaries = 1, .summary_mapping = TSCHUNK_MAPPING_CUBIC,
+                                 .summary_gamma = st.gamma, .summary_offset = st.index_offset};
+    tschunk_segment_writer *w;
+    cr_assert_eq(tschunk_segment_writer_create(&w, path, &o), 0);
+    static const double values[2] = {-0.4202672617718341, -1.7771205895727977};
+    for (int i = 0; i < 2; i++) {
+        uint8_t chunk[TSCHUNK_BOUND(1)], summary[512];
+        tschunk_encoder enc;
+        cr_assert_eq(tschunk_encoder_init(&enc, chunk, sizeof chunk, NULL), 0);
+        tschunk_encoder_set_summary(&enc, sk);
+        cr_assert_eq(tschunk_append(&enc, 100 * (i + 1), values[i]), 0);
+        size_t size = tschunk_encoder_finish(&enc);
+        size_t summary_size = tschunk_encoder_write_summary(&enc, summary, sizeof summary);
+        cr_assert_eq(tschunk_segment_writer_add_chunk(w, 1, chunk, size, summary, summary_size), 0);
+    }
+    cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+    tschunk_sketch_free(sk);
+    spec_file f = spec_read_file(path);
+    cr_assert_eq(tschunk_segment_verify(f.data, f.size, NULL), 0);
+    size_t at = only_double_at(f.data, f.size, -2.1973878513446312); /* the block's SUM, as written now */
+    static const double kinds[3] = {-2.1973878513446317, -2.1973878513446308, -2.1973878513446312};
+    for (int k = 0; k < 3; k++) { /* Kahan's sum alone (before 0.55.0), another value, then back */
+        uint64_t bits;
+        memcpy(&bits, &kinds[k], 8);
+        for (int b = 0; b < 8; b++) f.data[at + b] = (uint8_t)(bits >> (8 * b));
+        specseg_rehash(f.data, f.size);
+        size_t err = tschunk_segment_verify(f.data, f.size, NULL);
+        cr_assert_eq(err, k == 1 ? TSC_ERROR(CORRUPT) : 0, "SUM %.17g: %s", kinds[k], tschunk_error_name(err));
+        spec_segment_agrees(f.data, f.size, "a block summary's SUM", at);
+    }
+    free(f.data);
+}

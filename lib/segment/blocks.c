@@ -168,6 +168,19 @@ int tsc_seg_block_usable(const tschunk_segment *s, const tsc_seg_block *b)
            head.ordinal == tail.ordinal;
 }
 
+/* Whether block b's blob is the combination of the chunks' summaries, as this release writes it or, for a segment
+ * written before 0.55.0, with Kahan's sum alone in place of the sum plus its compensation (the two differ in a rare
+ * last bit). blob: cap bytes of scratch room. @return 0 when it is, else CORRUPT. */
+static size_t combination_is(tschunk_sketch *scratch, const tschunk_chunk_ref *refs, uint32_t count, uint8_t *blob,
+                             size_t cap, const tsc_seg_block *b)
+{
+    for (int sum_alone = 0; sum_alone < 2; sum_alone++) {
+        size_t size = tsc_summary_combine_as(scratch, refs, count, blob, cap, sum_alone);
+        if (!tsc_is_error(size) && size == b->size && memcmp(blob, b->blob, size) == 0) return 0;
+    }
+    return TSC_ERROR(CORRUPT);
+}
+
 /* verify: a usable block's blob must be exactly the combination of its chunks' summaries. */
 size_t tsc_seg_check_blocks(const tschunk_segment *s)
 {
@@ -189,9 +202,7 @@ size_t tsc_seg_check_blocks(const tschunk_segment *s)
             err = tschunk_segment_chunk(s, b->first + i, &c);
             refs[i] = c.ref;
         }
-        size_t size = err ? 0 : tschunk_summary_combine(scratch, refs, b->count, blob, cap);
-        if (!err && (tsc_is_error(size) || size != b->size || memcmp(blob, b->blob, size) != 0))
-            err = TSC_ERROR(CORRUPT);
+        if (!err) err = combination_is(scratch, refs, b->count, blob, cap, b);
     }
     if (refs) s->allocator.free(s->allocator.opaque, refs);
     if (blob) s->allocator.free(s->allocator.opaque, blob);

@@ -220,6 +220,12 @@ size_t tschunk_summary_combine_bound(const tschunk_sketch *scratch)
 size_t tschunk_summary_combine(tschunk_sketch *scratch, const tschunk_chunk_ref *chunks, size_t n, void *dst,
                                size_t capacity)
 {
+    return tsc_summary_combine_as(scratch, chunks, n, dst, capacity, 0);
+}
+
+size_t tsc_summary_combine_as(tschunk_sketch *scratch, const tschunk_chunk_ref *chunks, size_t n, void *dst,
+                              size_t capacity, int sum_alone)
+{
     if (!scratch || (!chunks && n) || (!dst && capacity)) return TSC_ERROR(BAD_PARAMETER);
     tschunk_sketch_clear(scratch);
     blob_fields total = {n, 0, 0, 0, INT64_MAX, INT64_MIN, NULL, 0};
@@ -247,6 +253,7 @@ size_t tschunk_summary_combine(tschunk_sketch *scratch, const tschunk_chunk_ref 
     h += tsc_put_uvarint(head + h, total.inf_count);
     if (capacity < h) return TSC_ERROR(DST_TOO_SMALL);
     memcpy(dst, head, h);
+    if (sum_alone) scratch->sum_compensation = 0, scratch->simple_sum = scratch->sum; /* tsc_sketch_sum: the sum */
     size_t size = tschunk_sketch_encode(scratch, (uint8_t *)dst + h, capacity - h, TSCHUNK_SKETCH_EXACT_STATS);
     return tsc_is_error(size) ? size : h + size;
 }
