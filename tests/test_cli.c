@@ -2268,9 +2268,9 @@ Test(cli, ls_json_lists_every_series)
     write_file("jp.csv", "1,2\n3,4\n");
     cr_assert_eq(run(out, sizeof out, "export-prom jp.csv -o jp.prom"), 0, "%s", out);
     cr_assert_eq(run(out, sizeof out, "ls jp.prom --json"), 0, "%s", out);
-    cr_assert(!strncmp(out, "{\"file\": \"jp.prom\", \"ts_unit\": \"ms\", \"series\": [\n  {\"name\": \"jp.prom\", "
-                            "\"id\": 0, \"chunks\": 1, \"samples\": 2, \"first_ts\": 1, \"last_ts\": 3, \"bytes\": ", 139),
-              "%s", out);
+    static const char jp[] = "{\"file\": \"jp.prom\", \"ts_unit\": \"ms\", \"series\": [\n  {\"name\": \"jp.prom\", "
+                             "\"id\": 0, \"chunks\": 1, \"samples\": 2, \"first_ts\": 1, \"last_ts\": 3, \"bytes\": ";
+    cr_assert(!strncmp(out, jp, sizeof jp - 1), "%s", out);
     cr_assert_eq(run(out, sizeof out, "ls j.tseg --bits"), 2, "%s", out);
 }
 
@@ -2295,8 +2295,9 @@ Test(cli, json_numbers_are_finite_or_null)
               out);
     cr_assert(finite_json(out), "%s", out);
     /* 1 and 2 with exact statistics, the SUM block's double made a NaN (f87f). */
-    cr_assert_eq(run(out, sizeof out, "sketch decode a00388000000000000f03f8c000000000000004084000000000000f87f02fd4a815ab"
-                                      "f52f03f0000000000000000050200024402 --json"), 0, "%s", out);
+    const char *nan_sum = "sketch decode a00388000000000000f03f8c000000000000004084000000000000f87f02fd4a815abf52f03f"
+                          "0000000000000000050200024402 --json";
+    cr_assert_eq(run(out, sizeof out, nan_sum), 0, "%s", out);
     cr_assert(strstr(out, "\"count\": 2, \"sum\": null, \"min\": 1, \"max\": 2,"), "%s", out);
     cr_assert(finite_json(out), "%s", out);
 }

@@ -56,7 +56,8 @@ int fail(const char *fmt, ...)
 static size_t utf8_length(const unsigned char *p, size_t n)
 {
     unsigned char c = p[0], lo = 0x80, hi = 0xbf; /* the second byte's range */
-    size_t len = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    size_t len = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+               : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
     if (!len || len > n) return 0;
     if (c == 0xe0) lo = 0xa0;
     else if (c == 0xed) hi = 0x9f; /* no surrogates */
