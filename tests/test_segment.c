@@ -313,12 +313,7 @@ Test(segment, writer_refusals_and_no_torn_file)
         cr_assert(!tschunk_is_error(ssize[k]));
         tschunk_sketch_free(sk);
     }
-    tschunk_sketch *cubic;
-    tschunk_sketch_options co = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
-    cr_assert_eq(tschunk_sketch_create(&cubic, &co), 0);
-    tschunk_sketch_stats cs;
-    tschunk_sketch_get_stats(cubic, &cs);
-    tschunk_sketch_free(cubic);
+    tschunk_sketch_stats cs = test_cubic_stats();
     o.summary_gamma = cs.gamma;
     o.summary_offset = cs.index_offset;
     cr_assert_eq(tschunk_segment_writer_create(&sw, path, &o), 0);
@@ -2469,12 +2464,7 @@ Test(segment, writer_checks_summary_mappings)
 {
     char path[128];
     snprintf(path, sizeof path, "%s/mapping.tseg", tmpdir);
-    tschunk_sketch *sk;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
-    cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
-    tschunk_sketch_stats st;
-    tschunk_sketch_get_stats(sk, &st);
-    tschunk_sketch_free(sk);
+    tschunk_sketch_stats st = test_cubic_stats();
     const struct {
         int kind;
         double gamma, offset;

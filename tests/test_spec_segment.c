@@ -606,11 +606,10 @@ Test(spec_segment, block_summaries_written_before_0_55_verify)
 {
     char path[128];
     snprintf(path, sizeof path, "%s/tie.tseg", spec_tmp);
+    tschunk_sketch_stats st = test_cubic_stats();
     tschunk_sketch *sk;
     tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
     cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
-    tschunk_sketch_stats st;
-    tschunk_sketch_get_stats(sk, &st);
     tschunk_segment_options o = {.min_ts = 0, .has_summaries = 1, .summary_mapping = TSCHUNK_MAPPING_CUBIC,
                                  .summary_gamma = st.gamma, .summary_offset = st.index_offset};
     tschunk_segment_writer *w;

@@ -37,6 +37,19 @@ typedef struct {
     size_t size;
 } test_file;
 
+/* The statistics of a new cubic sketch of relative accuracy 0.01: the gamma and index offset that segment options
+ * with summaries of that mapping name. */
+static inline tschunk_sketch_stats test_cubic_stats(void)
+{
+    tschunk_sketch *sk;
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
+    tschunk_sketch_stats st;
+    tschunk_sketch_get_stats(sk, &st);
+    tschunk_sketch_free(sk);
+    return st;
+}
+
 static inline test_file test_read_file(const char *path)
 {
     test_file f = {NULL, 0};
