@@ -606,10 +606,10 @@ static void print_quantiles_json(const options *o, const tschunk_range_stats *st
            (unsigned long long)st->chunks_from_summaries, (unsigned long long)st->chunks_decoded,
            (unsigned long long)st->samples_decoded, (unsigned long long)st->chunks_skipped, us[1] >= 0 ? us[1] : us[0],
            mapping_name(ss->mapping), ss->relative_accuracy);
-    char min[32], max[32], sum[32];
-    if (any)
-        printf(", \"min\": %s, \"max\": %s, \"sum\": %s", json_number(min, ss->min), json_number(max, ss->max),
-               json_number(sum, ss->sum)); /* a sum past the double range is infinite, or NaN (Kahan's) */
+    char a[32], b[32], c[32];
+    if (any) /* a sum past the double range is infinite, a summary's SUM block may hold a NaN: both print null */
+        printf(", \"min\": %s, \"max\": %s, \"sum\": %s", json_number(a, ss->min), json_number(b, ss->max),
+               json_number(c, ss->sum));
     else printf(", \"min\": null, \"max\": null, \"sum\": null");
     printf(", \"quantiles\": [");
     char qbuf[512];
@@ -618,11 +618,11 @@ static void print_quantiles_json(const options *o, const tschunk_range_stats *st
     for (char *tok = strtok(qbuf, ","); tok; tok = strtok(NULL, ","), sep = ", ") {
         double q = strtod(tok, NULL), v = 0;
         int answered = any && !tschunk_is_error(tschunk_sketch_quantile(acc, q, &v));
-        printf("%s{\"q\": %.15g, \"value\": %s", sep, q, answered ? json_number(min, v) : "null");
+        printf("%s{\"q\": %.15g, \"value\": %s", sep, q, answered ? json_number(a, v) : "null");
         if (exact && nexact && answered) {
             double e = exact_at(exact, nexact, q);
-            printf(", \"exact\": %s, \"relative_error\": %s", json_number(min, e),
-                   json_number(max, relative_error(v, e)));
+            printf(", \"exact\": %s, \"relative_error\": %s", json_number(a, e),
+                   json_number(b, relative_error(v, e)));
         }
         printf("}");
     }
