@@ -2183,6 +2183,32 @@ Test(cli, temporary_names_follow_no_planted_link)
     cr_assert_str_eq(out, "timestamp,value\n3,4\n");
 }
 
+/* An output that replaces a file keeps that file's permission bits, through a staged --verify output too; a new one
+ * has the umask's default. Until 0.55.1 a private segment came back 0644 from a delete. */
+Test(cli, replaced_outputs_keep_their_mode)
+{
+    char out[4096];
+    static const char *const commands[] = {
+        "compress p.csv -o m.tseg", "compress p.csv -o m.tseg --verify", "decompress m.tseg -o m.csv",
+        "export-prom p.csv -o m.prom", "export-prom p.csv -o m.prom --verify", "delete m.tseg p --from 1 --to 1",
+        "compact m.tseg -o m2.tseg", "import-prom m.prom -o m2.tseg",
+    };
+    static const char *const outputs[] = {"m.tseg", "m.tseg", "m.csv", "m.prom", "m.prom", "m.tseg", "m2.tseg",
+                                          "m2.tseg"};
+    write_file("p.csv", "1,2\n3,4\n");
+    cr_assert_eq(run_script(out, sizeof out, "rm -f m.* m2.* && umask 022 && \"$T\" compress p.csv -o m.tseg > "
+                                             "/dev/null && stat -c %a m.tseg && touch m.csv m.prom m2.tseg"), 0, "%s", out);
+    cr_assert_str_eq(out, "644\n", "a new output");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        char script[1024];
+        const char *mode = i % 2 ? "600" : "640";
+        snprintf(script, sizeof script, "chmod %s %s && \"$T\" %s > /dev/null && stat -c %%a %s", mode, outputs[i],
+                 commands[i], outputs[i]);
+        cr_assert_eq(run_script(out, sizeof out, script), 0, "%s: %s", commands[i], out);
+        cr_assert(!strncmp(out, mode, 3) && out[3] == '\n', "%s: mode %s, not %s", commands[i], out, mode);
+    }
+}
+
 /* Run `tschunk ARGS` in the work directory's intr/ in the background with tests/sync_shim.c preloaded, sleeping at the
  * first fsync of `kind` ("file": the output written whole, before its rename; "dir": right after), send it `sig`
  * there, and return its exit status and what intr/ then holds ("status N\nfile\n..."), in out. `launch` goes before

@@ -2660,6 +2660,42 @@ Test(segment, writers_of_one_path_keep_their_own_temporary_files)
     remove(link);
 }
 
+static mode_t mode_of(const char *path)
+{
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0, "%s", path);
+    return st.st_mode & 07777;
+}
+
+/* A file replaced by a writer or a delete keeps its permission bits (and group, where the process may set it): a
+ * private segment must not come back readable by all. A new file has the umask's default. Until 0.55.1 every
+ * replaced file came back 0666 less the umask. */
+Test(segment, replaced_files_keep_their_mode)
+{
+    char path[128];
+    tschunk_segment_options o = {.min_ts = 0};
+    mode_t mask = umask(022);
+    cr_assert(!tschunk_is_error(finish_with_series(new_writer(path, "private.tseg", &o), 1)));
+    cr_assert_eq(mode_of(path), 0644, "a new file: 0666 less the umask");
+    cr_assert_eq(chmod(path, 0640), 0);
+    gid_t other = getegid() == 0 ? 1 : getegid(); /* root may give the file another group */
+    cr_assert_eq(chown(path, (uid_t)-1, other), 0);
+    cr_assert(!tschunk_is_error(finish_with_series(new_writer(path, "private.tseg", &o), 2)));
+    cr_assert_eq(mode_of(path), 0640, "the writer's file: %o", (unsigned)mode_of(path));
+    cr_assert_eq(chmod(path, 0600), 0);
+    tschunk_segment *seg;
+    cr_assert_eq(tschunk_segment_open_file(&seg, path, 0, NULL), 0);
+    uint64_t deleted = 0;
+    cr_assert_eq(tschunk_segment_delete(seg, path, 0, 110, 110, &deleted), 0);
+    cr_assert_eq(deleted, 1);
+    tschunk_segment_close(seg);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 07777, 0600, "the deleted file: %o", (unsigned)(st.st_mode & 07777));
+    cr_assert_eq(st.st_gid, other, "its group");
+    umask(mask);
+}
+
 /* Every fsync in this test binary comes here (defined in the executable, it takes the library's calls too), which
  * notes the last file synced and passes the call on to the kernel. */
 static struct {

@@ -27,11 +27,11 @@ static int put_uvarint(FILE *f, uint64_t v)
     return fwrite(b, 1, n, f) == n ? (int)n : -1;
 }
 
-int tscf_create(tscf_writer *w, const char *path)
+int tscf_create(tscf_writer *w, const char *path, const char *replaces)
 {
     memset(w, 0, sizeof(*w));
     w->final_path = path;
-    w->out = tsc_create_temp(path, w->tmp_path, sizeof w->tmp_path);
+    w->out = tsc_create_temp(path, replaces, w->tmp_path, sizeof w->tmp_path);
     if (!w->out) w->tmp_path[0] = 0; /* a name that is not this writer's to remove */
     return w->out ? 0 : -1;
 }

@@ -41,8 +41,9 @@ typedef struct {
     uint64_t bytes;
 } tscf_writer;
 
-/* @return 0, or -1 with errno set. */
-int tscf_create(tscf_writer *w, const char *path);
+/* A temporary file for path that takes the mode of `replaces` (path, or the output a staged file will become:
+ * tsc_create_temp). @return 0, or -1 with errno set. */
+int tscf_create(tscf_writer *w, const char *path, const char *replaces);
 int tscf_write_chunk(tscf_writer *w, const void *chunk, size_t size, uint32_t samples);
 /* Flush, fsync, rename into place and sync the directory (tsc_commit_file). @return 0, -1 (not written) or -2 (written,
  * the directory not synced), with errno. */

@@ -50,11 +50,11 @@ void remove_on_signals(void)
     }
 }
 
-int output_create(output_file *f, const char *path)
+int output_create(output_file *f, const char *path, const char *replaces)
 {
     memset(f, 0, sizeof *f);
     f->path = path;
-    f->file.out = tsc_create_temp(path, f->tmp, sizeof f->tmp);
+    f->file.out = tsc_create_temp(path, replaces, f->tmp, sizeof f->tmp);
     if (!f->file.out) return fail("cannot create %s: %s", path, strerror(errno));
     signal_removes_temp(f->tmp);
     f->io = (tschunk_segment_io){tsc_file_write_at, tsc_file_read_at, &f->file};

@@ -13,9 +13,10 @@ typedef struct {
     const char *path;      /* the final name */
 } output_file;
 
-/* A temporary file beside path (tsc_create_temp), removed if a signal ends the CLI before output_commit or
+/* A temporary file beside path (tsc_create_temp: it takes the owner and mode of `replaces`, the file it will end up
+ * replacing: path, or the output a staged file becomes), removed if a signal ends the CLI before output_commit or
  * output_discard. @return 0, or 1 after a message. */
-int output_create(output_file *f, const char *path);
+int output_create(output_file *f, const char *path, const char *replaces);
 /* Synced and renamed into place, its directory synced (tsc_commit_file). @return 0, or 1 after a message. */
 int output_commit(output_file *f);
 /* Closed and removed. */

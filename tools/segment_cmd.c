@@ -325,7 +325,7 @@ static size_t write_segment_file(const options *o, const series_table *t, const 
 {
     tschunk_segment_writer *w;
     output_file out;
-    if (output_create(&out, target)) return 0;
+    if (output_create(&out, target, o->out)) return 0;
     size_t created = tschunk_segment_writer_create_io(&w, &out.io, so);
     if (created) {
         output_discard(&out);
@@ -823,7 +823,7 @@ int segment_delete(const options *o, const unsigned char *data, size_t size)
     const char *path = rc ? NULL : writable_path(o->in); /* in place: through a link, to its file */
     if (!rc && !path) rc = 1;
     output_file out = {0};
-    if (!rc) rc = output_create(&out, path);
+    if (!rc) rc = output_create(&out, path, path);
     size_t err = rc ? 0 : tschunk_segment_delete_io(seg, &out.io, (uint32_t)ordinal, o->from, o->to, &deleted);
     if (!rc && err) rc = fail("%s: delete failed: %s (the file is unchanged)", o->in, error_reason(err));
     if (!rc && deleted) rc = output_commit(&out);
@@ -845,7 +845,7 @@ int segment_compact(const options *o, const unsigned char *data, size_t size)
     if (open_segment(o->in, data, size, &seg)) return 1;
     tschunk_segment_compact_stats st;
     output_file file;
-    if (output_create(&file, out)) {
+    if (output_create(&file, out, out)) {
         tschunk_segment_close(seg);
         return 1;
     }
@@ -916,7 +916,7 @@ int segment_merge(const char *out, const char *const *paths, const unsigned char
     }
     tschunk_segment_compact_stats st;
     output_file file = {0};
-    if (!rc) rc = output_create(&file, out);
+    if (!rc) rc = output_create(&file, out, out);
     size_t bytes = rc ? 0 : tschunk_segment_merge_io((const tschunk_segment *const *)segs, n, &file.io, m, &st);
     if (!rc && tschunk_is_error(bytes)) output_discard(&file);
     if (!rc && tschunk_get_error_code(bytes) == TSCHUNK_ERROR_NOT_MERGEABLE) rc = say_unlike(paths, segs, n, out);
@@ -992,7 +992,7 @@ static int import_prom_to(const options *o, tscf_reader *r, uint32_t codec, int 
     uint64_t counted = 0;
     tschunk_segment_io counter = {count_write_at, no_read_at, &counted};
     output_file out = {0};
-    if (!size_only && output_create(&out, o->out)) return 1;
+    if (!size_only && output_create(&out, o->out, o->out)) return 1;
     size_t created = tschunk_segment_writer_create_io(&w, size_only ? &counter : &out.io, &so);
     if (created) {
         output_discard(&out);

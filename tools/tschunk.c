@@ -273,7 +273,10 @@ static int cmd_export_prom(const options *o)
     char staged[4200];
     const char *target = staged_path(staged, sizeof staged, o->out, o->verify);
     if (!target) { samples_free(&s); return 1; }
-    if (tscf_create(&w, target)) { samples_free(&s); return fail("cannot create %s: %s", o->out, strerror(errno)); }
+    if (tscf_create(&w, target, o->out)) {
+        samples_free(&s);
+        return fail("cannot create %s: %s", o->out, strerror(errno));
+    }
     signal_removes_temp(w.tmp_path);
     double encode_s = 0;
     if (encode_chunks(FORMAT_PROM, 0, s.ts, s.bits, s.n, (uint32_t)per_chunk, (uint32_t)o->max_chunk_bytes, NULL,
@@ -385,7 +388,7 @@ static int cmd_decompress(const options *o)
     if (seg < 0) return 1;
     int to_stdout = !strcmp(o->out, "-");
     output_file file = {0};
-    int rc = to_stdout ? 0 : output_create(&file, o->out);
+    int rc = to_stdout ? 0 : output_create(&file, o->out, o->out);
     FILE *out = to_stdout ? stdout : file.file.out;
     if (!rc) rc = seg ? segment_decompress(o, r.data, r.size, out) : decompress_chunk_file(o, &r, out);
     tscf_close(&r);

@@ -147,7 +147,7 @@ static size_t write_segment(const tschunk_segment *s, const char *path, const ts
     size_t n = strlen(path) + TSC_TEMP_SUFFIX;
     char *tmp = s->allocator.alloc(s->allocator.opaque, n);
     if (!tmp) return TSC_ERROR(ALLOCATION);
-    FILE *out = tsc_create_temp(path, tmp, n);
+    FILE *out = tsc_create_temp(path, path, tmp, n);
     int ok = out != NULL;
     ok = ok && fwrite(s->data, 1, (size_t)f.tomb_off, out) == (size_t)f.tomb_off;
     ok = ok && (!tombs_len || fwrite(tombs, 1, tombs_len, out) == tombs_len);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int tsc_sync_directory_of(const char *path)
@@ -27,18 +28,34 @@ int tsc_sync_directory_of(const char *path)
     return -1;
 }
 
-FILE *tsc_create_temp(const char *path, char *tmp, size_t cap)
+/* A file that replaces another takes its owner, group and permission bits: a private segment rewritten by a delete
+ * must not come back readable by all (the umask's default). It is created for its owner alone, so that no one else
+ * can open it before it has them. Owner and group only as far as the process may set them (fchown fails for anyone
+ * but root and members of the group); set-id and sticky bits are not copied. */
+static void take_mode(int fd, const struct stat *old)
+{
+    struct stat now;
+    if (fstat(fd, &now) != 0) return;
+    if ((old->st_uid != now.st_uid || old->st_gid != now.st_gid) && fchown(fd, old->st_uid, old->st_gid) != 0)
+        (void)!fchown(fd, (uid_t)-1, old->st_gid);
+    (void)!fchmod(fd, old->st_mode & 0777);
+}
+
+FILE *tsc_create_temp(const char *path, const char *replaces, char *tmp, size_t cap)
 {
     long pid = (long)getpid();
+    struct stat old;
+    int keeps = stat(replaces, &old) == 0 && S_ISREG(old.st_mode);
     for (unsigned k = 0; k < 1000; k++) {
         int n = k ? snprintf(tmp, cap, "%s.tmp.%ld.%u", path, pid, k) : snprintf(tmp, cap, "%s.tmp.%ld", path, pid);
         if (n < 0 || (size_t)n >= cap) {
             errno = ENAMETOOLONG;
             return NULL;
         }
-        int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, keeps ? 0600 : 0666);
         if (fd < 0 && errno == EEXIST) continue;
         if (fd < 0) return NULL;
+        if (keeps) take_mode(fd, &old);
         FILE *f = fdopen(fd, "w+b");
         if (!f) {
             int failed = errno;

@@ -16,8 +16,10 @@
 /* A new file beside path, for writing and reading, named into tmp (cap >= strlen(path) + TSC_TEMP_SUFFIX):
  * "path.tmp.PID", or "path.tmp.PID.K" for the first K that is free when that is taken (another writer of the same
  * path, a file a crash left, a planted link). Created exclusively (O_EXCL), so that no two writers share a file and
- * no link is followed. @return the file, or NULL with errno. */
-FILE *tsc_create_temp(const char *path, char *tmp, size_t cap);
+ * no link is followed. When `replaces` (the file the new one will be renamed over: path, or where a staged file will
+ * go) names a regular file, the new one takes its permission bits, and its owner and group as far as the process
+ * may set them. @return the file, or NULL with errno. */
+FILE *tsc_create_temp(const char *path, const char *replaces, char *tmp, size_t cap);
 
 /* A file as a tschunk_segment_io's ctx (tsc_file_write_at, tsc_file_read_at): writes in order need no seek. */
 typedef struct {

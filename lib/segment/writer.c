@@ -178,7 +178,7 @@ size_t tschunk_segment_writer_create(tschunk_segment_writer **out, const char *p
         tschunk_segment_writer_abort(w);
         return TSC_ERROR(ALLOCATION);
     }
-    w->file.out = tsc_create_temp(path, w->tmp_path, n + TSC_TEMP_SUFFIX); /* read too: for the summaries */
+    w->file.out = tsc_create_temp(path, path, w->tmp_path, n + TSC_TEMP_SUFFIX); /* read too: for the summaries */
     if (!w->file.out) {
         w->tmp_path[0] = 0; /* not this writer's to remove */
         tschunk_segment_writer_abort(w);
