@@ -59,7 +59,7 @@ SKETCH_BENCH_BIN := $(BUILD)/bench/sketch_bench
 SEGMENT_BENCH_BIN := $(BUILD)/bench/segment_bench
 
 .PHONY: all lib cli deps test test-run asan analyze bench bench-ab bench-ab-series bench-glance bench-instr tune \
-        codec2-probe vectors mapping-memo fuzz fuzz-run fuzz-replay install uninstall version check-install \
+        codec2-probe vectors mapping-memo fuzz fuzz-run fuzz-replay tsan tsan-run install uninstall version check-install \
         check-symbols demo readme-example clean
 
 all: lib cli
@@ -150,6 +150,20 @@ asan: deps
 	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  LDFLAGS="-fsanitize=address,undefined" \
 	  ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp test-run
+
+# Threads sharing one open segment under ThreadSanitizer (tests/threads.c; Criterion's runner does not start
+# under TSan, so a program of its own).
+tsan: deps
+	@$(MAKE) --no-print-directory BUILD=build/tsan CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" \
+	  tsan-run
+
+tsan-run: $(BUILD)/tests/threads
+	@mkdir -p $(BUILD)/threads
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66" $(BUILD)/tests/threads $(BUILD)/threads
+
+$(BUILD)/tests/threads: tests/threads.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) tests/threads.c $(STATIC) $(LDFLAGS) $(LIBS) -pthread -o $@
 
 # ---- benchmarks ----------------------------------------------------------
 $(BENCH_BIN): bench/bench.c bench/workloads.h bench/timing.h $(STATIC)

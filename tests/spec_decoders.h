@@ -338,7 +338,7 @@ static inline int take_decimals(spec2_in *in, uint8_t mode, size_t m, uint64_t *
         if (take_byte(in, &at)) return -1;
         int index = at & 0x7f;
         if (index <= last || (size_t)index >= m) return -1;
-        int64_t diff;
+        int64_t diff = 0;
         if (at & 0x80 ? take_le64(in, &bits[index]) : take_zigzag(in, &diff)) return -1;
         if (!(at & 0x80)) bits[index] += (uint64_t)diff;
         last = index;

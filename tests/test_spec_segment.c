@@ -447,7 +447,7 @@ Test(spec_segment, an_empty_block_summary_blob_is_refused)
     const uint8_t *footer = f.data + f.size - 144;
     const uint8_t *blocks = f.data + specseg_u64(footer + 48);
     size_t blocks_len = (size_t)specseg_u64(footer + 56), pos = 0, size;
-    uint64_t first, count, len;
+    uint64_t first = 0, count = 0, len = 0;
     cr_assert(!spec_uvarint(blocks, blocks_len, &pos, &first) && !spec_uvarint(blocks, blocks_len, &pos, &count) &&
               !spec_uvarint(blocks, blocks_len, &pos, &len) && pos + len == blocks_len && count == 3);
     /* The surgery with the section's own bytes reads: what is refused below is the empty blob. */

@@ -110,9 +110,19 @@ enum { TSC2_PLAIN = 0, TSC2_MASKED = 1, TSC2_DECIMAL = 2, TSC2_XOR = 3 }; /* mod
  * times, for x86-64-v4 (AVX-512: 64-bit min/max and masks, which took 10% off
  * a one-at-a-time append of a gauge), AVX2 and the baseline, the loader
  * picking one (an ifunc, glibc on x86-64); elsewhere once. Same C source: the
- * compiler vectorizes it.
+ * compiler vectorizes it. Not under ThreadSanitizer: the loader runs an
+ * ifunc's resolver before TSan's runtime is set up, and TSan's instrumented
+ * resolver crashed every program built with it (the baseline loop is used).
  */
-#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && (!defined(__clang__) || __clang_major__ >= 14)
+#if defined(__SANITIZE_THREAD__)
+#  define TSC2_UNDER_TSAN 1
+#elif defined(__has_feature)
+#  if __has_feature(thread_sanitizer)
+#    define TSC2_UNDER_TSAN 1
+#  endif
+#endif
+#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && (!defined(__clang__) || __clang_major__ >= 14) && \
+    !defined(TSC2_UNDER_TSAN)
 #  define TSC2_AVX2_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #  define TSC2_AVX2_CLONES

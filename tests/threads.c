@@ -1,0 +1,161 @@
+/*
+ * `make tsan`: threads that share one open segment, under ThreadSanitizer (not a Criterion test: Criterion's runner
+ * does not start under TSan, its inheritable arena refused). The README promises that any number of threads may read through one handle; an open
+ * segment writes only its records-checked bits and, lazily opened, its index blocks' maxima, with relaxed atomics.
+ * Four threads ask every series' ranges, decode every chunk and merge every series' summaries, in different orders,
+ * on a fresh full open and a fresh lazy open of a segment with summaries, block summaries and a delete; each answer
+ * must equal the one-thread answer, and TSan must see no race (it exits 66 when it does).
+ * usage: threads DIR (where the segment files go)
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tschunk.h"
+
+enum { SERIES = 200, CHUNKS = 3, SAMPLES = 120, THREADS = 4 };
+
+typedef struct {
+    uint64_t decoded; /* the bits of every sample decoded, summed: one number per series */
+    size_t begin, end; /* tschunk_segment_range over a middle window */
+    double p90;        /* tschunk_segment_range_merge over the same window */
+    uint64_t from_summaries;
+} answer;
+
+typedef struct {
+    const tschunk_segment *seg;
+    const answer *want; /* NULL: fill got */
+    answer *got;
+    unsigned start;
+    unsigned wrong;
+} job;
+
+static int64_t window_from(uint32_t s) { return (int64_t)(s % 7) * 15000 * 40; }
+static int64_t window_to(uint32_t s) { return window_from(s) + 15000 * (SAMPLES * CHUNKS / 2); }
+
+static size_t ask(const tschunk_segment *seg, uint32_t s, tschunk_sketch *acc, answer *a)
+{
+    static _Thread_local int64_t ts[SAMPLES];
+    static _Thread_local double v[SAMPLES];
+    size_t begin, end, err = tschunk_segment_range(seg, s, INT64_MIN, INT64_MAX, &begin, &end);
+    memset(a, 0, sizeof *a);
+    for (size_t i = begin; !err && i < end; i++) {
+        size_t n = tschunk_segment_decode(seg, i, ts, v, SAMPLES);
+        if (tschunk_is_error(n)) return n;
+        for (size_t k = 0; k < n; k++) {
+            uint64_t bits;
+            memcpy(&bits, &v[k], sizeof bits);
+            a->decoded += bits ^ (uint64_t)ts[k];
+        }
+    }
+    tschunk_range_stats rs = {0};
+    tschunk_sketch_clear(acc);
+    if (!err) err = tschunk_segment_range(seg, s, window_from(s), window_to(s), &a->begin, &a->end);
+    if (!err) err = tschunk_segment_range_merge(seg, s, window_from(s), window_to(s), acc, &rs);
+    if (!err) err = tschunk_sketch_quantile(acc, 0.9, &a->p90);
+    a->from_summaries = rs.chunks_from_summaries;
+    return err;
+}
+
+static void *walk(void *arg)
+{
+    job *j = arg;
+    tschunk_sketch *acc;
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    if (tschunk_sketch_create(&acc, &so)) {
+        j->wrong++;
+        return NULL;
+    }
+    for (uint32_t k = 0; k < SERIES; k++) {
+        uint32_t s = (j->start + k * 7) % SERIES; /* 7 is prime to SERIES: each series once */
+        answer a;
+        if (tschunk_is_error(ask(j->seg, s, acc, &a))) j->wrong++;
+        else if (!j->want) j->got[s] = a;
+        else j->wrong += memcmp(&a, &j->want[s], sizeof a) != 0;
+    }
+    tschunk_sketch_free(acc);
+    return NULL;
+}
+
+/* SERIES series of CHUNKS chunks with summaries (block summaries of two chunks), then samples of series 3 deleted. */
+static int write_segment(const char *path, const char *deleted_path)
+{
+    tschunk_sketch *sk;
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch_stats st;
+    if (tschunk_sketch_create(&sk, &so)) return 1;
+    tschunk_sketch_get_stats(sk, &st);
+    tschunk_segment_options o = {.has_summaries = 1, .summary_mapping = st.mapping, .summary_gamma = st.gamma,
+                                 .summary_offset = st.index_offset, .ts_unit = TSCHUNK_UNIT_MS,
+                                 .summary_block_chunks = 2};
+    tschunk_segment_writer *w;
+    if (tschunk_segment_writer_create(&w, path, &o)) return 1;
+    uint64_t rng = 42;
+    for (uint64_t id = 0; id < SERIES; id++) {
+        char name[32];
+        int len = snprintf(name, sizeof name, "series_%llu", (unsigned long long)id);
+        if (tschunk_segment_writer_add_series(w, id, name, (size_t)len)) return 1;
+        for (int c = 0; c < CHUNKS; c++) {
+            unsigned char chunk[TSCHUNK_BOUND(SAMPLES)], summary[4096];
+            tschunk_encoder enc;
+            tschunk_encoder_init(&enc, chunk, sizeof chunk, NULL);
+            tschunk_encoder_set_summary(&enc, sk);
+            for (int i = c * SAMPLES; i < (c + 1) * SAMPLES; i++) {
+                rng = rng * 6364136223846793005u + 1442695040888963407u;
+                tschunk_append(&enc, i * 15000LL + (int64_t)(rng >> 61), (double)(id + (rng >> 54)) * 0.25);
+            }
+            size_t size = tschunk_encoder_finish(&enc);
+            size_t summary_size = tschunk_encoder_write_summary(&enc, summary, sizeof summary);
+            if (tschunk_is_error(size) || tschunk_is_error(summary_size) ||
+                tschunk_segment_writer_add_chunk(w, id, chunk, size, summary, summary_size))
+                return 1;
+        }
+    }
+    tschunk_sketch_free(sk);
+    tschunk_segment *seg;
+    if (tschunk_is_error(tschunk_segment_writer_finish(w)) || tschunk_segment_open_file(&seg, path, 0, NULL)) return 1;
+    uint64_t deleted = 0;
+    size_t err = tschunk_segment_delete(seg, deleted_path, 3, 15000 * 100, 15000 * 200, &deleted);
+    tschunk_segment_close(seg);
+    return err || deleted == 0;
+}
+
+int main(int argc, char **argv)
+{
+    char path[4096], deleted_path[4096];
+    if (argc != 2) return 2;
+    snprintf(path, sizeof path, "%s/threads.tseg", argv[1]);
+    snprintf(deleted_path, sizeof deleted_path, "%s/threads_deleted.tseg", argv[1]);
+    if (write_segment(path, deleted_path)) {
+        fprintf(stderr, "threads: cannot write %s\n", path);
+        return 1;
+    }
+    static answer want[SERIES], unused[SERIES];
+    unsigned wrong = 0;
+    for (unsigned lazy = 0; lazy < 2; lazy++) {
+        tschunk_segment *one, *shared;
+        if (tschunk_segment_open_file(&one, deleted_path, 0, NULL) ||
+            tschunk_segment_open_file(&shared, deleted_path, lazy ? TSCHUNK_SEGMENT_LAZY : 0, NULL))
+            return 1;
+        job reference = {one, NULL, want, 0, 0};
+        walk(&reference); /* one thread, a full open */
+        pthread_t threads[THREADS];
+        job jobs[THREADS];
+        for (unsigned t = 0; t < THREADS; t++) {
+            jobs[t] = (job){shared, want, unused, t * (SERIES / THREADS), 0};
+            if (pthread_create(&threads[t], NULL, walk, &jobs[t])) return 1;
+        }
+        for (unsigned t = 0; t < THREADS; t++) {
+            pthread_join(threads[t], NULL);
+            wrong += jobs[t].wrong;
+        }
+        unsigned summarized = 0; /* series whose window took a chunk from its summary: the answers say something */
+        for (uint32_t s = 0; s < SERIES; s++) summarized += want[s].from_summaries > 0 && want[s].p90 > 0;
+        wrong += reference.wrong + (summarized < SERIES / 2);
+        printf("threads: %u threads on one %s open, %u series each (%u with chunks from summaries): %u wrong\n",
+               THREADS, lazy ? "lazy" : "full", SERIES, summarized, wrong);
+        tschunk_segment_close(one);
+        tschunk_segment_close(shared);
+    }
+    return wrong != 0;
+}
