@@ -3,8 +3,9 @@
  * does not start under TSan, its inheritable arena refused). The README promises that any number of threads may read through one handle; an open
  * segment writes only its records-checked bits and, lazily opened, its index blocks' maxima, with relaxed atomics.
  * Four threads ask every series' ranges, decode every chunk and merge every series' summaries, in different orders,
- * on a fresh full open and a fresh lazy open of a segment with summaries, block summaries and a delete; each answer
- * must equal the one-thread answer, and TSan must see no race (it exits 66 when it does).
+ * on a fresh full open and a fresh lazy open of a segment with summaries, block summaries and a delete; then four
+ * threads encode and decode in every codec (codec_pass). Each answer must equal the one-thread answer, and TSan
+ * must see no race (it exits 66 when it does).
  * usage: threads DIR (where the segment files go)
  */
 #include <pthread.h>
@@ -120,6 +121,106 @@ static int write_segment(const char *path, const char *deleted_path)
     return err || deleted == 0;
 }
 
+/* Encoders and decoders keep no state between calls and none in the library: every thread encodes every series in
+ * the three codecs (codec 2 with a summary), decodes them one at a time and 16 chunks a call, and hashes what it
+ * got; one thread's hashes are the reference. */
+enum { LANES = 16 };
+
+static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211u;
+    return h;
+}
+
+static uint64_t codec_pass(uint32_t s, tschunk_sketch *sk)
+{
+    static _Thread_local int64_t ts[LANES * SAMPLES], back_ts[LANES * SAMPLES];
+    static _Thread_local double v[LANES * SAMPLES], back_v[LANES * SAMPLES];
+    static _Thread_local unsigned char chunks[LANES][TSCHUNK_BOUND(SAMPLES)];
+    unsigned char summary[4096];
+    const void *ptrs[LANES];
+    size_t sizes[LANES];
+    uint64_t rng = s + 1, h = 14695981039346656037u;
+    for (size_t i = 0; i < LANES * SAMPLES; i++) {
+        rng = rng * 6364136223846793005u + 1442695040888963407u;
+        ts[i] = (int64_t)i * 15000 + (int64_t)(rng >> 60);
+        v[i] = (double)(rng >> 50) / 100;
+    }
+    for (uint32_t codec = 0; codec < 3; codec++) {
+        tschunk_encoder_options opts = {codec == 1 ? TSCHUNK_CODEC_GORILLA : TSCHUNK_CODEC_TSC2, 0, 0, 0};
+        for (size_t c = 0; c < LANES; c++) {
+            const int64_t *cts = ts + c * SAMPLES;
+            const double *cv = v + c * SAMPLES;
+            if (codec == 2) {
+                sizes[c] = tschunk_prom_encode(chunks[c], sizeof chunks[c], cts, cv, SAMPLES, NULL);
+            } else {
+                tschunk_encoder enc;
+                tschunk_encoder_init(&enc, chunks[c], sizeof chunks[c], &opts);
+                if (codec == 0) tschunk_encoder_set_summary(&enc, sk);
+                tschunk_append_many(&enc, cts, cv, SAMPLES, NULL);
+                sizes[c] = tschunk_encoder_finish(&enc);
+                if (codec == 0) h = hash_bytes(h, summary, tschunk_encoder_write_summary(&enc, summary, sizeof summary));
+            }
+            if (tschunk_is_error(sizes[c])) return 0;
+            ptrs[c] = chunks[c];
+            h = hash_bytes(h, chunks[c], sizes[c]);
+        }
+        size_t one = codec == 2 ? tschunk_prom_decode(ptrs[0], sizes[0], back_ts, back_v, SAMPLES)
+                                : tschunk_decode(ptrs[0], sizes[0], back_ts, back_v, SAMPLES);
+        size_t all = codec == 2 ? tschunk_prom_decode_chunks(ptrs, sizes, LANES, back_ts, back_v, LANES * SAMPLES)
+                                : tschunk_decode_chunks(ptrs, sizes, LANES, back_ts, back_v, LANES * SAMPLES);
+        if (one != SAMPLES || all != LANES * SAMPLES || memcmp(back_ts, ts, sizeof ts) || memcmp(back_v, v, sizeof v))
+            return 0;
+    }
+    return h;
+}
+
+typedef struct {
+    const uint64_t *want; /* NULL: fill got */
+    uint64_t *got;
+    unsigned start, wrong;
+} codec_job;
+
+static void *codec_walk(void *arg)
+{
+    codec_job *j = arg;
+    tschunk_sketch *sk;
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    if (tschunk_sketch_create(&sk, &so)) {
+        j->wrong++;
+        return NULL;
+    }
+    for (uint32_t k = 0; k < SERIES / 4; k++) {
+        uint32_t s = (j->start + k * 7) % (SERIES / 4); /* 7 is prime to SERIES / 4 */
+        uint64_t h = codec_pass(s, sk);
+        if (!j->want) j->got[s] = h;
+        j->wrong += h == 0 || (j->want && h != j->want[s]);
+    }
+    tschunk_sketch_free(sk);
+    return NULL;
+}
+
+static unsigned codecs_in_threads(void)
+{
+    static uint64_t want[SERIES / 4], unused[SERIES / 4];
+    codec_job reference = {NULL, want, 0, 0}, jobs[THREADS];
+    codec_walk(&reference);
+    pthread_t threads[THREADS];
+    for (unsigned t = 0; t < THREADS; t++) {
+        jobs[t] = (codec_job){want, unused, t * 13, 0};
+        if (pthread_create(&threads[t], NULL, codec_walk, &jobs[t])) return 1;
+    }
+    unsigned wrong = reference.wrong;
+    for (unsigned t = 0; t < THREADS; t++) {
+        pthread_join(threads[t], NULL);
+        wrong += jobs[t].wrong;
+    }
+    printf("threads: %u threads encode and decode %u series in three codecs: %u wrong\n", THREADS, SERIES / 4,
+           wrong);
+    return wrong;
+}
+
 int main(int argc, char **argv)
 {
     char path[4096], deleted_path[4096];
@@ -157,5 +258,6 @@ int main(int argc, char **argv)
         tschunk_segment_close(one);
         tschunk_segment_close(shared);
     }
+    wrong += codecs_in_threads();
     return wrong != 0;
 }
