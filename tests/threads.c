@@ -58,15 +58,20 @@ static size_t ask(const tschunk_segment *seg, uint32_t s, tschunk_sketch *acc, a
     return err;
 }
 
+/* Every sketch here: the summaries', and each thread's own for its queries. @return NULL when out of memory. */
+static tschunk_sketch *cubic_sketch(void)
+{
+    tschunk_sketch *sk;
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    return tschunk_sketch_create(&sk, &so) ? NULL : sk;
+}
+
 static void *walk(void *arg)
 {
     job *j = arg;
-    tschunk_sketch *acc;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
-    if (tschunk_sketch_create(&acc, &so)) {
-        j->wrong++;
-        return NULL;
-    }
+    tschunk_sketch *acc = cubic_sketch();
+    j->wrong += !acc;
+    if (!acc) return NULL;
     for (uint32_t k = 0; k < SERIES; k++) {
         uint32_t s = (j->start + k * 7) % SERIES; /* 7 is prime to SERIES: each series once */
         answer a;
@@ -81,10 +86,9 @@ static void *walk(void *arg)
 /* SERIES series of CHUNKS chunks with summaries (block summaries of two chunks), then samples of series 3 deleted. */
 static int write_segment(const char *path, const char *deleted_path)
 {
-    tschunk_sketch *sk;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch *sk = cubic_sketch();
     tschunk_sketch_stats st;
-    if (tschunk_sketch_create(&sk, &so)) return 1;
+    if (!sk) return 1;
     tschunk_sketch_get_stats(sk, &st);
     tschunk_segment_options o = {.has_summaries = 1, .summary_mapping = st.mapping, .summary_gamma = st.gamma,
                                  .summary_offset = st.index_offset, .ts_unit = TSCHUNK_UNIT_MS,
@@ -185,12 +189,9 @@ typedef struct {
 static void *codec_walk(void *arg)
 {
     codec_job *j = arg;
-    tschunk_sketch *sk;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
-    if (tschunk_sketch_create(&sk, &so)) {
-        j->wrong++;
-        return NULL;
-    }
+    tschunk_sketch *sk = cubic_sketch();
+    j->wrong += !sk;
+    if (!sk) return NULL;
     for (uint32_t k = 0; k < SERIES / 4; k++) {
         uint32_t s = (j->start + k * 7) % (SERIES / 4); /* 7 is prime to SERIES / 4 */
         uint64_t h = codec_pass(s, sk);
