@@ -1,11 +1,12 @@
 /*
  * `make tsan`: threads that share one open segment, under ThreadSanitizer (not a Criterion test: Criterion's runner
- * does not start under TSan, its inheritable arena refused). The README promises that any number of threads may read through one handle; an open
- * segment writes only its records-checked bits and, lazily opened, its index blocks' maxima, with relaxed atomics.
- * Four threads ask every series' ranges, decode every chunk and merge every series' summaries, in different orders,
- * on a fresh full open and a fresh lazy open of a segment with summaries, block summaries and a delete; then four
- * threads encode and decode in every codec (codec_pass). Each answer must equal the one-thread answer, and TSan
- * must see no race (it exits 66 when it does).
+ * does not start under TSan, its inheritable arena refused). The README promises that any number of threads may
+ * read through one handle; an open segment writes only its records-checked bits and, lazily opened, its index
+ * blocks' maxima, with relaxed atomics. Four threads ask every series' ranges, decode every chunk and merge every
+ * series' summaries (and one sketch they all read, merged from and encoded), in different orders, on a fresh full
+ * open and a fresh lazy open of a segment with summaries, block summaries and a delete; then four threads encode
+ * and decode in every codec (codec_pass). Each answer must equal the one-thread answer, and TSan must see no race
+ * (it exits 66 when it does).
  * usage: threads DIR (where the segment files go)
  */
 #include <pthread.h>
@@ -19,12 +20,14 @@ enum { SERIES = 200, CHUNKS = 3, SAMPLES = 120, THREADS = 4 };
 typedef struct {
     uint64_t decoded; /* the bits of every sample decoded, summed: one number per series */
     size_t begin, end; /* tschunk_segment_range over a middle window */
-    double p90;        /* tschunk_segment_range_merge over the same window */
+    double p90;        /* tschunk_segment_range_merge over the same window, with the shared sketch merged in */
     uint64_t from_summaries;
+    uint64_t shared_bytes; /* the shared sketch encoded, hashed */
 } answer;
 
 typedef struct {
     const tschunk_segment *seg;
+    const tschunk_sketch *shared; /* one sketch every thread reads: merged from, encoded */
     const answer *want; /* NULL: fill got */
     answer *got;
     unsigned start;
@@ -34,8 +37,17 @@ typedef struct {
 static int64_t window_from(uint32_t s) { return (int64_t)(s % 7) * 15000 * 40; }
 static int64_t window_to(uint32_t s) { return window_from(s) + 15000 * (SAMPLES * CHUNKS / 2); }
 
-static size_t ask(const tschunk_segment *seg, uint32_t s, tschunk_sketch *acc, answer *a)
+static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
 {
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211u;
+    return h;
+}
+
+static size_t ask(const tschunk_segment *seg, const tschunk_sketch *shared, uint32_t s, tschunk_sketch *acc,
+                  answer *a)
+{
+    unsigned char encoded[8192];
     static _Thread_local int64_t ts[SAMPLES];
     static _Thread_local double v[SAMPLES];
     size_t begin, end, err = tschunk_segment_range(seg, s, INT64_MIN, INT64_MAX, &begin, &end);
@@ -53,7 +65,11 @@ static size_t ask(const tschunk_segment *seg, uint32_t s, tschunk_sketch *acc, a
     tschunk_sketch_clear(acc);
     if (!err) err = tschunk_segment_range(seg, s, window_from(s), window_to(s), &a->begin, &a->end);
     if (!err) err = tschunk_segment_range_merge(seg, s, window_from(s), window_to(s), acc, &rs);
+    if (!err) err = tschunk_sketch_merge(acc, shared);
     if (!err) err = tschunk_sketch_quantile(acc, 0.9, &a->p90);
+    size_t n = err ? 0 : tschunk_sketch_encode(shared, encoded, sizeof encoded, 0);
+    if (tschunk_is_error(n)) return n;
+    a->shared_bytes = hash_bytes(14695981039346656037u, encoded, n);
     a->from_summaries = rs.chunks_from_summaries;
     return err;
 }
@@ -75,7 +91,7 @@ static void *walk(void *arg)
     for (uint32_t k = 0; k < SERIES; k++) {
         uint32_t s = (j->start + k * 7) % SERIES; /* 7 is prime to SERIES: each series once */
         answer a;
-        if (tschunk_is_error(ask(j->seg, s, acc, &a))) j->wrong++;
+        if (tschunk_is_error(ask(j->seg, j->shared, s, acc, &a))) j->wrong++;
         else if (!j->want) j->got[s] = a;
         else j->wrong += memcmp(&a, &j->want[s], sizeof a) != 0;
     }
@@ -129,13 +145,6 @@ static int write_segment(const char *path, const char *deleted_path)
  * the three codecs (codec 2 with a summary), decodes them one at a time and 16 chunks a call, and hashes what it
  * got; one thread's hashes are the reference. */
 enum { LANES = 16 };
-
-static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211u;
-    return h;
-}
 
 static uint64_t codec_pass(uint32_t s, tschunk_sketch *sk)
 {
@@ -234,17 +243,20 @@ int main(int argc, char **argv)
     }
     static answer want[SERIES], unused[SERIES];
     unsigned wrong = 0;
+    tschunk_sketch *shared_sketch = cubic_sketch();
+    if (!shared_sketch) return 1;
+    for (int i = 1; i <= 1000; i++) tschunk_sketch_add(shared_sketch, 1000.0 / i);
     for (unsigned lazy = 0; lazy < 2; lazy++) {
         tschunk_segment *one, *shared;
         if (tschunk_segment_open_file(&one, deleted_path, 0, NULL) ||
             tschunk_segment_open_file(&shared, deleted_path, lazy ? TSCHUNK_SEGMENT_LAZY : 0, NULL))
             return 1;
-        job reference = {one, NULL, want, 0, 0};
+        job reference = {one, shared_sketch, NULL, want, 0, 0};
         walk(&reference); /* one thread, a full open */
         pthread_t threads[THREADS];
         job jobs[THREADS];
         for (unsigned t = 0; t < THREADS; t++) {
-            jobs[t] = (job){shared, want, unused, t * (SERIES / THREADS), 0};
+            jobs[t] = (job){shared, shared_sketch, want, unused, t * (SERIES / THREADS), 0};
             if (pthread_create(&threads[t], NULL, walk, &jobs[t])) return 1;
         }
         for (unsigned t = 0; t < THREADS; t++) {
@@ -259,6 +271,7 @@ int main(int argc, char **argv)
         tschunk_segment_close(one);
         tschunk_segment_close(shared);
     }
+    tschunk_sketch_free(shared_sketch);
     wrong += codecs_in_threads();
     return wrong != 0;
 }
