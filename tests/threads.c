@@ -173,7 +173,9 @@ static uint64_t codec_pass(uint32_t s, tschunk_sketch *sk)
                 if (codec == 0) tschunk_encoder_set_summary(&enc, sk);
                 tschunk_append_many(&enc, cts, cv, SAMPLES, NULL);
                 sizes[c] = tschunk_encoder_finish(&enc);
-                if (codec == 0) h = hash_bytes(h, summary, tschunk_encoder_write_summary(&enc, summary, sizeof summary));
+                size_t summary_size = codec == 0 ? tschunk_encoder_write_summary(&enc, summary, sizeof summary) : 0;
+                if (tschunk_is_error(summary_size)) return 0;
+                h = hash_bytes(h, summary, summary_size);
             }
             if (tschunk_is_error(sizes[c])) return 0;
             ptrs[c] = chunks[c];
