@@ -938,7 +938,9 @@ typedef struct {
  * Start writing a segment to `path` (not empty; through a temporary file renamed by
  * finish, so the final path never holds a torn file: `path.tmp.PID`, or `path.tmp.PID.K` for the first free K,
  * created exclusively since 0.52.1, so writers of one path at once each have their own and no link is
- * followed). Memory: the index and the series table, not the chunks. opts NULL: defaults (zeros; NULL was
+ * followed). A file it replaces gives the new one its permission bits, and its owner and group as far as the
+ * process may set them (0.55.1; a new file has the umask's default), as for delete, compaction and merge to a
+ * path. Memory: the index and the series table, not the chunks. opts NULL: defaults (zeros; NULL was
  * BAD_PARAMETER before 0.48.0).
  * The rename replaces `path` itself, as rename(2) does: a symbolic link there becomes the file (the CLI
  * resolves links first), and the same holds for delete, compaction and merge to a path.
