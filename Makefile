@@ -20,7 +20,8 @@ WARN := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototyp
 # Criterion's assertion macros trip these two; test code only.
 TEST_WARN := $(filter-out -Wconversion -Wfloat-equal -Wmissing-prototypes,$(WARN))
 WERROR ?=
-BASE_CFLAGS := -std=c11 $(WARN) $(WERROR) -Iinclude -MMD -MP
+# -ffp-contract=off: no a * b + c fused into one rounding (lib/common/common.h says why).
+BASE_CFLAGS := -std=c11 $(WARN) $(WERROR) -ffp-contract=off -Iinclude -MMD -MP
 # gcc on x86-64 clears or copies a known 100-1,000 bytes (a group's parse state, an iterator, an encoder's
 # learned state) with `rep stos` / `rep movs`, whose start-up costs dozens of cycles on AMD cores: about
 # 40 ns of each codec-2 group's parse (bench/MEASUREMENTS.md, "Clearing without rep stos, the append's

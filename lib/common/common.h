@@ -8,6 +8,15 @@
 
 #include "tschunk.h"
 
+/* Floating-point expressions are rounded as written, never a * b + c fused into one rounding: the sketch's mapping
+ * must give sketches-java's bin indices to the bit (Java never fuses), and a library built with fusion put values
+ * next to an index boundary into the neighbouring bin (clang fuses by default wherever the target has FMA: with
+ * -march=native here, on every ARM64). The Makefile also passes -ffp-contract=off, for gcc, which ignores this
+ * pragma and fuses in its GNU modes (-std=gnu11), not in -std=c11. */
+#if defined(__clang__)
+#  pragma STDC FP_CONTRACT OFF
+#endif
+
 /* The caller's allocator when both hooks are set, else malloc/free. */
 tschunk_allocator tsc_allocator_or_default(const tschunk_allocator *a);
 

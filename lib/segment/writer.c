@@ -650,7 +650,7 @@ size_t tschunk_segment_writer_finish(tschunk_segment_writer *w)
     uint8_t *blocks = NULL;
     size_t err = w->failed ? TSC_ERROR(GENERIC) : tsc_seg_build_blocks(&w->io, entries, w->nchunks, &w->opts,
                                                                       &blocks, &blocks_len);
-    metadata m;
+    metadata m = {0};
     unsigned shift = records_group_shift(w); /* of the records alone: before the metadata moves w->pos */
     int ok = !err && encode_metadata(w, entries, hashes, shift, &m) == 0;
     uint8_t *bitmap = ok ? encode_series_bitmap(w, entries, &bitmap_len) : NULL;
