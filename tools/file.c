@@ -62,8 +62,8 @@ void tscf_abort(tscf_writer *w)
 }
 
 /* A stream (a FIFO, a device) read whole into memory, up to STREAM_MAX bytes: /dev/zero must end in a message,
- * not in the memory running out. */
-#define STREAM_MAX ((size_t)1 << 32)
+ * not in the memory running out. 4 GiB, or 2 GiB where size_t has 32 bits (a buffer doubled past that wraps). */
+#define STREAM_MAX (SIZE_MAX > UINT32_MAX ? UINT64_C(1) << 32 : UINT64_C(1) << 31)
 
 static unsigned char *read_stream(int fd, size_t *size, const char *path, char *error, size_t error_size)
 {
@@ -77,7 +77,9 @@ static unsigned char *read_stream(int fd, size_t *size, const char *path, char *
         if (n <= 0) break;
         got += (size_t)n;
         if (data[0] == 0) why = "not a segment, a chunk file or a Prometheus file"; /* none starts with 0 */
-        else if (got == cap && cap >= STREAM_MAX) why = "a stream of more than 4 GiB (give a file)";
+        else if (got == cap && (uint64_t)cap >= STREAM_MAX)
+            why = SIZE_MAX > UINT32_MAX ? "a stream of more than 4 GiB (give a file)"
+                                        : "a stream of more than 2 GiB (give a file)";
         else if (got == cap) {
             unsigned char *grown = realloc(data, cap *= 2);
             if (!grown) free(data);

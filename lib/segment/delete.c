@@ -78,7 +78,7 @@ static size_t chunk_tombstone(const tschunk_segment *s, size_t i, int64_t from, 
     tsc_run range;
     size_t any = positions_in_range(&c.ref, from, to, &range.first, &range.last);
     if (tsc_is_error(any) || !any) return tsc_is_error(any) ? any : 0;
-    tsc_run *runs = s->allocator.alloc(s->allocator.opaque, (out->deleted + 1) * sizeof *runs);
+    tsc_run *runs = s->allocator.alloc(s->allocator.opaque, ((size_t)out->deleted + 1) * sizeof *runs);
     if (!runs) return TSC_ERROR(ALLOCATION);
     size_t n = add_range(old, range, runs);
     out->deleted = 0;

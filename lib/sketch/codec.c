@@ -312,7 +312,7 @@ static void put_dense_bins(out_buf *o, const tsc_store *st, int writer)
         out = put_counts_at(out, counts, 0, window, 1);
     } else {
         while (k < window) { /* the kernel, then the block it stopped at */
-            k += tsc_put_contiguous_avx512(&out, counts + k, window - k);
+            k += tsc_put_contiguous_avx512(&out, counts + k, (size_t)(window - k));
             uint64_t end = k + 8 < window ? k + 8 : window;
             out = put_counts_at(out, counts, k, end, 1);
             k = end;
@@ -342,7 +342,7 @@ static void put_sparse_bins(out_buf *o, const tsc_store *st, const kept_masks *k
         const double *counts = st->counts + (st->min_index - st->offset);
         uint64_t window = (uint64_t)(st->max_index - st->min_index + 1);
         for (uint64_t k = 0; k < window; k += 8) {
-            k += tsc_put_sparse_avx512(&out, counts + k, window - k, st->min_index + (int64_t)k, &prev);
+            k += tsc_put_sparse_avx512(&out, counts + k, (size_t)(window - k), st->min_index + (int64_t)k, &prev);
             if (k >= window) break;
             unsigned len = window - k < 8 ? (unsigned)(window - k) : 8; /* the block it stopped at */
             for (uint64_t mask = tsc_occupied_mask(counts + k, len); mask; mask &= mask - 1, prev = i) {
@@ -814,8 +814,8 @@ TSC_INLINE size_t read_bins_kernel(tschunk_sketch *s, tsc_store *st, in_buf *in,
     } else {
         int64_t indices[64 + 8];
         double counts[64 + 8];
-        got = get_bins(kernel, src, avail, left < 64 ? left : 64, has_deltas, step, &used, &at, indices, counts,
-                       &written);
+        got = get_bins(kernel, src, avail, (size_t)(left < 64 ? left : 64), has_deltas, step, &used, &at, indices,
+                       counts, &written);
         if (commit) {
             if (kernel == TSC_BINS_AVX512) tsc_store_add_many(s, st, indices, counts, written, &info->bins_total, 1);
             else tsc_store_add_many(s, st, indices, counts, written, &info->bins_total, 0);
