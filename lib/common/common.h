@@ -18,8 +18,8 @@
 #  pragma STDC FP_CONTRACT OFF
 #endif
 
-/* For the same reason, doubles must be rounded as doubles: x87 arithmetic (32-bit x86 without SSE2 math) keeps
- * excess precision, so the sketch's bins and sums left the reference libraries' and codec 2's decimal readings
+/* For the same reason, doubles must be rounded as doubles. x87 arithmetic (32-bit x86 without SSE2 math) keeps
+ * excess precision: the sketch's bins and sums would leave the reference libraries', and codec 2's decimal readings
  * could differ from another host's decoder (four fuzz corpora failed their checks in such a build). */
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 2
 #  error "tschunk needs doubles rounded as doubles (FLT_EVAL_METHOD 0): on 32-bit x86, add -msse2 -mfpmath=sse"
