@@ -391,7 +391,7 @@ Test(spec_segment, a_record_with_an_empty_summary_is_refused)
     static const spec_shape shape = {.series = 1, .chunks_each = 1, .samples = 3, .with_summaries = 1,
                                      .delete_series = -1};
     spec_file f = spec_write(&shape, "empty_summary");
-    uint64_t len;
+    uint64_t len = 0;
     size_t pos = 48; /* the first record, after the 48-byte header */
     cr_assert(!spec_uvarint(f.data, f.size, &pos, &len) && pos == 49 && len > 0 && len < 128, "length %llu",
               (unsigned long long)len);

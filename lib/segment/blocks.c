@@ -200,7 +200,7 @@ size_t tsc_seg_check_blocks(const tschunk_segment *s)
         for (uint32_t i = 0; i < b->count && !err; i++) {
             tschunk_segment_chunk_info c;
             err = tschunk_segment_chunk(s, b->first + i, &c);
-            refs[i] = c.ref;
+            if (!err) refs[i] = c.ref;
         }
         if (!err) err = combination_is(scratch, refs, b->count, blob, cap, b);
     }

@@ -75,7 +75,7 @@ static size_t chunk_tombstone(const tschunk_segment *s, size_t i, int64_t from, 
     if (err) return err;
     const tsc_seg_tomb *old = tsc_seg_find_tomb(s, i);
     *out = (new_tomb){NULL, 0, old ? old->deleted : 0};
-    tsc_run range;
+    tsc_run range = {0, 0}; /* set when any */
     size_t any = positions_in_range(&c.ref, from, to, &range.first, &range.last);
     if (tsc_is_error(any) || !any) return tsc_is_error(any) ? any : 0;
     tsc_run *runs = s->allocator.alloc(s->allocator.opaque, ((size_t)out->deleted + 1) * sizeof *runs);
