@@ -1450,16 +1450,17 @@ static double ref_value(const ref_sum *r)
     return isnan(sum) && isinf(r->simple) ? r->simple : sum;
 }
 
-/* The SUM block's double of s's encoding with exact statistics (0 when it has none). */
+/* The SUM block's double of s's encoding with exact statistics (0 when it has none: an empty sketch's encoding is
+ * its mapping alone, so nothing is read past the encoding's n bytes, which held a previous call's). */
 static double encoded_sum(const tschunk_sketch *s)
 {
     unsigned char buf[1 << 15];
     size_t n = tschunk_sketch_encode(s, buf, sizeof buf, TSCHUNK_SKETCH_EXACT_STATS);
     cr_assert(!tschunk_is_error(n));
     size_t at = 1;
-    while (buf[at] & 0x80) at++; /* COUNT's varfloat */
-    at += 1 + 9 + 9;             /* MIN and MAX: a flag and a double each */
-    if (buf[at] != 0x84) return 0;
+    while (at < n && buf[at] & 0x80) at++; /* COUNT's varfloat */
+    at += 1 + 9 + 9;                       /* MIN and MAX: a flag and a double each */
+    if (at + 9 > n || buf[at] != 0x84) return 0;
     double sum;
     uint64_t bits = 0;
     for (int k = 7; k >= 0; k--) bits = bits << 8 | buf[at + 1 + k];
