@@ -321,10 +321,12 @@ Test(codec2, lagging_state_reads_as_up_to_date)
     wl_series s;
     wl_synthetic(&s, WL_GAUGE_2DP, N, 17);
     size_t cap = TSCHUNK_BOUND(N);
-    unsigned char *buf = malloc(cap), *bulk_buf = malloc(cap), *snap = malloc(cap), *bulk_snap = malloc(cap),
-                  *before_buf = malloc(cap);
+    /* zeroed, as the encoder: whole buffers and structs are compared, bytes never written included */
+    unsigned char *buf = calloc(1, cap), *bulk_buf = calloc(1, cap), *snap = calloc(1, cap),
+                  *bulk_snap = calloc(1, cap), *before_buf = calloc(1, cap);
     tschunk_encoder_options o = {TSC2, MAX, 0, 0};
     tschunk_encoder enc, before;
+    memset(&enc, 0, sizeof enc);
     cr_assert_eq(tschunk_encoder_init(&enc, buf, cap, &o), 0);
     const double *values = (const double *)(const void *)s.bits;
     size_t lagged = 0;

@@ -2028,6 +2028,44 @@ static int refused(size_t r)
     return r != 0;
 }
 
+/* An allocator whose memory holds a file's name (as freed memory may), refusing one call. */
+static char stale_name[160];
+static size_t stale_calls, stale_refuse_at;
+static void *stale_alloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    if (stale_calls++ == stale_refuse_at) return NULL;
+    char *p = malloc(size < sizeof stale_name ? sizeof stale_name : size);
+    if (p) memcpy(p, stale_name, sizeof stale_name);
+    return p;
+}
+static void stale_free(void *opaque, void *p)
+{
+    (void)opaque;
+    free(p);
+}
+
+/* A writer whose name could not be copied removes no file: until 0.55.5 its abort removed the file named by what
+ * the temporary name's fresh memory held. Each of the create's allocations refused in turn. */
+Test(segment, a_refused_create_removes_no_file)
+{
+    snprintf(stale_name, sizeof stale_name, "%s/bystander", tmpdir);
+    tschunk_segment_options o = {.min_ts = 0, .allocator = {stale_alloc, stale_free, NULL}};
+    char path[160];
+    snprintf(path, sizeof path, "%s/stale.tseg", tmpdir);
+    for (stale_refuse_at = 0; stale_refuse_at < 3; stale_refuse_at++) {
+        FILE *f = fopen(stale_name, "w");
+        cr_assert(f);
+        fclose(f);
+        stale_calls = 0;
+        tschunk_segment_writer *w;
+        cr_assert_eq(tschunk_segment_writer_create(&w, path, &o), TSC_ERROR(ALLOCATION));
+        cr_assert(access(stale_name, F_OK) == 0, "allocation %zu refused: the bystander was removed",
+                  stale_refuse_at);
+    }
+    remove(stale_name);
+}
+
 /*
  * Every allocation the writer and both opens make, refused in turn: each refusal is ALLOCATION (never a
  * crash or another error), leaves neither the segment nor its temporary file on disk, and holds no memory

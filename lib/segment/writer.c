@@ -174,6 +174,7 @@ size_t tschunk_segment_writer_create(tschunk_segment_writer **out, const char *p
     size_t n = strlen(path);
     w->final_path = dup_str(w, path, n);
     w->tmp_path = wr_alloc(w, n + TSC_TEMP_SUFFIX);
+    if (w->tmp_path) w->tmp_path[0] = 0; /* no name yet: abort removes none (it removed what the heap held) */
     if (!w->final_path || !w->tmp_path) {
         tschunk_segment_writer_abort(w);
         return TSC_ERROR(ALLOCATION);
