@@ -72,6 +72,20 @@ static inline uint32_t specseg_u32(const uint8_t *p)
 }
 static inline unsigned specseg_u16(const uint8_t *p) { return p[0] | (unsigned)p[1] << 8; }
 
+/* Little-endian whatever the host (a native memcpy reads and writes the wrong bytes on big-endian hosts). */
+static inline void specseg_put_u64(uint8_t *p, uint64_t v)
+{
+    for (int b = 0; b < 8; b++) p[b] = (uint8_t)(v >> (8 * b));
+}
+
+static inline double specseg_f64(const uint8_t *p)
+{
+    uint64_t bits = specseg_u64(p);
+    double v;
+    memcpy(&v, &bits, 8);
+    return v;
+}
+
 /* A stored XXH3 against its bytes. SPECSEG_FIX_HASHES writes it instead (into the caller's buffer): a test
  * damages a field, then makes every checksum right again, so that the structure rules alone decide. */
 static inline int specseg_hash_ok(specseg *s, const void *data, size_t size, const uint8_t *stored)
@@ -80,7 +94,7 @@ static inline int specseg_hash_ok(specseg *s, const void *data, size_t size, con
     uint64_t hash = XXH3_64bits(data, size);
     if (s->check_hashes == SPECSEG_CHECK_HASHES) return hash == specseg_u64(stored);
     if (hash != specseg_u64(stored)) s->fixed++;
-    for (int b = 0; b < 8; b++) ((uint8_t *)(uintptr_t)stored)[b] = (uint8_t)(hash >> (8 * b));
+    specseg_put_u64((uint8_t *)(uintptr_t)stored, hash);
     return 1;
 }
 
@@ -194,8 +208,8 @@ static inline int specseg_header(specseg *s, const uint8_t *p, size_t size)
     s->mapping = p[7];
     if (s->mapping > 4 && s->mapping != 0xff) SPECSEG_FAIL();
     s->min_ts = (int64_t)specseg_u64(p + 8);
-    memcpy(&s->gamma, p + 16, 8);
-    memcpy(&s->offset, p + 24, 8);
+    s->gamma = specseg_f64(p + 16);
+    s->offset = specseg_f64(p + 24);
     s->unit = p[32];
     s->group_shift = s->version == 3 ? p[33] : 0; /* v1/v2: a reserved byte */
     if (s->unit > 4 || s->group_shift > 6) SPECSEG_FAIL();

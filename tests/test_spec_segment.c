@@ -198,7 +198,7 @@ static void old_entries_past_int64_refused(const char *file)
     spec_file f = spec_read_file(path);
     const int64_t near_top[] = {INT64_MAX, INT64_MAX - 1};
     for (size_t k = 0; k < 2; k++) {
-        memcpy(f.data + 8, &near_top[k], 8);
+        specseg_put_u64(f.data + 8, (uint64_t)near_top[k]);
         specseg_rehash(f.data, f.size);
         cr_assert(!spec_segment_agrees(f.data, f.size, file, k), "%s: min_ts %lld read", file, (long long)near_top[k]);
         size_t got = tschunk_segment_verify(f.data, f.size, NULL);
@@ -287,17 +287,17 @@ Test(spec_segment, pairs_and_triples_of_flips_with_checksums_made_right_read_ali
 static void rehash_index_tail(uint8_t *p, size_t size)
 {
     uint64_t header_hash = XXH3_64bits(p, 40);
-    memcpy(p + 40, &header_hash, 8);
+    specseg_put_u64(p + 40, header_hash);
     uint8_t *f = p + size - 144;
     uint64_t index_off = specseg_u64(f + 16), index_len = specseg_u64(f + 24), fences = specseg_u64(f + 32);
     uint64_t series_off = specseg_u64(f), hash = XXH3_64bits(p + index_off, (size_t)index_len);
-    memcpy(p + fences + 24 + 16, &hash, 8);
+    specseg_put_u64(p + fences + 24 + 16, hash);
     hash = XXH3_64bits(p + fences, (size_t)(size - 144 - fences));
-    memcpy(f + 120, &hash, 8);
+    specseg_put_u64(f + 120, hash);
     hash = XXH3_64bits(p + series_off, (size_t)(size - 144 - series_off));
-    memcpy(f + 112, &hash, 8);
+    specseg_put_u64(f + 112, hash);
     hash = XXH3_64bits(f, 136);
-    memcpy(f + 136, &hash, 8);
+    specseg_put_u64(f + 136, hash);
 }
 
 /* README: bit 6's byte holds two differences "only when both are 1-15 zigzagged". Before 0.29.3 the library read a
@@ -376,7 +376,7 @@ Test(spec_segment, a_chunk_before_min_ts_is_refused)
     first[0] = 0xc7; /* zigzag(-100) = 199 */
     first[1] = 0x01;
     int64_t min_ts = 1100;
-    memcpy(f.data + 8, &min_ts, 8);
+    specseg_put_u64(f.data + 8, (uint64_t)min_ts);
     rehash_index_tail(f.data, f.size);
     cr_assert_eq(tschunk_get_error_code(tschunk_segment_verify(f.data, f.size, NULL)), TSCHUNK_ERROR_CORRUPT);
     spec_segment_agrees(f.data, f.size, "a chunk before min_ts", 0);
@@ -423,10 +423,10 @@ static uint8_t *with_section(const spec_file *f, int k, const uint8_t *bytes, ui
     memcpy(out + moved, f->data + end, (size_t)tail);
     uint8_t *new_footer = out + *size - 144;
     memcpy(new_footer, footer, 144);
-    memcpy(new_footer + 16 * k + 8, &len, 8);
+    specseg_put_u64(new_footer + 16 * k + 8, len);
     for (int later = k + 1; later < 6; later++) {
         uint64_t off = specseg_u64(footer + 16 * later) - end + moved;
-        memcpy(new_footer + 16 * later, &off, 8);
+        specseg_put_u64(new_footer + 16 * later, off);
     }
     rehash_index_tail(out, *size);
     return out;
