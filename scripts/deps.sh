@@ -1,8 +1,9 @@
 #!/bin/sh
-# Install the Debian packages tschunk builds, tests and fuzzes with, when missing.
+# Install the Debian packages tschunk builds, tests and fuzzes with, when missing, and those named as
+# arguments (scripts/check-bigendian.sh's cross compiler and emulator).
 # As root it runs apt-get; otherwise it prints the command to run and fails.
 set -eu
-PKGS="make gcc pkgconf libroaring-dev libxxhash-dev libcriterion-dev clang libclang-rt-14-dev gzip"
+PKGS="make gcc pkgconf libroaring-dev libxxhash-dev libcriterion-dev clang libclang-rt-14-dev gzip $*"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -1765,8 +1765,8 @@ Test(codec2, simd_split_patches_matches_scalar)
             fields[0][i] = wide ? wl_rng(&rng) >> (wl_rng(&rng) % 64) : wl_rng(&rng) & low_mask;
             expect += fields[0][i] > low_mask;
         }
-        memcpy(fields[1], fields[0], sizeof fields[0]);
-        memcpy(fields[2], fields[0], sizeof fields[0]);
+        memcpy(fields[1], fields[0], m * sizeof fields[0][0]);
+        memcpy(fields[2], fields[0], m * sizeof fields[0][0]);
         memset(high, 0xa5, sizeof high);
         memset(at, 0xa5, sizeof at);
         size_t patches = tsc_codec2_split_patches_scalar(fields[1], m, width, at[0], high[0]);

@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <math.h>
+#ifndef TSCHUNK_TESTS_NO_ROARING /* the big-endian check's host has no libroaring (scripts/check-bigendian.sh) */
 #include <roaring/roaring.h>
+#endif
 
 #include "mem_io.h"
 #include "test_util.h"
@@ -378,11 +380,18 @@ Test(segment, series_bitmap_and_unit)
     const void *bm;
     size_t bm_size;
     tschunk_segment_series_bitmap(seg, &bm, &bm_size);
+#ifndef TSCHUNK_TESTS_NO_ROARING
     roaring_bitmap_t *r = roaring_bitmap_portable_deserialize_safe(bm, bm_size);
     cr_assert(r);
     cr_assert_eq(roaring_bitmap_get_cardinality(r), 4);
     for (uint32_t ord = 0; ord < 5; ord++) cr_assert_eq(roaring_bitmap_contains(r, ord), ord != 2, "ordinal %u", ord);
     roaring_bitmap_free(r);
+#else
+    /* {0, 1, 3, 4}: cookie 12346, one container (key 0, cardinality 4) at offset 16, an array. */
+    static const uint8_t expected[] = {0x3a, 0x30, 0, 0, 1, 0, 0, 0, 0, 0, 3, 0, 16, 0, 0, 0, 0, 0, 1, 0, 3, 0, 4, 0};
+    cr_assert_eq(bm_size, sizeof expected);
+    cr_assert_arr_eq(bm, expected, sizeof expected);
+#endif
     tschunk_segment_close(seg);
     free(b.data);
 }
