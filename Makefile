@@ -60,7 +60,7 @@ SKETCH_BENCH_BIN := $(BUILD)/bench/sketch_bench
 SEGMENT_BENCH_BIN := $(BUILD)/bench/segment_bench
 
 .PHONY: all lib cli deps test test-run asan analyze bench bench-ab bench-ab-series bench-glance bench-instr tune \
-        codec2-probe vectors mapping-memo fuzz fuzz-run fuzz-replay tsan tsan-run install uninstall version check-install check-bigendian \
+        codec2-probe vectors mapping-memo fuzz fuzz-run fuzz-replay tsan tsan-run install uninstall version check-install check-bigendian check-arm64 \
         check-symbols demo readme-example clean
 
 all: lib cli
@@ -282,10 +282,11 @@ check-install:
 version:
 	@echo $(VERSION)
 
-# Big-endian: built for s390x, run under qemu-user, its files compared with this build's (scripts/check-bigendian.sh).
-check-bigendian: deps
+# Other CPUs: built for s390x (big-endian) or arm64, run under qemu-user, their files compared with this build's
+# (scripts/check-cross.sh).
+check-bigendian check-arm64: deps
 	@$(MAKE) --no-print-directory all
-	sh scripts/check-bigendian.sh
+	sh scripts/check-cross.sh $(if $(filter check-arm64,$@),arm64,s390x)
 
 check-symbols: lib
 	sh scripts/check-symbols.sh $(STATIC)
