@@ -60,7 +60,7 @@ SKETCH_BENCH_BIN := $(BUILD)/bench/sketch_bench
 SEGMENT_BENCH_BIN := $(BUILD)/bench/segment_bench
 
 .PHONY: all lib cli deps test test-run asan analyze bench bench-ab bench-ab-series bench-glance bench-instr tune \
-        codec2-probe vectors mapping-memo fuzz fuzz-run fuzz-replay tsan tsan-run install uninstall version check-install check-bigendian check-arm64 \
+        codec2-probe vectors mapping-memo fuzz fuzz-run fuzz-replay tsan tsan-run install uninstall version check-install check-bigendian check-arm64 msan \
         check-symbols demo readme-example clean
 
 all: lib cli
@@ -281,6 +281,10 @@ check-install:
 
 version:
 	@echo $(VERSION)
+
+# MemorySanitizer: the suite and the corpora's replays, every object instrumented (scripts/msan.sh says what is left out).
+msan: deps
+	sh scripts/msan.sh
 
 # Other CPUs: built for s390x (big-endian) or arm64, run under qemu-user, their files compared with this build's
 # (scripts/check-cross.sh).

@@ -65,7 +65,7 @@ void pt_register_suite(const char *suite, const struct pt_options *o)
     suites[suite_count++].options = o;
 }
 
-void pt_fail(const char *file, int line, const char *expr, const char *fmt, ...)
+_Noreturn void pt_fail(const char *file, int line, const char *expr, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

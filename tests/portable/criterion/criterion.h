@@ -20,7 +20,7 @@ struct pt_options {
 
 void pt_register(const char *suite, const char *name, void (*fn)(void), const struct pt_options *o);
 void pt_register_suite(const char *suite, const struct pt_options *o);
-void pt_fail(const char *file, int line, const char *expr, const char *fmt, ...);
+_Noreturn void pt_fail(const char *file, int line, const char *expr, const char *fmt, ...);
 void pt_log(const char *fmt, ...);
 
 #define Test(suite, name, ...)                                                                                   \
