@@ -60,7 +60,7 @@ SKETCH_BENCH_BIN := $(BUILD)/bench/sketch_bench
 SEGMENT_BENCH_BIN := $(BUILD)/bench/segment_bench
 
 .PHONY: all lib cli deps test test-run asan analyze bench bench-ab bench-ab-series bench-glance bench-instr tune \
-        codec2-probe vectors mapping-memo fuzz fuzz-run fuzz-replay tsan tsan-run install uninstall version check-install check-bigendian check-arm64 msan \
+        codec2-probe vectors mapping-memo fuzz fuzz-run fuzz-replay tsan tsan-run install uninstall version check-install check-bigendian check-arm64 check-i386 msan \
         check-symbols demo readme-example clean
 
 all: lib cli
@@ -286,11 +286,11 @@ version:
 msan: deps
 	sh scripts/msan.sh
 
-# Other CPUs: built for s390x (big-endian) or arm64, run under qemu-user, their files compared with this build's
-# (scripts/check-cross.sh).
-check-bigendian check-arm64: deps
+# Other CPUs: built for s390x (big-endian), arm64 (both run under qemu-user) or 32-bit x86, their files compared
+# with this build's (scripts/check-cross.sh).
+check-bigendian check-arm64 check-i386: deps
 	@$(MAKE) --no-print-directory all
-	sh scripts/check-cross.sh $(if $(filter check-arm64,$@),arm64,s390x)
+	sh scripts/check-cross.sh $(if $(filter check-bigendian,$@),s390x,$(@:check-%=%))
 
 check-symbols: lib
 	sh scripts/check-symbols.sh $(STATIC)
