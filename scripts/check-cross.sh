@@ -54,7 +54,7 @@ if [ -n "$QEMU" ]; then
   chmod +x "$CLI"
 fi
 
-echo "== $ARCH: the suite (tests/portable runner; not selected: libroaring's tests and $(echo $SKIPS | wc -w) others)"
+echo "== $ARCH: the suite (tests/portable runner, without libroaring's tests; not selected: ${SKIPS:-none})"
 mkdir -p $BUILD/tests
 # -Wno-format-truncation: the cross compiler inlines the dataset loader's path copies (bench/workloads.h) where
 # the native one does not, and cannot see the paths' bounds there.

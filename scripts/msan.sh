@@ -21,8 +21,8 @@ clang -std=c11 -D_POSIX_C_SOURCE=200809L -DTSCHUNK_TESTS_NO_ROARING $MSAN -Wall 
   -Wno-missing-field-initializers -Werror -Itests/portable -Iinclude -Ilib \
   $(ls tests/test_*.c | grep -v test_roaring.c) tests/portable/runner.c $BUILD/libtschunk.a -lm \
   -o $BUILD/tests/run_tests
-TSCHUNK_REPO="$PWD" TSCHUNK_CLI="$PWD/$BUILD/tschunk" $BUILD/tests/run_tests --jobs 2 --skip 'cli_oom/*' \
-  > $BUILD/tests/run.log 2>&1 || { grep -v '^PASS' $BUILD/tests/run.log; exit 1; }
+TSCHUNK_REPO="$PWD" TSCHUNK_CLI="$PWD/$BUILD/tschunk" $BUILD/tests/run_tests --jobs 2 --timeout 1800 \
+  --skip 'cli_oom/*' > $BUILD/tests/run.log 2>&1 || { grep -v '^PASS' $BUILD/tests/run.log; exit 1; }
 tail -1 $BUILD/tests/run.log
 
 echo "== msan: fuzz corpora replayed"
