@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install the Debian packages tschunk builds, tests and fuzzes with, when missing, and those named as
-# arguments (scripts/check-bigendian.sh's cross compiler and emulator).
+# arguments (scripts/check-cross.sh's cross compilers and emulator).
 # As root it runs apt-get; otherwise it prints the command to run and fails.
 set -eu
 PKGS="make gcc pkgconf libroaring-dev libxxhash-dev libcriterion-dev clang libclang-rt-14-dev gzip $*"

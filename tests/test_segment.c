@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include <math.h>
-#ifndef TSCHUNK_TESTS_NO_ROARING /* the big-endian check's host has no libroaring (scripts/check-bigendian.sh) */
+#ifndef TSCHUNK_TESTS_NO_ROARING /* no libroaring: scripts/check-cross.sh, scripts/msan.sh */
 #include <roaring/roaring.h>
 #endif
 

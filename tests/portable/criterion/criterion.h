@@ -1,6 +1,6 @@
-/* The part of Criterion's API that tschunk's tests use, for hosts where Debian builds no libcriterion (s390x:
- * the big-endian check, scripts/check-bigendian.sh). A failed assertion ends the test's process;
- * tests/portable/runner.c runs each test in a child process of its own, as Criterion does. */
+/* The part of Criterion's API that tschunk's tests use, for builds that cannot link Debian's libcriterion
+ * (other CPUs: scripts/check-cross.sh; MemorySanitizer: scripts/msan.sh). A failed assertion ends the test's
+ * process; tests/portable/runner.c runs each test in a child process of its own, as Criterion does. */
 #ifndef TSCHUNK_PORTABLE_CRITERION_H
 #define TSCHUNK_PORTABLE_CRITERION_H
 #include <math.h>
