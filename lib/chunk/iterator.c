@@ -166,8 +166,8 @@ TSC_INLINE size_t advance(tschunk_iter *it)
 
 /* Samples from the group buffer into the caller's arrays (either may be NULL) from `n` on, up to `end`.
  * @return the new n. */
-static size_t copy_buffered(tschunk_iter *restrict it, int64_t *restrict ts, double *restrict values, size_t n,
-                            size_t end)
+TSC_INLINE size_t copy_buffered(tschunk_iter *restrict it, int64_t *restrict ts, double *restrict values, size_t n,
+                              size_t end)
 {
     size_t take = tsc_take_buffered(it->group_ts, it->group_bits, &it->group_at, it->group_len, ts, values, n, end);
     if (!take) return n;
