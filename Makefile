@@ -59,7 +59,7 @@ BENCH_BIN := $(BUILD)/bench/bench
 SKETCH_BENCH_BIN := $(BUILD)/bench/sketch_bench
 SEGMENT_BENCH_BIN := $(BUILD)/bench/segment_bench
 
-.PHONY: all lib cli deps test test-run asan analyze bench bench-ab bench-ab-series bench-glance bench-instr tune \
+.PHONY: all lib cli deps test test-run asan analyze bench bench-ab bench-ab-series bench-glance bench-instr bench-instr-compare tune \
         codec2-probe vectors mapping-memo fuzz fuzz-run fuzz-replay tsan tsan-run install uninstall version check-install check-bigendian check-arm64 check-i386 msan \
         check-symbols demo readme-example clean
 
@@ -234,6 +234,11 @@ bench-glance: $(BENCH_BIN)
 bench-instr: $(BENCH_BIN)
 	@for w in const-regular const-jitter counter gauge-2dp random; do for c in 120 1024; do \
 	  for codec in tschunk tsc2 prom; do sh scripts/instr-per-op.sh $(BENCH_BIN) $$w $$c $$codec; done; done; done
+
+# The same table for an earlier commit beside this tree's, with the differences (REV=43bf7cec: 0.41.8).
+bench-instr-compare: $(BENCH_BIN)
+	@[ -n "$(REV)" ] || { echo "usage: make bench-instr-compare REV=<commit>" >&2; exit 2; }
+	sh scripts/instr-compare.sh $(REV) $(BENCH_BIN)
 
 # ---- fuzzing (clang, libFuzzer) -----------------------------------------
 FUZZ_BUILD := build/fuzz

@@ -135,7 +135,8 @@ __attribute__((target("avx2"))) static void pack_eights_avx2(uint8_t *restrict d
 }
 #endif
 
-int tsc_codec2_pack_simd(unsigned isa, uint8_t *dst, const uint64_t *fields, size_t n, unsigned width)
+/* Inlined into both callers, so that the encoder's (isa a constant) pays no call and no isa test a packing. */
+TSC_INLINE int pack_simd(unsigned isa, uint8_t *dst, const uint64_t *fields, size_t n, unsigned width)
 {
 #ifdef TSC_HAVE_AVX2
     if (isa != TSC_SIMD_AVX2 && width >= 1 && width <= 57 && tsc_avx512_here()) {
@@ -153,9 +154,14 @@ int tsc_codec2_pack_simd(unsigned isa, uint8_t *dst, const uint64_t *fields, siz
     return 0;
 }
 
+int tsc_codec2_pack_simd(unsigned isa, uint8_t *dst, const uint64_t *fields, size_t n, unsigned width)
+{
+    return pack_simd(isa, dst, fields, n, width);
+}
+
 void tsc_codec2_pack(uint8_t *restrict dst, const uint64_t *restrict fields, size_t n, unsigned width)
 {
-    if (!tsc_codec2_pack_simd(TSC_SIMD_BEST, dst, fields, n, width)) tsc_codec2_pack_scalar(dst, fields, n, width);
+    if (!pack_simd(TSC_SIMD_BEST, dst, fields, n, width)) tsc_codec2_pack_scalar(dst, fields, n, width);
 }
 
 /* Field i when its 8 (or 9) bytes are all inside the buffer. */
