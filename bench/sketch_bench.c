@@ -71,17 +71,24 @@ static void add_speed(size_t n)
 {
     double *v = lognormal(n, 1);
     printf("\nAdd, ns per value (%zu lognormal values, median of %d):\n\n| mapping | ns/value |\n|---|---:|\n", n, reps);
-    const struct { const char *name; tschunk_mapping_kind kind; int many; } maps[] = {
+    /* how: 0 one tschunk_sketch_add a value, 1 one add_many call, 2 one value a call through a stage */
+    const struct { const char *name; tschunk_mapping_kind kind; int how; } maps[] = {
         {"cubic, dense", TSCHUNK_MAPPING_CUBIC, 0}, {"logarithmic, dense", TSCHUNK_MAPPING_LOGARITHMIC, 0},
-        {"cubic, dense, tschunk_sketch_add_many", TSCHUNK_MAPPING_CUBIC, 1}};
-    for (int m = 0; m < 3; m++) {
+        {"cubic, dense, tschunk_sketch_add_many", TSCHUNK_MAPPING_CUBIC, 1},
+        {"cubic, dense, one value a call through a tschunk_sketch_stage", TSCHUNK_MAPPING_CUBIC, 2}};
+    static tschunk_sketch_stage stage;
+    for (int m = 0; m < 4; m++) {
         double t[32];
         tschunk_sketch *s = make(maps[m].kind, 0.01, 0);
         for (int r = 0; r < reps; r++) {
             tschunk_sketch_clear(s);
+            tschunk_sketch_stage_init(&stage);
             double t0 = now_ns();
-            if (maps[m].many) tschunk_sketch_add_many(s, v, n);
-            else
+            if (maps[m].how == 1) tschunk_sketch_add_many(s, v, n);
+            else if (maps[m].how == 2) {
+                for (size_t i = 0; i < n; i++) tschunk_sketch_stage_add(&stage, s, v[i]);
+                tschunk_sketch_stage_flush(&stage, s);
+            } else
                 for (size_t i = 0; i < n; i++) tschunk_sketch_add(s, v[i]);
             t[r] = (now_ns() - t0) / (double)n;
         }

@@ -30,9 +30,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#if defined(TSCHUNK_STATIC_LINKING_ONLY)
-#include <string.h> /* memcpy, for the inline append and iterator steps */
-#endif
+#include <string.h> /* memcpy, for the inline sketch stage (and, static builds, the inline append and iterator steps) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,8 +53,8 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 55
-#define TSCHUNK_VERSION_PATCH 10
+#define TSCHUNK_VERSION_MINOR 56
+#define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
 /* The string is built from the three numbers (as zstd does) so that it cannot drift from them; the
@@ -752,6 +750,54 @@ TSCHUNK_API size_t tschunk_sketch_add_weighted(tschunk_sketch *sketch, double va
  * @return the number of values refused (NaN, infinities, beyond the range), or BAD_PARAMETER.
  */
 TSCHUNK_API size_t tschunk_sketch_add_many(tschunk_sketch *sketch, const double *values, size_t n);
+
+/** Values a sketch stage holds: one run of tschunk_sketch_add_many's kernel. */
+#define TSCHUNK_SKETCH_STAGE_VALUES 128
+
+/**
+ * A caller-side stage for values added one at a time (about 1 KB, on your
+ * side: no allocation), as tschunk_stage is for appends. tschunk_sketch_stage_add
+ * keeps a value with two stores, inline, and hands a full stage to the
+ * sketch's batch add: the same sketch as one tschunk_sketch_add a value,
+ * without a call into the library a value, at about the batch add's cost. The
+ * price: the sketch sees staged values only once flushed (call
+ * tschunk_sketch_stage_flush before reading, encoding or merging it), and the
+ * values the sketch refuses (NaN, infinities, beyond its range) are counted
+ * in `refused` at the flush instead of being refused by the add.
+ * Read-only for the caller, but `count = 0` drops what is staged.
+ */
+typedef struct {
+    uint32_t count;     /* values staged: value_bits[0] .. value_bits[count - 1] */
+    uint64_t refused;   /* values the flushes refused so far; tschunk_sketch_stage_init zeroes it */
+    uint64_t value_bits[TSCHUNK_SKETCH_STAGE_VALUES]; /* each value's bit pattern (memcpy of the double) */
+} tschunk_sketch_stage;
+
+static inline void tschunk_sketch_stage_init(tschunk_sketch_stage *stage)
+{
+    stage->count = 0;
+    stage->refused = 0;
+}
+
+/**
+ * Add the staged values to the sketch, in order, as tschunk_sketch_add_many
+ * would; the stage is then empty and `refused` counts the ones refused.
+ * @return 0, or BAD_PARAMETER (stage or sketch NULL, count past the stage): nothing added.
+ */
+TSCHUNK_API size_t tschunk_sketch_stage_flush(tschunk_sketch_stage *stage, tschunk_sketch *sketch);
+
+/**
+ * Stage one value (weight 1) for the sketch; a full stage is flushed first.
+ * @return 0 (staged), or the flush's error with this value not staged.
+ */
+static inline size_t tschunk_sketch_stage_add(tschunk_sketch_stage *stage, tschunk_sketch *sketch, double value)
+{
+    if (stage->count == TSCHUNK_SKETCH_STAGE_VALUES) {
+        size_t err = tschunk_sketch_stage_flush(stage, sketch);
+        if (err) return err;
+    }
+    memcpy(&stage->value_bits[stage->count++], &value, sizeof value);
+    return 0;
+}
 
 /** Merge src into dst. @return 0, NOT_MERGEABLE (mappings differ in any bit) or UNTRACKABLE (counts would pass
  * DBL_MAX); dst is unchanged on error. */

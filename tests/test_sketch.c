@@ -1421,6 +1421,81 @@ Test(sketch, add_many_equals_adding_one_by_one)
     cr_assert_eq(tschunk_get_error_code(tschunk_sketch_add_many(NULL, values, 1)), TSCHUNK_ERROR_BAD_PARAMETER);
 }
 
+/* A sketch stage gives the sketch one tschunk_sketch_add a value gives (bytes, exact statistics), and counts in
+ * `refused` what those adds refuse; the sketch sees nothing before a flush (a full stage flushes at the next
+ * add); in both mappings, over counts around the stage's size, with the values of the test above. */
+Test(sketch, stage_equals_adding_one_by_one)
+{
+    static double values[1000];
+    uint64_t rng = 29;
+    for (int round = 0; round < 40; round++) {
+        size_t n = round < 6 ? (size_t[]){0, 1, 127, 128, 129, 256}[round] : (size_t)(round * 37 % 1000) + 1;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = wl_rng(&rng);
+            double u = wl_uniform(&rng);
+            values[i] = round % 3 == 0 ? 1.0 + u * 50
+                      : r % 11 == 0 ? wl_double(wl_rng(&rng)) : r % 13 == 0 ? 0.0 : r % 17 == 0 ? -INFINITY
+                      : (r & 1 ? -1.0 : 1.0) * u * u * 1e3;
+        }
+        tschunk_sketch_options o = {round & 1 ? TSCHUNK_MAPPING_CUBIC : TSCHUNK_MAPPING_LOGARITHMIC, 0.02,
+                                    round & 2 ? 64u : 0u, (uint32_t)(round >> 2 & 1), {0, 0, 0}};
+        tschunk_sketch *one, *staged;
+        cr_assert_eq(tschunk_sketch_create(&one, &o), 0);
+        cr_assert_eq(tschunk_sketch_create(&staged, &o), 0);
+        tschunk_sketch_stage stage;
+        tschunk_sketch_stage_init(&stage);
+        size_t refused = 0;
+        for (int pass = 0; pass < 2; pass++) { /* the second pass adds into a sketch that is not empty */
+            for (size_t i = 0; i < n; i++) {
+                refused += tschunk_is_error(tschunk_sketch_add(one, values[i]));
+                cr_assert_eq(tschunk_sketch_stage_add(&stage, staged, values[i]), 0);
+                tschunk_sketch_stats stats;
+                tschunk_sketch_get_stats(staged, &stats);
+                /* each pass starts with an empty stage; a full one is flushed by the next add */
+                cr_assert_eq(stage.count, i % TSCHUNK_SKETCH_STAGE_VALUES + 1);
+                if (pass == 0 && i < TSCHUNK_SKETCH_STAGE_VALUES)
+                    cr_assert_eq(stats.count, 0.0, "round %d: seen before a flush", round);
+            }
+            cr_assert_eq(tschunk_sketch_stage_flush(&stage, staged), 0);
+            cr_assert_eq(stage.count, 0);
+            cr_assert_eq(stage.refused, refused, "round %d pass %d", round, pass);
+        }
+        static unsigned char a[1 << 16], b[1 << 16];
+        size_t na = tschunk_sketch_encode(one, a, sizeof a, TSCHUNK_SKETCH_EXACT_STATS);
+        size_t nb = tschunk_sketch_encode(staged, b, sizeof b, TSCHUNK_SKETCH_EXACT_STATS);
+        cr_assert(!tschunk_is_error(na) && na == nb && !memcmp(a, b, na), "round %d: bytes differ", round);
+        tschunk_sketch_free(one);
+        tschunk_sketch_free(staged);
+    }
+}
+
+/* A flush that cannot run adds nothing and keeps the stage; the add that met it stages nothing. */
+Test(sketch, stage_refusals_keep_the_stage)
+{
+    tschunk_sketch_options o = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch *s;
+    cr_assert_eq(tschunk_sketch_create(&s, &o), 0);
+    tschunk_sketch_stage stage;
+    tschunk_sketch_stage_init(&stage);
+    for (int i = 0; i < TSCHUNK_SKETCH_STAGE_VALUES; i++) cr_assert_eq(tschunk_sketch_stage_add(&stage, s, i + 1.0), 0);
+    cr_assert_eq(tschunk_get_error_code(tschunk_sketch_stage_add(&stage, NULL, 7.0)), TSCHUNK_ERROR_BAD_PARAMETER);
+    cr_assert_eq(stage.count, TSCHUNK_SKETCH_STAGE_VALUES);
+    cr_assert_eq(tschunk_get_error_code(tschunk_sketch_stage_flush(NULL, s)), TSCHUNK_ERROR_BAD_PARAMETER);
+    stage.count = TSCHUNK_SKETCH_STAGE_VALUES + 1;
+    cr_assert_eq(tschunk_get_error_code(tschunk_sketch_stage_flush(&stage, s)), TSCHUNK_ERROR_BAD_PARAMETER);
+    stage.count = TSCHUNK_SKETCH_STAGE_VALUES;
+    tschunk_sketch_stats stats;
+    tschunk_sketch_get_stats(s, &stats);
+    cr_assert_eq(stats.count, 0.0);
+    cr_assert_eq(tschunk_sketch_stage_add(&stage, s, 0.5), 0); /* flushes the 128, stages this one */
+    tschunk_sketch_get_stats(s, &stats);
+    cr_assert_eq(stats.count, (double)TSCHUNK_SKETCH_STAGE_VALUES);
+    cr_assert_eq(stats.min, 1.0);
+    cr_assert_eq(stage.count, 1);
+    cr_assert_eq(stage.refused, 0);
+    tschunk_sketch_free(s);
+}
+
 /* The reference libraries' exact sum (sketches-go's stat.SummaryStatistics, sketches-java's
  * WithExactSummaryStatistics, the same code): Kahan's sum and compensation, a plain sum beside them, and a merge
  * that adds the other's sum and then its compensation. Written here from their source as the model. */

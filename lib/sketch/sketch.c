@@ -223,6 +223,18 @@ size_t tschunk_sketch_add_many(tschunk_sketch *s, const double *values, size_t n
     return (size_t)(nan_count + refused);
 }
 
+/* The stage keeps bit patterns, so its run goes to the kernel as it is, without add_many's copy. */
+_Static_assert(TSCHUNK_SKETCH_STAGE_VALUES <= TSC_SKETCH_RUN, "a stage is one run of the batch add");
+size_t tschunk_sketch_stage_flush(tschunk_sketch_stage *stage, tschunk_sketch *s)
+{
+    if (!stage || !s || stage->count > TSCHUNK_SKETCH_STAGE_VALUES) return TSC_ERROR(BAD_PARAMETER);
+    uint64_t nan_count = 0, refused = 0;
+    tsc_sketch_add_bits(s, stage->value_bits, stage->count, &nan_count, &refused);
+    stage->refused += nan_count + refused;
+    stage->count = 0;
+    return 0;
+}
+
 void tschunk_sketch_free(tschunk_sketch *s)
 {
     if (s) s->allocator.free(s->allocator.opaque, s);
