@@ -1385,6 +1385,36 @@ Test(sketch, allocates_once_through_the_hooks)
     cr_assert_eq(allocations, 0);
 }
 
+/* Round `round`'s values for the add tests below: every third round positive only (the cubic mapping's fast
+ * run), the others of both signs with zeros, NaNs and infinities (in wl_double's random bits) and huge magnitudes. */
+static void varied_values(double *values, size_t n, int round, uint64_t *rng)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = wl_rng(rng);
+        double u = wl_uniform(rng);
+        values[i] = round % 3 == 0 ? 1.0 + u * 50
+                  : r % 11 == 0 ? wl_double(wl_rng(rng)) : r % 13 == 0 ? 0.0 : r % 17 == 0 ? -INFINITY
+                  : (r & 1 ? -1.0 : 1.0) * u * u * 1e3;
+    }
+}
+
+/* Both mappings, bounded stores or not, collapsing the lowest or the highest bins, by the round's bits. */
+static tschunk_sketch_options varied_options(int round)
+{
+    tschunk_sketch_options o = {round & 1 ? TSCHUNK_MAPPING_CUBIC : TSCHUNK_MAPPING_LOGARITHMIC, 0.02,
+                                round & 2 ? 64u : 0u, (uint32_t)(round >> 2 & 1), {0, 0, 0}};
+    return o;
+}
+
+/* The two sketches encode to the same bytes, exact statistics included. */
+static void assert_same_sketch(const tschunk_sketch *want, const tschunk_sketch *got, int round)
+{
+    static unsigned char a[1 << 16], b[1 << 16];
+    size_t na = tschunk_sketch_encode(want, a, sizeof a, TSCHUNK_SKETCH_EXACT_STATS);
+    size_t nb = tschunk_sketch_encode(got, b, sizeof b, TSCHUNK_SKETCH_EXACT_STATS);
+    cr_assert(!tschunk_is_error(na) && na == nb && !memcmp(a, b, na), "round %d: bytes differ", round);
+}
+
 /* tschunk_sketch_add_many is n calls of tschunk_sketch_add: same bytes (Kahan sum, bins, collapsed edges,
  * zero count), and it counts what it refuses; in both mappings, over runs longer and shorter than its
  * 128-value batches, with values of both signs, zeros, NaNs, infinities and huge magnitudes. */
@@ -1394,15 +1424,8 @@ Test(sketch, add_many_equals_adding_one_by_one)
     uint64_t rng = 23;
     for (int round = 0; round < 40; round++) {
         size_t n = (size_t)(round * 25 % 1000) + 1;
-        for (size_t i = 0; i < n; i++) {
-            uint64_t r = wl_rng(&rng);
-            double u = wl_uniform(&rng);
-            values[i] = round % 3 == 0 ? 1.0 + u * 50 /* positive: the fast run (cubic) */
-                      : r % 11 == 0 ? wl_double(wl_rng(&rng)) : r % 13 == 0 ? 0.0 : r % 17 == 0 ? -INFINITY
-                      : (r & 1 ? -1.0 : 1.0) * u * u * 1e3;
-        }
-        tschunk_sketch_options o = {round & 1 ? TSCHUNK_MAPPING_CUBIC : TSCHUNK_MAPPING_LOGARITHMIC, 0.02,
-                                    round & 2 ? 64u : 0u, (uint32_t)(round >> 2 & 1), {0, 0, 0}};
+        varied_values(values, n, round, &rng);
+        tschunk_sketch_options o = varied_options(round);
         tschunk_sketch *one, *many;
         cr_assert_eq(tschunk_sketch_create(&one, &o), 0);
         cr_assert_eq(tschunk_sketch_create(&many, &o), 0);
@@ -1411,10 +1434,7 @@ Test(sketch, add_many_equals_adding_one_by_one)
             for (size_t i = 0; i < n; i++) refused += tschunk_is_error(tschunk_sketch_add(one, values[i]));
             cr_assert_eq(tschunk_sketch_add_many(many, values, n), refused, "round %d pass %d", round, pass);
         }
-        static unsigned char a[1 << 16], b[1 << 16];
-        size_t na = tschunk_sketch_encode(one, a, sizeof a, TSCHUNK_SKETCH_EXACT_STATS);
-        size_t nb = tschunk_sketch_encode(many, b, sizeof b, TSCHUNK_SKETCH_EXACT_STATS);
-        cr_assert(!tschunk_is_error(na) && na == nb && !memcmp(a, b, na), "round %d: bytes differ", round);
+        assert_same_sketch(one, many, round);
         tschunk_sketch_free(one);
         tschunk_sketch_free(many);
     }
@@ -1430,15 +1450,8 @@ Test(sketch, stage_equals_adding_one_by_one)
     uint64_t rng = 29;
     for (int round = 0; round < 40; round++) {
         size_t n = round < 6 ? (size_t[]){0, 1, 127, 128, 129, 256}[round] : (size_t)(round * 37 % 1000) + 1;
-        for (size_t i = 0; i < n; i++) {
-            uint64_t r = wl_rng(&rng);
-            double u = wl_uniform(&rng);
-            values[i] = round % 3 == 0 ? 1.0 + u * 50
-                      : r % 11 == 0 ? wl_double(wl_rng(&rng)) : r % 13 == 0 ? 0.0 : r % 17 == 0 ? -INFINITY
-                      : (r & 1 ? -1.0 : 1.0) * u * u * 1e3;
-        }
-        tschunk_sketch_options o = {round & 1 ? TSCHUNK_MAPPING_CUBIC : TSCHUNK_MAPPING_LOGARITHMIC, 0.02,
-                                    round & 2 ? 64u : 0u, (uint32_t)(round >> 2 & 1), {0, 0, 0}};
+        varied_values(values, n, round, &rng);
+        tschunk_sketch_options o = varied_options(round);
         tschunk_sketch *one, *staged;
         cr_assert_eq(tschunk_sketch_create(&one, &o), 0);
         cr_assert_eq(tschunk_sketch_create(&staged, &o), 0);
@@ -1460,10 +1473,7 @@ Test(sketch, stage_equals_adding_one_by_one)
             cr_assert_eq(stage.count, 0);
             cr_assert_eq(stage.refused, refused, "round %d pass %d", round, pass);
         }
-        static unsigned char a[1 << 16], b[1 << 16];
-        size_t na = tschunk_sketch_encode(one, a, sizeof a, TSCHUNK_SKETCH_EXACT_STATS);
-        size_t nb = tschunk_sketch_encode(staged, b, sizeof b, TSCHUNK_SKETCH_EXACT_STATS);
-        cr_assert(!tschunk_is_error(na) && na == nb && !memcmp(a, b, na), "round %d: bytes differ", round);
+        assert_same_sketch(one, staged, round);
         tschunk_sketch_free(one);
         tschunk_sketch_free(staged);
     }
