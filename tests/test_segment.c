@@ -1096,6 +1096,7 @@ Test(segment, range_merge_over_deleted_chunks_of_any_size, .timeout = 60)
     for (size_t i = 0; i < TOTAL; i++) {
         ts[i] = 1000000 + (int64_t)i * 1000;
         v[i] = (double)((i * 7919) % 1000) / 100.0 - 3.0;
+        if (i % 997 == 5) v[i] = i % 2 ? NAN : -INFINITY; /* counted apart, never in the sketch */
     }
     for (int k = 0; k <= CHUNKS; k++) snprintf(paths[k], sizeof paths[k], "%s/sizes%d.tseg", tmpdir, k);
     tschunk_segment_options o = {.min_ts = 0, .ts_unit = TSCHUNK_UNIT_MS};
@@ -1142,17 +1143,22 @@ Test(segment, range_merge_over_deleted_chunks_of_any_size, .timeout = 60)
         cr_assert_eq(tschunk_segment_range_merge(seg, 0, ranges[r][0], ranges[r][1], acc, &st), 0);
         cr_assert_gt(largest_allocation, 0);
         cr_assert_leq(largest_allocation, 40000 * sizeof(int64_t), "range %zu: %zu bytes", r, largest_allocation);
-        size_t in_range = 0;
+        size_t in_range = 0, nans = 0, infinities = 0;
         for (size_t i = 0; i < live; i++)
             if (got_ts[i] >= ranges[r][0] && got_ts[i] <= ranges[r][1]) {
-                tschunk_sketch_add(want, got_v[i]);
+                if (isnan(got_v[i])) nans++;
+                else if (tschunk_is_error(tschunk_sketch_add(want, got_v[i]))) infinities++;
                 in_range++;
             }
         cr_assert_eq(st.samples_decoded, in_range, "range %zu", r);
+        cr_assert(nans > 0 && infinities > 0);
+        cr_assert_eq(st.nan_count, nans, "range %zu", r);
+        cr_assert_eq(st.inf_count, infinities, "range %zu", r);
         tschunk_sketch_stats sa, sw;
         tschunk_sketch_get_stats(acc, &sa);
         tschunk_sketch_get_stats(want, &sw);
         cr_assert(sa.count == sw.count && wl_bits(sa.min) == wl_bits(sw.min) && wl_bits(sa.max) == wl_bits(sw.max));
+        cr_assert(wl_bits(sa.sum) == wl_bits(sw.sum), "range %zu: sum %.17g vs %.17g", r, sa.sum, sw.sum);
         for (double q = 0; q <= 1; q += 0.125) {
             double qa, qw;
             cr_assert_eq(tschunk_sketch_quantile(acc, q, &qa), 0);

@@ -7,8 +7,6 @@
  * uvarint index position, uvarint blob length, portable roaring blob of the
  * deleted sample positions (each < the chunk's count, at least one).
  */
-#include <math.h>
-
 #include "../sketch/sketch.h"
 #include "bitmap.h"
 #include "format.h"
@@ -133,20 +131,24 @@ static size_t reserve_scratch(const tschunk_segment *s, live_scratch *scratch, s
     return scratch->capacity ? 0 : TSC_ERROR(ALLOCATION);
 }
 
-/* A chunk with deletions: decoded (without them) into scratch, values in range added. */
+/* A chunk with deletions: decoded (without them) into scratch, its values in range (one stretch: the samples are
+ * in time order) added in runs by the batch add, as merge_decoded (summary.c) adds a chunk without deletions. */
 static size_t merge_live(const tschunk_segment *s, size_t i, const tschunk_segment_chunk_info *c, int64_t from,
                          int64_t to, tschunk_sketch *acc, tschunk_range_stats *st, const live_scratch *scratch)
 {
-    int64_t *ts = scratch->ts;
-    double *values = scratch->values;
-    size_t n = decode_live(s, i, c, ts, values, scratch->capacity);
+    const int64_t *ts = scratch->ts;
+    size_t n = decode_live(s, i, c, scratch->ts, scratch->values, scratch->capacity);
     if (tsc_is_error(n)) return n;
-    for (size_t k = 0; k < n; k++) {
-        if (ts[k] < from || ts[k] > to) continue;
-        st->samples_decoded++;
-        if (isnan(values[k])) st->nan_count++;
-        else if (tsc_is_error(tschunk_sketch_add(acc, values[k]))) st->inf_count++;
+    size_t first = 0, end;
+    while (first < n && ts[first] < from) first++;
+    for (end = first; end < n && ts[end] <= to; end++) {}
+    uint64_t bits[TSC_SKETCH_RUN];
+    for (size_t k = first; k < end; k += TSC_SKETCH_RUN) {
+        size_t m = end - k < TSC_SKETCH_RUN ? end - k : TSC_SKETCH_RUN;
+        memcpy(bits, scratch->values + k, m * sizeof *bits); /* the values' bit patterns, no aliasing */
+        tsc_sketch_add_bits(acc, bits, m, &st->nan_count, &st->inf_count);
     }
+    st->samples_decoded += end - first;
     st->chunks_decoded++;
     return 0;
 }
