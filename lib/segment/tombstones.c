@@ -132,7 +132,7 @@ static size_t reserve_scratch(const tschunk_segment *s, live_scratch *scratch, s
 }
 
 /* A chunk with deletions: decoded (without them) into scratch, its values in range (one stretch: the samples are
- * in time order) added in runs by the batch add, as merge_decoded (summary.c) adds a chunk without deletions. */
+ * in time order) added by the batch add, as merge_decoded (summary.c) adds a chunk without deletions. */
 static size_t merge_live(const tschunk_segment *s, size_t i, const tschunk_segment_chunk_info *c, int64_t from,
                          int64_t to, tschunk_sketch *acc, tschunk_range_stats *st, const live_scratch *scratch)
 {
@@ -142,12 +142,7 @@ static size_t merge_live(const tschunk_segment *s, size_t i, const tschunk_segme
     size_t first = 0, end;
     while (first < n && ts[first] < from) first++;
     for (end = first; end < n && ts[end] <= to; end++) {}
-    uint64_t bits[TSC_SKETCH_RUN];
-    for (size_t k = first; k < end; k += TSC_SKETCH_RUN) {
-        size_t m = end - k < TSC_SKETCH_RUN ? end - k : TSC_SKETCH_RUN;
-        memcpy(bits, scratch->values + k, m * sizeof *bits); /* the values' bit patterns, no aliasing */
-        tsc_sketch_add_bits(acc, bits, m, &st->nan_count, &st->inf_count);
-    }
+    tsc_sketch_add_values(acc, scratch->values + first, end - first, &st->nan_count, &st->inf_count);
     st->samples_decoded += end - first;
     st->chunks_decoded++;
     return 0;

@@ -211,15 +211,21 @@ void tsc_sketch_add_bits_scalar(tschunk_sketch *s, const uint64_t *bits, size_t 
     }
 }
 
-size_t tschunk_sketch_add_many(tschunk_sketch *s, const double *values, size_t n)
+void tsc_sketch_add_values(tschunk_sketch *s, const double *values, size_t n, uint64_t *nan_count, uint64_t *refused)
 {
-    if (!s || (!values && n)) return TSC_ERROR(BAD_PARAMETER);
-    uint64_t bits[TSC_SKETCH_RUN], nan_count = 0, refused = 0;
+    uint64_t bits[TSC_SKETCH_RUN];
     for (size_t from = 0; from < n; from += TSC_SKETCH_RUN) {
         size_t m = n - from < TSC_SKETCH_RUN ? n - from : TSC_SKETCH_RUN;
         memcpy(bits, values + from, m * sizeof *bits); /* doubles as their bit patterns, no aliasing */
-        tsc_sketch_add_bits(s, bits, m, &nan_count, &refused);
+        tsc_sketch_add_bits(s, bits, m, nan_count, refused);
     }
+}
+
+size_t tschunk_sketch_add_many(tschunk_sketch *s, const double *values, size_t n)
+{
+    if (!s || (!values && n)) return TSC_ERROR(BAD_PARAMETER);
+    uint64_t nan_count = 0, refused = 0;
+    tsc_sketch_add_values(s, values, n, &nan_count, &refused);
     return (size_t)(nan_count + refused);
 }
 

@@ -433,6 +433,9 @@ TSC_INLINE int tsc_sketch_add_fast(tschunk_sketch *s, double value)
  * (add_simd.c), and their scalar twin (sketch.c). */
 #define TSC_SKETCH_RUN 128u /* values copied at a time by tschunk_sketch_add_many */
 void tsc_sketch_add_bits(tschunk_sketch *s, const uint64_t *bits, size_t n, uint64_t *nan_count, uint64_t *refused);
+/* The same for doubles, copied to their bit patterns TSC_SKETCH_RUN at a time (tschunk_sketch_add_many, the range
+ * queries' decoded chunks). */
+void tsc_sketch_add_values(tschunk_sketch *s, const double *values, size_t n, uint64_t *nan_count, uint64_t *refused);
 void tsc_sketch_add_bits_scalar(tschunk_sketch *s, const uint64_t *bits, size_t n, uint64_t *nan_count,
                                 uint64_t *refused);
 /* The batch add with the given kernel (TSC_ADD_AUTO: the best the CPU has; a kernel it lacks, or another

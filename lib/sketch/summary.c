@@ -155,13 +155,11 @@ static size_t merge_decoded(tschunk_sketch *acc, const tschunk_chunk_ref *c, int
     if ((r = tschunk_iter_seek(&it, from)) != 1) return tsc_is_error(r) ? r : 0;
     int64_t ts[TSC_SKETCH_RUN];
     double values[TSC_SKETCH_RUN];
-    uint64_t bits[TSC_SKETCH_RUN];
     while ((r = tschunk_iter_read(&it, ts, values, TSC_SKETCH_RUN)) > 0 && !tsc_is_error(r)) {
         size_t in_range = 0;
         while (in_range < r && ts[in_range] <= to) in_range++;
-        memcpy(bits, values, in_range * sizeof *bits); /* the values' bit patterns, no aliasing */
         st->samples_decoded += in_range;
-        tsc_sketch_add_bits(acc, bits, in_range, &st->nan_count, &st->inf_count);
+        tsc_sketch_add_values(acc, values, in_range, &st->nan_count, &st->inf_count);
         if (in_range < r) return 0;
     }
     return tsc_is_error(r) ? r : 0;
