@@ -59,9 +59,10 @@ BENCH_BIN := $(BUILD)/bench/bench
 SKETCH_BENCH_BIN := $(BUILD)/bench/sketch_bench
 SEGMENT_BENCH_BIN := $(BUILD)/bench/segment_bench
 
-.PHONY: all lib cli deps test test-run asan analyze bench bench-ab bench-ab-series bench-glance bench-instr bench-instr-compare tune \
-        codec2-probe vectors mapping-memo fuzz fuzz-run fuzz-replay tsan tsan-run install uninstall version check-install check-bigendian check-arm64 check-i386 msan \
-        check-symbols demo readme-example clean
+.PHONY: all lib cli deps test test-run asan analyze bench bench-ab bench-ab-series bench-glance bench-instr \
+        bench-instr-compare tune codec2-probe vectors mapping-memo fuzz fuzz-run fuzz-replay tsan tsan-run install \
+        uninstall version check-install check-bigendian check-arm64 check-i386 msan check-symbols demo readme-example \
+        clean
 
 all: lib cli
 
@@ -287,7 +288,8 @@ check-install:
 version:
 	@echo $(VERSION)
 
-# MemorySanitizer: the suite and the corpora's replays, every object instrumented (scripts/msan.sh says what is left out).
+# MemorySanitizer: the suite and the corpora's replays, every object instrumented (scripts/msan.sh: what is left
+# out).
 msan: deps
 	sh scripts/msan.sh
 
