@@ -130,13 +130,14 @@ fuzz-replay: $(REPLAY_BINS)
 	@for t in $(FUZZ_NAMES); do \
 	  $(BUILD)/replay/$$t fuzz/corpus/$$t || exit 1; done
 
-# Both README examples, compiled as they stand and run (the segment one writes day.tseg in its directory).
+# Both README examples, compiled as they stand (warnings as errors: the front door must build clean) and run (the
+# segment one writes day.tseg in its directory).
 readme-example: $(STATIC)
 	@mkdir -p $(BUILD)/example
 	sh scripts/readme-example.sh README.md > $(BUILD)/example/example.c
 	sh scripts/readme-example.sh README.md segment > $(BUILD)/example/segment.c
 	for x in example segment; do \
-	  $(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(BUILD)/example/$$x.c $(STATIC) $(LDFLAGS) $(LIBS) \
+	  $(CC) $(BASE_CFLAGS) -Werror $(CPPFLAGS) $(CFLAGS) $(BUILD)/example/$$x.c $(STATIC) $(LDFLAGS) $(LIBS) \
 	    -o $(BUILD)/example/$$x || exit 1; done
 	$(BUILD)/example/example > /dev/null
 	cd $(BUILD)/example && ./segment

@@ -21,14 +21,19 @@
 static int reps = 7;
 static volatile double sink;
 
-static tschunk_sketch *make(tschunk_mapping_kind kind, double gamma_or_alpha, int by_gamma)
+static tschunk_sketch *make_as(tschunk_mapping_kind kind, double gamma_or_alpha, int by_gamma, uint32_t bins_only)
 {
     tschunk_sketch *s;
     /* 65,536 bins: as sketches-java's unbounded dense store for every case here */
-    tschunk_sketch_options o = {kind, by_gamma ? 0 : gamma_or_alpha, 1u << 16, 0, {NULL, NULL, NULL}};
+    tschunk_sketch_options o = {kind, by_gamma ? 0 : gamma_or_alpha, 1u << 16, 0, {NULL, NULL, NULL}, bins_only};
     size_t r = by_gamma ? tschunk_sketch_create_mapping(&s, kind, gamma_or_alpha, 0, &o) : tschunk_sketch_create(&s, &o);
     if (r) abort();
     return s;
+}
+
+static tschunk_sketch *make(tschunk_mapping_kind kind, double gamma_or_alpha, int by_gamma)
+{
+    return make_as(kind, gamma_or_alpha, by_gamma, 0);
 }
 
 /* sketches-go's TestBenchmarkEncodedSize cases (cubic, gamma 1.02, offset 0) beside sketches-java's sizes. */
@@ -71,15 +76,20 @@ static void add_speed(size_t n)
 {
     double *v = lognormal(n, 1);
     printf("\nAdd, ns per value (%zu lognormal values, median of %d):\n\n| mapping | ns/value |\n|---|---:|\n", n, reps);
-    /* how: 0 one tschunk_sketch_add a value, 1 one add_many call, 2 one value a call through a stage */
-    const struct { const char *name; tschunk_mapping_kind kind; int how; } maps[] = {
-        {"cubic, dense", TSCHUNK_MAPPING_CUBIC, 0}, {"logarithmic, dense", TSCHUNK_MAPPING_LOGARITHMIC, 0},
-        {"cubic, dense, tschunk_sketch_add_many", TSCHUNK_MAPPING_CUBIC, 1},
-        {"cubic, dense, one value a call through a tschunk_sketch_stage", TSCHUNK_MAPPING_CUBIC, 2}};
+    /* how: 0 one tschunk_sketch_add a value, 1 one add_many call, 2 one value a call through a stage; plain: a
+     * bins-only sketch, the plain DDSketch whose add sketches-java and sketches-go were measured on */
+    const struct { const char *name; tschunk_mapping_kind kind; int how; uint32_t plain; } maps[] = {
+        {"cubic, dense", TSCHUNK_MAPPING_CUBIC, 0, 0}, {"logarithmic, dense", TSCHUNK_MAPPING_LOGARITHMIC, 0, 0},
+        {"cubic, dense, tschunk_sketch_add_many", TSCHUNK_MAPPING_CUBIC, 1, 0},
+        {"cubic, dense, one value a call through a tschunk_sketch_stage", TSCHUNK_MAPPING_CUBIC, 2, 0},
+        {"cubic, dense, bins only (the plain DDSketch)", TSCHUNK_MAPPING_CUBIC, 0, 1},
+        {"logarithmic, dense, bins only (the plain DDSketch)", TSCHUNK_MAPPING_LOGARITHMIC, 0, 1},
+        {"cubic, dense, bins only, tschunk_sketch_add_many", TSCHUNK_MAPPING_CUBIC, 1, 1},
+        {"cubic, dense, bins only, one value a call through a tschunk_sketch_stage", TSCHUNK_MAPPING_CUBIC, 2, 1}};
     static tschunk_sketch_stage stage;
-    for (int m = 0; m < 4; m++) {
+    for (size_t m = 0; m < sizeof maps / sizeof *maps; m++) {
         double t[32];
-        tschunk_sketch *s = make(maps[m].kind, 0.01, 0);
+        tschunk_sketch *s = make_as(maps[m].kind, 0.01, 0, maps[m].plain);
         for (int r = 0; r < reps; r++) {
             tschunk_sketch_clear(s);
             tschunk_sketch_stage_init(&stage);

@@ -100,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tschunk_encoder enc;
     tschunk_encoder_options o = {TSCHUNK_CODEC_TSC2, max_samples, max_bytes, 0};
     tschunk_sketch_options so = {data[3] & 1 ? TSCHUNK_MAPPING_CUBIC : TSCHUNK_MAPPING_LOGARITHMIC, 0.01,
-                                 data[3] & 2 ? 16u : 0u, (data[3] >> 2) & 1u, {0, 0, 0}};
+                                 data[3] & 2 ? 16u : 0u, (data[3] >> 2) & 1u, {0, 0, 0}, 0};
     tschunk_sketch *summary, *reference;
     if (tschunk_sketch_create(&summary, &so) || tschunk_sketch_create(&reference, &so)) __builtin_trap();
     static unsigned char blob[1 << 16], want[1 << 16];

@@ -70,7 +70,7 @@ static void exercise(const tschunk_segment *seg, const uint8_t *data, size_t siz
     tschunk_segment_series_bitmap(seg, &bitmap, &bitmap_size);
     if (!bitmap || (const uint8_t *)bitmap < data || (const uint8_t *)bitmap + bitmap_size > data + size) __builtin_trap();
     tschunk_sketch *acc;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 64, 0, {NULL, NULL, NULL}};
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 64, 0, {NULL, NULL, NULL}, 0};
     if (tschunk_sketch_create(&acc, &so) == 0) {
         tschunk_segment_range_merge(seg, TSCHUNK_SEGMENT_ALL_SERIES, INT64_MIN, INT64_MAX, acc, NULL);
         tschunk_sketch_free(acc);
@@ -82,7 +82,7 @@ static void merge_both(const tschunk_segment *full, const tschunk_segment *lazy,
                        int64_t to, int verified)
 {
     tschunk_sketch *a = NULL, *b = NULL;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 64, 0, {NULL, NULL, NULL}};
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 64, 0, {NULL, NULL, NULL}, 0};
     if (tschunk_sketch_create(&a, &so) || tschunk_sketch_create(&b, &so)) {
         tschunk_sketch_free(a);
         return;

@@ -43,7 +43,7 @@ typedef struct {
 static tschunk_sketch *summary_sketch(void)
 {
     static tschunk_sketch *sk;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {NULL, NULL, NULL}};
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {NULL, NULL, NULL}, 0};
     if (!sk && tschunk_sketch_create(&sk, &so)) __builtin_trap();
     return sk;
 }
@@ -201,7 +201,7 @@ static void check_merges(const tschunk_segment *seg, const tschunk_segment *othe
     tschunk_segment_info info;
     tschunk_segment_get_info(seg, &info);
     tschunk_sketch *a, *b;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {NULL, NULL, NULL}};
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {NULL, NULL, NULL}, 0};
     if (tschunk_sketch_create(&a, &so) || tschunk_sketch_create(&b, &so)) __builtin_trap();
     for (uint32_t o = 0; o < info.series; o++) {
         size_t begin, end, n = 0;

@@ -49,7 +49,7 @@ static void encodes_to_what_decodes(const tschunk_sketch *s, const tschunk_sketc
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    tschunk_sketch_options o = {TSCHUNK_MAPPING_LOGARITHMIC, 0.01, 256, size & 1, {0, 0, 0}};
+    tschunk_sketch_options o = {TSCHUNK_MAPPING_LOGARITHMIC, 0.01, 256, size & 1, {0, 0, 0}, 0};
     tschunk_sketch *s = NULL;
     size_t at = 0;
     if (tschunk_sketch_decode_new(&s, data, size, &o, &at) == 0) {

@@ -90,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2) return 0;
     tschunk_sketch_options o = {(tschunk_mapping_kind)(data[0] % 5), 0.005 + (data[1] % 8) * 0.01,
-                                (uint32_t)(16 + (data[1] >> 3) * 8), data[0] >> 7, {0, 0, 0}};
+                                (uint32_t)(16 + (data[1] >> 3) * 8), data[0] >> 7, {0, 0, 0}, 0};
     tschunk_sketch *all, *half[2], *back, *merged;
     if (tschunk_sketch_create(&all, &o) || tschunk_sketch_create(&half[0], &o) || tschunk_sketch_create(&half[1], &o))
         __builtin_trap();
@@ -123,7 +123,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (tschunk_sketch_stage_flush(&stage, batch) || stage.refused != refused) __builtin_trap();
     nb = tschunk_sketch_encode(batch, again, sizeof again, TSCHUNK_SKETCH_EXACT_STATS);
     if (nb != n || memcmp(buf, again, n) != 0) __builtin_trap();
+    /* 0.57.0: a bins-only sketch of the values, one at a time and in bulk (whose loops skip the statistics),
+     * refuses what the exact one refused and is its plain form, with the exact-statistics flag too (it has none
+     * to write), and its count */
+    tschunk_sketch_options plain_o = o;
+    plain_o.bins_only = 1;
     tschunk_sketch_free(batch);
+    size_t np = tschunk_sketch_encode(all, h0, sizeof h0, 0);
+    tschunk_sketch_stats exact_stats, plain_stats;
+    tschunk_sketch_get_stats(all, &exact_stats);
+    for (int bulk = 0; bulk < 2; bulk++) {
+        if (tschunk_sketch_create(&batch, &plain_o)) __builtin_trap();
+        size_t plain_refused = 0;
+        if (bulk) plain_refused = tschunk_sketch_add_many(batch, values, count);
+        else for (size_t i = 0; i < count; i++) plain_refused += tschunk_is_error(tschunk_sketch_add(batch, values[i]));
+        nb = tschunk_sketch_encode(batch, again, sizeof again, TSCHUNK_SKETCH_EXACT_STATS);
+        if (plain_refused != refused || tschunk_is_error(np) || nb != np || memcmp(h0, again, np) != 0)
+            __builtin_trap();
+        tschunk_sketch_get_stats(batch, &plain_stats);
+        if (plain_stats.exact || bits(plain_stats.count) != bits(exact_stats.count)) __builtin_trap();
+        tschunk_sketch_free(batch);
+    }
     if (tschunk_sketch_decode_new(&back, buf, n, &o, NULL)) __builtin_trap();
     size_t m = tschunk_sketch_encode(back, again, sizeof again, TSCHUNK_SKETCH_EXACT_STATS);
     if (m != n || memcmp(buf, again, n) != 0) __builtin_trap();

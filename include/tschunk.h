@@ -53,7 +53,7 @@ extern "C" {
 #endif
 
 #define TSCHUNK_VERSION_MAJOR 0
-#define TSCHUNK_VERSION_MINOR 56
+#define TSCHUNK_VERSION_MINOR 57
 #define TSCHUNK_VERSION_PATCH 0
 #define TSCHUNK_VERSION_NUMBER \
     (TSCHUNK_VERSION_MAJOR * 10000 + TSCHUNK_VERSION_MINOR * 100 + TSCHUNK_VERSION_PATCH)
@@ -714,6 +714,10 @@ typedef struct {
     uint32_t max_bins;        /* bins per sign kept in memory; 0 means 2048 */
     uint32_t collapse_highest; /* 0: beyond max_bins the lowest bins merge (keeps high quantiles exact) */
     tschunk_allocator allocator;
+    /* 1 (0.57.0): a plain DDSketch, as sketches-java's DDSketch and sketches-go's: count and bins only, no exact
+     * sum, min or max (tschunk_sketch_stats derives them from the bins, exact 0), quantiles not clamped, encoded
+     * without statistics; a single add then skips the Kahan sum. Not for a chunk summary (BAD_PARAMETER). */
+    uint32_t bins_only;
 } tschunk_sketch_options;
 
 /** A sketch: opaque, created by tschunk_sketch_create, never resized afterwards. */
@@ -837,7 +841,9 @@ TSCHUNK_API size_t tschunk_sketch_bins(const tschunk_sketch *sketch, int negativ
                                        void (*visit)(void *ctx, int32_t index, double count), void *ctx);
 
 #define TSCHUNK_SKETCH_OMIT_MAPPING 0x1u /* no mapping block (the reader must know it) */
-#define TSCHUNK_SKETCH_EXACT_STATS 0x2u  /* COUNT, MIN, MAX, SUM blocks first, as DDSketchWithExactSummaryStatistics */
+/* COUNT, MIN, MAX, SUM blocks first, as DDSketchWithExactSummaryStatistics, when the sketch's statistics are exact
+ * (tschunk_sketch_stats.exact); derived ones are left out (0.57.0), so that no reader takes them for exact. */
+#define TSCHUNK_SKETCH_EXACT_STATS 0x2u
 #define TSCHUNK_SKETCH_SPARSE 0x4u       /* bins as index deltas and counts, as sketches-java's SparseStore */
 
 /** Bytes that always hold the encoding of this sketch (0 for NULL). */

@@ -461,7 +461,7 @@ static inline int specseg_record(specseg *s, const uint8_t *p, uint64_t records_
         if (specseg_summary_parse(e->summary, e->summary_size, &info) || info.count != e->count ||
             info.first_ts != e->first_ts || info.last_ts != e->last_ts)
             SPECSEG_FAIL();
-        tschunk_sketch_options so = {(tschunk_mapping_kind)s->mapping, 0, 0, 0, {NULL, NULL, NULL}};
+        tschunk_sketch_options so = {(tschunk_mapping_kind)s->mapping, 0, 0, 0, {NULL, NULL, NULL}, 0};
         if (!s->scratch && tschunk_sketch_create_mapping(&s->scratch, (tschunk_mapping_kind)s->mapping, s->gamma,
                                                          s->offset, &so))
             SPECSEG_FAIL();
@@ -576,7 +576,7 @@ static inline int specseg_block_summaries(specseg *s, const uint8_t *p, const sp
         /* "verify recomputes every block summary that a query could take": one whose chunks have no deletions. */
         if (!rc && untouched) {
             if (!scratch) {
-                tschunk_sketch_options so = {(tschunk_mapping_kind)s->mapping, 0, 0, 0, {NULL, NULL, NULL}};
+                tschunk_sketch_options so = {(tschunk_mapping_kind)s->mapping, 0, 0, 0, {NULL, NULL, NULL}, 0};
                 if (tschunk_sketch_create_mapping(&scratch, (tschunk_mapping_kind)s->mapping, s->gamma, s->offset,
                                                   &so)) {
                     rc = -(int)__LINE__;

@@ -245,7 +245,7 @@ Test(codec2, a_first_sample_taken_by_the_fast_path_counts_everywhere)
             cr_assert_eq(tschunk_append_bits(&enc, firsts[k], first_bits), 0);
             cr_assert_eq(tschunk_encoder_count(&enc), 1);
             tschunk_sketch *sketch;
-            tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 64, 0, {0, 0, 0}};
+            tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 64, 0, {0, 0, 0}, 0};
             cr_assert_eq(tschunk_sketch_create(&sketch, &so), 0);
             cr_assert_eq(tschunk_get_error_code(tschunk_encoder_set_summary(&enc, sketch)), TSCHUNK_ERROR_STAGE);
             tschunk_sketch_free(sketch);
@@ -1244,7 +1244,7 @@ Test(codec2, restart_starts_the_next_chunk_of_a_series)
     enum { PER = 120 };
     unsigned char *chunk = malloc(TSCHUNK_BOUND(PER));
     tschunk_sketch *sketch;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 4096, 0, {0, 0, 0}};
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 4096, 0, {0, 0, 0}, 0};
     cr_assert_eq(tschunk_sketch_create(&sketch, &so), 0);
     tschunk_encoder enc;
     memset(&enc, 0, sizeof enc);

@@ -33,7 +33,7 @@ static void compare_appends(const wl_series *s, inline_case c)
     unsigned char *a = malloc(capacity), *b = malloc(capacity), *snap_a = malloc(capacity), *snap_b = malloc(capacity);
     cr_assert(a && b && snap_a && snap_b);
     tschunk_sketch *sketch_a = NULL, *sketch_b = NULL;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 2048, 0, {0, 0, 0}};
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 2048, 0, {0, 0, 0}, 0};
     tschunk_encoder ea, eb;
     tschunk_encoder_options opts = {c.codec, c.max_samples ? c.max_samples : CHUNK, c.max_bytes, 0};
     cr_assert_eq(tschunk_encoder_init(&ea, a, capacity, &opts), 0);

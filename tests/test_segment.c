@@ -34,7 +34,7 @@ typedef struct {
 static size_t write_segment_to(const char *path, const tschunk_segment_io *io, written *w, int with_summaries)
 {
     tschunk_sketch *sk = NULL;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}, 0};
     cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
     tschunk_sketch_stats st;
     tschunk_sketch_get_stats(sk, &st);
@@ -303,7 +303,7 @@ Test(segment, writer_refusals_and_no_torn_file)
     size_t ssize[2];
     for (int k = 0; k < 2; k++) {
         tschunk_sketch *sk;
-        tschunk_sketch_options so = {k ? TSCHUNK_MAPPING_LOGARITHMIC : TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+        tschunk_sketch_options so = {k ? TSCHUNK_MAPPING_LOGARITHMIC : TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}, 0};
         cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
         unsigned char buf[TSCHUNK_BOUND(2)];
         tschunk_encoder enc;
@@ -403,7 +403,7 @@ static void range_merge_answers(const tschunk_segment *seg, uint32_t ord, size_t
 {
     tschunk_segment_info info;
     tschunk_segment_get_info(seg, &info);
-    tschunk_sketch_options so = {info.summary_mapping, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch_options so = {info.summary_mapping, 0.01, 0, 0, {0, 0, 0}, 0};
     tschunk_sketch *acc, *want;
     cr_assert_eq(tschunk_sketch_create(&acc, &so), 0);
     cr_assert_eq(tschunk_sketch_create(&want, &so), 0);
@@ -1134,7 +1134,7 @@ Test(segment, range_merge_over_deleted_chunks_of_any_size, .timeout = 60)
     cr_assert_eq(live, TOTAL - 10 * CHUNKS);
     const int64_t ranges[][2] = {{INT64_MIN, INT64_MAX}, {ts[100], ts[TOTAL - 100]}, {ts[6000], ts[9000]}};
     for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
-        tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+        tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}, 0};
         tschunk_sketch *acc, *want;
         cr_assert_eq(tschunk_sketch_create(&acc, &so), 0);
         cr_assert_eq(tschunk_sketch_create(&want, &so), 0);
@@ -1510,7 +1510,7 @@ Test(segment, v2_segments_still_read) { check_old_segment("v2_small.tseg", 2); }
 static void write_long(const char *path, uint32_t per_block)
 {
     tschunk_sketch *sk;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}, 0};
     cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
     tschunk_sketch_stats st;
     tschunk_sketch_get_stats(sk, &st);
@@ -1543,7 +1543,7 @@ static void write_long(const char *path, uint32_t per_block)
 static size_t merged(const tschunk_segment *seg, uint32_t ord, int64_t from, int64_t to, tschunk_sketch **acc,
                      tschunk_range_stats *st)
 {
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}, 0};
     cr_assert_eq(tschunk_sketch_create(acc, &so), 0);
     return tschunk_segment_range_merge(seg, ord, from, to, *acc, st);
 }
@@ -2093,7 +2093,7 @@ Test(segment, every_refused_allocation_fails_cleanly, .timeout = 60)
     snprintf(path, sizeof path, "%s/refused.tseg", tmpdir);
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     tschunk_sketch *sk;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}, 0};
     cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
     tschunk_sketch_stats st;
     tschunk_sketch_get_stats(sk, &st);
@@ -2285,7 +2285,7 @@ Test(segment, null_options_are_the_defaults)
 Test(segment, io_failures_fail_the_writer)
 {
     tschunk_sketch *sk;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}, 0};
     cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
     tschunk_sketch_stats st;
     tschunk_sketch_get_stats(sk, &st);
@@ -2497,7 +2497,7 @@ static size_t chunk_with_summary(unsigned char *chunk, size_t cap, unsigned char
                                  tschunk_mapping_kind kind, size_t *summary_size)
 {
     tschunk_sketch *sk;
-    tschunk_sketch_options so = {kind, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch_options so = {kind, 0.01, 0, 0, {0, 0, 0}, 0};
     cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
     tschunk_encoder enc;
     cr_assert_eq(tschunk_encoder_init(&enc, chunk, cap, NULL), 0);
@@ -2624,7 +2624,7 @@ Test(segment, a_range_that_ends_before_it_starts_is_empty)
     snprintf(path, sizeof path, "%s/empty_range.tseg", tmpdir);
     size_t n = write_segment(path, w, 1);
     tschunk_sketch *acc;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}, 0};
     cr_assert_eq(tschunk_sketch_create(&acc, &so), 0);
     for (unsigned flags = 0; flags <= TSCHUNK_SEGMENT_LAZY; flags += TSCHUNK_SEGMENT_LAZY) {
         tschunk_segment *seg;

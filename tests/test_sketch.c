@@ -121,9 +121,9 @@ static void check_quantile(const vec *v, const char *what, double q, double got,
     }
 }
 
-static tschunk_sketch *sketch_of(const vec *v)
+static tschunk_sketch *sketch_of(const vec *v, uint32_t bins_only)
 {
-    tschunk_sketch_options o = {kind_of(v), wl_double(v->ra), 1u << 16, 0, {NULL, NULL, NULL}};
+    tschunk_sketch_options o = {kind_of(v), wl_double(v->ra), 1u << 16, 0, {NULL, NULL, NULL}, bins_only};
     tschunk_sketch *s;
     cr_assert_eq(tschunk_sketch_create(&s, &o), 0);
     /* Unweighted inputs go through tschunk_sketch_add, whose cubic fast path the vectors then check. */
@@ -294,7 +294,7 @@ Test(sketch, occupied_mask_matches_scalar)
 static tschunk_sketch *random_sketch(uint64_t *rng, int round)
 {
     tschunk_sketch_options o = {round & 1 ? TSCHUNK_MAPPING_CUBIC : TSCHUNK_MAPPING_LOGARITHMIC, 0.01,
-                                round & 2 ? 128u : 0u, 0, {0, 0, 0}};
+                                round & 2 ? 128u : 0u, 0, {0, 0, 0}, 0};
     tschunk_sketch *s;
     cr_assert_eq(tschunk_sketch_create(&s, &o), 0);
     /* Two rounds in 16 hold more bins than the decoder's bin log, so that its committing pass parses again. */
@@ -819,11 +819,36 @@ Test(sketch, mappings_match_sketches_java)
 
 static size_t encoded_checked;
 
+/* A bins-only sketch of the same values is sketches-java's plain DDSketch: its bytes, with or without the
+ * exact-statistics flag (it has none to write), its count and its quantiles, unclamped. */
+static void plain_sketch_matches(const vec *v, unsigned flags, int same_store_semantics)
+{
+    static unsigned char buf[MAXHEX];
+    static char hex[2 * MAXHEX];
+    tschunk_sketch *s = sketch_of(v, 1);
+    for (int exact_flag = 0; exact_flag < 2; exact_flag++) {
+        size_t n = tschunk_sketch_encode(s, buf, sizeof buf, flags | (exact_flag ? TSCHUNK_SKETCH_EXACT_STATS : 0));
+        cr_assert(!tschunk_is_error(n));
+        tohex(buf, n, hex);
+        cr_assert_str_eq(hex, v->encoded, "%s: bins-only bytes differ from sketches-java's plain ones", v->name);
+    }
+    for (int i = 0; i < 9 && same_store_semantics; i++) {
+        double got;
+        if (tschunk_sketch_quantile(s, qs[i], &got) == 0)
+            check_quantile(v, "bins-only quantile", qs[i], got, v->quantiles[i]);
+    }
+    tschunk_sketch_stats st;
+    tschunk_sketch_get_stats(s, &st);
+    cr_assert_eq(st.exact, 0, "%s", v->name);
+    cr_assert_eq(wl_bits(st.count), strtoull(v->stats[0], NULL, 16), "%s: bins-only count", v->name);
+    tschunk_sketch_free(s);
+}
+
 static void encoding_matches(const vec *v)
 {
     int dense = !strcmp(v->store, "dense"), sparse = !strcmp(v->store, "sparse");
     if (strcmp(v->producer, "java") || !(dense || sparse) || !v->has_values) return;
-    tschunk_sketch *s = sketch_of(v);
+    tschunk_sketch *s = sketch_of(v, 0);
     static unsigned char buf[MAXHEX];
     static char hex[2 * MAXHEX];
     unsigned flags = sparse ? TSCHUNK_SKETCH_SPARSE : 0;
@@ -862,6 +887,7 @@ static void encoding_matches(const vec *v)
     cr_assert_eq(wl_bits(st.count), strtoull(v->stats[0], NULL, 16), "%s: count", v->name);
     cr_assert_eq(wl_bits(st.sum), strtoull(v->stats[1], NULL, 16), "%s: sum", v->name);
     tschunk_sketch_free(s);
+    plain_sketch_matches(v, flags, same_store_semantics);
     encoded_checked++;
 }
 
@@ -880,7 +906,7 @@ static void decoding_matches(const vec *v)
     static unsigned char buf[MAXHEX];
     size_t n = unhex(v->encoded, buf), at = 0;
     tschunk_sketch *s;
-    size_t r = tschunk_sketch_decode_new(&s, buf, n, &(tschunk_sketch_options){0, 0, 1u << 16, 0, {0, 0, 0}}, &at);
+    size_t r = tschunk_sketch_decode_new(&s, buf, n, &(tschunk_sketch_options){0, 0, 1u << 16, 0, {0, 0, 0}, 0}, &at);
     cr_assert_eq(r, 0, "%s: %s at byte %zu", v->name, tschunk_error_name(r), at);
     tschunk_sketch_stats st;
     tschunk_sketch_get_stats(s, &st);
@@ -1064,7 +1090,7 @@ Test(sketch, stats_give_the_indexable_range)
                  {TSCHUNK_MAPPING_LOGARITHMIC, 1e-9}, {TSCHUNK_MAPPING_LINEAR, 1e-6}, {TSCHUNK_MAPPING_QUARTIC, 0.05}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tschunk_sketch *s;
-        tschunk_sketch_options o = {cases[i].kind, cases[i].accuracy, 0, 0, {0, 0, 0}};
+        tschunk_sketch_options o = {cases[i].kind, cases[i].accuracy, 0, 0, {0, 0, 0}, 0};
         cr_assert_eq(tschunk_sketch_create(&s, &o), 0);
         tschunk_sketch_stats st;
         tschunk_sketch_get_stats(s, &st);
@@ -1102,7 +1128,7 @@ Test(sketch, top_quantile_of_counts_past_2_53_is_the_largest_bin)
  * still what Java writes, and it must decode. */
 Test(sketch, overflowed_sum_round_trips)
 {
-    tschunk_sketch_options o = {TSCHUNK_MAPPING_CUBIC, 0.025, 0, 0, {0, 0, 0}};
+    tschunk_sketch_options o = {TSCHUNK_MAPPING_CUBIC, 0.025, 0, 0, {0, 0, 0}, 0};
     tschunk_sketch *s, *back;
     cr_assert_eq(tschunk_sketch_create(&s, &o), 0);
     cr_assert_eq(tschunk_sketch_add(s, -1.6e308), 0);
@@ -1185,7 +1211,7 @@ Test(sketch, bins_merged_past_dbl_max_saturate)
     tschunk_sketch_get_stats(back, &st);
     cr_assert(st.count == DBL_MAX && st.positive_bins == 1, "count %g, %u bins", st.count, st.positive_bins);
     /* Collapsing folds bins together: the fold saturates as well. */
-    tschunk_sketch_options few = {TSCHUNK_MAPPING_LOGARITHMIC, 0.01, 16, 0, {0, 0, 0}};
+    tschunk_sketch_options few = {TSCHUNK_MAPPING_LOGARITHMIC, 0.01, 16, 0, {0, 0, 0}, 0};
     tschunk_sketch *small, *far = log001();
     cr_assert_eq(tschunk_sketch_create(&small, &few), 0);
     for (int i = 0; i < 40; i++) {
@@ -1207,7 +1233,7 @@ Test(sketch, bins_merged_past_dbl_max_saturate)
 
 Test(sketch, bounded_bins_collapse_and_keep_accuracy_where_kept)
 {
-    tschunk_sketch_options o = {TSCHUNK_MAPPING_LOGARITHMIC, 0.01, 64, 0, {0, 0, 0}};
+    tschunk_sketch_options o = {TSCHUNK_MAPPING_LOGARITHMIC, 0.01, 64, 0, {0, 0, 0}, 0};
     tschunk_sketch *s;
     cr_assert_eq(tschunk_sketch_create(&s, &o), 0);
     /* Values over 12 decades need ~1400 bins: only the top 64 are kept. */
@@ -1258,7 +1284,7 @@ Test(sketch, merge_equals_sketch_of_the_union)
     tschunk_sketch_get_stats(d, &sd);
     cr_assert(sc.exact && sd.exact);
     tschunk_sketch *cubic;
-    tschunk_sketch_options co = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch_options co = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}, 0};
     cr_assert_eq(tschunk_sketch_create(&cubic, &co), 0);
     cr_assert_eq(tschunk_get_error_code(tschunk_sketch_merge(a, cubic)), TSCHUNK_ERROR_NOT_MERGEABLE);
     tschunk_sketch_free(a); tschunk_sketch_free(b); tschunk_sketch_free(all);
@@ -1312,7 +1338,7 @@ Test(sketch, index_delta_blocks_count_one_a_bin)
         at += tsc_put_uvarint(buf + at, 3);
         buf[at++] = 13, buf[at++] = 0, buf[at++] = 4;
         tschunk_sketch *s; /* room for every bin: no collapse */
-        tschunk_sketch_options o = {TSCHUNK_MAPPING_LOGARITHMIC, 0.01, 1u << 16, 0, {NULL, NULL, NULL}};
+        tschunk_sketch_options o = {TSCHUNK_MAPPING_LOGARITHMIC, 0.01, 1u << 16, 0, {NULL, NULL, NULL}, 0};
         cr_assert_eq(tschunk_sketch_create(&s, &o), 0);
         cr_assert_eq(tschunk_sketch_decode_merge(s, buf, at, NULL), 0, "%zu bins", n);
         static visited_bins pos, neg;
@@ -1362,7 +1388,7 @@ static void *refusing_alloc(void *opaque, size_t size)
 
 Test(sketch, allocates_once_through_the_hooks)
 {
-    tschunk_sketch_options o = {TSCHUNK_MAPPING_CUBIC, 0.02, 512, 1, {counting_alloc, counting_free, NULL}};
+    tschunk_sketch_options o = {TSCHUNK_MAPPING_CUBIC, 0.02, 512, 1, {counting_alloc, counting_free, NULL}, 0};
     tschunk_sketch *s;
     allocations = 0;
     cr_assert_eq(tschunk_sketch_create(&s, &o), 0);
@@ -1402,7 +1428,7 @@ static void varied_values(double *values, size_t n, int round, uint64_t *rng)
 static tschunk_sketch_options varied_options(int round)
 {
     tschunk_sketch_options o = {round & 1 ? TSCHUNK_MAPPING_CUBIC : TSCHUNK_MAPPING_LOGARITHMIC, 0.02,
-                                round & 2 ? 64u : 0u, (uint32_t)(round >> 2 & 1), {0, 0, 0}};
+                                round & 2 ? 64u : 0u, (uint32_t)(round >> 2 & 1), {0, 0, 0}, 0};
     return o;
 }
 
@@ -1482,7 +1508,7 @@ Test(sketch, stage_equals_adding_one_by_one)
 /* A flush that cannot run adds nothing and keeps the stage; the add that met it stages nothing. */
 Test(sketch, stage_refusals_keep_the_stage)
 {
-    tschunk_sketch_options o = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch_options o = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}, 0};
     tschunk_sketch *s;
     cr_assert_eq(tschunk_sketch_create(&s, &o), 0);
     tschunk_sketch_stage stage;
@@ -1504,6 +1530,111 @@ Test(sketch, stage_refusals_keep_the_stage)
     cr_assert_eq(stage.count, 1);
     cr_assert_eq(stage.refused, 0);
     tschunk_sketch_free(s);
+}
+
+/* The plain encoding (no statistics) of s and its quantiles at qs, unclamped (sketches-java's plain DDSketch). */
+static size_t plain_bytes_and_quantiles(const tschunk_sketch *s, unsigned char *buf, size_t capacity, double *quantiles)
+{
+    size_t n = tschunk_sketch_encode(s, buf, capacity, 0);
+    cr_assert(!tschunk_is_error(n));
+    for (int i = 0; i < 9; i++)
+        if (tsc_sketch_quantile_unclamped(s, qs[i], &quantiles[i])) quantiles[i] = -1.0; /* empty: STAGE */
+    return n;
+}
+
+/* 0.57.0: a bins-only sketch is the plain DDSketch of the values whichever way they come in (one at a time, with
+ * weights, in bulk, staged, merged, decoded into it), and the exact sketch's bins, count and zero count; its
+ * statistics are derived (exact 0), its quantiles unclamped, and it stays bins-only when cleared. */
+Test(sketch, bins_only_is_the_plain_sketch_of_every_add)
+{
+    static double values[1000];
+    static unsigned char want[1 << 16], got[1 << 16], stream[1 << 16];
+    uint64_t rng = 31;
+    for (int round = 0; round < 40; round++) {
+        size_t n = (size_t)(round * 29 % 1000) + 1;
+        varied_values(values, n, round, &rng);
+        tschunk_sketch_options o = varied_options(round), plain_o = o;
+        plain_o.bins_only = 1;
+        tschunk_sketch *exact, *plain[5];
+        cr_assert_eq(tschunk_sketch_create(&exact, &o), 0);
+        for (int k = 0; k < 5; k++) cr_assert_eq(tschunk_sketch_create(&plain[k], &plain_o), 0);
+        tschunk_sketch_add(plain[0], 3.0); /* cleared below: it must stay bins-only */
+        tschunk_sketch_clear(plain[0]);
+        tschunk_sketch_stage stage;
+        tschunk_sketch_stage_init(&stage);
+        size_t refusals = 0;
+        for (size_t i = 0; i < n; i++) {
+            double weight = round & 8 ? 0.5 + (double)(i % 3) : 1.0;
+            size_t refused = tschunk_sketch_add_weighted(exact, values[i], weight);
+            refusals += tschunk_is_error(refused);
+            cr_assert_eq(tschunk_sketch_add_weighted(plain[0], values[i], weight), refused, "round %d", round);
+            if (weight == 1.0) cr_assert_eq(tschunk_sketch_add(plain[1], values[i]), refused);
+            else tschunk_sketch_add_weighted(plain[1], values[i], weight);
+            if (weight == 1.0) cr_assert_eq(tschunk_sketch_stage_add(&stage, plain[3], values[i]), 0);
+        }
+        if (!(round & 8)) {
+            cr_assert_eq(tschunk_sketch_add_many(plain[2], values, n), refusals, "round %d", round);
+            cr_assert_eq(tschunk_sketch_stage_flush(&stage, plain[3]), 0);
+            cr_assert_eq(stage.refused, refusals, "round %d", round);
+        } else { /* weighted: the merge and the decode of the exact sketch stand in for the bulk paths */
+            cr_assert_eq(tschunk_sketch_merge(plain[2], exact), 0);
+            size_t len = tschunk_sketch_encode(exact, stream, sizeof stream, TSCHUNK_SKETCH_EXACT_STATS);
+            cr_assert_eq(tschunk_sketch_decode_merge(plain[3], stream, len, NULL), 0, "round %d", round);
+        }
+        size_t len = tschunk_sketch_encode(exact, stream, sizeof stream, TSCHUNK_SKETCH_EXACT_STATS);
+        cr_assert_eq(tschunk_sketch_decode_merge(plain[4], stream, len, NULL), 0, "round %d", round);
+        double want_q[9], got_q[9];
+        size_t nw = plain_bytes_and_quantiles(exact, want, sizeof want, want_q);
+        tschunk_sketch_stats exact_stats;
+        tschunk_sketch_get_stats(exact, &exact_stats);
+        for (int k = 0; k < 5; k++) {
+            size_t ng = plain_bytes_and_quantiles(plain[k], got, sizeof got, got_q);
+            cr_assert(ng == nw && !memcmp(want, got, nw), "round %d, way %d: bytes differ", round, k);
+            size_t ne = tschunk_sketch_encode(plain[k], got, sizeof got, TSCHUNK_SKETCH_EXACT_STATS);
+            cr_assert(ne == nw && !memcmp(want, got, nw), "round %d, way %d: statistics written", round, k);
+            for (int i = 0; i < 9; i++) {
+                double q = -1.0;
+                if (tschunk_sketch_quantile(plain[k], qs[i], &q)) q = -1.0;
+                cr_assert(wl_bits(q) == wl_bits(want_q[i]), "round %d, way %d: q%g %.17g, want %.17g", round, k,
+                          qs[i], q, want_q[i]);
+            }
+            tschunk_sketch_stats st;
+            tschunk_sketch_get_stats(plain[k], &st);
+            cr_assert(st.exact == 0 && st.count == exact_stats.count && st.zero_count == exact_stats.zero_count,
+                      "round %d, way %d: count %g, want %g", round, k, st.count, exact_stats.count);
+            tschunk_sketch_free(plain[k]);
+        }
+        tschunk_sketch_free(exact);
+    }
+}
+
+/* A sketch whose statistics are derived (a decoded stream had no COUNT) has none to write: asked for exact
+ * statistics, the encoder wrote COUNT with min +inf, max -inf and no sum before 0.57.0, a stream that decoded as
+ * exact and answered the median -inf. Now it writes the plain form, which decodes as derived again. */
+Test(sketch, derived_statistics_are_not_written_as_exact)
+{
+    tschunk_sketch *s = log001(), *decoded, *again;
+    for (int i = 1; i <= 100; i++) tschunk_sketch_add(s, i);
+    unsigned char plain[4096], asked[4096];
+    size_t n = tschunk_sketch_encode(s, plain, sizeof plain, 0);
+    cr_assert_eq(tschunk_sketch_decode_new(&decoded, plain, n, NULL, NULL), 0);
+    size_t m = tschunk_sketch_encode(decoded, asked, sizeof asked, TSCHUNK_SKETCH_EXACT_STATS);
+    cr_assert(m == n && !memcmp(plain, asked, n), "statistics written for a sketch that has none");
+    cr_assert_eq(tschunk_sketch_decode_new(&again, asked, m, NULL, NULL), 0);
+    tschunk_sketch_stats st;
+    tschunk_sketch_get_stats(again, &st);
+    double median, want;
+    cr_assert_eq(tschunk_sketch_quantile(again, 0.5, &median), 0);
+    cr_assert_eq(tschunk_sketch_quantile(s, 0.5, &want), 0);
+    cr_assert(st.exact == 0 && st.count == 100 && st.min > 0.9 && st.max < 101, "min %g max %g", st.min, st.max);
+    cr_assert(fabs(median - want) <= 0.02 * want, "median %g, want %g", median, want);
+    tschunk_sketch_clear(decoded); /* exact again once cleared */
+    tschunk_sketch_add(decoded, 5.0);
+    tschunk_sketch_get_stats(decoded, &st);
+    cr_assert(st.exact && st.min == 5.0 && st.max == 5.0 && st.sum == 5.0);
+    tschunk_sketch_free(s);
+    tschunk_sketch_free(decoded);
+    tschunk_sketch_free(again);
 }
 
 /* The reference libraries' exact sum (sketches-go's stat.SummaryStatistics, sketches-java's

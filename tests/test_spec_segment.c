@@ -28,7 +28,7 @@ static spec_file spec_write(const spec_shape *shape, const char *name)
     char path[128];
     snprintf(path, sizeof path, "%s/%s.tseg", spec_tmp, name);
     tschunk_sketch *sk;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}, 0};
     cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
     tschunk_sketch_stats st;
     tschunk_sketch_get_stats(sk, &st);
@@ -504,7 +504,7 @@ static void summary_read_alike(const uint8_t *blob, size_t size, const char *wha
 Test(spec_segment, summary_blobs_read_alike)
 {
     tschunk_sketch *sk;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}, 0};
     cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
     const double special[] = {NAN, INFINITY, -INFINITY, 1e300, -0.0, 2.5};
     /* One sample; a ramp; special values; a ramp ending at INT64_MAX (flips past it must be refused). */
@@ -608,7 +608,7 @@ Test(spec_segment, block_summaries_written_before_0_55_verify)
     snprintf(path, sizeof path, "%s/tie.tseg", spec_tmp);
     tschunk_sketch_stats st = test_cubic_stats();
     tschunk_sketch *sk;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}, 0};
     cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
     tschunk_segment_options o = {.min_ts = 0, .has_summaries = 1, .summary_mapping = TSCHUNK_MAPPING_CUBIC,
                                  .summary_gamma = st.gamma, .summary_offset = st.index_offset};

@@ -43,7 +43,7 @@ static void same_quantiles(const tschunk_sketch *a, const tschunk_sketch *b, int
 
 static tschunk_sketch *new_sketch(void)
 {
-    tschunk_sketch_options o = {TSCHUNK_MAPPING_CUBIC, 0.01, 4096, 0, {0, 0, 0}};
+    tschunk_sketch_options o = {TSCHUNK_MAPPING_CUBIC, 0.01, 4096, 0, {0, 0, 0}, 0};
     tschunk_sketch *s;
     cr_assert_eq(tschunk_sketch_create(&s, &o), 0);
     return s;
@@ -103,7 +103,8 @@ Test(summary, group_push_equals_push_by_push)
         wl_alloc(&s, 3000, "summary-mix");
         summary_mix(&s, mix);
         for (int mapping = 0; mapping < 2; mapping++) {
-            tschunk_sketch_options o = {mapping ? TSCHUNK_MAPPING_CUBIC : TSCHUNK_MAPPING_LOGARITHMIC, 0.01, 512, 0, {0, 0, 0}};
+            tschunk_sketch_options o = {mapping ? TSCHUNK_MAPPING_CUBIC : TSCHUNK_MAPPING_LOGARITHMIC, 0.01, 512, 0,
+                                        {0, 0, 0}, 0};
             tschunk_sketch *scratch;
             cr_assert_eq(tschunk_sketch_create(&scratch, &o), 0);
             size_t lengths[] = {1, 2, 127, 128, 129, 300, 1000, 3000};
@@ -135,7 +136,7 @@ Test(summary, summary_is_the_one_by_one_sketch_however_appended)
         summary_mix(&s, mix);
         for (int mapping = 0; mapping < 2; mapping++) {
             tschunk_sketch_options o = {mapping ? TSCHUNK_MAPPING_CUBIC : TSCHUNK_MAPPING_LOGARITHMIC, 0.01, 512, 0,
-                                        {0, 0, 0}};
+                                        {0, 0, 0}, 0};
             tschunk_sketch *want, *got;
             cr_assert_eq(tschunk_sketch_create(&want, &o), 0);
             cr_assert_eq(tschunk_sketch_create(&got, &o), 0);
@@ -174,12 +175,13 @@ Test(summary, summary_is_the_one_by_one_sketch_however_appended)
 
 /* Each batch add kernel the CPU has (AVX2, AVX-512; the dispatched one too) against the scalar twin
  * (value by value), on bits of every kind, runs of every length, into sketches empty or not, with bins
- * inside and outside the stores' clean ranges, counts whole or not (a weighted add). */
-static void check_batch_add(int isa)
+ * inside and outside the stores' clean ranges, counts whole or not (a weighted add); since 0.57.0 into
+ * bins-only sketches too (their loops skip the statistics but the count). */
+static void check_batch_add(int isa, uint32_t bins_only)
 {
     uint64_t rng = 5, bits[131];
     static unsigned char a[1 << 16], b[1 << 16];
-    tschunk_sketch_options o = {TSCHUNK_MAPPING_CUBIC, 0.01, 256, 0, {0, 0, 0}};
+    tschunk_sketch_options o = {TSCHUNK_MAPPING_CUBIC, 0.01, 256, 0, {0, 0, 0}, bins_only};
     tschunk_sketch *want, *got;
     size_t kernel_values = 0;
     cr_assert_eq(tschunk_sketch_create(&want, &o), 0);
@@ -206,6 +208,11 @@ static void check_batch_add(int isa)
         size_t na = tschunk_sketch_encode(want, a, sizeof a, TSCHUNK_SKETCH_EXACT_STATS);
         size_t nb = tschunk_sketch_encode(got, b, sizeof b, TSCHUNK_SKETCH_EXACT_STATS);
         cr_assert(na == nb && !memcmp(a, b, na), "kernel %d, round %d: sketches differ", isa, round);
+        tschunk_sketch_stats sa, sb;
+        tschunk_sketch_get_stats(want, &sa);
+        tschunk_sketch_get_stats(got, &sb);
+        cr_assert(wl_bits(sa.count) == wl_bits(sb.count) && sa.exact == !bins_only && sb.exact == !bins_only,
+                  "kernel %d, round %d: count %.17g, want %.17g", isa, round, sb.count, sa.count);
     }
     if (isa != TSC_ADD_AUTO || tsc_avx2_here())
         cr_assert(kernel_values > 100000, "kernel %d added only %zu values", isa, kernel_values);
@@ -215,9 +222,11 @@ static void check_batch_add(int isa)
 
 Test(summary, batch_add_matches_scalar)
 {
-    check_batch_add(TSC_ADD_AUTO);
-    if (tsc_avx2_here()) check_batch_add(TSC_ADD_AVX2);
-    if (tsc_avx512_here()) check_batch_add(TSC_ADD_AVX512);
+    for (uint32_t bins_only = 0; bins_only < 2; bins_only++) {
+        check_batch_add(TSC_ADD_AUTO, bins_only);
+        if (tsc_avx2_here()) check_batch_add(TSC_ADD_AVX2, bins_only);
+        if (tsc_avx512_here()) check_batch_add(TSC_ADD_AVX512, bins_only);
+    }
 }
 
 Test(summary, blob_fields_and_quantiles_match_a_direct_sketch)
@@ -319,6 +328,25 @@ Test(summary, off_by_default_and_set_only_before_the_first_sample)
     tschunk_encoder_finish(&enc);
     cr_assert_eq(tschunk_get_error_code(tschunk_encoder_write_summary(&enc, buf, sizeof buf)), TSCHUNK_ERROR_STAGE);
     tschunk_sketch_free(sk);
+}
+
+/* A summary's statistics are exact (README "Summary blob v1"): a bins-only sketch is refused, and neither the sketch
+ * nor the encoder changes (the sketch keeps its values: set_summary clears only the sketch it takes). */
+Test(summary, bins_only_sketch_is_refused)
+{
+    unsigned char buf[TSCHUNK_BOUND(4)];
+    tschunk_encoder enc;
+    cr_assert_eq(tschunk_encoder_init(&enc, buf, sizeof buf, NULL), 0);
+    tschunk_sketch_options o = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}, 1};
+    tschunk_sketch *plain;
+    cr_assert_eq(tschunk_sketch_create(&plain, &o), 0);
+    cr_assert_eq(tschunk_sketch_add(plain, 2.0), 0);
+    cr_assert_eq(tschunk_get_error_code(tschunk_encoder_set_summary(&enc, plain)), TSCHUNK_ERROR_BAD_PARAMETER);
+    cr_assert_eq(tschunk_encoder_summary_bound(&enc), 0);
+    tschunk_sketch_stats st;
+    tschunk_sketch_get_stats(plain, &st);
+    cr_assert_eq(st.count, 1.0);
+    tschunk_sketch_free(plain);
 }
 
 /* Block summaries answer a range query as the chunks' own summaries do: same quantiles, count, min,

@@ -42,7 +42,7 @@ typedef struct {
 static inline tschunk_sketch_stats test_cubic_stats(void)
 {
     tschunk_sketch *sk;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}, 0};
     cr_assert_eq(tschunk_sketch_create(&sk, &so), 0);
     tschunk_sketch_stats st;
     tschunk_sketch_get_stats(sk, &st);

@@ -78,7 +78,7 @@ static size_t ask(const tschunk_segment *seg, const tschunk_sketch *shared, uint
 static tschunk_sketch *cubic_sketch(void)
 {
     tschunk_sketch *sk;
-    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}};
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 0, 0, {0, 0, 0}, 0};
     return tschunk_sketch_create(&sk, &so) ? NULL : sk;
 }
 

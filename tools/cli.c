@@ -504,7 +504,7 @@ int mapping_conflict(const options *o, const tschunk_sketch *acc)
 {
     if (!acc || !o->mapping_set) return 0;
     tschunk_sketch *asked;
-    tschunk_sketch_options so = {o->mapping, o->alpha, 1, 0, {NULL, NULL, NULL}};
+    tschunk_sketch_options so = {o->mapping, o->alpha, 1, 0, {NULL, NULL, NULL}, 0};
     if (tschunk_sketch_create(&asked, &so)) return fail("out of memory");
     tschunk_sketch_stats have, want;
     tschunk_sketch_get_stats(acc, &have);

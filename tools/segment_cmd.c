@@ -291,7 +291,7 @@ static int summary_setup(const options *o, tschunk_segment_options *so, tschunk_
 {
     *summary = NULL;
     if (!o->summary) return 0;
-    tschunk_sketch_options ko = {o->mapping, o->alpha, 0, 0, {NULL, NULL, NULL}};
+    tschunk_sketch_options ko = {o->mapping, o->alpha, 0, 0, {NULL, NULL, NULL}, 0};
     tschunk_sketch_stats ks;
     if (tschunk_sketch_create(summary, &ko)) return fail("cannot create the summary sketch");
     tschunk_sketch_get_stats(*summary, &ks);
@@ -746,7 +746,7 @@ static tschunk_sketch *empty_sketch(const tschunk_segment *seg, size_t begin, si
             return acc;
         }
     }
-    tschunk_sketch_options so = {o->mapping, o->alpha, 0, 0, {NULL, NULL, NULL}};
+    tschunk_sketch_options so = {o->mapping, o->alpha, 0, 0, {NULL, NULL, NULL}, 0};
     return tschunk_sketch_create(&acc, &so) == 0 ? acc : NULL;
 }
 

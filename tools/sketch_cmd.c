@@ -78,7 +78,7 @@ static int parse_sketch_opts(int argc, char **argv, sketch_opts *o)
 
 static tschunk_sketch *new_sketch(const sketch_opts *o)
 {
-    tschunk_sketch_options so = {o->mapping, o->alpha, CLI_MAX_BINS, 0, {NULL, NULL, NULL}};
+    tschunk_sketch_options so = {o->mapping, o->alpha, CLI_MAX_BINS, 0, {NULL, NULL, NULL}, 0};
     tschunk_sketch *s;
     size_t r = tschunk_sketch_create(&s, &so);
     if (tschunk_is_error(r)) {
@@ -265,7 +265,7 @@ static int sketch_decode(const sketch_opts *o)
         s = new_sketch(o);
         r = s ? tschunk_sketch_decode_merge(s, bytes, n, &at) : TSC_CLI_ERROR;
     } else {
-        tschunk_sketch_options so = {TSCHUNK_MAPPING_LOGARITHMIC, 0, CLI_MAX_BINS, 0, {NULL, NULL, NULL}};
+        tschunk_sketch_options so = {TSCHUNK_MAPPING_LOGARITHMIC, 0, CLI_MAX_BINS, 0, {NULL, NULL, NULL}, 0};
         r = tschunk_sketch_decode_new(&s, bytes, n, &so, &at);
     }
     free(bytes);

@@ -693,7 +693,7 @@ static tschunk_sketch *range_sketch(const tschunk_chunk_ref *refs, size_t n, con
         tschunk_sketch_clear(acc);
         return acc;
     }
-    tschunk_sketch_options so = {o->mapping, o->alpha, 0, 0, {NULL, NULL, NULL}};
+    tschunk_sketch_options so = {o->mapping, o->alpha, 0, 0, {NULL, NULL, NULL}, 0};
     return tschunk_sketch_create(&acc, &so) == 0 ? acc : NULL;
 }
 

@@ -95,7 +95,7 @@ size_t tsc_seg_build_blocks(const tschunk_segment_io *io, const tsc_seg_entry *e
     size_t per_block = o->summary_block_chunks ? o->summary_block_chunks : TSC_SEG_SUMMARY_BLOCK;
     if (!o->has_summaries || per_block < 2) return 0;
     block_builder b = {io, &o->allocator, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL};
-    tschunk_sketch_options so = {o->summary_mapping, 0, 0, 0, o->allocator};
+    tschunk_sketch_options so = {o->summary_mapping, 0, 0, 0, o->allocator, 0};
     size_t err = tschunk_sketch_create_mapping(&b.scratch, o->summary_mapping, o->summary_gamma, o->summary_offset, &so);
     b.refs = err ? NULL : o->allocator.alloc(o->allocator.opaque, per_block * sizeof *b.refs);
     b.sum_at = err ? NULL : o->allocator.alloc(o->allocator.opaque, 2 * per_block * sizeof *b.sum_at);
@@ -186,7 +186,7 @@ size_t tsc_seg_check_blocks(const tschunk_segment *s)
 {
     if (!s->nblocks) return 0;
     tschunk_sketch *scratch;
-    tschunk_sketch_options so = {s->info.summary_mapping, 0, 0, 0, s->allocator};
+    tschunk_sketch_options so = {s->info.summary_mapping, 0, 0, 0, s->allocator, 0};
     size_t err = tschunk_sketch_create_mapping(&scratch, s->info.summary_mapping, s->info.summary_gamma,
                                                s->info.summary_offset, &so);
     if (err) return err;

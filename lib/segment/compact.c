@@ -428,7 +428,7 @@ static size_t write_segment(const tschunk_segment *const *segs, size_t n, const 
         memset(&cp.sources[k], 0, sizeof cp.sources[k]);
         cp.sources[k].seg = segs[k];
     }
-    tschunk_sketch_options so = {o.summary_mapping, 0, 0, 0, o.allocator};
+    tschunk_sketch_options so = {o.summary_mapping, 0, 0, 0, o.allocator, 0};
     if (!err && o.has_summaries)
         err = tschunk_sketch_create_mapping(&cp.sketch, o.summary_mapping, o.summary_gamma, o.summary_offset, &so);
     if (!err)

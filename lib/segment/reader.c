@@ -759,7 +759,7 @@ size_t tschunk_segment_verify(const void *data, size_t size, size_t *bad_offset)
     if (!err && s->fences && (err = tsc_seg_check_block_hashes(s)) && bad_offset) *bad_offset = (size_t)s->footer.fence_off;
     if (!err && (err = tsc_seg_check_blocks(s)) && bad_offset) *bad_offset = (size_t)s->footer.blocks_off;
     tschunk_sketch *scratch = NULL;
-    tschunk_sketch_options so = {s->info.summary_mapping, 0, 0, 0, s->allocator};
+    tschunk_sketch_options so = {s->info.summary_mapping, 0, 0, 0, s->allocator, 0};
     if (!err && s->info.has_summaries)
         err = tschunk_sketch_create_mapping(&scratch, s->info.summary_mapping, s->info.summary_gamma,
                                             s->info.summary_offset, &so);

@@ -131,7 +131,7 @@ static tschunk_segment_writer *new_writer(const tschunk_segment_options *o)
     memset(w, 0, sizeof *w);
     w->opts = *o;
     w->opts.allocator = a;
-    tschunk_sketch_options so = {o->summary_mapping, 0, 0, 0, a};
+    tschunk_sketch_options so = {o->summary_mapping, 0, 0, 0, a, 0};
     if (o->has_summaries && tschunk_sketch_create_mapping(&w->summary_check, o->summary_mapping, o->summary_gamma,
                                                           o->summary_offset, &so)) {
         a.free(a.opaque, w);

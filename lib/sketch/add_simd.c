@@ -31,11 +31,14 @@ TSC_INLINE void stats_store(tschunk_sketch *s, const run_stats *r)
     s->simple_sum = r->simple;
 }
 
-TSC_INLINE void stats_accept(run_stats *r, double v)
+/* with_sum 0: a sketch whose statistics are derived (bins-only, or a decoded stream had no COUNT) keeps its
+ * count only, as tsc_accept_stats_if_exact does: the others are never read, and Kahan's chain bounds the loop. */
+TSC_INLINE void stats_accept(run_stats *r, double v, int with_sum)
 {
+    r->count += 1;
+    if (!with_sum) return;
     tsc_kahan_add(&r->sum, &r->compensation, v);
     r->simple += v;
-    r->count += 1;
     if (v < r->min) r->min = v;
     if (v > r->max) r->max = v;
 }
@@ -92,16 +95,16 @@ __attribute__((target("avx2"))) static inline void add_to_span(bin_span *span, _
 /* A fast quad's counts and statistics, its lanes written out (a loop over the lanes stored them to memory and
  * cost three more instructions a value). */
 __attribute__((target("avx2"))) static inline void count_quad(double *counts, __m128i bins, const uint64_t *bits,
-                                                              run_stats *r)
+                                                              run_stats *r, int with_sum)
 {
     counts[_mm_cvtsi128_si32(bins)] += 1;
-    stats_accept(r, tsc_double_of(bits[0]));
+    stats_accept(r, tsc_double_of(bits[0]), with_sum);
     counts[_mm_extract_epi32(bins, 1)] += 1;
-    stats_accept(r, tsc_double_of(bits[1]));
+    stats_accept(r, tsc_double_of(bits[1]), with_sum);
     counts[_mm_extract_epi32(bins, 2)] += 1;
-    stats_accept(r, tsc_double_of(bits[2]));
+    stats_accept(r, tsc_double_of(bits[2]), with_sum);
     counts[_mm_extract_epi32(bins, 3)] += 1;
-    stats_accept(r, tsc_double_of(bits[3]));
+    stats_accept(r, tsc_double_of(bits[3]), with_sum);
 }
 
 /*
@@ -113,8 +116,8 @@ __attribute__((target("avx2"))) static inline void count_quad(double *counts, __
  * inside the window, so even an empty store would not move for these bins: the sketch is the one adding
  * the values one by one builds. @return the values done (a multiple of 4).
  */
-__attribute__((target("avx2"))) static size_t add_cubic_avx2(tschunk_sketch *s, const uint64_t *bits, size_t n,
-                                                             uint64_t *nan_count, uint64_t *refused)
+__attribute__((target("avx2"), always_inline)) static inline size_t add_cubic_avx2_as(tschunk_sketch *s,
+        const uint64_t *bits, size_t n, uint64_t *nan_count, uint64_t *refused, int with_sum)
 {
     const tsc_mapping *m = &s->mapping;
     const __m256i magnitude_bits = _mm256_set1_epi64x(INT64_C(0x7fffffffffffffff));
@@ -159,7 +162,7 @@ __attribute__((target("avx2"))) static size_t add_cubic_avx2(tschunk_sketch *s, 
             /* A branch on the sign (a series rarely changes it) keeps both spans in registers. */
             if (side) add_to_span(&spans[1], bins);
             else add_to_span(&spans[0], bins);
-            count_quad(view->counts, bins, bits + i, &r);
+            count_quad(view->counts, bins, bits + i, &r, with_sum);
             continue;
         }
         flush_span(stores[0], &spans[0]);
@@ -175,6 +178,14 @@ __attribute__((target("avx2"))) static size_t add_cubic_avx2(tschunk_sketch *s, 
     stats_store(s, &r);
     _mm256_zeroupper();
     return i;
+}
+
+/* One loop for each kind of sketch: the statistics' test is outside it. */
+__attribute__((target("avx2"))) static size_t add_cubic_avx2(tschunk_sketch *s, const uint64_t *bits, size_t n,
+                                                             uint64_t *nan_count, uint64_t *refused)
+{
+    return s->exact ? add_cubic_avx2_as(s, bits, n, nan_count, refused, 1)
+                    : add_cubic_avx2_as(s, bits, n, nan_count, refused, 0);
 }
 
 #  ifndef TSC_NO_AVX512
@@ -200,13 +211,15 @@ AVX512_INLINE void fold_lanes(run_stats *r, __m512d *least, __m512d *greatest, u
     *least = _mm512_set1_pd(INFINITY), *greatest = _mm512_set1_pd(-INFINITY), *values = 0;
 }
 
-/* An octet's counts and Kahan steps, value by value (the sum's order is the values' order). */
-AVX512_INLINE void count_octet(double *counts, __m256i bins, const uint64_t *bits, run_stats *r)
+/* An octet's counts and Kahan steps, value by value (the sum's order is the values' order); with_sum 0, the
+ * counts alone (stats_accept). */
+AVX512_INLINE void count_octet(double *counts, __m256i bins, const uint64_t *bits, run_stats *r, int with_sum)
 {
     int32_t at[8];
     _mm256_storeu_si256((__m256i *)(void *)at, bins);
     for (int k = 0; k < 8; k++) {
         counts[at[k]] += 1;
+        if (!with_sum) continue;
         tsc_kahan_add(&r->sum, &r->compensation, tsc_double_of(bits[k]));
         r->simple += tsc_double_of(bits[k]);
     }
@@ -238,8 +251,8 @@ AVX512_INLINE void flush_octet_span(tsc_store *st, octet_span *span)
  * stay in lanes until the run ends, and what is left a value is its bin count and its Kahan step, the
  * chain that bounds the loop (4 dependent adds a value). @return the values done (a multiple of 8).
  */
-AVX512 static size_t add_cubic_avx512(tschunk_sketch *s, const uint64_t *bits, size_t n, uint64_t *nan_count,
-                                      uint64_t *refused)
+AVX512_INLINE size_t add_cubic_avx512_as(tschunk_sketch *s, const uint64_t *bits, size_t n, uint64_t *nan_count,
+                                         uint64_t *refused, int with_sum)
 {
     const tsc_mapping *m = &s->mapping;
     const __m512i magnitude_bits = _mm512_set1_epi64(INT64_C(0x7fffffffffffffff));
@@ -284,7 +297,7 @@ AVX512 static size_t add_cubic_avx512(tschunk_sketch *s, const uint64_t *bits, s
             spans[side].least = _mm256_min_epi32(spans[side].least, bins);
             spans[side].greatest = _mm256_max_epi32(spans[side].greatest, bins);
             lane_values += 8;
-            count_octet(view->counts, bins, bits + i, &r);
+            count_octet(view->counts, bins, bits + i, &r, with_sum);
             continue;
         }
         fold_lanes(&r, &least, &greatest, &lane_values);
@@ -302,6 +315,13 @@ AVX512 static size_t add_cubic_avx512(tschunk_sketch *s, const uint64_t *bits, s
     stats_store(s, &r);
     _mm256_zeroupper();
     return i;
+}
+
+AVX512 static size_t add_cubic_avx512(tschunk_sketch *s, const uint64_t *bits, size_t n, uint64_t *nan_count,
+                                      uint64_t *refused)
+{
+    return s->exact ? add_cubic_avx512_as(s, bits, n, nan_count, refused, 1)
+                    : add_cubic_avx512_as(s, bits, n, nan_count, refused, 0);
 }
 #  endif
 #endif

@@ -426,7 +426,7 @@ size_t tsc_sketch_encode_isa(const tschunk_sketch *s, void *dst, size_t capacity
 {
     if (!s || (!dst && capacity)) return TSC_ERROR(BAD_PARAMETER);
     out_buf o = {(uint8_t *)dst, capacity, 0, 0};
-    if (flags & TSCHUNK_SKETCH_EXACT_STATS) {
+    if ((flags & TSCHUNK_SKETCH_EXACT_STATS) && s->exact) {
         /* sketches-java's DDSketchWithExactSummaryStatistics order. */
         if (!tsc_is_zero(s->count)) {
             put_byte(&o, FLAG_COUNT);
@@ -1005,7 +1005,7 @@ static void merge_stats(tschunk_sketch *s, const stream_info *info)
     }
     /* Without COUNT the statistics are derived from the bins, when asked (tschunk_sketch_get_stats). */
     double added = info->bins_total + info->zero_count;
-    if (added > 0) s->exact = 0;
+    if (added > 0) tsc_sketch_set_exact(s, 0);
     s->count = tsc_count_add(s->count, added); /* bins summed past DBL_MAX saturate, and so does their count */
 }
 

@@ -160,7 +160,8 @@ static size_t sketch_alloc(tschunk_sketch **out, const tschunk_sketch_options *o
     s->zero_count = s->count = s->sum = s->sum_compensation = s->simple_sum = 0;
     s->min = INFINITY;
     s->max = -INFINITY;
-    s->exact = 1;
+    s->bins_only = o.bins_only != 0;
+    tsc_sketch_set_exact(s, !s->bins_only);
     s->max_bins = o.max_bins;
     s->collapse_highest = o.collapse_highest != 0;
     s->allocator = o.allocator;
@@ -254,7 +255,7 @@ void tschunk_sketch_clear(tschunk_sketch *s)
     s->zero_count = s->count = s->sum = s->sum_compensation = s->simple_sum = 0;
     s->min = INFINITY;
     s->max = -INFINITY;
-    s->exact = 1;
+    tsc_sketch_set_exact(s, !s->bins_only);
 }
 
 size_t tschunk_sketch_add_weighted(tschunk_sketch *s, double value, double weight)
@@ -270,7 +271,7 @@ size_t tschunk_sketch_add_weighted(tschunk_sketch *s, double value, double weigh
     } else {
         s->zero_count += weight;
     }
-    tsc_accept_stats(s, value, weight);
+    tsc_accept_stats_if_exact(s, value, weight);
     return 0;
 }
 
@@ -302,7 +303,7 @@ size_t tschunk_sketch_merge(tschunk_sketch *dst, const tschunk_sketch *src)
     dst->count += src->count;
     if (src->min < dst->min) dst->min = src->min;
     if (src->max > dst->max) dst->max = src->max;
-    dst->exact &= src->exact;
+    tsc_sketch_set_exact(dst, dst->exact & src->exact);
     return 0;
 }
 

@@ -43,6 +43,7 @@ size_t tschunk_encoder_set_summary(tschunk_encoder *enc, tschunk_sketch *sketch)
 {
     if (!enc) return TSC_ERROR(BAD_PARAMETER);
     if (tschunk_encoder_count(enc)) return TSC_ERROR(STAGE); /* codec 2's count may lag in enc->count */
+    if (sketch && sketch->bins_only) return TSC_ERROR(BAD_PARAMETER); /* a summary's statistics are exact */
     if (sketch) tschunk_sketch_clear(sketch);
     enc->summary = sketch;
     enc->nan_count = enc->inf_count = 0;
