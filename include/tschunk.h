@@ -716,7 +716,8 @@ typedef struct {
     tschunk_allocator allocator;
     /* 1 (0.57.0): a plain DDSketch, as sketches-java's DDSketch and sketches-go's: count and bins only, no exact
      * sum, min or max (tschunk_sketch_stats derives them from the bins, exact 0), quantiles not clamped, encoded
-     * without statistics; a single add then skips the Kahan sum. Not for a chunk summary (BAD_PARAMETER). */
+     * without statistics; its adds skip the Kahan sum (README "Bins-only sketches"). Not for a chunk summary
+     * (BAD_PARAMETER). */
     uint32_t bins_only;
 } tschunk_sketch_options;
 

@@ -1568,8 +1568,9 @@ Test(sketch, bins_only_is_the_plain_sketch_of_every_add)
             size_t refused = tschunk_sketch_add_weighted(exact, values[i], weight);
             refusals += tschunk_is_error(refused);
             cr_assert_eq(tschunk_sketch_add_weighted(plain[0], values[i], weight), refused, "round %d", round);
-            if (weight == 1.0) cr_assert_eq(tschunk_sketch_add(plain[1], values[i]), refused);
-            else tschunk_sketch_add_weighted(plain[1], values[i], weight);
+            size_t single = weight == 1.0 ? tschunk_sketch_add(plain[1], values[i])
+                                          : tschunk_sketch_add_weighted(plain[1], values[i], weight);
+            cr_assert_eq(single, refused, "round %d", round);
             if (weight == 1.0) cr_assert_eq(tschunk_sketch_stage_add(&stage, plain[3], values[i]), 0);
         }
         if (!(round & 8)) {
