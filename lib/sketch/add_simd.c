@@ -293,7 +293,7 @@ AVX512_INLINE size_t add_cubic_avx512_as(tschunk_sketch *s, const uint64_t *bits
         __mmask8 outside = _mm256_cmpgt_epi32_mask(first, bins) | _mm256_cmpgt_epi32_mask(bins, last);
         if (TSC_LIKELY(indexable == 0xff && (negative == 0 || side) && outside == 0)) {
             __m512d v = _mm512_castsi512_pd(raw); /* neither NaN nor zero: min and max as the scalar tests */
-            least = _mm512_min_pd(v, least), greatest = _mm512_max_pd(v, greatest);
+            if (with_sum) least = _mm512_min_pd(v, least), greatest = _mm512_max_pd(v, greatest);
             spans[side].least = _mm256_min_epi32(spans[side].least, bins);
             spans[side].greatest = _mm256_max_epi32(spans[side].greatest, bins);
             lane_values += 8;
