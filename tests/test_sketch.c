@@ -1467,6 +1467,36 @@ Test(sketch, add_many_equals_adding_one_by_one)
     cr_assert_eq(tschunk_get_error_code(tschunk_sketch_add_many(NULL, values, 1)), TSCHUNK_ERROR_BAD_PARAMETER);
 }
 
+/* A cleared sketch keeps its window and clean slots, and its empty stores take values there on the fast path (0.57.1:
+ * no longer sent to the general path while empty): it must end as a new sketch given the same values does, whatever
+ * the window the last values left, in both mappings, bounded or not, exact or bins-only. */
+Test(sketch, a_cleared_sketch_takes_values_as_a_new_one)
+{
+    static double values[600];
+    uint64_t rng = 31;
+    for (int round = 0; round < 48; round++) {
+        tschunk_sketch_options o = varied_options(round);
+        o.bins_only = (uint32_t)(round >> 3 & 1);
+        tschunk_sketch *reused;
+        cr_assert_eq(tschunk_sketch_create(&reused, &o), 0);
+        for (int cycle = 0; cycle < 4; cycle++) {
+            size_t n = 1 + (size_t)(wl_rng(&rng) % 600);
+            varied_values(values, n, round + cycle, &rng);
+            double scale = ldexp(1, (int)(wl_rng(&rng) % 9) - 4); /* the bins move by up to 4 octaves a cycle */
+            for (size_t i = 0; i < n; i++) values[i] *= scale;
+            tschunk_sketch *fresh;
+            cr_assert_eq(tschunk_sketch_create(&fresh, &o), 0);
+            tschunk_sketch_clear(reused);
+            for (size_t i = 0; i < n; i++)
+                cr_assert_eq(tschunk_sketch_add(reused, values[i]), tschunk_sketch_add(fresh, values[i]),
+                             "round %d cycle %d value %zu", round, cycle, i);
+            assert_same_sketch(fresh, reused, round * 4 + cycle);
+            tschunk_sketch_free(fresh);
+        }
+        tschunk_sketch_free(reused);
+    }
+}
+
 /* A sketch stage gives the sketch one tschunk_sketch_add a value gives (bytes, exact statistics), and counts in
  * `refused` what those adds refuse; the sketch sees nothing before a flush (a full stage flushes at the next
  * add); in both mappings, over counts around the stage's size, with the values of the test above. */
