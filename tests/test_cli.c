@@ -767,6 +767,27 @@ Test(cli, delete_hides_samples_everywhere)
     cr_assert(strstr(out, "160 samples, 40 deleted"), "%s", out);
 }
 
+/* ls lists the range of the samples a reader returns (0.57.1: deletions at a series' ends narrowed its count but
+ * not its range, so ls named a deleted sample's timestamp); a series whose samples are all deleted has none. */
+Test(cli, ls_lists_the_live_samples_range)
+{
+    write_two_series("lr.csv");
+    char out[16384];
+    cr_assert_eq(run(out, sizeof out, "compress lr.csv -o lr.tseg --samples-per-chunk 30"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "delete lr.tseg a --from 0 --to 305"), 0, "%s", out); /* a whole chunk, and 1 */
+    cr_assert_eq(run(out, sizeof out, "delete lr.tseg a --from 985 --to 990"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "delete lr.tseg b --from 0 --to 990"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls lr.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "\na\t0\t4\t68\t310\t980\t"), "%s", out);
+    cr_assert(strstr(out, "\nb\t1\t4\t0\t-\t-\t"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls lr.tseg --json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"samples\": 68, \"first_ts\": 310, \"last_ts\": 980,"), "%s", out);
+    cr_assert(strstr(out, "\"samples\": 0, \"first_ts\": null, \"last_ts\": null,"), "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat lr.tseg a"), 0, "%s", out);
+    cr_assert(strstr(out, "timestamp,value\n310,31\n") == out && strstr(out, "\n980,98\n") && !strstr(out, "990,"),
+              "%s", out);
+}
+
 /* compact after delete: the same samples, no deletions left, every chunk answering from its summary again. */
 Test(cli, compact_makes_deletes_final)
 {

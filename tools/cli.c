@@ -457,7 +457,7 @@ void ls_begin(const options *o, int unit)
 static void json_time_range(const options *o, int unit, const ls_series *s)
 {
     char first[64], last[64];
-    if (!s->chunks) {
+    if (s->first > s->last) {
         printf(", \"first_ts\": null, \"last_ts\": null%s", o->iso ? ", \"first\": null, \"last\": null" : "");
         return;
     }
@@ -482,7 +482,7 @@ void ls_row(const options *o, int unit, const ls_series *s, int first_row)
     print_table_name(s->name, s->name_len);
     printf("\t%llu\t%llu\t%llu\t", (unsigned long long)s->id, (unsigned long long)s->chunks,
            (unsigned long long)s->samples);
-    if (!s->chunks) printf("-\t-"); /* a series without chunks (compacted away): no time range */
+    if (s->first > s->last) printf("-\t-"); /* no live samples (deleted, or compacted away): no time range */
     else print_time_range(o, unit, s->first, s->last);
     printf("\t%llu\n", (unsigned long long)s->bytes);
 }

@@ -174,7 +174,7 @@ typedef struct {
     const char *name;
     size_t name_len;
     uint64_t id, chunks, samples, bytes;
-    int64_t first, last; /* with chunks */
+    int64_t first, last; /* the live samples' range; first > last when there are none */
 } ls_series;
 /* ls's listing: a tab-separated table, or with --json one object ({"file", "ts_unit", "series": [{"name", "id",
  * "chunks", "samples", "first_ts", "last_ts", ("first", "last" with --iso), "bytes"}, ...]}). */

@@ -486,7 +486,25 @@ int segment_verify(const options *o, const unsigned char *data, size_t size)
     return 0;
 }
 
-/* One line per series: name, id, chunks, live samples, time range, chunk bytes (summaries apart). */
+/* The time range of chunk i's live samples into *first, *last (widening them): the record's own, or for a chunk with
+ * deletions that of the samples left, from a decode (deletions at a chunk's ends narrow the range; a chunk with
+ * none left adds nothing). @return 0, or 1 after the message. */
+static int widen_live_range(const char *path, const tschunk_segment *seg, size_t i, const tschunk_segment_chunk_info *c,
+                            int64_t *first, int64_t *last)
+{
+    int64_t lo = c->first_ts, hi = c->last_ts;
+    if (c->deleted) {
+        size_t n = decode_read_chunk(path, seg, i, c);
+        if (n == SIZE_MAX) return 1;
+        if (n == 0) return 0;
+        lo = chunk_ts[0], hi = chunk_ts[n - 1];
+    }
+    if (lo < *first) *first = lo;
+    if (hi > *last) *last = hi;
+    return 0;
+}
+
+/* One line per series: name, id, chunks, live samples, their time range, chunk bytes (summaries apart). */
 int segment_list(const options *o, const unsigned char *data, size_t size)
 {
     const char *path = o->in;
@@ -510,8 +528,10 @@ int segment_list(const options *o, const unsigned char *data, size_t size)
             }
             row.samples += c.count - c.deleted;
             row.bytes += c.ref.chunk_size + c.ref.summary_size;
-            if (c.first_ts < row.first) row.first = c.first_ts;
-            if (c.last_ts > row.last) row.last = c.last_ts;
+            if (widen_live_range(path, seg, i, &c, &row.first, &row.last)) {
+                tschunk_segment_close(seg);
+                return 1;
+            }
         }
         ls_row(o, unit, &row, ordinal == 0);
     }

@@ -491,8 +491,10 @@ static int scan_chunk_file(const char *path, tscf_reader *r, file_scan *scan)
         size_t n = decode_any(r->format, chunk, size);
         if (tschunk_is_error(n))
             return fail("%s: chunk %llu is damaged: %s", path, (unsigned long long)scan->chunks, tschunk_error_name(n));
-        if (n && chunk_ts[0] < scan->first) scan->first = chunk_ts[0];
-        if (n && chunk_ts[n - 1] > scan->last) scan->last = chunk_ts[n - 1];
+        for (size_t k = 0; k < n; k++) { /* a Prometheus chunk's time may go back: not its ends alone */
+            if (chunk_ts[k] < scan->first) scan->first = chunk_ts[k];
+            if (chunk_ts[k] > scan->last) scan->last = chunk_ts[k];
+        }
         scan->chunks++;
         scan->samples += n;
         scan->bytes += size;
