@@ -2348,3 +2348,22 @@ Test(cli, json_numbers_are_finite_or_null)
     cr_assert(strstr(out, "\"count\": 2, \"sum\": null, \"min\": 1, \"max\": 2,"), "%s", out);
     cr_assert(finite_json(out), "%s", out);
 }
+
+/* A Prometheus chunk's time may go back (its format and encoder allow it; Prometheus' own appender never writes it):
+ * ls lists the file's range over every sample, not from each chunk's first and last (0.57.1: it listed 50 .. 10). */
+Test(cli, ls_of_a_prometheus_file_takes_every_sample_range)
+{
+    unsigned char file[256], chunk[128];
+    tschunk_prom_encoder enc;
+    cr_assert_eq(tschunk_prom_encoder_init(&enc, chunk, sizeof chunk, NULL), 0);
+    const int64_t ts[] = {50, 20, 90, 10};
+    for (int i = 0; i < 4; i++) cr_assert_eq(tschunk_prom_append(&enc, ts[i], i + 1.0), 0);
+    size_t size = tschunk_prom_encoder_finish(&enc);
+    cr_assert(!tschunk_is_error(size) && size < 128);
+    file[0] = (unsigned char)size; /* the record's uvarint length: one byte */
+    memcpy(file + 1, chunk, size);
+    write_bytes("back.prom", file, size + 1);
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "ls back.prom"), 0, "%s", out);
+    cr_assert(strstr(out, "\nback.prom\t0\t1\t4\t10\t90\t"), "%s", out);
+}
