@@ -2,9 +2,10 @@
 # make check-bigendian / check-arm64 / check-i386: tschunk on another CPU. The library, the CLI, the Criterion
 # suite and the fuzz corpora's replays are built with Debian's cross compiler for s390x (big-endian) or arm64
 # (char unsigned, its C library's own maths, no x86 kernels) and run under qemu-user, or with gcc -m32 for
-# 32-bit x86 and run natively (under qemu-user too where the kernel runs no 32-bit program); then that CLI's files are compared byte for byte with the native CLI's, and each
-# CLI reads the other's. The suite runs through tests/portable: Debian has no libcriterion for s390x, and the
-# other two's would need a foreign architecture in dpkg.
+# 32-bit x86 and run natively (under qemu-user where the kernel runs no 32-bit program); then that CLI's files
+# are compared byte for byte with the native CLI's, and each CLI reads the other's. The suite runs through
+# tests/portable: Debian has no libcriterion for s390x, and the other two's would need a foreign architecture
+# in dpkg.
 #
 #   scripts/check-cross.sh s390x|arm64|i386
 #
