@@ -784,9 +784,6 @@ static int cmd_compact(const options *o)
     return by_format(o, segment_compact, NULL, "compact works on segments (compress writes them)");
 }
 
-/* merge IN... -o OUT [--summary-block N] [--samples-per-chunk N [--codec C]]: its own arguments, since it takes any
- * number of inputs. Series are matched by name. */
-/* Whether the output path names the input file (a link to it included): writing it would destroy the input. */
 /* A file by its device and inode, so that one named twice (or through a link) is known. */
 typedef struct {
     dev_t dev;
@@ -804,6 +801,7 @@ static int file_id_of(const char *path, file_id *id)
 
 static int same_file(const file_id *a, const file_id *b) { return a->dev == b->dev && a->ino == b->ino; }
 
+/* Whether the output path names the input file (a link to it included): writing it would destroy the input. */
 static int output_is_input(const options *o)
 {
     file_id in, out;
@@ -876,6 +874,8 @@ static size_t given_before(file_id *ids, size_t n, const char *path)
     return k;
 }
 
+/* merge IN... -o OUT [--summary-block N] [--samples-per-chunk N [--codec C]]: its own arguments, since it takes any
+ * number of inputs. Series are matched by name. */
 static int cmd_merge(int argc, char **argv)
 {
     options o;

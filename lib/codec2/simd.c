@@ -405,7 +405,6 @@ __attribute__((target("avx2,fma"))) static void decimals_avx2(uint64_t base, con
     tsc_codec2_decimals_to_bits_scalar(base, fields + i, n - i, e, as_float, bits + i);
 }
 
-/* k of four lanes: the previous k (last's top lane) plus the running sum of step + field. */
 /* x[i] = sum of fields[0..i] + (i + 1) * steps: the four lanes' own running sum, without a carry-in. */
 __attribute__((target("avx2"))) static inline __m256i prefix_lanes(__m256i fields, __m256i steps)
 {
@@ -421,6 +420,7 @@ __attribute__((target("avx2"))) static inline __m256i top_lane(__m256i x)
     return _mm256_permute4x64_epi64(x, _MM_SHUFFLE(3, 3, 3, 3));
 }
 
+/* k of four lanes: the previous k (last's top lane) plus the running sum of step + field. */
 __attribute__((target("avx2"))) static inline __m256i sum_lanes(__m256i fields, __m256i steps, __m256i last)
 {
     return _mm256_add_epi64(prefix_lanes(fields, steps), top_lane(last));

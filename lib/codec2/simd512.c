@@ -290,7 +290,6 @@ static inline uint32_t upper_lanes(unsigned j)
     return j == 1 ? 0xaaaaaaaau : j == 2 ? 0xccccccccu : j == 4 ? 0xf0f0f0f0u : j == 8 ? 0xff00ff00u : 0xffff0000u;
 }
 
-/* One bitonic step for pairs j < 32 apart, inside each register; pairs sort down where bit k of the index is set. */
 /* Word i ^ j of x, for j = 1..16: a rotate or a fixed shuffle (latency 1-3), not a general permute. */
 AVX512_INLINE __m512i partners(__m512i x, unsigned j)
 {
@@ -303,6 +302,7 @@ AVX512_INLINE __m512i partners(__m512i x, unsigned j)
     }
 }
 
+/* One bitonic step for pairs j < 32 apart, inside each register; pairs sort down where bit k of the index is set. */
 AVX512_INLINE void sort_within(__m512i a[4], unsigned j, unsigned k)
 {
     for (unsigned r = 0; r < 4; r++) {

@@ -481,14 +481,14 @@ size_t tsc_sketch_add_bits_isa(tschunk_sketch *s, const uint64_t *bits, size_t n
 /* Quantile without the clamp to the exact [min, max] (sketches-java's plain DDSketch). */
 size_t tsc_sketch_quantile_unclamped(const tschunk_sketch *s, double q, double *value);
 
-/* A block summary blob (version 2) said to combine `chunks` chunks, against [from, to]: 1 when it
- * answered (merged wholly inside, or skipped wholly outside; st updated), 0 when the chunks must
- * answer instead (cut by an end, or a blob that does not parse, combines another number of chunks or
- * holds a sketch that does not decode). */
 /* tschunk_summary_combine; with sum_alone, the blob as releases before 0.55.0 wrote it: Kahan's sum without its
  * compensation (verify accepts a stored block summary of either kind: blocks.c). */
 size_t tsc_summary_combine_as(tschunk_sketch *scratch, const tschunk_chunk_ref *chunks, size_t n, void *dst,
                               size_t capacity, int sum_alone);
+/* A block summary blob (version 2) said to combine `chunks` chunks, against [from, to]: 1 when it
+ * answered (merged wholly inside, or skipped wholly outside; st updated), 0 when the chunks must
+ * answer instead (cut by an end, or a blob that does not parse, combines another number of chunks or
+ * holds a sketch that does not decode). */
 int tsc_summary_take_block(tschunk_sketch *acc, const void *blob, size_t size, size_t chunks, int64_t from,
                            int64_t to, tschunk_range_stats *st);
 
