@@ -818,7 +818,7 @@ int segment_quantiles(const options *o, const unsigned char *data, size_t size)
     size_t err = rc ? 0 : range_query_times(run_segment_query, &query, acc, scratch, &st, us);
     if (!rc && tschunk_is_error(err)) rc = fail("%s: %s", o->in, tschunk_error_name(err));
     /* The range lookup leaves a series' chunks outside [from, to] unvisited: they are outside too. */
-    uint64_t visited = st.chunks_from_summaries + st.chunks_decoded + st.chunks_skipped;
+    uint64_t visited = rc ? 0 : st.chunks_from_summaries + st.chunks_decoded + st.chunks_skipped;
     if (!rc && visited < end - begin) st.chunks_skipped += end - begin - visited;
     value_list exact = {0};
     if (!rc && o->exact && exact_values(seg, begin, end, o, &exact)) rc = fail("out of memory");
