@@ -316,6 +316,49 @@ Test(cli, bad_options_are_named_and_write_nothing)
     cr_assert(strstr(out, "usage:\n  tschunk compress IN.csv -o OUT"), "%s", out);
 }
 
+/* The refusal of an option a command does not take says "tschunk help lists each command's options": it does, on
+ * the command's own lines (export-prom's --max-chunk-bytes, --ts-unit and --verify were taken but not listed before
+ * 0.57.2); the summary options on the line that names `compress --summary`. */
+Test(cli, help_lists_each_commands_options)
+{
+    static const struct {
+        const char *lines, *options;
+    } takes[] = {
+        {"tschunk compress ", "-o --samples-per-chunk --max-chunk-bytes --ts-unit --codec --verify --wide"},
+        {"(compress --summary", "--mapping --alpha --summary-block"},
+        {"tschunk decompress ", "-o --iso --bits"},
+        {"tschunk stats ", "--json"},
+        {"tschunk ls ", "--iso --json"},
+        {"tschunk cat ", "--from --to --bits --iso"},
+        {"tschunk delete ", "--from --to"},
+        {"tschunk compact ", "-o"},
+        {"tschunk export-prom ", "-o --samples-per-chunk --max-chunk-bytes --ts-unit --verify"},
+        {"tschunk import-prom ", "-o --codec"},
+        {"tschunk quantiles ", "--all --q --from --to --exact --json"},
+        {"tschunk merge ", "-o --summary-block --samples-per-chunk --codec"},
+        {"tschunk sketch encode ", "--mapping --alpha --store --exact-stats --omit-mapping"},
+        {"tschunk sketch decode ", "--q --json"},
+    };
+    char out[8192], block[2048], option[64];
+    cr_assert_eq(run(out, sizeof out, "help"), 0, "%s", out);
+    for (size_t i = 0; i < sizeof takes / sizeof takes[0]; i++) {
+        const char *from = strstr(out, takes[i].lines);
+        cr_assert(from, "help has no \"%s\": %s", takes[i].lines, out);
+        const char *next = strstr(from + 1, "\n  tschunk "); /* the command's lines end where the next begins */
+        size_t len = next ? (size_t)(next - from) : strlen(from);
+        cr_assert_lt(len, sizeof block);
+        memcpy(block, from, len);
+        block[len] = 0;
+        for (const char *o = takes[i].options; *o;) {
+            size_t n = strcspn(o, " ");
+            snprintf(option, sizeof option, "%.*s ", (int)n, o);
+            int listed = strstr(block, option) || (option[n] = ']', strstr(block, option));
+            cr_assert(listed, "help's \"%s\" lines do not list %.*s:\n%s", takes[i].lines, (int)n, o, block);
+            o += n + (o[n] == ' ');
+        }
+    }
+}
+
 /* A table whose shape changes, and --wide tables with a nameless column, a short row or a bad timestamp: the line
  * and what is wrong with it, a non-zero exit, nothing written. */
 Test(cli, table_shape_errors_name_their_line)

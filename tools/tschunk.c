@@ -2,11 +2,9 @@
  * tschunk: command-line front end.
  *
  *   tschunk compress IN.csv -o OUT [--samples-per-chunk N] [--max-chunk-bytes B]
- *                    [--ts-unit s|ms|us|ns] [--codec tsc2|gorilla] [--verify]
+ *                    [--ts-unit s|ms|us|ns] [--codec tsc2|gorilla] [--verify] ...
  *   tschunk decompress IN -o OUT.csv [--iso] [--bits]
- *   tschunk stats IN [--json]
- *   tschunk export-prom IN.csv -o OUT [--samples-per-chunk N]
- *   tschunk import-prom IN -o OUT
+ *   ... (usage() below lists every command and option)
  * Every command that reads a chunk file reads native files and Prometheus
  * XOR files (export-prom's length-prefixed records) alike.
  */
@@ -45,7 +43,8 @@ static int usage_to(FILE *out)
           "  tschunk merge SEGMENT... -o OUT [--summary-block N] [--samples-per-chunk N [--codec tsc2|gorilla]]\n"
           "                   (one segment, series by name, deletes made final; chunks cut again to N samples)\n"
           "  tschunk verify FILE        (a chunk file or a segment: every checksum, structure and chunk)\n"
-          "  tschunk export-prom IN.csv -o OUT [--samples-per-chunk N]   (Prometheus XOR chunks)\n"
+          "  tschunk export-prom IN.csv -o OUT [--samples-per-chunk N] [--max-chunk-bytes B]\n"
+          "                   [--ts-unit s|ms|us|ns] [--verify]   (Prometheus XOR chunks)\n"
           "  tschunk import-prom IN -o OUT [--codec tsc2|gorilla]        (Prometheus XOR -> native)\n"
           "  tschunk sketch encode [--mapping logarithmic|cubic] [--alpha A] [--store dense|sparse]\n"
           "                        [--exact-stats] [--omit-mapping]  < values   (DDSketch, hex out)\n"
