@@ -62,7 +62,7 @@ SEGMENT_BENCH_BIN := $(BUILD)/bench/segment_bench
 .PHONY: all lib cli deps test test-run asan analyze bench bench-ab bench-ab-series bench-glance bench-instr \
         bench-instr-compare tune codec2-probe vectors mapping-memo fuzz fuzz-run fuzz-replay tsan tsan-run install \
         uninstall version check-install check-bigendian check-arm64 check-i386 msan check-symbols demo readme-example \
-        clean
+        coverage clean
 
 all: lib cli
 
@@ -302,6 +302,13 @@ check-bigendian check-arm64 check-i386: deps
 
 check-symbols: lib
 	sh scripts/check-symbols.sh $(STATIC)
+
+# Lines of lib/ and tools/ the suite runs (gcc --coverage), least covered first: scripts/coverage.sh. Not a gate.
+coverage: deps
+	@$(MAKE) --no-print-directory BUILD=build/cov CFLAGS="-O1 -g --coverage" LDFLAGS="--coverage" all \
+	  build/cov/tests/run_tests
+	find build/cov -name '*.gcda' -delete
+	sh scripts/coverage.sh
 
 # Static analysis (clang --analyze, gcc -fanalyzer), not a gate: scripts/analyze.sh lists its known false positives.
 analyze: deps
