@@ -4,7 +4,8 @@
 # run. Not a gate. The CLI's out-of-memory tests (cli_oom) are left out: they refuse every allocation after the n-th,
 # gcov's own at exit included, so each run would end in a crash that is the instrumentation's, not the CLI's.
 # A function compiled more than once (inlined into several callers, or built for several CPUs) has its copies'
-# lines merged by gcov: a line counts as run when any copy ran it.
+# lines merged by gcov: a line counts as run when any copy ran it. A process that a signal ends writes no counts (gcov
+# writes them at exit): the CLI's signal handler counts as never run, though tests/test_cli.c's signal tests run it.
 #   usage: scripts/coverage.sh [--lines FILE...]   (from make coverage, which builds build/cov first)
 set -eu
 cd "$(dirname "$0")/.."
@@ -16,8 +17,8 @@ TSCHUNK_REPO=$PWD TSCHUNK_CLI=$PWD/$B/tschunk $B/tests/run_tests -j2 --filter '!
   { tail -20 "$out/tests.log"; echo "coverage: the suite failed (whole log: $out/tests.log)"; exit 1; }
 for f in lib/*/*.c tools/*.c; do
   case $f in
-    tools/*) objdir=$B; obj=$B/tschunk-$(basename "$f" .c).gcno ;;
-    *) objdir=$B/$(dirname "$f"); obj=$objdir/$(basename "$f" .c).gcno ;;
+    tools/*) obj=$B/tschunk-$(basename "$f" .c).gcno ;; # the CLI's objects are named after the program
+    *) obj=$B/${f%.c}.gcno ;;
   esac
   [ -f "$obj" ] || continue
   # gcov writes its .gcov files into the working directory, one per source named by its path (-p): moved to $out
