@@ -305,7 +305,7 @@ check-symbols: lib
 
 # Lines of lib/ and tools/ the suite runs (gcc --coverage), least covered first: scripts/coverage.sh. Not a gate.
 coverage: deps
-	@$(MAKE) --no-print-directory BUILD=build/cov CFLAGS="-O1 -g --coverage" LDFLAGS="--coverage" all \
+	@$(MAKE) --no-print-directory BUILD=build/cov CFLAGS="-O0 -g --coverage" LDFLAGS="--coverage" all \
 	  build/cov/tests/run_tests
 	find build/cov -name '*.gcda' -delete
 	sh scripts/coverage.sh

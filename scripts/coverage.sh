@@ -1,11 +1,12 @@
 #!/bin/sh
-# make coverage: the lines of lib/ and tools/ that the Criterion suite runs (gcc --coverage, -O1, build/cov), file by
-# file, least covered first, then the totals; `scripts/coverage.sh --lines FILE...` also lists each file's lines never
-# run. Not a gate. The CLI's out-of-memory tests (cli_oom) are left out: they refuse every allocation after the n-th,
-# gcov's own at exit included, so each run would end in a crash that is the instrumentation's, not the CLI's.
-# A function compiled more than once (inlined into several callers, or built for several CPUs) has its copies'
-# lines merged by gcov: a line counts as run when any copy ran it. A process that a signal ends writes no counts (gcov
-# writes them at exit): the CLI's signal handler counts as never run, though tests/test_cli.c's signal tests run it.
+# make coverage: the lines of lib/ and tools/ that the Criterion suite runs (gcc --coverage, -O0 so that each line
+# keeps its own counts, build/cov), file by file, least covered first, then the totals; `scripts/coverage.sh --lines
+# FILE...` also lists each file's lines never run. Not a gate. The CLI's out-of-memory tests (cli_oom) are left out:
+# they refuse every allocation after the n-th, gcov's own at exit included, so each run would end in a crash that is
+# the instrumentation's, not the CLI's. A function compiled more than once (inlined into several callers, or built for
+# several CPUs) has its copies' lines merged by gcov: a line counts as run when any copy ran it. A process that a
+# signal ends writes no counts (gcov writes them at exit): the CLI's signal handler counts as never run, though
+# tests/test_cli.c's signal tests run it.
 #   usage: scripts/coverage.sh [--lines FILE...]   (from make coverage, which builds build/cov first)
 set -eu
 cd "$(dirname "$0")/.."

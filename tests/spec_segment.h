@@ -441,14 +441,19 @@ static inline int specseg_record_v3(const specseg *s, const uint8_t *r, size_t s
     return 0;
 }
 
-/* The record of an entry: inside the records' region [48, series table); its summary, its chunk, and the
- * chunk's count and time range equal to the entry's (what verify reads from the chunk). */
+/* Whether an entry's record lies inside the records' region [48, series table), not empty. */
+static inline int specseg_record_inside(const specseg_entry *e, uint64_t records_end)
+{
+    return e->offset >= 48 && e->offset <= records_end && e->length <= records_end - e->offset && e->length != 0;
+}
+
+/* The record of an entry: inside the records' region; its summary, its chunk, and the chunk's count and time range
+ * equal to the entry's (what verify reads from the chunk). */
 static inline int specseg_record(specseg *s, const uint8_t *p, uint64_t records_end, specseg_entry *e)
 {
     static int64_t ts[SPEC_MAX];
     static uint64_t bits[SPEC_MAX];
-    if (e->offset < 48 || e->offset > records_end || e->length > records_end - e->offset || e->length == 0)
-        SPECSEG_FAIL();
+    if (!specseg_record_inside(e, records_end)) SPECSEG_FAIL();
     const uint8_t *r = p + e->offset;
     SPECSEG_TRY(s->version == 3 ? specseg_record_v3(s, r, (size_t)e->length, e)
                                 : specseg_record_v2(s, r, (size_t)e->length, e));
@@ -506,9 +511,12 @@ static inline int specseg_index(specseg *s, const uint8_t *p, const specseg_sect
                           (e->ordinal == s->entries[i - 1].ordinal && e->first_ts < s->entries[i - 1].first_ts)))
                 SPECSEG_FAIL();
             int bad_record = specseg_record(s, p, sec[SPECSEG_SERIES].off, e);
-            /* Fixing checksums goes past a record that breaks a rule once its bytes are known: the hashes after
-             * it are made right too, so that the rule alone decides. */
-            if (bad_record && (s->check_hashes != SPECSEG_FIX_HASHES || !e->chunk)) return bad_record;
+            /* Fixing checksums goes past a record that breaks a rule once its bytes are known (inside the region,
+             * its parts parsed or not): its group's hash and the hashes after it are made right too, so that the
+             * rule alone decides. */
+            if (bad_record &&
+                (s->check_hashes != SPECSEG_FIX_HASHES || !specseg_record_inside(e, sec[SPECSEG_SERIES].off)))
+                return bad_record;
             hashes[i - first] = XXH3_64bits(p + e->offset, (size_t)e->length);
             prev = *e;
             prev_end = e->offset + e->length;

@@ -384,8 +384,10 @@ Test(spec_segment, a_chunk_before_min_ts_is_refused)
 }
 
 /* A record of a segment with summaries must carry one: a summary length of 0 is refused by verify, by a read of the
- * chunk and by the README reader, checksums made right. (The summary's bytes, now read as the chunk's, fail the
- * chunk's own checks too: without the length rule the read still refuses; this pins the outcome, not the rule.) */
+ * chunk and by the README reader, checksums made right. Since 0.57.2 that includes the record's group hash (the
+ * README reader's fixing stopped at a record whose parts did not parse, so the group hash refused the read before the
+ * length rule was reached: `make coverage` showed the rule's line never run). The summary's bytes, now read as the
+ * chunk's, would fail the chunk's own checks too. */
 Test(spec_segment, a_record_with_an_empty_summary_is_refused)
 {
     static const spec_shape shape = {.series = 1, .chunks_each = 1, .samples = 3, .with_summaries = 1,
