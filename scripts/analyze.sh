@@ -5,7 +5,7 @@
 # windows (filled word by word, lib/common/lanes*.h), unpack_one's shift (never 64, lib/codec2/pack.c), a header
 # checked to hold 8 bytes (tools/file.c), first_samples' values (set by the reader in another file when it returns
 # 1 or 2, lib/chunk/header.c), file_order's array and a series name freed with its table
-# (tools/segment_cmd.c), argv entries and names the CLI's dispatcher checked (tools/). Since (0.57.2): the block
+# (tools/segment_cmd.c), argv entries and names the CLI's dispatcher checked (tools/). Since 0.57.2: the block
 # summary's copy into dst (a NULL dst has capacity 0, refused first: lib/sketch/summary.c), import_prom_to's result
 # (set whenever it returns 0) and decode_read_chunk's info (read by its callers: tools/segment_cmd.c), merge's arrays
 # (not used once an allocation failed: tools/tschunk.c). Four minutes on the VM.

@@ -317,8 +317,8 @@ Test(cli, bad_options_are_named_and_write_nothing)
 }
 
 /* The refusal of an option a command does not take says "tschunk help lists each command's options": it does, on
- * the command's own lines (export-prom's --max-chunk-bytes, --ts-unit and --verify were taken but not listed before
- * 0.57.2); the summary options on the line that names `compress --summary`. */
+ * the command's own lines (export-prom's --max-chunk-bytes, --ts-unit and --verify, quantiles' --mapping and --alpha
+ * were taken but not listed before 0.57.2); the summary options on the line that names `compress --summary`. */
 Test(cli, help_lists_each_commands_options)
 {
     static const struct {
@@ -334,7 +334,7 @@ Test(cli, help_lists_each_commands_options)
         {"tschunk compact ", "-o"},
         {"tschunk export-prom ", "-o --samples-per-chunk --max-chunk-bytes --ts-unit --verify"},
         {"tschunk import-prom ", "-o --codec"},
-        {"tschunk quantiles ", "--all --q --from --to --exact --json"},
+        {"tschunk quantiles ", "--all --q --from --to --exact --json --mapping --alpha"},
         {"tschunk merge ", "-o --summary-block --samples-per-chunk --codec"},
         {"tschunk sketch encode ", "--mapping --alpha --store --exact-stats --omit-mapping"},
         {"tschunk sketch decode ", "--q --json"},
@@ -344,8 +344,10 @@ Test(cli, help_lists_each_commands_options)
     for (size_t i = 0; i < sizeof takes / sizeof takes[0]; i++) {
         const char *from = strstr(out, takes[i].lines);
         cr_assert(from, "help has no \"%s\": %s", takes[i].lines, out);
-        const char *next = strstr(from + 1, "\n  tschunk "); /* the command's lines end where the next begins */
-        size_t len = next ? (size_t)(next - from) : strlen(from);
+        /* the command's lines: its own and those indented deeper than a command's two spaces */
+        const char *end = strchr(from, '\n');
+        while (end && !strncmp(end + 1, "   ", 3)) end = strchr(end + 1, '\n');
+        size_t len = end ? (size_t)(end - from) : strlen(from);
         cr_assert_lt(len, sizeof block);
         memcpy(block, from, len);
         block[len] = 0;
