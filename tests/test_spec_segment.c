@@ -411,8 +411,8 @@ Test(spec_segment, a_record_with_an_empty_summary_is_refused)
     free(f.data);
 }
 
-/* f (format v3) with its section k (3: block summaries, 4: series bitmap, 5: tombstones; the footer's order)
- * replaced by bytes, the sections after it moved, every checksum made right. */
+/* f (format v3) with its section k (1: the index of one block, 3: block summaries, 4: series bitmap, 5: tombstones;
+ * the footer's order) replaced by bytes, the sections after it moved, every checksum made right. */
 static uint8_t *with_section(const spec_file *f, int k, const uint8_t *bytes, uint64_t len, size_t *size)
 {
     const uint8_t *footer = f->data + f->size - 144;
@@ -643,4 +643,168 @@ Test(spec_segment, block_summaries_written_before_0_55_verify)
         spec_segment_agrees(f.data, f.size, "a block summary's SUM", at);
     }
     free(f.data);
+}
+
+/* The checksums a change in the header or the fences moves (not the fences' own block hashes, which cover the
+ * blocks): the header's, the lazy and metadata hashes, the footer's. */
+static void rehash_header_and_footer(uint8_t *p, size_t size)
+{
+    specseg_put_u64(p + 40, XXH3_64bits(p, 40));
+    uint8_t *f = p + size - 144;
+    uint64_t series_off = specseg_u64(f), fences = specseg_u64(f + 32);
+    specseg_put_u64(f + 112, XXH3_64bits(p + series_off, (size_t)(size - 144 - series_off)));
+    specseg_put_u64(f + 120, XXH3_64bits(p + fences, (size_t)(size - 144 - fences)));
+    specseg_put_u64(f + 136, XXH3_64bits(f, 136));
+}
+
+/* Refused as CORRUPT by verify and by a full and a lazy open (a lazy one when a range walk or a series lookup reads
+ * the blocks), and by the README reader. */
+static void refused_everywhere(const uint8_t *p, size_t size, const char *what, size_t at)
+{
+    size_t got = tschunk_segment_verify(p, size, NULL);
+    cr_assert_eq(tschunk_get_error_code(got), TSCHUNK_ERROR_CORRUPT, "%s (%zu): verify %s", what, at,
+                 got ? tschunk_error_name(got) : "reads it");
+    for (unsigned lazy = 0; lazy < 2; lazy++) {
+        tschunk_segment *seg = NULL;
+        got = tschunk_segment_open(&seg, p, size, lazy ? TSCHUNK_SEGMENT_LAZY : 0, NULL);
+        if (!got) {
+            size_t begin, end;
+            got = tschunk_segment_range(seg, 0, INT64_MIN, INT64_MAX, &begin, &end);
+            if (!got) got = tschunk_segment_series(seg, 0, NULL, NULL, NULL);
+            tschunk_segment_close(seg);
+        }
+        cr_assert_eq(tschunk_get_error_code(got), TSCHUNK_ERROR_CORRUPT, "%s (%zu), lazy %u: %s", what, at, lazy,
+                     got ? tschunk_error_name(got) : "reads it");
+    }
+    cr_assert(!spec_segment_agrees(p, size, what, at));
+}
+
+/* README: header byte 5 is reserved (0), byte 6 is the chunk codec (1), byte 32 the unit (0-4), byte 33 the records
+ * group's log2 (0-6), bytes 34-39 reserved. Each other value, the header's checksum made right, is refused (a
+ * single flip never reached the rule: the README reader refused the header before it made its checksum right). */
+Test(spec_segment, reserved_and_out_of_range_header_fields_are_refused)
+{
+    static const spec_shape shape = {.series = 1, .chunks_each = 1, .samples = 3, .delete_series = -1};
+    spec_file f = spec_write(&shape, "header_fields");
+    uint8_t *copy = malloc(f.size);
+    static const struct { unsigned at; uint8_t value; } changes[] = {
+        {5, 1}, {5, 0x80}, {6, 0}, {6, 2}, {32, 5}, {32, 0xff}, {33, 7}, {33, 0x80}, {34, 1}, {36, 0x10}, {39, 0x80},
+    };
+    for (size_t k = 0; k < sizeof changes / sizeof changes[0]; k++) {
+        memcpy(copy, f.data, f.size);
+        copy[changes[k].at] = changes[k].value;
+        rehash_header_and_footer(copy, f.size);
+        refused_everywhere(copy, f.size, "header byte", changes[k].at);
+    }
+    free(copy);
+    free(f.data);
+}
+
+/* The fence of index block b, or of series block b (of_index 0), in a v3 segment. */
+static uint8_t *fence_at(uint8_t *p, size_t size, int of_index, size_t b)
+{
+    const uint8_t *footer = p + size - 144;
+    size_t series_blocks = (specseg_u32(footer + 100) + 63) / 64;
+    return p + specseg_u64(footer + 32) + 24 * ((of_index ? series_blocks : 0) + b);
+}
+
+/* An index fence's key is the first series ordinal of its block: one past the last series, or one below the
+ * fence before it, is refused (fences checked when a segment opens, lazy or not). With that check taken out the
+ * test still passes: reading the block then finds its first ordinal is not the fence's key. It pins the outcome;
+ * `make coverage` shows the open's rule is the one that runs. */
+Test(spec_segment, an_index_fence_key_out_of_order_or_past_the_series_is_refused)
+{
+    static const spec_shape one = {.series = 1, .chunks_each = 1, .samples = 2, .delete_series = -1};
+    spec_file f = spec_write(&one, "index_fence_past");
+    specseg_put_u64(fence_at(f.data, f.size, 1, 0), 1);
+    rehash_header_and_footer(f.data, f.size);
+    refused_everywhere(f.data, f.size, "an index fence past the series", 0);
+    free(f.data);
+    static const spec_shape many = {.series = 200, .chunks_each = 1, .samples = 2, .delete_series = -1};
+    f = spec_write(&many, "index_fence_order");
+    uint8_t *third = fence_at(f.data, f.size, 1, 2);
+    cr_assert_eq(specseg_u64(third), 128);
+    specseg_put_u64(third, 63); /* below the second fence's 64 */
+    rehash_header_and_footer(f.data, f.size);
+    refused_everywhere(f.data, f.size, "an index fence below the one before", 2);
+    free(f.data);
+}
+
+/* A block's last key must lie below the next fence's (series ids: strictly; index ordinals: a series' chunks may
+ * run on into the next block). A next fence that still rises from its own predecessor but not past the block's
+ * last key is refused when the block is read. */
+Test(spec_segment, a_fence_not_past_the_blocks_before_is_refused)
+{
+    static const spec_shape shape = {.series = 200, .chunks_each = 1, .samples = 2, .delete_series = -1};
+    spec_file f = spec_write(&shape, "fence_overlap");
+    uint8_t *copy = malloc(f.size);
+    memcpy(copy, f.data, f.size);
+    uint64_t first_id = specseg_u64(fence_at(copy, f.size, 0, 0));
+    specseg_put_u64(fence_at(copy, f.size, 0, 1), first_id + 1); /* ids are far apart: block 0's last is above */
+    rehash_header_and_footer(copy, f.size);
+    refused_everywhere(copy, f.size, "a series fence inside the block before", 1);
+    memcpy(copy, f.data, f.size);
+    uint8_t *second = fence_at(copy, f.size, 1, 1);
+    cr_assert_eq(specseg_u64(second), 64);
+    specseg_put_u64(second, 62); /* block 0 ends at ordinal 63 */
+    rehash_header_and_footer(copy, f.size);
+    refused_everywhere(copy, f.size, "an index fence inside the block before", 1);
+    free(copy);
+    free(f.data);
+}
+
+/* An index entry's flags byte: bit 7 is reserved and ordinal kind 3 is unassigned; either, the index block's hash
+ * made right, is refused. */
+Test(spec_segment, an_index_entry_with_a_reserved_flag_or_ordinal_kind_is_refused)
+{
+    spec_file f = spec_one_chunk_segment("entry_flags", 1000, 0, NULL, 0);
+    uint8_t *copy = malloc(f.size);
+    const uint8_t *footer = f.data + f.size - 144;
+    size_t index = (size_t)specseg_u64(footer + 16);
+    const uint8_t flags = f.data[index];
+    cr_assert_eq(flags & 0x83u, 0, "flags 0x%02x", flags);
+    const uint8_t changed[2] = {(uint8_t)(flags | 0x80u), (uint8_t)(flags | 3u)};
+    for (int k = 0; k < 2; k++) {
+        memcpy(copy, f.data, f.size);
+        copy[index] = changed[k];
+        rehash_index_tail(copy, f.size);
+        refused_everywhere(copy, f.size, "an entry's flags", changed[k]);
+    }
+    free(copy);
+    free(f.data);
+}
+
+/* README: ordinal kind 2 is "a uvarint difference >= 2". The one chunk's entry, of ordinal 0 or 1 (kinds 0 and 1:
+ * the chunk's series alone, or named after series 0), spelt as kind 2 with the difference 0 or 1 instead: the same
+ * segment in a second spelling, the index one byte longer and every section after it moved, is refused. */
+Test(spec_segment, an_ordinal_difference_below_2_is_refused)
+{
+    for (uint8_t ordinal = 0; ordinal < 2; ordinal++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/ordinal_%u.tseg", spec_tmp, ordinal);
+        tschunk_segment_writer *w;
+        cr_assert_eq(tschunk_segment_writer_create(&w, path, NULL), 0);
+        int64_t ts[2] = {1000, 1010};
+        double v[2] = {1, 2};
+        uint8_t chunk[TSCHUNK_BOUND(2)];
+        size_t size = tschunk_encode(chunk, sizeof chunk, ts, v, 2, NULL);
+        cr_assert_eq(tschunk_segment_writer_add_chunk(w, 5, chunk, size, NULL, 0), 0);
+        if (ordinal) cr_assert_eq(tschunk_segment_writer_add_series(w, 0, "a", 1), 0);
+        cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
+        spec_file f = spec_read_file(path);
+        const uint8_t *footer = f.data + f.size - 144;
+        const uint8_t *index = f.data + specseg_u64(footer + 16);
+        size_t index_len = (size_t)specseg_u64(footer + 24);
+        cr_assert_eq(index[0] & 3, ordinal, "flags 0x%02x", index[0]);
+        uint8_t *spelt = malloc(index_len + 1);
+        spelt[0] = (uint8_t)((index[0] & ~3u) | 2u);
+        spelt[1] = ordinal;
+        memcpy(spelt + 2, index + 1, index_len - 1);
+        size_t changed_size;
+        uint8_t *changed = with_section(&f, 1, spelt, index_len + 1, &changed_size);
+        refused_everywhere(changed, changed_size, "an ordinal difference", ordinal);
+        free(changed);
+        free(spelt);
+        free(f.data);
+    }
 }
