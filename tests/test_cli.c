@@ -110,8 +110,8 @@ static double json_number(const char *text, const char *key)
     return strtod(at + strlen(quoted), NULL);
 }
 
-/* The plain stats a newcomer reads (the demo prints them) say what --json says, for a segment and for a file of
- * Prometheus chunks; verify and ls read the Prometheus file too. */
+/* The plain stats a newcomer reads (the demo prints them) say what --json says, for a segment of each codec and for
+ * a file of Prometheus chunks, and name the codec; verify and ls read the Prometheus file too. */
 Test(cli, plain_stats_agree_with_json)
 {
     char path[512];
@@ -122,14 +122,18 @@ Test(cli, plain_stats_agree_with_json)
     fclose(f);
     char out[8192], json[4096];
     cr_assert_eq(run(out, sizeof out, "compress in.csv -o s.tsc --samples-per-chunk 300"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "compress in.csv -o g.tsc --codec gorilla"), 0, "%s", out);
     cr_assert_eq(run(out, sizeof out, "export-prom in.csv -o p.bin"), 0, "%s", out);
-    const char *files[] = {"s.tsc", "p.bin"};
-    for (int k = 0; k < 2; k++) {
+    const char *files[] = {"s.tsc", "g.tsc", "p.bin"}; /* the Prometheus file last: its JSON is read after */
+    const char *codecs[] = {"\ncodec            tsc2 (codec 2:", "\ncodec            gorilla (tschunk chunk format v1",
+                            "\ncodec            Prometheus XOR chunks"};
+    for (int k = 0; k < 3; k++) {
         char args[64];
         snprintf(args, sizeof args, "stats %s --json", files[k]);
         cr_assert_eq(run(json, sizeof json, args), 0, "%s", json);
         snprintf(args, sizeof args, "stats %s", files[k]);
         cr_assert_eq(run(out, sizeof out, args), 0, "%s", out);
+        cr_assert(strstr(out, codecs[k]), "%s: no\n%s\nin\n%s", files[k], codecs[k], out);
         char want[256];
         snprintf(want, sizeof want, "\nsamples          %.0f\nchunks           %.0f\nbytes            %.0f (",
                  json_number(json, "samples"), json_number(json, "chunks"), json_number(json, "bytes"));
@@ -147,7 +151,7 @@ Test(cli, plain_stats_agree_with_json)
         snprintf(path, sizeof path, "%s/%s", workdir, files[k]);
         test_file file = test_read_file(path);
         uint64_t own = 0;
-        if (k == 0) {
+        if (k < 2) {
             tschunk_segment *seg;
             cr_assert_eq(tschunk_segment_open(&seg, file.data, file.size, 0, NULL), 0);
             tschunk_segment_info info;
@@ -170,7 +174,7 @@ Test(cli, plain_stats_agree_with_json)
             }
         }
         free(file.data);
-        cr_assert_eq(json_number(json, k == 0 ? "native_chunk_bytes" : "prom_xor_chunk_bytes"), (double)own, "%s: %s",
+        cr_assert_eq(json_number(json, k < 2 ? "native_chunk_bytes" : "prom_xor_chunk_bytes"), (double)own, "%s: %s",
                      files[k], json);
     }
     cr_assert_eq(json_number(json, "samples"), 1000);
@@ -1016,6 +1020,25 @@ Test(cli, quantile_lists_are_checked)
     cr_assert(strstr(out, "\n0        ") && strstr(out, "\n1e-3     ") && strstr(out, "\n1        "), "%s", out);
 }
 
+/* --iso writes years before 0000 and after 9999 in ISO 8601's expanded form, signed, which compress reads back to
+ * the same integers (`make coverage` showed that form never written). */
+Test(cli, iso_years_outside_0_to_9999_read_back)
+{
+    static const char integers[] = "timestamp,value\n-62198755200000,1\n-62167219200000,1.5\n0,2\n"
+                                   "253402300799999,2.5\n253402300800000,3\n253433923200123,4\n";
+    write_file("years.csv", integers);
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress years.csv -o years.tsc --ts-unit ms"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "decompress years.tsc -o years_iso.csv --iso"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat years.tsc --iso"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n-0001-01-01T00:00:00.000Z,1\n0000-01-01T00:00:00.000Z,1.5\n"
+                          "1970-01-01T00:00:00.000Z,2\n9999-12-31T23:59:59.999Z,2.5\n"
+                          "+10000-01-01T00:00:00.000Z,3\n+10001-01-01T00:00:00.123Z,4\n");
+    cr_assert_eq(run(out, sizeof out, "compress years_iso.csv -o back.tsc --ts-unit ms"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat back.tsc"), 0, "%s", out);
+    cr_assert_str_eq(out, integers);
+}
+
 /* Date-times convert to int64 in the --ts-unit: the first and last instants int64 holds in ns read exactly (and print
  * back in ISO form); one ns beyond, or a year past 2262 in ns, is a bad timestamp with its line, never a wrapped one
  * (2300 once came back as 1715). */
@@ -1041,6 +1064,26 @@ Test(cli, date_times_past_the_units_int64_range_are_refused)
     cr_assert_eq(run(out, sizeof out, "compress far.csv -o far_us.tseg --ts-unit us"), 0, "%s", out);
     cr_assert_eq(run(out, sizeof out, "cat far_us.tseg far"), 0, "%s", out);
     cr_assert_str_eq(out, "timestamp,value\n10413792000000000,1\n10413792001000000,2\n");
+}
+
+/* Overlapping chunks of one series with equal timestamps inside and across them: `cat` merges them in time order and,
+ * among equal timestamps, in the order the file holds them (`make coverage` showed that tie never met). */
+Test(cli, cat_keeps_file_order_among_equal_timestamps)
+{
+    char csv[4096] = "series,timestamp,value\n", want[4096] = "timestamp,value\n500,0\n";
+    size_t at = strlen(csv), wat = strlen(want);
+    for (int v = 1; v <= 40; v++) { /* time goes back to 500 after the 20th: a second chunk */
+        if (v == 21) at += (size_t)snprintf(csv + at, sizeof csv - at, "a,500,0\n");
+        at += (size_t)snprintf(csv + at, sizeof csv - at, "a,1000,%d\n", v);
+        wat += (size_t)snprintf(want + wat, sizeof want - wat, "1000,%d\n", v);
+    }
+    write_file("ties.csv", csv);
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress ties.csv -o ties.tseg"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "ls ties.tseg"), 0, "%s", out);
+    cr_assert(strstr(out, "\na\t0\t2\t41\t500\t1000\t"), "two chunks: %s", out);
+    cr_assert_eq(run(out, sizeof out, "cat ties.tseg a"), 0, "%s", out);
+    cr_assert_str_eq(out, want);
 }
 
 /* Overlapping chunks of one series (time went back) whose samples are all deleted: `cat` merges nothing
