@@ -1066,6 +1066,32 @@ Test(cli, date_times_past_the_units_int64_range_are_refused)
     cr_assert_str_eq(out, "timestamp,value\n10413792000000000,1\n10413792001000000,2\n");
 }
 
+/* A series name is kept up to 4,096 bytes (the segment format's limit): one longer is refused with its start, and no
+ * file is written (`make coverage` showed that refusal never met). */
+Test(cli, a_series_name_over_4096_bytes_is_refused)
+{
+    static char csv[2 * 4097 + 64];
+    for (size_t len = 4096; len <= 4097; len++) {
+        size_t at = (size_t)snprintf(csv, sizeof csv, "series,timestamp,value\n");
+        memset(csv + at, len == 4096 ? 'k' : 'r', len);
+        snprintf(csv + at + len, sizeof csv - at - len, ",1,2\n");
+        write_file("long_name.csv", csv);
+        char out[8192];
+        int rc = run(out, sizeof out, len == 4096 ? "compress long_name.csv -o kept.tseg"
+                                                  : "compress long_name.csv -o refused.tseg");
+        if (len == 4096) {
+            cr_assert_eq(rc, 0, "%s", out);
+            cr_assert_eq(run(out, sizeof out, "ls kept.tseg"), 0, "%s", out);
+            cr_assert(strstr(out, "kkkk\t0\t1\t1\t1\t1\t"), "%s", out);
+        } else {
+            cr_assert_neq(rc, 0);
+            cr_assert(strstr(out, "series name longer than 4096 bytes: 'rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr...'"),
+                      "%s", out);
+            cr_assert(!exists("refused.tseg"));
+        }
+    }
+}
+
 /* Overlapping chunks of one series with equal timestamps inside and across them: `cat` merges them in time order and,
  * among equal timestamps, in the order the file holds them (`make coverage` showed that tie never met). */
 Test(cli, cat_keeps_file_order_among_equal_timestamps)
