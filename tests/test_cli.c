@@ -1786,26 +1786,66 @@ Test(cli, text_given_for_a_chunk_file_is_named)
     cr_assert(strstr(out, "compact works on segments"), "%s", out);
 }
 
-/* Integers that look like Unix seconds, labelled milliseconds by default, get a note (the label decides --iso and
- * date-time bounds); given --ts-unit, or milliseconds, or small integers, nothing is said. */
-Test(cli, seconds_labelled_milliseconds_get_a_note)
+/* Integers that look like Unix seconds, microseconds or nanoseconds (since 0.57.3; seconds since 0.46.1), labelled
+ * milliseconds by default, get a note (the label decides --iso and date-time bounds); given --ts-unit, or
+ * milliseconds, or small integers, nothing is said. */
+Test(cli, other_units_labelled_milliseconds_get_a_note)
 {
     write_file("secs.csv", "1385856000,1\n1385856060,2\n");
+    write_file("micros.csv", "1385856000000000,1\n1385856060000000,2\n");
+    write_file("nanos.csv", "1385856000000000000,1\n1385856060000000000,2\n");
     write_file("millis.csv", "1385856000000,1\n1385856060000,2\n");
     write_file("small.csv", "1,1\n2,2\n");
-    const char *note = "look like Unix seconds, but are labelled milliseconds; --ts-unit s labels them seconds";
-    char out[4096];
-    cr_assert_eq(run(out, sizeof out, "compress secs.csv -o secs.tseg"), 0, "%s", out);
-    cr_assert(strstr(out, note) && strstr(out, "(1385856000 to 1385856060)"), "%s", out);
+    static const struct { const char *file, *note, *span; } noted[] = {
+        {"secs", "look like Unix seconds, but are labelled milliseconds; --ts-unit s labels them seconds",
+         "(1385856000 to 1385856060)"},
+        {"micros", "look like Unix microseconds, but are labelled milliseconds; --ts-unit us labels them microseconds",
+         "(1385856000000000 to 1385856060000000)"},
+        {"nanos", "look like Unix nanoseconds, but are labelled milliseconds; --ts-unit ns labels them nanoseconds",
+         "(1385856000000000000 to 1385856060000000000)"},
+    };
+    char out[4096], cmd[128];
+    for (size_t k = 0; k < sizeof noted / sizeof noted[0]; k++) {
+        snprintf(cmd, sizeof cmd, "compress %s.csv -o %s.tseg", noted[k].file, noted[k].file);
+        cr_assert_eq(run(out, sizeof out, cmd), 0, "%s", out);
+        cr_assert(strstr(out, noted[k].note) && strstr(out, noted[k].span), "%s: %s", cmd, out);
+        cr_assert(!strstr(strstr(out, "note:") + 1, "note:"), "one note: %s", out);
+    }
     const char *quiet[] = {"compress secs.csv -o secs_s.tseg --ts-unit s",
                            "compress secs.csv -o secs_ms.tseg --ts-unit ms", "compress millis.csv -o millis.tseg",
-                           "compress small.csv -o small.tseg"};
+                           "compress small.csv -o small.tseg", "compress micros.csv -o micros_us.tseg --ts-unit us",
+                           "compress nanos.csv -o nanos_ns.tseg --ts-unit ns"};
     for (size_t i = 0; i < sizeof quiet / sizeof quiet[0]; i++) {
         cr_assert_eq(run(out, sizeof out, quiet[i]), 0, "%s: %s", quiet[i], out);
         cr_assert(!strstr(out, "note:"), "%s: %s", quiet[i], out);
     }
     cr_assert_eq(run(out, sizeof out, "cat secs_s.tseg secs --iso"), 0, "%s", out);
     cr_assert_str_eq(out, "timestamp,value\n2013-12-01T00:00:00Z,1\n2013-12-01T00:01:00Z,2\n");
+    cr_assert_eq(run(out, sizeof out, "cat nanos_ns.tseg nanos --iso"), 0, "%s", out);
+    cr_assert_str_eq(out, "timestamp,value\n2013-12-01T00:00:00.000000000Z,1\n2013-12-01T00:01:00.000000000Z,2\n");
+}
+
+/* Integers of 19 digits (nanoseconds since 1973 are) read exactly, out to int64's ends; one past either end is a bad
+ * timestamp with its line, never a wrapped or clamped one (`make coverage` showed 19-digit integers never read). */
+Test(cli, integers_of_19_digits_read_exactly_to_int64s_ends)
+{
+    static const char ends[] = "timestamp,value\n-9223372036854775808,0\n1700000000000000000,1\n"
+                               "1700000000015000007,2\n9223372036854775807,3\n";
+    write_file("ends.csv", ends);
+    char out[4096];
+    cr_assert_eq(run(out, sizeof out, "compress ends.csv -o ends.tseg --ts-unit ns"), 0, "%s", out);
+    cr_assert_eq(run(out, sizeof out, "cat ends.tseg"), 0, "%s", out);
+    cr_assert_str_eq(out, ends);
+    static const char *past[] = {"9223372036854775808", "-9223372036854775809", "10000000000000000000"};
+    for (size_t k = 0; k < sizeof past / sizeof past[0]; k++) {
+        char csv[128], want[96];
+        snprintf(csv, sizeof csv, "1700000000000000000,1\n%s,2\n", past[k]);
+        write_file("past.csv", csv);
+        cr_assert_neq(run(out, sizeof out, "compress past.csv -o past.tseg --ts-unit ns"), 0, "%s", past[k]);
+        snprintf(want, sizeof want, "line 2: bad timestamp '%s'", past[k]);
+        cr_assert(strstr(out, want), "%s", out);
+        cr_assert(!exists("past.tseg"));
+    }
 }
 
 /* `verify NAME` of these bytes exits 1 with `says` in its message. */

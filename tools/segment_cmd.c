@@ -255,16 +255,25 @@ static int64_t min_timestamp(const series_table *t)
     return min;
 }
 
-/* Integers from 10^8 to 10^10 labelled milliseconds by default are Unix seconds, 1973 to 2286, far likelier than
- * the first four months of 1970: say so, since the label decides what --iso prints and what date-time bounds mean. */
-static void note_seconds(const options *o, const series_table *t)
+/* Integers labelled milliseconds by default that read as 1973 to 2286 in another unit (10^8 to 10^10 seconds, 10^14
+ * to 10^16 microseconds, 10^17 and up nanoseconds) are far likelier that unit than what milliseconds make of them
+ * (days after 1970, or dates past the year 5000): say so, since the label decides what --iso prints and what
+ * date-time bounds mean. Milliseconds of 1973 to 2286 lie between. */
+static void note_other_unit(const options *o, const series_table *t)
 {
+    static const struct { int64_t from, to; const char *unit, *flag; } likelier[] = { /* to: inclusive */
+        {INT64_C(100000000), INT64_C(9999999999), "seconds", "s"},
+        {INT64_C(100000000000000), INT64_C(9999999999999999), "microseconds", "us"},
+        {INT64_C(100000000000000000), INT64_MAX, "nanoseconds", "ns"},
+    };
     int64_t min, max;
     time_span(t, &min, &max);
-    if (o->unit_set || o->unit != UNIT_MS || min < INT64_C(100000000) || max >= INT64_C(10000000000)) return;
-    fprintf(stderr, "tschunk: note: the timestamps (%lld to %lld) look like Unix seconds, but are labelled "
-            "milliseconds; --ts-unit s labels them seconds (they are stored as given either way)\n",
-            (long long)min, (long long)max);
+    if (o->unit_set || o->unit != UNIT_MS) return;
+    for (size_t k = 0; k < sizeof likelier / sizeof likelier[0]; k++)
+        if (min >= likelier[k].from && max <= likelier[k].to)
+            fprintf(stderr, "tschunk: note: the timestamps (%lld to %lld) look like Unix %s, but are labelled "
+                    "milliseconds; --ts-unit %s labels them %s (they are stored as given either way)\n",
+                    (long long)min, (long long)max, likelier[k].unit, likelier[k].flag, likelier[k].unit);
 }
 
 /* Every series encoded into chunks and added. @return 0 or 1 after the message. */
@@ -356,7 +365,7 @@ int segment_compress(const options *o)
     char staged[4200];
     const char *target = NULL;
     int rc = read_series(o, &t, &rows, &skipped);
-    if (!rc) note_seconds(o, &t);
+    if (!rc) note_other_unit(o, &t);
     tschunk_segment_options so = {.min_ts = min_timestamp(&t), .ts_unit = (tschunk_ts_unit)o->unit};
     rc = rc || summary_setup(o, &so, &summary) || !(target = staged_path(staged, sizeof staged, o->out, o->verify));
     segment_sink sink = {0};
