@@ -893,16 +893,17 @@ Test(cli, compact_makes_deletes_final)
 }
 
 /* Values print in the shortest text that reads back to the same bits: %g's shortest, or the plain form where that is
- * no longer (100, not 1e+02). */
+ * no longer (100, not 1e+02; 120000, not 1.2e+05, which the search decides, past the short-decimal path). */
 Test(cli, values_print_in_their_shortest_text)
 {
     write_file("short.csv", "1,100\n2,150\n3,1e20\n4,1e15\n5,0.0001\n6,1e-7\n7,-150\n8,2.5\n9,12345678.9\n"
-                            "10,0.1\n11,123456789012345678\n12,1e16\n13,-0\n");
+                            "10,0.1\n11,123456789012345678\n12,1e16\n13,-0\n14,120000\n15,100000\n16,-2500000\n");
     char out[4096];
     cr_assert_eq(run(out, sizeof out, "compress short.csv -o short.tseg"), 0, "%s", out);
     cr_assert_eq(run(out, sizeof out, "decompress short.tseg -o -"), 0, "%s", out);
     cr_assert_str_eq(out, "timestamp,value\n1,100\n2,150\n3,1e+20\n4,1e+15\n5,0.0001\n6,1e-07\n7,-150\n8,2.5\n"
-                          "9,12345678.9\n10,0.1\n11,1.2345678901234568e+17\n12,1e+16\n13,-0\n");
+                          "9,12345678.9\n10,0.1\n11,1.2345678901234568e+17\n12,1e+16\n13,-0\n14,120000\n"
+                          "15,1e+05\n16,-2500000\n");
 }
 
 /* merge: series matched by name across files the CLI numbered on its own, deletes made final; refusals. */
