@@ -978,7 +978,7 @@ static size_t next_prom_chunk(const options *o, tscf_reader *r, int *got)
     }
     size_t n = tschunk_prom_decode(chunk, size, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
     if (tschunk_is_error(n)) {
-        fail("%s: damaged chunk %llu: %s", o->in, (unsigned long long)r->chunks_seen - 1, tschunk_error_name(n));
+        fail("%s: chunk %llu is damaged: %s", o->in, (unsigned long long)r->chunks_seen - 1, tschunk_error_name(n));
         return SIZE_MAX;
     }
     for (size_t i = 0; i < n; i++) memcpy(&chunk_bits[i], &chunk_values[i], 8);

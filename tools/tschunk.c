@@ -328,7 +328,7 @@ static int for_each_sample(const char *path, int *unit, sample_fn fn, void *ctx)
         size_t n = decode_any(r.format, chunk, size);
         if (tschunk_is_error(n)) {
             tscf_close(&r);
-            return fail("%s: damaged chunk %llu: %s", path, (unsigned long long)r.chunks_seen - 1,
+            return fail("%s: chunk %llu is damaged: %s", path, (unsigned long long)r.chunks_seen - 1,
                         tschunk_error_name(n));
         }
         if (tty && (r.chunks_seen & 63) == 0 && now_s() - start > 2.0 && now_s() - last_report > 1.0) {
@@ -454,7 +454,11 @@ static int collect_stats(const char *path, stats *st)
     int got;
     while ((got = tscf_next(&r, &chunk, &size)) == 1) {
         size_t n = decode_any(r.format, chunk, size);
-        if (tschunk_is_error(n)) { tscf_close(&r); return fail("%s: damaged chunk: %s", path, tschunk_error_name(n)); }
+        if (tschunk_is_error(n)) {
+            tscf_close(&r);
+            return fail("%s: chunk %llu is damaged: %s", path, (unsigned long long)r.chunks_seen - 1,
+                        tschunk_error_name(n));
+        }
         st->chunks++;
         st->samples += n;
         if (r.summary) st->summary_bytes += uvarint_size(r.summary_size) + r.summary_size;
