@@ -2803,3 +2803,36 @@ Test(segment, commits_to_a_path_sync_the_directory)
     assert_last_synced_is_tmpdir("merge");
     tschunk_segment_close(seg);
 }
+
+/* A path that names a directory: the writer writes its temporary file beside it, then the rename fails at finish.
+ * GENERIC with errno saying why (EISDIR), the temporary file removed, the directory as it was (`make coverage`
+ * showed the commit's failure path never run). */
+Test(segment, a_finish_onto_a_directory_fails_cleanly)
+{
+    char path[128], tmp[160], inside[192];
+    snprintf(path, sizeof path, "%s/a_directory", tmpdir);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    snprintf(inside, sizeof inside, "%s/kept", path);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    FILE *kept = fopen(inside, "w");
+    cr_assert(kept);
+    fclose(kept);
+    tschunk_segment_writer *w;
+    cr_assert_eq(tschunk_segment_writer_create(&w, path, NULL), 0);
+    int64_t ts[2] = {1000, 1010};
+    double v[2] = {1, 2};
+    uint8_t chunk[TSCHUNK_BOUND(2)];
+    size_t size = tschunk_encode(chunk, sizeof chunk, ts, v, 2, NULL);
+    cr_assert_eq(tschunk_segment_writer_add_chunk(w, 1, chunk, size, NULL, 0), 0);
+    struct stat st;
+    cr_assert_eq(stat(tmp, &st), 0, "the temporary file %s while writing", tmp);
+    errno = 0;
+    size_t got = tschunk_segment_writer_finish(w);
+    int failed = errno;
+    cr_assert_eq(tschunk_get_error_code(got), TSCHUNK_ERROR_GENERIC, "%s", tschunk_error_name(got));
+    cr_assert(failed == EISDIR || failed == ENOTEMPTY || failed == EEXIST, "errno %d (%s)", failed, strerror(failed));
+    cr_assert_neq(stat(tmp, &st), 0, "%s left behind", tmp);
+    cr_assert(stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(inside, &st) == 0);
+    remove(inside);
+    rmdir(path);
+}
