@@ -2817,13 +2817,7 @@ Test(segment, a_finish_onto_a_directory_fails_cleanly)
     FILE *kept = fopen(inside, "w");
     cr_assert(kept);
     fclose(kept);
-    tschunk_segment_writer *w;
-    cr_assert_eq(tschunk_segment_writer_create(&w, path, NULL), 0);
-    int64_t ts[2] = {1000, 1010};
-    double v[2] = {1, 2};
-    uint8_t chunk[TSCHUNK_BOUND(2)];
-    size_t size = tschunk_encode(chunk, sizeof chunk, ts, v, 2, NULL);
-    cr_assert_eq(tschunk_segment_writer_add_chunk(w, 1, chunk, size, NULL, 0), 0);
+    tschunk_segment_writer *w = test_writer_with_one_chunk(path, 1);
     struct stat st;
     cr_assert_eq(stat(tmp, &st), 0, "the temporary file %s while writing", tmp);
     errno = 0;

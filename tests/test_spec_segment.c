@@ -782,13 +782,7 @@ Test(spec_segment, an_ordinal_difference_below_2_is_refused)
     for (uint8_t ordinal = 0; ordinal < 2; ordinal++) {
         char path[128];
         snprintf(path, sizeof path, "%s/ordinal_%u.tseg", spec_tmp, ordinal);
-        tschunk_segment_writer *w;
-        cr_assert_eq(tschunk_segment_writer_create(&w, path, NULL), 0);
-        int64_t ts[2] = {1000, 1010};
-        double v[2] = {1, 2};
-        uint8_t chunk[TSCHUNK_BOUND(2)];
-        size_t size = tschunk_encode(chunk, sizeof chunk, ts, v, 2, NULL);
-        cr_assert_eq(tschunk_segment_writer_add_chunk(w, 5, chunk, size, NULL, 0), 0);
+        tschunk_segment_writer *w = test_writer_with_one_chunk(path, 5);
         if (ordinal) cr_assert_eq(tschunk_segment_writer_add_series(w, 0, "a", 1), 0);
         cr_assert(!tschunk_is_error(tschunk_segment_writer_finish(w)));
         spec_file f = spec_read_file(path);

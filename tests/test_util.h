@@ -50,6 +50,19 @@ static inline tschunk_sketch_stats test_cubic_stats(void)
     return st;
 }
 
+/* A segment writer at path (default options) holding one chunk of two samples of series_id (1000: 1, 1010: 2). */
+static inline tschunk_segment_writer *test_writer_with_one_chunk(const char *path, uint64_t series_id)
+{
+    tschunk_segment_writer *w;
+    cr_assert_eq(tschunk_segment_writer_create(&w, path, NULL), 0);
+    int64_t ts[2] = {1000, 1010};
+    double v[2] = {1, 2};
+    uint8_t chunk[TSCHUNK_BOUND(2)];
+    size_t size = tschunk_encode(chunk, sizeof chunk, ts, v, 2, NULL);
+    cr_assert_eq(tschunk_segment_writer_add_chunk(w, series_id, chunk, size, NULL, 0), 0);
+    return w;
+}
+
 static inline test_file test_read_file(const char *path)
 {
     test_file f = {NULL, 0};
