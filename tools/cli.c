@@ -377,11 +377,26 @@ size_t range_query_times(range_query_fn run, const void *query, tschunk_sketch *
 
 static const char *const mapping_names[] = {"logarithmic", "linear", "quadratic", "cubic", "quartic"};
 
+/* Whether a new file can be made at path: its directory exists and takes files (said before any input is read, not
+ * after minutes of it). A directory path too long to copy is left to the create to name. */
+static int directory_takes_new_file(const char *path)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    if (len >= sizeof dir) return 1;
+    memcpy(dir, slash ? path : ".", len);
+    dir[len] = 0;
+    if (access(dir, W_OK | X_OK) == 0) return 1;
+    fail("cannot create %s: %s", path, strerror(errno));
+    return 0;
+}
+
 const char *writable_path(const char *path)
 {
     static char *resolved; /* the last link resolved: kept until exit */
     struct stat st;
-    if (lstat(path, &st) != 0) return path; /* a new file (or one create will name the trouble of) */
+    if (lstat(path, &st) != 0) return directory_takes_new_file(path) ? path : NULL; /* a new file */
     if (S_ISLNK(st.st_mode)) {
         free(resolved);
         resolved = realpath(path, NULL);

@@ -152,7 +152,8 @@ typedef struct {
 int values_push(value_list *l, double v);
 /* Where to write the output file `path`, which the CLI replaces through a temporary file renamed over it: the
  * file a symbolic link names (the link stays a link), else path. NULL after a message when it is a device, a
- * FIFO, a socket or a directory (renamed over as root, /dev/null would become a file), or a link to nothing. */
+ * FIFO, a socket or a directory (renamed over as root, /dev/null would become a file), a link to nothing, or a new
+ * file whose directory is missing or takes no files (0.57.3: said before the input is read). */
 const char *writable_path(const char *path);
 /* Where the output goes: out, or with --verify out + ".verify." + pid, where the file is written, read back, and only
  * then renamed to out, so that out never holds a file that did not verify (nor loses the one it held). NULL after a
