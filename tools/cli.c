@@ -382,12 +382,7 @@ static const char *const mapping_names[] = {"logarithmic", "linear", "quadratic"
 static int directory_takes_new_file(const char *path)
 {
     char dir[4096];
-    const char *slash = strrchr(path, '/');
-    size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
-    if (len >= sizeof dir) return 1;
-    memcpy(dir, slash ? path : ".", len);
-    dir[len] = 0;
-    if (access(dir, W_OK | X_OK) == 0) return 1;
+    if (tsc_directory_of(path, dir, sizeof dir) || access(dir, W_OK | X_OK) == 0) return 1;
     fail("cannot create %s: %s", path, strerror(errno));
     return 0;
 }

@@ -8,17 +8,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int tsc_sync_directory_of(const char *path)
+int tsc_directory_of(const char *path, char *dir, size_t cap)
 {
-    char dir[4096]; /* PATH_MAX: a longer path could not have been renamed to */
     const char *slash = strrchr(path, '/');
     size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
-    if (len >= sizeof dir) {
+    if (len >= cap) {
         errno = ENAMETOOLONG;
         return -1;
     }
     memcpy(dir, slash ? path : ".", len);
     dir[len] = 0;
+    return 0;
+}
+
+int tsc_sync_directory_of(const char *path)
+{
+    char dir[4096]; /* PATH_MAX: a longer path could not have been renamed to */
+    if (tsc_directory_of(path, dir, sizeof dir)) return -1;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return errno == EACCES ? 0 : -1;
     int rc = fsync(fd), failed = errno;

@@ -34,6 +34,10 @@ int tsc_file_read_at(void *ctx, void *data, size_t n, uint64_t at);
  * removed and final untouched; or -2 with errno when only the directory's sync failed (the file is in place, whole). */
 int tsc_commit_file(FILE *out, const char *tmp, const char *final_path);
 
+/* The directory that holds path ("." for a bare name, "/" for a file at the root) into dir. @return 0, or -1 with
+ * errno ENAMETOOLONG when it does not fit in cap bytes. */
+int tsc_directory_of(const char *path, char *dir, size_t cap);
+
 /* The directory that holds path synced: a file's fsync makes its bytes durable, not the name a rename gave it, so
  * without this a power loss right after a commit could leave the old file, or none, under the final name. A file
  * system that cannot sync a directory (EINVAL) and a directory that cannot be opened for reading (EACCES: rename
