@@ -282,22 +282,26 @@ Test(spec_segment, pairs_and_triples_of_flips_with_checksums_made_right_read_ali
     }
 }
 
-/* The checksums a change in the header or inside the index moves: the header's, the index block's fence (one
- * series block, then the one index block), the lazy and metadata hashes, the footer's. */
+/* The checksums a change in the header or the fences moves (not the fences' own block hashes, which cover the
+ * blocks): the header's, the lazy and metadata hashes, the footer's. */
+static void rehash_header_and_footer(uint8_t *p, size_t size)
+{
+    specseg_put_u64(p + 40, XXH3_64bits(p, 40));
+    uint8_t *f = p + size - 144;
+    uint64_t series_off = specseg_u64(f), fences = specseg_u64(f + 32);
+    specseg_put_u64(f + 112, XXH3_64bits(p + series_off, (size_t)(size - 144 - series_off)));
+    specseg_put_u64(f + 120, XXH3_64bits(p + fences, (size_t)(size - 144 - fences)));
+    specseg_put_u64(f + 136, XXH3_64bits(f, 136));
+}
+
+/* The checksums a change in the header or inside the index moves: the index block's fence (one series block, then
+ * the one index block), then the header's, the lazy and metadata hashes, the footer's. */
 static void rehash_index_tail(uint8_t *p, size_t size)
 {
-    uint64_t header_hash = XXH3_64bits(p, 40);
-    specseg_put_u64(p + 40, header_hash);
-    uint8_t *f = p + size - 144;
+    const uint8_t *f = p + size - 144;
     uint64_t index_off = specseg_u64(f + 16), index_len = specseg_u64(f + 24), fences = specseg_u64(f + 32);
-    uint64_t series_off = specseg_u64(f), hash = XXH3_64bits(p + index_off, (size_t)index_len);
-    specseg_put_u64(p + fences + 24 + 16, hash);
-    hash = XXH3_64bits(p + fences, (size_t)(size - 144 - fences));
-    specseg_put_u64(f + 120, hash);
-    hash = XXH3_64bits(p + series_off, (size_t)(size - 144 - series_off));
-    specseg_put_u64(f + 112, hash);
-    hash = XXH3_64bits(f, 136);
-    specseg_put_u64(f + 136, hash);
+    specseg_put_u64(p + fences + 24 + 16, XXH3_64bits(p + index_off, (size_t)index_len));
+    rehash_header_and_footer(p, size);
 }
 
 /* README: bit 6's byte holds two differences "only when both are 1-15 zigzagged". Before 0.29.3 the library read a
@@ -643,18 +647,6 @@ Test(spec_segment, block_summaries_written_before_0_55_verify)
         spec_segment_agrees(f.data, f.size, "a block summary's SUM", at);
     }
     free(f.data);
-}
-
-/* The checksums a change in the header or the fences moves (not the fences' own block hashes, which cover the
- * blocks): the header's, the lazy and metadata hashes, the footer's. */
-static void rehash_header_and_footer(uint8_t *p, size_t size)
-{
-    specseg_put_u64(p + 40, XXH3_64bits(p, 40));
-    uint8_t *f = p + size - 144;
-    uint64_t series_off = specseg_u64(f), fences = specseg_u64(f + 32);
-    specseg_put_u64(f + 112, XXH3_64bits(p + series_off, (size_t)(size - 144 - series_off)));
-    specseg_put_u64(f + 120, XXH3_64bits(p + fences, (size_t)(size - 144 - fences)));
-    specseg_put_u64(f + 136, XXH3_64bits(f, 136));
 }
 
 /* Refused as CORRUPT by verify and by a full and a lazy open (a lazy one when a range walk or a series lookup reads
