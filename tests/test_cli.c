@@ -47,6 +47,16 @@ static void write_bytes(const char *name, const void *bytes, size_t size)
     fclose(f);
 }
 
+/* A uvarint at p + *at (inside the file: the tests read files they wrote), *at moved past it. */
+static uint64_t take_test_uvarint(const uint8_t *p, size_t *at)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+        v |= (uint64_t)(p[*at] & 0x7f) << shift;
+        if (!(p[(*at)++] & 0x80)) return v;
+    }
+}
+
 static int exists(const char *name)
 {
     char path[512];
@@ -174,11 +184,7 @@ Test(cli, plain_stats_agree_with_json)
             tschunk_segment_close(seg);
         } else {
             for (size_t at = 0; at < file.size;) {
-                uint64_t len = 0;
-                for (unsigned shift = 0;; shift += 7) {
-                    len |= (uint64_t)(file.data[at] & 0x7f) << shift;
-                    if (!(file.data[at++] & 0x80)) break;
-                }
+                uint64_t len = take_test_uvarint(file.data, &at);
                 own += len;
                 at += len;
             }
@@ -1135,11 +1141,7 @@ Test(cli, a_damaged_chunk_of_a_prometheus_file_is_named_alike)
     test_file f = test_read_file(path);
     size_t at = 0, second = 0, second_len = 0;
     for (int record = 0; record < 2; record++) { /* records: a uvarint length and the chunk */
-        uint64_t record_len = 0;
-        for (unsigned shift = 0;; shift += 7) {
-            record_len |= (uint64_t)(f.data[at] & 0x7f) << shift;
-            if (!(f.data[at++] & 0x80)) break;
-        }
+        uint64_t record_len = take_test_uvarint(f.data, &at);
         second = at;
         second_len = (size_t)record_len;
         at += (size_t)record_len;
