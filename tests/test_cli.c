@@ -1126,8 +1126,8 @@ Test(cli, a_series_name_over_4096_bytes_is_refused)
 }
 
 /* A Prometheus file whose second chunk is damaged inside (its record intact): every command that reads it names that
- * chunk the same way, "chunk 1 is damaged" (0.57.3; decompress and stats said "damaged chunk 1" and "damaged
- * chunk"), and leaves no output file. */
+ * chunk the same way, "chunk 1 is damaged" (0.57.3; decompress and import-prom said "damaged chunk 1", stats gave
+ * no number), and leaves no output file. */
 Test(cli, a_damaged_chunk_of_a_prometheus_file_is_named_alike)
 {
     char csv[65536];
