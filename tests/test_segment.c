@@ -1,7 +1,10 @@
 /* Segments: many series' chunks in one checksummed, indexed file. */
 #define _DEFAULT_SOURCE /* syscall, for the fsync below */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -2757,6 +2760,9 @@ static struct {
     int dir;
 } last_synced;
 
+/* When not 0, a directory's fsync fails with this errno instead (a file system that cannot sync one says EINVAL). */
+static int directory_sync_fails_with;
+
 int fsync(int fd)
 {
     struct stat st;
@@ -2764,6 +2770,10 @@ int fsync(int fd)
         last_synced.dev = st.st_dev;
         last_synced.ino = st.st_ino;
         last_synced.dir = S_ISDIR(st.st_mode);
+        if (last_synced.dir && directory_sync_fails_with) {
+            errno = directory_sync_fails_with;
+            return -1;
+        }
     }
     return (int)syscall(SYS_fsync, fd);
 }
@@ -2829,4 +2839,129 @@ Test(segment, a_finish_onto_a_directory_fails_cleanly)
     cr_assert(stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(inside, &st) == 0);
     remove(inside);
     rmdir(path);
+}
+
+/* Names in tmpdir that hold ".tmp." (a writer's temporary files). */
+static int temporary_files_left(void)
+{
+    DIR *d = opendir(tmpdir);
+    cr_assert(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) n += strstr(e->d_name, ".tmp.") != NULL;
+    closedir(d);
+    return n;
+}
+
+/* A directory whose sync fails after the rename: finish and delete say GENERIC with errno saying why, and the file
+ * is in place and whole (tschunk.h); a file system that cannot sync a directory at all (EINVAL) is no failure.
+ * `make coverage` showed the failing sync never run. */
+Test(segment, a_directory_sync_that_fails_leaves_the_file_in_place)
+{
+    char path[128];
+    tschunk_segment_options o = {.min_ts = 0};
+    directory_sync_fails_with = EIO;
+    errno = 0;
+    size_t got = finish_with_series(new_writer(path, "unsynced.tseg", &o), 4);
+    cr_assert_eq(tschunk_get_error_code(got), TSCHUNK_ERROR_GENERIC, "%s", tschunk_error_name(got));
+    cr_assert_eq(errno, EIO, "%s", strerror(errno));
+    cr_assert_eq(only_series_of(path), 4, "the file is not in place and whole");
+    tschunk_segment *seg;
+    cr_assert_eq(tschunk_segment_open_file(&seg, path, 0, NULL), 0);
+    uint64_t deleted = 0;
+    errno = 0;
+    got = tschunk_segment_delete(seg, path, 0, 110, 110, &deleted);
+    cr_assert_eq(tschunk_get_error_code(got), TSCHUNK_ERROR_GENERIC, "%s", tschunk_error_name(got));
+    cr_assert_eq(errno, EIO, "%s", strerror(errno));
+    tschunk_segment_close(seg);
+    cr_assert_eq(tschunk_segment_open_file(&seg, path, 0, NULL), 0);
+    int64_t ts[128];
+    double v[128];
+    cr_assert_eq(series_samples(seg, 0, ts, v, 128), 2, "the delete is not in place");
+    cr_assert(ts[0] == 100 && ts[1] == 120);
+    tschunk_segment_close(seg);
+    cr_assert_eq(temporary_files_left(), 0);
+    directory_sync_fails_with = EINVAL;
+    cr_assert(!tschunk_is_error(finish_with_series(new_writer(path, "unsynced.tseg", &o), 5)));
+    cr_assert_eq(only_series_of(path), 5);
+    directory_sync_fails_with = 0;
+}
+
+/* Writes the file system refuses part-way (a file size limit, SIGXFSZ ignored, so that they fail with EFBIG, as
+ * on a full disk): a delete in place, a compaction, a merge and a writer each say GENERIC with errno EFBIG, and
+ * leave no temporary file and no output; the segment deleted from keeps its bytes. The CLI's test of a full disk
+ * deletes through tschunk_segment_delete_io, so `make coverage` showed the path delete's failed write never run. */
+Test(segment, writes_the_file_system_refuses_lose_nothing, .timeout = 60)
+{
+    static written w[NSERIES * PER_SERIES];
+    char path[128], out[128];
+    snprintf(path, sizeof path, "%s/full.tseg", tmpdir);
+    snprintf(out, sizeof out, "%s/out.tseg", tmpdir);
+    size_t nw = write_segment(path, w, 1);
+    blob before = read_all(path);
+    cr_assert_gt(before.size, 4 * BUFSIZ, "the segment must outgrow stdio's buffer: %zu bytes", before.size);
+    tschunk_segment *seg;
+    cr_assert_eq(tschunk_segment_open_file(&seg, path, 0, NULL), 0);
+    struct rlimit old, limit;
+    cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+    limit = old;
+    limit.rlim_cur = (rlim_t)(before.size / 2);
+    signal(SIGXFSZ, SIG_IGN);
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &limit), 0);
+    const tschunk_segment *one[1] = {seg};
+    uint64_t deleted;
+    for (int step = 0; step < 4; step++) {
+        errno = 0;
+        size_t got = step == 0   ? tschunk_segment_delete(seg, path, 3, INT64_MIN, INT64_MAX, &deleted)
+                     : step == 1 ? tschunk_segment_compact(seg, out, NULL)
+                     : step == 2 ? tschunk_segment_merge(one, 1, out, NULL, NULL)
+                                 : 0;
+        if (step == 3) { /* the writer: what it is given goes out as it comes, so add_chunk may be the one to fail */
+            tschunk_segment_writer *sw;
+            cr_assert_eq(tschunk_segment_writer_create(&sw, out, NULL), 0);
+            for (size_t i = 0; i < nw && !got; i++)
+                got = tschunk_segment_writer_add_chunk(sw, w[i].series, w[i].chunk, w[i].chunk_size, NULL, 0);
+            if (got) tschunk_segment_writer_abort(sw);
+            else got = tschunk_segment_writer_finish(sw);
+        }
+        int failed = errno;
+        cr_assert_eq(tschunk_get_error_code(got), TSCHUNK_ERROR_GENERIC, "step %d: %s", step, tschunk_error_name(got));
+        cr_assert_eq(failed, EFBIG, "step %d: %s", step, strerror(failed));
+        cr_assert_eq(temporary_files_left(), 0, "step %d left a temporary file", step);
+        cr_assert_neq(access(out, F_OK), 0, "step %d left its output", step);
+    }
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, SIG_DFL);
+    tschunk_segment_close(seg);
+    blob after = read_all(path);
+    cr_assert(after.size == before.size && !memcmp(after.data, before.data, before.size), "the segment changed");
+    free(before.data);
+    free(after.data);
+    free_written(w, nw);
+}
+
+/* Every temporary name a writer tries (path.tmp.PID, then .1 to .999) taken by someone else: create says GENERIC
+ * with errno EEXIST, and removes none of them (`make coverage` showed the last try never run). */
+Test(segment, a_writer_with_every_temporary_name_taken_fails_cleanly)
+{
+    char path[128], tmp[192];
+    snprintf(path, sizeof path, "%s/crowded.tseg", tmpdir);
+    for (unsigned k = 0; k < 1000; k++) {
+        int n = k ? snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), k)
+                  : snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+        cr_assert(n > 0 && (size_t)n < sizeof tmp);
+        FILE *f = fopen(tmp, "w");
+        cr_assert(f, "%s", tmp);
+        fclose(f);
+    }
+    tschunk_segment_writer *w = NULL;
+    errno = 0;
+    size_t got = tschunk_segment_writer_create(&w, path, NULL);
+    cr_assert_eq(tschunk_get_error_code(got), TSCHUNK_ERROR_GENERIC, "%s", tschunk_error_name(got));
+    cr_assert_eq(errno, EEXIST, "%s", strerror(errno));
+    cr_assert_eq(temporary_files_left(), 1000, "a name someone else holds was removed");
+    cr_assert_neq(access(path, F_OK), 0);
+    cr_assert_eq(remove(tmp), 0); /* the last name free: the writer takes it */
+    cr_assert(!tschunk_is_error(finish_with_series(new_writer(path, "crowded.tseg", NULL), 6)));
+    cr_assert_eq(only_series_of(path), 6);
+    cr_assert_eq(temporary_files_left(), 999);
 }
