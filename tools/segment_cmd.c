@@ -30,16 +30,25 @@ static int open_segment(const char *path, const unsigned char *data, size_t size
 }
 
 /* The live samples of chunk i, whose info c was read, into chunk_ts/chunk_values.
- * @return their count, or SIZE_MAX after the message. */
-static size_t decode_read_chunk(const char *path, const tschunk_segment *seg, size_t i,
-                                const tschunk_segment_chunk_info *c)
+ * @return their count, or SIZE_MAX with *why saying what is wrong. */
+static size_t decode_live(const tschunk_segment *seg, size_t i, const tschunk_segment_chunk_info *c, const char **why)
 {
     /* chunks with deletions go through the tombstone-aware decoder */
     size_t n = c->deleted ? tschunk_segment_decode(seg, i, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES)
                           : tschunk_decode(c->ref.chunk, c->ref.chunk_size, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
     if (!tschunk_is_error(n) && n == (size_t)(c->count - c->deleted)) return n;
-    fail("%s: chunk %zu is damaged: %s", path, i, tschunk_is_error(n) ? tschunk_error_name(n) : "count mismatch");
+    *why = tschunk_is_error(n) ? tschunk_error_name(n) : "count mismatch";
     return SIZE_MAX;
+}
+
+/* As decode_live. @return the count, or SIZE_MAX after the message. */
+static size_t decode_read_chunk(const char *path, const tschunk_segment *seg, size_t i,
+                                const tschunk_segment_chunk_info *c)
+{
+    const char *why = NULL;
+    size_t n = decode_live(seg, i, c, &why);
+    if (n == SIZE_MAX) fail("%s: chunk %zu is damaged: %s", path, i, why);
+    return n;
 }
 
 /* Chunk i's live samples into chunk_ts/chunk_values, its record checked once (c may be NULL).
@@ -52,6 +61,33 @@ static size_t decode_chunk(const char *path, const tschunk_segment *seg, size_t 
     if (!err) return decode_read_chunk(path, seg, i, c);
     fail("%s: chunk %zu is damaged: %s", path, i, tschunk_error_name(err));
     return SIZE_MAX;
+}
+
+static size_t chunk_count(const tschunk_segment *seg)
+{
+    tschunk_segment_info info;
+    tschunk_segment_get_info(seg, &info);
+    return info.chunks;
+}
+
+/* After a compaction, a merge or a range query refused its input (err): the first chunk of seg in [begin, end) that
+ * does not decode, named as the readers name it, so that a damaged segment among several is found. Not after a
+ * write or an allocation failure, nor for segments unlike each other. @return 1 after that message, else 0. */
+static int name_damaged_chunk(const char *path, const tschunk_segment *seg, size_t begin, size_t end, size_t err)
+{
+    tschunk_error_code code = tschunk_get_error_code(err);
+    if (code == TSCHUNK_ERROR_GENERIC || code == TSCHUNK_ERROR_ALLOCATION || code == TSCHUNK_ERROR_NOT_MERGEABLE)
+        return 0;
+    for (size_t i = begin; i < end; i++) {
+        tschunk_segment_chunk_info c;
+        const char *why = NULL;
+        size_t read = tschunk_segment_chunk(seg, i, &c);
+        if (read) why = tschunk_error_name(read);
+        else if (decode_live(seg, i, &c, &why) != SIZE_MAX) continue;
+        fail("%s: chunk %zu is damaged: %s", path, i, why);
+        return 1;
+    }
+    return 0;
 }
 
 /* ---- compress ------------------------------------------------------------- */
@@ -746,15 +782,18 @@ int segment_stats(const char *path, const unsigned char *data, size_t size, stat
 
 /* ---- quantiles and delete ----------------------------------------------------- */
 
-/* Every finite live value with from <= ts <= to, sorted, for --exact. @return 0, or -1 out of memory. */
+/* Every finite live value with from <= ts <= to, sorted, for --exact. A chunk that does not decode is a failure,
+ * not a chunk left out: the summaries answered without it (until 0.57.4 the exact values were printed without its
+ * samples). @return 0, or 1 after the message. */
 static int exact_values(const tschunk_segment *seg, size_t begin, size_t end, const options *o, value_list *out)
 {
     for (size_t i = begin; i < end; i++) {
-        size_t n = tschunk_segment_decode(seg, i, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
-        for (size_t j = 0; !tschunk_is_error(n) && j < n; j++)
+        size_t n = decode_chunk(o->in, seg, i, NULL);
+        if (n == SIZE_MAX) return 1;
+        for (size_t j = 0; j < n; j++)
             if (chunk_ts[j] >= o->from && chunk_ts[j] <= o->to && isfinite(chunk_values[j]) &&
                 values_push(out, chunk_values[j]))
-                return -1;
+                return fail("out of memory");
     }
     if (out->n) qsort(out->v, out->n, sizeof *out->v, cmp_dbl);
     return 0;
@@ -825,12 +864,13 @@ int segment_quantiles(const options *o, const unsigned char *data, size_t size)
     segment_query query = {seg, ordinal, o->from, o->to};
     double us[2];
     size_t err = rc ? 0 : range_query_times(run_segment_query, &query, acc, scratch, &st, us);
-    if (!rc && tschunk_is_error(err)) rc = fail("%s: %s", o->in, tschunk_error_name(err));
+    if (!rc && tschunk_is_error(err))
+        rc = name_damaged_chunk(o->in, seg, begin, end, err) ? 1 : fail("%s: %s", o->in, tschunk_error_name(err));
     /* The range lookup leaves a series' chunks outside [from, to] unvisited: they are outside too. */
     uint64_t visited = rc ? 0 : st.chunks_from_summaries + st.chunks_decoded + st.chunks_skipped;
     if (!rc && visited < end - begin) st.chunks_skipped += end - begin - visited;
     value_list exact = {0};
-    if (!rc && o->exact && exact_values(seg, begin, end, o, &exact)) rc = fail("out of memory");
+    if (!rc && o->exact) rc = exact_values(seg, begin, end, o, &exact);
     if (!rc) print_quantiles(o, &st, us, acc, exact.v, exact.n);
     free(exact.v);
     tschunk_sketch_free(acc);
@@ -879,6 +919,7 @@ int segment_compact(const options *o, const unsigned char *data, size_t size)
         return 1;
     }
     size_t bytes = tschunk_segment_compact_io(seg, &file.io, &st);
+    if (tschunk_is_error(bytes)) name_damaged_chunk(o->in, seg, 0, chunk_count(seg), bytes);
     tschunk_segment_close(seg);
     if (tschunk_is_error(bytes)) {
         output_discard(&file);
@@ -949,7 +990,11 @@ int segment_merge(const char *out, const char *const *paths, const unsigned char
     size_t bytes = rc ? 0 : tschunk_segment_merge_io((const tschunk_segment *const *)segs, n, &file.io, m, &st);
     if (!rc && tschunk_is_error(bytes)) output_discard(&file);
     if (!rc && tschunk_get_error_code(bytes) == TSCHUNK_ERROR_NOT_MERGEABLE) rc = say_unlike(paths, segs, n, out);
-    if (!rc && tschunk_is_error(bytes)) rc = fail("merge failed: %s (%s is unchanged)", error_reason(bytes), out);
+    if (!rc && tschunk_is_error(bytes)) {
+        for (size_t k = 0; k < n && !name_damaged_chunk(paths[k], segs[k], 0, chunk_count(segs[k]), bytes); k++)
+            continue;
+        rc = fail("merge failed: %s (%s is unchanged)", error_reason(bytes), out);
+    }
     if (!rc) rc = output_commit(&file);
     if (!rc)
         printf("%zu segment%s -> %s: %llu chunk%s copied, %llu encoded again%s, %llu dropped (emptied); %llu chunk%s "
