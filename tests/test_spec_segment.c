@@ -799,8 +799,8 @@ Test(spec_segment, an_ordinal_difference_below_2_is_refused)
 
 /* A segment whose chunk is damaged under checksums made right (what a faulty or hostile writer could leave): verify
  * refuses it; every CLI command that decodes it fails naming the chunk, as the readers name a damaged chunk, and
- * writes no output. compact and merge name it too since 0.57.4 (they said the library's error alone: among several
- * segments, not which). ls reads the index alone and lists the file. `make coverage` showed the CLI's messages for a
+ * writes no output (delete leaves the file as it was). compact, merge, delete and quantiles name it too since 0.57.4
+ * (they said the library's error alone: merge not which of its segments). ls reads the index alone and lists the file. `make coverage` showed the CLI's messages for a
  * chunk that does not decode never run: the checksums had always caught the damage first. */
 Test(spec_segment, a_chunk_damaged_under_right_checksums_is_named_by_the_cli)
 {
@@ -823,10 +823,10 @@ Test(spec_segment, a_chunk_damaged_under_right_checksums_is_named_by_the_cli)
     FILE *w = fopen(path, "wb");
     cr_assert(w && fwrite(f.data, 1, f.size, w) == f.size);
     fclose(w);
-    free(f.data);
     static const char *const cmds[][2] = {{"decompress", " -o forged.csv"}, {"cat", " 'series_1{k=\"7\"}'"},
                                           {"stats", ""}, {"quantiles", " --all"}, {"compact", " -o forged.out"},
-                                          {"merge", " -o forged.out"}, {"verify", ""}, {"ls", ""}};
+                                          {"merge", " -o forged.out"}, {"verify", ""}, {"ls", ""},
+                                          {"delete", " 'series_1{k=\"7\"}' --from 0 --to 99999999999"}};
     for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
         snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s forged.tseg%s 2>&1", spec_tmp, cli(), cmds[k][0], cmds[k][1]);
         int rc = run_line(out, sizeof out, cmd);
@@ -836,6 +836,10 @@ Test(spec_segment, a_chunk_damaged_under_right_checksums_is_named_by_the_cli)
         cr_assert_eq(rc, !strcmp(cmds[k][0], "ls") ? 0 : 1, "%s: %s", cmds[k][0], out);
         cr_assert(strstr(out, want), "%s: %s", cmds[k][0], out);
     }
+    spec_file kept = spec_read_file(path);
+    cr_assert(kept.size == f.size && !memcmp(kept.data, f.data, f.size), "delete changed the file");
+    free(kept.data);
+    free(f.data);
     /* With summaries, the range query answers from them without decoding: --exact decodes, and must not leave the
      * chunk out (0.57.3 printed the exact quantiles without its samples). */
     static const spec_shape summed = {.series = 3, .chunks_each = 2, .samples = 120, .with_summaries = 1,

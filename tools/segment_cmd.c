@@ -70,7 +70,7 @@ static size_t chunk_count(const tschunk_segment *seg)
     return info.chunks;
 }
 
-/* After a compaction, a merge or a range query refused its input (err): the first chunk of seg in [begin, end) that
+/* After a compaction, a merge, a delete or a range query refused its input (err): the first chunk of seg in [begin, end) that
  * does not decode, named as the readers name it, so that a damaged segment among several is found. Not after a
  * write or an allocation failure, nor for segments unlike each other. @return 1 after that message, else 0. */
 static int name_damaged_chunk(const char *path, const tschunk_segment *seg, size_t begin, size_t end, size_t err)
@@ -894,7 +894,12 @@ int segment_delete(const options *o, const unsigned char *data, size_t size)
     output_file out = {0};
     if (!rc) rc = output_create(&out, path, path);
     size_t err = rc ? 0 : tschunk_segment_delete_io(seg, &out.io, (uint32_t)ordinal, o->from, o->to, &deleted);
-    if (!rc && err) rc = fail("%s: delete failed: %s (the file is unchanged)", o->in, error_reason(err));
+    if (!rc && err) {
+        size_t begin = 0, end = 0;
+        tschunk_segment_range(seg, (uint32_t)ordinal, o->from, o->to, &begin, &end);
+        name_damaged_chunk(o->in, seg, begin, end, err);
+        rc = fail("%s: delete failed: %s (the file is unchanged)", o->in, error_reason(err));
+    }
     if (!rc && deleted) rc = output_commit(&out);
     else if (path) output_discard(&out); /* nothing newly deleted: the file stays as it was */
     if (!rc)
