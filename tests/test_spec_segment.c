@@ -800,8 +800,9 @@ Test(spec_segment, an_ordinal_difference_below_2_is_refused)
 /* A segment whose chunk is damaged under checksums made right (what a faulty or hostile writer could leave): verify
  * refuses it; every CLI command that decodes it fails naming the chunk, as the readers name a damaged chunk, and
  * writes no output (delete leaves the file as it was). compact, merge, delete and quantiles name it too since 0.57.4
- * (they said the library's error alone: merge not which of its segments). ls reads the index alone and lists the file. `make coverage` showed the CLI's messages for a
- * chunk that does not decode never run: the checksums had always caught the damage first. */
+ * (they said the library's error alone: merge not which of its segments). ls reads the index alone and lists the
+ * file. `make coverage` showed the CLI's messages for a chunk that does not decode never run: the checksums had
+ * always caught the damage first. */
 Test(spec_segment, a_chunk_damaged_under_right_checksums_is_named_by_the_cli)
 {
     static const spec_shape shape = {.series = 3, .chunks_each = 2, .samples = 120, .delete_series = -1};

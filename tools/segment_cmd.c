@@ -70,9 +70,10 @@ static size_t chunk_count(const tschunk_segment *seg)
     return info.chunks;
 }
 
-/* After a compaction, a merge, a delete or a range query refused its input (err): the first chunk of seg in [begin, end) that
- * does not decode, named as the readers name it, so that a damaged segment among several is found. Not after a
- * write or an allocation failure, nor for segments unlike each other. @return 1 after that message, else 0. */
+/* After a compaction, a merge, a delete or a range query refused its input (err): the first chunk of seg in
+ * [begin, end) that does not decode, named as the readers name it, so that a damaged segment among several is found.
+ * Not after a write or an allocation failure, nor for segments unlike each other. @return 1 after that message,
+ * else 0. */
 static int name_damaged_chunk(const char *path, const tschunk_segment *seg, size_t begin, size_t end, size_t err)
 {
     tschunk_error_code code = tschunk_get_error_code(err);
