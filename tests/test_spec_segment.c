@@ -1,6 +1,7 @@
 /* The README's segment reader (tests/spec_segment.h) against the library: segments the library writes and deletes
  * from, every truncation and bit flip of them, and every bit flip with the checksums made right again, so that the
  * format's structure rules alone decide. */
+#include "cli_util.h"
 #include "test_util.h"
 #include "spec_segment.h"
 
@@ -795,7 +796,38 @@ Test(spec_segment, an_ordinal_difference_below_2_is_refused)
     }
 }
 
-#include "cli_util.h"
+/* A segment of the shape written to spec_tmp/forged.tseg with chunk 1's magic damaged and every checksum made right
+ * again: verify refuses it, an open takes it. @return its bytes (the caller frees them). */
+static spec_file write_forged(const spec_shape *shape)
+{
+    spec_file f = spec_write(shape, "forged");
+    tschunk_segment *seg;
+    cr_assert_eq(tschunk_segment_open(&seg, f.data, f.size, 0, NULL), 0);
+    tschunk_segment_chunk_info c;
+    cr_assert_eq(tschunk_segment_chunk(seg, 1, &c), 0);
+    size_t at = (size_t)((const uint8_t *)c.ref.chunk - f.data);
+    tschunk_segment_close(seg);
+    f.data[at] = 0xee;
+    specseg_rehash(f.data, f.size);
+    size_t got = tschunk_segment_verify(f.data, f.size, NULL);
+    cr_assert_eq(tschunk_get_error_code(got), TSCHUNK_ERROR_BAD_MAGIC, "%s", tschunk_error_name(got));
+    cr_assert_eq(tschunk_segment_open(&seg, f.data, f.size, 0, NULL), 0, "the checksums are not right");
+    tschunk_segment_close(seg);
+    char path[192];
+    snprintf(path, sizeof path, "%s/forged.tseg", spec_tmp);
+    FILE *w = fopen(path, "wb");
+    cr_assert(w && fwrite(f.data, 1, f.size, w) == f.size);
+    fclose(w);
+    return f;
+}
+
+/* `tschunk ARGS` in spec_tmp: its exit status, its output (stderr too) in out. */
+static int run_in_spec_tmp(char *out, size_t cap, const char *args)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>&1", spec_tmp, cli(), args);
+    return run_line(out, cap, cmd);
+}
 
 /* A segment whose chunk is damaged under checksums made right (what a faulty or hostile writer could leave): verify
  * refuses it; every CLI command that decodes it fails naming the chunk, as the readers name a damaged chunk, and
@@ -806,64 +838,36 @@ Test(spec_segment, an_ordinal_difference_below_2_is_refused)
 Test(spec_segment, a_chunk_damaged_under_right_checksums_is_named_by_the_cli)
 {
     static const spec_shape shape = {.series = 3, .chunks_each = 2, .samples = 120, .delete_series = -1};
-    spec_file f = spec_write(&shape, "forged");
-    tschunk_segment *seg;
-    cr_assert_eq(tschunk_segment_open(&seg, f.data, f.size, 0, NULL), 0);
-    tschunk_segment_chunk_info c;
-    cr_assert_eq(tschunk_segment_chunk(seg, 1, &c), 0);
-    size_t at = (size_t)((const uint8_t *)c.ref.chunk - f.data);
-    tschunk_segment_close(seg);
-    f.data[at] = 0xee; /* the chunk's magic */
-    specseg_rehash(f.data, f.size);
-    size_t got = tschunk_segment_verify(f.data, f.size, NULL);
-    cr_assert_eq(tschunk_get_error_code(got), TSCHUNK_ERROR_BAD_MAGIC, "%s", tschunk_error_name(got));
-    cr_assert_eq(tschunk_segment_open(&seg, f.data, f.size, 0, NULL), 0, "the checksums are not right");
-    tschunk_segment_close(seg);
-    char path[192], cmd[1024], out[4096];
-    snprintf(path, sizeof path, "%s/forged.tseg", spec_tmp);
-    FILE *w = fopen(path, "wb");
-    cr_assert(w && fwrite(f.data, 1, f.size, w) == f.size);
-    fclose(w);
+    spec_file f = write_forged(&shape);
+    char args[256], out[4096], path[192];
     static const char *const cmds[][2] = {{"decompress", " -o forged.csv"}, {"cat", " 'series_1{k=\"7\"}'"},
                                           {"stats", ""}, {"quantiles", " --all"}, {"compact", " -o forged.out"},
                                           {"merge", " -o forged.out"}, {"verify", ""}, {"ls", ""},
                                           {"delete", " 'series_1{k=\"7\"}' --from 0 --to 99999999999"}};
     for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
-        snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s forged.tseg%s 2>&1", spec_tmp, cli(), cmds[k][0], cmds[k][1]);
-        int rc = run_line(out, sizeof out, cmd);
+        snprintf(args, sizeof args, "%s forged.tseg%s", cmds[k][0], cmds[k][1]);
+        int rc = run_in_spec_tmp(out, sizeof out, args);
         const char *want = !strcmp(cmds[k][0], "verify") ? "forged.tseg: broken segment: not a tschunk chunk"
                            : !strcmp(cmds[k][0], "ls")   ? "series_1{k=\"7\"}\t"
                                                          : "forged.tseg: chunk 1 is damaged: not a tschunk chunk";
         cr_assert_eq(rc, !strcmp(cmds[k][0], "ls") ? 0 : 1, "%s: %s", cmds[k][0], out);
         cr_assert(strstr(out, want), "%s: %s", cmds[k][0], out);
     }
+    snprintf(path, sizeof path, "%s/forged.tseg", spec_tmp);
     spec_file kept = spec_read_file(path);
     cr_assert(kept.size == f.size && !memcmp(kept.data, f.data, f.size), "delete changed the file");
     free(kept.data);
     free(f.data);
+    snprintf(path, sizeof path, "%s/forged.csv", spec_tmp);
+    cr_assert_neq(access(path, F_OK), 0, "decompress left its output");
+    snprintf(path, sizeof path, "%s/forged.out", spec_tmp);
+    cr_assert_neq(access(path, F_OK), 0, "compact or merge left its output");
     /* With summaries, the range query answers from them without decoding: --exact decodes, and must not leave the
      * chunk out (0.57.3 printed the exact quantiles without its samples). */
     static const spec_shape summed = {.series = 3, .chunks_each = 2, .samples = 120, .with_summaries = 1,
                                       .delete_series = -1};
-    f = spec_write(&summed, "forged");
-    cr_assert_eq(tschunk_segment_open(&seg, f.data, f.size, 0, NULL), 0);
-    cr_assert_eq(tschunk_segment_chunk(seg, 1, &c), 0);
-    at = (size_t)((const uint8_t *)c.ref.chunk - f.data);
-    tschunk_segment_close(seg);
-    f.data[at] = 0xee;
-    specseg_rehash(f.data, f.size);
-    w = fopen(path, "wb");
-    cr_assert(w && fwrite(f.data, 1, f.size, w) == f.size);
-    fclose(w);
-    free(f.data);
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' quantiles forged.tseg --all 2>&1", spec_tmp, cli());
-    cr_assert_eq(run_line(out, sizeof out, cmd), 0, "the summaries answer: %s", out);
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' quantiles forged.tseg --all --exact 2>&1", spec_tmp, cli());
-    cr_assert_eq(run_line(out, sizeof out, cmd), 1, "--exact: %s", out);
+    free(write_forged(&summed).data);
+    cr_assert_eq(run_in_spec_tmp(out, sizeof out, "quantiles forged.tseg --all"), 0, "the summaries answer: %s", out);
+    cr_assert_eq(run_in_spec_tmp(out, sizeof out, "quantiles forged.tseg --all --exact"), 1, "--exact: %s", out);
     cr_assert(strstr(out, "forged.tseg: chunk 1 is damaged: not a tschunk chunk"), "--exact: %s", out);
-    char left[224];
-    snprintf(left, sizeof left, "%s/forged.csv", spec_tmp);
-    cr_assert_neq(access(left, F_OK), 0, "decompress left its output");
-    snprintf(left, sizeof left, "%s/forged.out", spec_tmp);
-    cr_assert_neq(access(left, F_OK), 0, "compact or merge left its output");
 }
