@@ -1,6 +1,6 @@
 /* The README's segment reader (tests/spec_segment.h) against the library: segments the library writes and deletes
  * from, every truncation and bit flip of them, and every bit flip with the checksums made right again, so that the
- * format's structure rules alone decide. */
+ * format's structure rules alone decide; and the CLI on a segment whose chunk is damaged under right checksums. */
 #include "cli_util.h"
 #include "test_util.h"
 #include "spec_segment.h"
