@@ -30,25 +30,16 @@ static int open_segment(const char *path, const unsigned char *data, size_t size
 }
 
 /* The live samples of chunk i, whose info c was read, into chunk_ts/chunk_values.
- * @return their count, or SIZE_MAX with *why saying what is wrong. */
-static size_t decode_live(const tschunk_segment *seg, size_t i, const tschunk_segment_chunk_info *c, const char **why)
+ * @return their count, or SIZE_MAX after the message. */
+static size_t decode_read_chunk(const char *path, const tschunk_segment *seg, size_t i,
+                                const tschunk_segment_chunk_info *c)
 {
     /* chunks with deletions go through the tombstone-aware decoder */
     size_t n = c->deleted ? tschunk_segment_decode(seg, i, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES)
                           : tschunk_decode(c->ref.chunk, c->ref.chunk_size, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
     if (!tschunk_is_error(n) && n == (size_t)(c->count - c->deleted)) return n;
-    *why = tschunk_is_error(n) ? tschunk_error_name(n) : "count mismatch";
+    fail("%s: chunk %zu is damaged: %s", path, i, tschunk_is_error(n) ? tschunk_error_name(n) : "count mismatch");
     return SIZE_MAX;
-}
-
-/* As decode_live. @return the count, or SIZE_MAX after the message. */
-static size_t decode_read_chunk(const char *path, const tschunk_segment *seg, size_t i,
-                                const tschunk_segment_chunk_info *c)
-{
-    const char *why = NULL;
-    size_t n = decode_live(seg, i, c, &why);
-    if (n == SIZE_MAX) fail("%s: chunk %zu is damaged: %s", path, i, why);
-    return n;
 }
 
 /* Chunk i's live samples into chunk_ts/chunk_values, its record checked once (c may be NULL).
@@ -79,15 +70,8 @@ static int name_damaged_chunk(const char *path, const tschunk_segment *seg, size
     tschunk_error_code code = tschunk_get_error_code(err);
     if (code == TSCHUNK_ERROR_GENERIC || code == TSCHUNK_ERROR_ALLOCATION || code == TSCHUNK_ERROR_NOT_MERGEABLE)
         return 0;
-    for (size_t i = begin; i < end; i++) {
-        tschunk_segment_chunk_info c;
-        const char *why = NULL;
-        size_t read = tschunk_segment_chunk(seg, i, &c);
-        if (read) why = tschunk_error_name(read);
-        else if (decode_live(seg, i, &c, &why) != SIZE_MAX) continue;
-        fail("%s: chunk %zu is damaged: %s", path, i, why);
-        return 1;
-    }
+    for (size_t i = begin; i < end; i++)
+        if (decode_chunk(path, seg, i, NULL) == SIZE_MAX) return 1;
     return 0;
 }
 
