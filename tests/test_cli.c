@@ -1969,6 +1969,97 @@ static void check_exact_column(const char *text, const double *want, size_t n, c
     }
 }
 
+/* Chunk start..start+n of s with codec 1 and its summary blob (malloc'd, *summary_size bytes). */
+static size_t encode_with_summary(const wl_series *s, size_t start, size_t n, unsigned char **chunk,
+                                  unsigned char **summary, size_t *summary_size)
+{
+    tschunk_sketch *sketch;
+    tschunk_sketch_options so = {TSCHUNK_MAPPING_CUBIC, 0.01, 2048, 0, {0, 0, 0}, 0};
+    cr_assert_eq(tschunk_sketch_create(&sketch, &so), 0);
+    *chunk = malloc(TSCHUNK_BOUND(n));
+    tschunk_encoder enc;
+    tschunk_encoder_options opts = {TSCHUNK_CODEC_GORILLA, 0, 0, 0};
+    cr_assert(*chunk && tschunk_encoder_init(&enc, *chunk, TSCHUNK_BOUND(n), &opts) == 0);
+    cr_assert_eq(tschunk_encoder_set_summary(&enc, sketch), 0);
+    for (size_t i = start; i < start + n; i++) cr_assert_eq(tschunk_append_bits(&enc, s->ts[i], s->bits[i]), 0);
+    size_t size = tschunk_encoder_finish(&enc);
+    *summary = malloc(tschunk_encoder_summary_bound(&enc));
+    cr_assert(*summary);
+    *summary_size = tschunk_encoder_write_summary(&enc, *summary, tschunk_encoder_summary_bound(&enc));
+    cr_assert(!tschunk_is_error(size) && !tschunk_is_error(*summary_size));
+    tschunk_sketch_free(sketch);
+    return size;
+}
+
+/* A byte of the chunk changed so that its header still reads (a chunk file's reader checks that much) and its
+ * samples do not: the last such byte from the end, set to 0xff or cleared. */
+static void damage_chunk_body(unsigned char *chunk, size_t size)
+{
+    for (size_t at = size; at-- > 0;)
+        for (int value = 0xff; value >= 0; value -= 0xff) {
+            unsigned char was = chunk[at];
+            chunk[at] = (unsigned char)value;
+            tschunk_chunk_info info;
+            tschunk_iter it;
+            size_t r = tschunk_chunk_info_get(chunk, size, &info);
+            if (!tschunk_is_error(r) && tschunk_iter_init(&it, chunk, size) == 0) {
+                int64_t ts;
+                double x;
+                while ((r = tschunk_iter_next(&it, &ts, &x)) == 1) continue;
+                if (tschunk_is_error(r)) return;
+            }
+            chunk[at] = was;
+        }
+    cr_assert_fail("no byte of the chunk damages it");
+}
+
+/* `quantiles --exact` on a 0.1 chunk file whose summaries answer the range: a chunk whose samples do not decode is
+ * named, as on a segment (0.57.4), where until 0.57.5 the exact values left its samples out without a word. */
+Test(cli, exact_quantiles_of_a_0_1_chunk_file_name_a_damaged_chunk)
+{
+    wl_series s;
+    wl_synthetic(&s, WL_GAUGE_2DP, 400, 11);
+    unsigned char *chunk[2], *summary[2];
+    size_t size[2], summary_size[2];
+    for (int i = 0; i < 2; i++) size[i] = encode_with_summary(&s, 200 * (size_t)i, 200, &chunk[i], &summary[i],
+                                                                   &summary_size[i]);
+    for (int damaged = 0; damaged < 2; damaged++) {
+        if (damaged) damage_chunk_body(chunk[1], size[1]);
+        char path[512];
+        snprintf(path, sizeof path, "%s/sum.tscf", workdir);
+        FILE *f = fopen(path, "wb");
+        cr_assert(f);
+        fwrite("TSCF\x01\x02\x01\x00", 1, 8, f); /* version 1, milliseconds, every record with its summary */
+        for (int i = 0; i < 2; i++) {
+            put_test_uvarint(f, size[i]);
+            fwrite(chunk[i], 1, size[i], f);
+            put_test_uvarint(f, summary_size[i]);
+            fwrite(summary[i], 1, summary_size[i], f);
+        }
+        put_test_uvarint(f, 0);
+        put_test_uvarint(f, s.n);
+        put_test_uvarint(f, 2);
+        cr_assert_eq(fclose(f), 0);
+        static char out[16384];
+        int rc = run(out, sizeof out, "quantiles sum.tscf --q 0.5");
+        cr_assert_eq(rc, 0, "the summaries answer without decoding: %s", out);
+        cr_assert(strstr(out, "2 from summaries"), "%s", out);
+        rc = run(out, sizeof out, "quantiles sum.tscf --q 0.5 --exact");
+        if (!damaged) {
+            cr_assert_eq(rc, 0, "%s", out);
+            continue;
+        }
+        cr_assert_neq(rc, 0, "%s", out);
+        cr_assert(strstr(out, "sum.tscf: chunk 1 is damaged: "), "%s", out);
+        /* a range that the summaries say chunk 1 lies outside is answered without it */
+        char args[128];
+        snprintf(args, sizeof args, "quantiles sum.tscf --q 0.5 --exact --to %lld", (long long)s.ts[199]);
+        cr_assert_eq(run(out, sizeof out, args), 0, "%s", out);
+    }
+    for (int i = 0; i < 2; i++) free(chunk[i]), free(summary[i]);
+    wl_free(&s);
+}
+
 /* --exact gathers the values past its first 65,536 (its buffer grows): from a segment, in a time range, and from an
  * old chunk file; each rank is the sorted values' own. */
 Test(cli, exact_quantiles_take_more_than_65536_values)

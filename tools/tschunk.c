@@ -675,16 +675,23 @@ static int cmd_stats(const options *o)
     return 0;
 }
 
-/* Every finite value with from <= ts <= to, decoded and sorted, for --exact. @return 0, or -1 out of memory. */
+/* Every finite value with from <= ts <= to, decoded and sorted, for --exact. A chunk that does not decode is a
+ * failure, named as the segment path names it, not a chunk left out (until 0.57.5 it was skipped: unreachable, the
+ * range query having refused it first). @return 0, or 1 after the message. */
 static int exact_values(const tschunk_chunk_ref *refs, size_t n, const options *o, value_list *out)
 {
     for (size_t i = 0; i < n; i++) {
+        tschunk_summary_info info; /* the chunks the range query skipped by their summaries are not read here */
+        if (refs[i].summary && tschunk_summary_parse(refs[i].summary, refs[i].summary_size, &info) == 0 &&
+            info.count && (info.last_ts < o->from || info.first_ts > o->to))
+            continue;
         tschunk_iter it;
-        if (tschunk_iter_init(&it, refs[i].chunk, refs[i].chunk_size)) continue;
+        size_t got = tschunk_iter_init(&it, refs[i].chunk, refs[i].chunk_size);
         int64_t ts;
         double x;
-        while (tschunk_iter_next(&it, &ts, &x) == 1)
-            if (ts >= o->from && ts <= o->to && isfinite(x) && values_push(out, x)) return -1;
+        while (!tschunk_is_error(got) && (got = tschunk_iter_next(&it, &ts, &x)) == 1)
+            if (ts >= o->from && ts <= o->to && isfinite(x) && values_push(out, x)) return fail("out of memory");
+        if (tschunk_is_error(got)) return fail("%s: chunk %zu is damaged: %s", o->in, i, tschunk_error_name(got));
     }
     if (out->n) qsort(out->v, out->n, sizeof *out->v, cmp_dbl);
     return 0;
@@ -755,7 +762,7 @@ static int quantiles_chunk_file(const options *o, tscf_reader *r)
     size_t err = rc ? 0 : range_query_times(run_chunk_query, &query, acc, scratch, &st, us);
     if (!rc && tschunk_is_error(err)) rc = fail("%s: %s", o->in, tschunk_error_name(err));
     value_list exact = {0};
-    if (!rc && o->exact && exact_values(refs, n, o, &exact)) rc = fail("out of memory");
+    if (!rc && o->exact) rc = exact_values(refs, n, o, &exact);
     if (!rc) print_quantiles(o, &st, us, acc, exact.v, exact.n);
     free(exact.v);
     free(refs);
