@@ -976,7 +976,8 @@ Test(codec2, split_and_masked_forms_are_chosen_and_round_trip)
     wl_free(&s);
 }
 
-/* The head chunk: a snapshot at any point decodes to exactly the samples appended so far (both codecs). */
+/* The head chunk: a snapshot at any point decodes to exactly the samples appended so far (both codecs); one into a
+ * buffer too small writes nothing. */
 Test(codec2, snapshots_read_the_head_chunk_while_appending)
 {
     wl_series s;
@@ -996,6 +997,13 @@ Test(codec2, snapshots_read_the_head_chunk_while_appending)
                 cr_assert(memcmp(&before, &enc, sizeof enc) == 0, "the snapshot changed the encoder");
                 if (i) check_chunk(head, size, &s, 0, i);
                 else cr_assert_eq(tschunk_validate(head, size), 0);
+                /* a buffer one byte short is refused before a byte of it is written */
+                memset(head, 0xa5, cap);
+                size_t refused = tschunk_encoder_snapshot(&enc, head, size - 1);
+                cr_assert_eq(tschunk_get_error_code(refused), TSCHUNK_ERROR_DST_TOO_SMALL, "codec %u at %zu: %s",
+                             codecs[c], i, tschunk_error_name(refused));
+                for (size_t j = 0; j < cap; j++)
+                    cr_assert_eq(head[j], 0xa5, "codec %u at %zu: byte %zu written", codecs[c], i, j);
             }
             if (i < s.n) cr_assert_eq(tschunk_append_bits(&enc, s.ts[i], s.bits[i]), 0);
         }
