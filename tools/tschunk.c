@@ -676,8 +676,8 @@ static int cmd_stats(const options *o)
 }
 
 /* Every finite value with from <= ts <= to, decoded and sorted, for --exact. A chunk that does not decode is a
- * failure, named as the segment path names it, not a chunk left out (until 0.57.5 it was skipped: unreachable, the
- * range query having refused it first). @return 0, or 1 after the message. */
+ * failure, named as the segment path names it, not a chunk left out (until 0.57.5 it was, where the summaries had
+ * answered the range without decoding it). @return 0, or 1 after the message. */
 static int exact_values(const tschunk_chunk_ref *refs, size_t n, const options *o, value_list *out)
 {
     for (size_t i = 0; i < n; i++) {
