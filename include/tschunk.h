@@ -1241,7 +1241,8 @@ TSCHUNK_API void tschunk_segment_series_bitmap(const tschunk_segment *seg, const
 
 /**
  * Check everything: header, footer, metadata, every chunk record's checksum
- * and structure, every chunk's header. @return 0 or the first error, with
+ * and structure, every chunk decoded (its count and time range against its
+ * index entry), every summary. @return 0 or the first error, with
  * *bad_offset (when not NULL) at the broken part.
  */
 TSCHUNK_API size_t tschunk_segment_verify(const void *data, size_t size, size_t *bad_offset);

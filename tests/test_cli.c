@@ -1991,28 +1991,6 @@ static size_t encode_with_summary(const wl_series *s, size_t start, size_t n, un
     return size;
 }
 
-/* A byte of the chunk changed so that its header still reads (a chunk file's reader checks that much) and its
- * samples do not: the last such byte from the end, set to 0xff or cleared. */
-static void damage_chunk_body(unsigned char *chunk, size_t size)
-{
-    for (size_t at = size; at-- > 0;)
-        for (int value = 0xff; value >= 0; value -= 0xff) {
-            unsigned char was = chunk[at];
-            chunk[at] = (unsigned char)value;
-            tschunk_chunk_info info;
-            tschunk_iter it;
-            size_t r = tschunk_chunk_info_get(chunk, size, &info);
-            if (!tschunk_is_error(r) && tschunk_iter_init(&it, chunk, size) == 0) {
-                int64_t ts;
-                double x;
-                while ((r = tschunk_iter_next(&it, &ts, &x)) == 1) continue;
-                if (tschunk_is_error(r)) return;
-            }
-            chunk[at] = was;
-        }
-    cr_assert(0, "no byte of the chunk damages it");
-}
-
 /* `quantiles --exact` on a 0.1 chunk file whose summaries answer the range: a chunk whose samples do not decode is
  * named, as on a segment (0.57.4), where until 0.57.5 the exact values left its samples out without a word. */
 Test(cli, exact_quantiles_of_a_0_1_chunk_file_name_a_damaged_chunk)

@@ -31,6 +31,29 @@ static inline void test_dir_remove(const char *dir)
     cr_assert_eq(system(cmd), 0);
 }
 
+/* A byte of the chunk changed so that its header still reads (tschunk_validate and tschunk_chunk_info_get take it,
+ * as a chunk file's reader and a segment's verify check that much) and its samples do not: the last such byte from
+ * the end, set to 0xff or cleared. */
+static inline void damage_chunk_body(unsigned char *chunk, size_t size)
+{
+    for (size_t at = size; at-- > 0;)
+        for (int value = 0xff; value >= 0; value -= 0xff) {
+            unsigned char was = chunk[at];
+            chunk[at] = (unsigned char)value;
+            tschunk_chunk_info info;
+            tschunk_iter it;
+            size_t r = tschunk_chunk_info_get(chunk, size, &info);
+            if (!tschunk_is_error(r) && !tschunk_validate(chunk, size) && !tschunk_iter_init(&it, chunk, size)) {
+                int64_t ts;
+                double x;
+                while ((r = tschunk_iter_next(&it, &ts, &x)) == 1) continue;
+                if (tschunk_is_error(r)) return;
+            }
+            chunk[at] = was;
+        }
+    cr_assert(0, "no byte of the chunk damages it");
+}
+
 /* A whole file in a fresh buffer (one byte more, so that an empty file still allocates). */
 typedef struct {
     unsigned char *data;
