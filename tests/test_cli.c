@@ -41,10 +41,7 @@ static void write_bytes(const char *name, const void *bytes, size_t size)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", workdir, name);
-    FILE *f = fopen(path, "wb");
-    cr_assert(f);
-    cr_assert_eq(fwrite(bytes, 1, size, f), size);
-    fclose(f);
+    test_write_file(path, bytes, size);
 }
 
 /* A uvarint at p + *at (inside the file: the tests read files they wrote), *at moved past it. */
@@ -2342,8 +2339,7 @@ Test(cli, gzipd_csv_reads_as_the_csv_it_holds)
         snprintf(name, sizeof name, "fake/%s", tools[k]);
         write_file(name, "#!/bin/sh\n[ \"$1 $2\" = \"-dc --\" ] && exec cat temp.csv\n");
         snprintf(path, sizeof path, "%s/%s", workdir, files[k]);
-        FILE *f = fopen(path, "wb");
-        cr_assert(f && fwrite(magics[k], 1, 6, f) == 6 && !fclose(f));
+        test_write_file(path, magics[k], 6);
     }
     cr_assert_eq(run_script(out, sizeof out, "chmod +x fake/* && cp temp.csv p.csv && $T compress p.csv -o p.tseg "
                                              "> /dev/null && for f in p.csv.bz2 p.xz p.zst; do "

@@ -2355,14 +2355,6 @@ static size_t mappings_held(void)
     return lines;
 }
 
-static void write_bytes(const char *path, const void *data, size_t size)
-{
-    FILE *f = fopen(path, "wb");
-    cr_assert(f != NULL);
-    cr_assert_eq(fwrite(data, 1, size, f), size);
-    cr_assert_eq(fclose(f), 0);
-}
-
 /* The same segment through open_file and through open over the file's bytes: the same info, series, chunk and
  * summary bytes, samples; and a delete renamed over the path leaves the open file reading what it opened. */
 Test(segment, open_file_reads_as_open_in_memory, .timeout = 60)
@@ -2447,8 +2439,8 @@ Test(segment, open_file_refusals_leave_nothing_mapped, .timeout = 60)
                  {fifo, TSC_ERROR(GENERIC), EINVAL}, {empty, TSC_ERROR(TRUNCATED), 0},
                  {text, TSC_ERROR(BAD_MAGIC), 0}};
     cr_assert_eq(mkfifo(fifo, 0600), 0);
-    write_bytes(empty, "", 0);
-    write_bytes(text, "ts,value\n1,2\n", 13);
+    test_write_file(empty, "", 0);
+    test_write_file(text, "ts,value\n1,2\n", 13);
     size_t held = mappings_held();
     for (int round = 0; round < 100; round++) {
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -2461,7 +2453,7 @@ Test(segment, open_file_refusals_leave_nothing_mapped, .timeout = 60)
         }
         /* Cut short, and a header byte changed: what open says of the same bytes in memory. */
         size_t len = b.size / 100 * (size_t)round + 1;
-        write_bytes(cut, b.data, len);
+        test_write_file(cut, b.data, len);
         tschunk_segment *mem = NULL;
         size_t expect = tschunk_segment_open(&mem, b.data, len, 0, NULL);
         cr_assert(tschunk_is_error(expect), "%zu bytes", len);
@@ -2469,7 +2461,7 @@ Test(segment, open_file_refusals_leave_nothing_mapped, .timeout = 60)
         unsigned char *flipped = malloc(b.size);
         memcpy(flipped, b.data, b.size);
         flipped[(size_t)round % 48] ^= 0x10;
-        write_bytes(cut, flipped, b.size);
+        test_write_file(cut, flipped, b.size);
         expect = tschunk_segment_open(&mem, flipped, b.size, 0, NULL);
         cr_assert(tschunk_is_error(expect));
         cr_assert_eq(tschunk_segment_open_file(&seg, cut, 0, NULL), expect);

@@ -815,9 +815,7 @@ static spec_file write_forged(const spec_shape *shape)
     tschunk_segment_close(seg);
     char path[192];
     snprintf(path, sizeof path, "%s/forged.tseg", spec_tmp);
-    FILE *w = fopen(path, "wb");
-    cr_assert(w && fwrite(f.data, 1, f.size, w) == f.size);
-    fclose(w);
+    test_write_file(path, f.data, f.size);
     return f;
 }
 
@@ -904,9 +902,7 @@ Test(spec_segment, a_chunk_body_damaged_under_right_checksums_fails_verify_and_l
     size_t bad = 0, err = tschunk_segment_verify(f.data, f.size, &bad);
     cr_assert(tschunk_is_error(err) && bad > 0 && bad <= at, "%s at %zu (the chunk at %zu)", tschunk_error_name(err),
               bad, at);
-    FILE *w = fopen(path, "wb");
-    cr_assert(w && fwrite(f.data, 1, f.size, w) == f.size);
-    cr_assert_eq(fclose(w), 0);
+    test_write_file(path, f.data, f.size);
     cr_assert_eq(run_in_spec_tmp(out, sizeof out, "verify body.tseg"), 1, "%s", out);
     cr_assert(strstr(out, "body.tseg: broken segment: "), "%s", out);
     cr_assert_eq(run_in_spec_tmp(out, sizeof out, "ls body.tseg"), 1, "%s", out);

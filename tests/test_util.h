@@ -100,6 +100,15 @@ static inline test_file test_read_file(const char *path)
     return f;
 }
 
+/* size bytes into the file at path (replaced), every byte written and the file closed. */
+static inline void test_write_file(const char *path, const void *bytes, size_t size)
+{
+    FILE *out = fopen(path, "wb");
+    cr_assert(out, "%s", path);
+    cr_assert_eq(fwrite(bytes, 1, size, out), size, "%s", path);
+    cr_assert_eq(fclose(out), 0, "%s", path);
+}
+
 /* Encode s[start, start+n) as one chunk of `codec` (0: the default) into a fresh buffer; returns its size. */
 static inline size_t encode_range_codec(const wl_series *s, size_t start, size_t n, uint32_t codec,
                                         unsigned char **out)
