@@ -4,7 +4,8 @@
  * with its normal output, never crash, hang or leave a half-written file.
  *
  *   TSCHUNK_OOM_AFTER=N     the first N allocations (malloc, calloc, realloc) after start-up succeed
- *   TSCHUNK_OOM_REPORT=PATH at exit, "made refused" (allocations asked for, and refused) written there
+ *   TSCHUNK_OOM_REPORT=PATH at exit, "made refused largest" (allocations asked for, of them refused, and the
+ *                           largest size granted) written there
  *
  * Allocations go on to the next definition (glibc's, or ASan's in a sanitizer build, which then needs
  * ASAN_OPTIONS=verify_asan_link_order=0). Built without sanitizers: its calls run before theirs.
@@ -34,6 +35,7 @@ static size_t early_used;
 
 static long budget = -1; /* -1: no limit (and until the constructor has read it) */
 static unsigned long made, refused;
+static size_t largest; /* bytes: the largest allocation granted (a memory bound that does not grow with the input) */
 static int resolving;
 
 static void *early_alloc(size_t size)
@@ -70,11 +72,14 @@ __attribute__((constructor)) static void read_budget(void)
     made = 0;
 }
 
-/* Whether this allocation may go ahead. */
-static int granted(void)
+/* Whether this allocation of size bytes may go ahead. */
+static int granted(size_t size)
 {
     made++;
-    if (budget < 0 || made <= (unsigned long)budget) return 1;
+    if (budget < 0 || made <= (unsigned long)budget) {
+        if (size > largest) largest = size;
+        return 1;
+    }
     refused++;
     errno = ENOMEM;
     return 0;
@@ -84,20 +89,20 @@ void *malloc(size_t size)
 {
     if (resolving) return early_alloc(size);
     if (!next_malloc) resolve();
-    return granted() ? next_malloc(size) : NULL;
+    return granted(size) ? next_malloc(size) : NULL;
 }
 
 void *calloc(size_t count, size_t size)
 {
     if (resolving) return count && size > sizeof early / count ? NULL : early_alloc(count * size);
     if (!next_calloc) resolve();
-    return granted() ? next_calloc(count, size) : NULL;
+    return granted(count && size > SIZE_MAX / count ? SIZE_MAX : count * size) ? next_calloc(count, size) : NULL;
 }
 
 void *realloc(void *p, size_t size)
 {
     if (!next_realloc) resolve();
-    return granted() ? next_realloc(p, size) : NULL;
+    return granted(size) ? next_realloc(p, size) : NULL;
 }
 
 void free(void *p)
@@ -112,9 +117,10 @@ __attribute__((destructor)) static void report(void)
     const char *path = getenv("TSCHUNK_OOM_REPORT");
     if (!path) return;
     unsigned long run_made = made, run_refused = refused;
+    size_t run_largest = largest;
     budget = -1; /* fopen's own allocations */
     FILE *f = fopen(path, "w");
     if (!f) return;
-    fprintf(f, "%lu %lu\n", run_made, run_refused);
+    fprintf(f, "%lu %lu %zu\n", run_made, run_refused, run_largest);
     fclose(f);
 }

@@ -27,6 +27,7 @@ static const char *shim(void)
 
 typedef struct {
     unsigned long made, refused; /* allocations the run asked for, and of them refused */
+    size_t largest;              /* bytes: the largest allocation granted */
 } oom_report;
 
 /* Run the shell line `setup` in the work directory, $T the CLI (not starved). */
@@ -53,7 +54,7 @@ static int run_starved(long after, const char *args, char *out, size_t out_size,
     FILE *f = fopen(path, "r");
     cr_assert(f, "%s, allocations from %ld refused: no allocation report, the run did not reach exit (status %d): %s",
               args, after + 1, rc, out);
-    cr_assert_eq(fscanf(f, "%lu %lu", &r->made, &r->refused), 2);
+    cr_assert_eq(fscanf(f, "%lu %lu %zu", &r->made, &r->refused, &r->largest), 3);
     fclose(f);
     return rc;
 }
@@ -166,11 +167,30 @@ Test(cli_oom, compress_and_the_segment_readers)
         {"true", "ls seg.tseg", 1},
         {"true", "verify seg.tseg", 1},
         {"true", "cat seg.tseg cpu --from 1500 --to 3000", 1},
+        /* time going back twice: chunks over each other, merged */
+        {"printf 'a,1000,1\\na,2000,2\\na,1500,3\\na,3000,4\\na,1200,5\\n' > o.csv && rm -f o.tseg && "
+         "\"$T\" compress o.csv -o o.tseg >/dev/null",
+         "cat o.tseg", 1},
         {"rm -f back.csv", "decompress seg.tseg -o back.csv --iso", 1},
         {"true", "quantiles seg.tseg --all --q 0.5,0.99 --exact --json", 0},
         {"true", "stats seg.tseg --json", 0},
     };
     starve_each(runs, sizeof runs / sizeof *runs);
+}
+
+/* 0.57.6: cat and decompress hold a chunk (or a group of chunks over each other) at a time, never a whole series: no
+ * allocation of a 400,000-sample series near its 9.6 MB of samples (cat sorted them all at once before). */
+Test(cli_oom, cat_and_decompress_hold_no_whole_series)
+{
+    run_setup("awk 'BEGIN { for (i = 0; i < 400000; i++) printf \"%d,%d\\n\", 1000 * i, i % 977 }' > long.csv && "
+              "\"$T\" compress long.csv -o long.tseg --samples-per-chunk 4000 >/dev/null");
+    const char *commands[] = {"cat long.tseg > /dev/null", "decompress long.tseg -o - > /dev/null"};
+    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
+        char out[4096];
+        oom_report r;
+        cr_assert_eq(run_starved(-1, commands[k], out, sizeof out, &r), 0, "%s: %s", commands[k], out);
+        cr_assert_lt(r.largest, (size_t)256 << 10, "%s: an allocation of %zu bytes", commands[k], r.largest);
+    }
 }
 
 Test(cli_oom, commands_that_rewrite_a_segment)

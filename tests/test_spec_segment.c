@@ -909,3 +909,55 @@ Test(spec_segment, a_chunk_body_damaged_under_right_checksums_fails_verify_and_l
     cr_assert(strstr(out, "body.tseg: chunk 1 is damaged: "), "%s", out);
     free(f.data);
 }
+
+/* A byte of the chunk changed so that it still decodes, its count unchanged, and its samples leave [first, last]
+ * (the range its index entry gives). */
+static void move_chunk_out_of_its_range(unsigned char *chunk, size_t size, int64_t first, int64_t last)
+{
+    static int64_t ts[TSCHUNK_MAX_SAMPLES];
+    static double values[TSCHUNK_MAX_SAMPLES];
+    size_t count = tschunk_decode(chunk, size, ts, values, TSCHUNK_MAX_SAMPLES);
+    cr_assert(!tschunk_is_error(count) && count > 0);
+    for (size_t at = 0; at < size; at++) {
+        unsigned char was = chunk[at];
+        for (unsigned value = 0; value < 256; value++) {
+            chunk[at] = (unsigned char)value;
+            size_t n = tschunk_decode(chunk, size, ts, values, TSCHUNK_MAX_SAMPLES);
+            if (n == count && (ts[0] < first || ts[n - 1] > last)) return;
+        }
+        chunk[at] = was;
+    }
+    cr_assert(0, "no byte of the chunk moves its samples");
+}
+
+/* 0.57.6: `cat` merges a series' overlapping chunks by the time ranges of their index entries, so a chunk whose
+ * samples leave its entry's range under right checksums is named as damaged (as verify refuses it), never printed
+ * out of order. */
+Test(spec_segment, a_chunk_outside_its_index_range_fails_cat_and_verify)
+{
+    static const spec_shape shape = {.series = 3, .chunks_each = 3, .samples = 120, .delete_series = -1};
+    spec_file f = spec_write(&shape, "moved");
+    char path[192], args[96], out[1 << 15];
+    snprintf(path, sizeof path, "%s/moved.tseg", spec_tmp);
+    tschunk_segment *seg;
+    tschunk_segment_chunk_info c;
+    uint64_t id;
+    const char *name;
+    size_t name_len;
+    cr_assert_eq(tschunk_segment_open(&seg, f.data, f.size, 0, NULL), 0);
+    cr_assert_eq(tschunk_segment_chunk(seg, 1, &c), 0);
+    cr_assert_eq(tschunk_segment_series(seg, c.ordinal, &id, &name, &name_len), 0);
+    size_t at = (size_t)((const uint8_t *)c.ref.chunk - f.data);
+    tschunk_segment_close(seg);
+    snprintf(args, sizeof args, "cat moved.tseg %llu", (unsigned long long)id);
+    cr_assert_eq(run_in_spec_tmp(out, sizeof out, args), 0, "undamaged: %s", out);
+    move_chunk_out_of_its_range(f.data + at, c.ref.chunk_size, c.first_ts, c.last_ts);
+    specseg_rehash(f.data, f.size);
+    cr_assert_eq(tschunk_segment_open(&seg, f.data, f.size, 0, NULL), 0, "the checksums are not right");
+    tschunk_segment_close(seg);
+    cr_assert(tschunk_is_error(tschunk_segment_verify(f.data, f.size, NULL)));
+    test_write_file(path, f.data, f.size);
+    cr_assert_eq(run_in_spec_tmp(out, sizeof out, args), 1, "%s", out);
+    cr_assert(strstr(out, "moved.tseg: chunk 1 is damaged: samples outside its time range"), "%s", out);
+    free(f.data);
+}

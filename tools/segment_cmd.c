@@ -37,8 +37,13 @@ static size_t decode_read_chunk(const char *path, const tschunk_segment *seg, si
     /* chunks with deletions go through the tombstone-aware decoder */
     size_t n = c->deleted ? tschunk_segment_decode(seg, i, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES)
                           : tschunk_decode(c->ref.chunk, c->ref.chunk_size, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
-    if (!tschunk_is_error(n) && n == (size_t)(c->count - c->deleted)) return n;
-    fail("%s: chunk %zu is damaged: %s", path, i, tschunk_is_error(n) ? tschunk_error_name(n) : "count mismatch");
+    const char *why = NULL;
+    if (tschunk_is_error(n)) why = tschunk_error_name(n);
+    else if (n != (size_t)(c->count - c->deleted)) why = "count mismatch";
+    /* cat merges overlapping chunks by the index's ranges (and a decoder's time never goes back) */
+    else if (n && (chunk_ts[0] < c->first_ts || chunk_ts[n - 1] > c->last_ts)) why = "samples outside its time range";
+    if (!why) return n;
+    fail("%s: chunk %zu is damaged: %s", path, i, why);
     return SIZE_MAX;
 }
 
@@ -422,18 +427,27 @@ static int by_file_position(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The infos of chunks [begin, begin + n) read in one run into infos. @return 0, or 1 after naming the first
+ * damaged one. */
+static int read_infos(const char *path, const tschunk_segment *seg, size_t begin, size_t n,
+                      tschunk_segment_chunk_info *infos)
+{
+    size_t err = tschunk_segment_chunks(seg, begin, n, infos);
+    if (!err) return 0;
+    size_t bad = begin;
+    while (bad + 1 < begin + n && !tschunk_segment_chunk(seg, bad, &infos[0])) bad++; /* the first one refused */
+    return fail("%s: chunk %zu is damaged: %s", path, bad, tschunk_error_name(err));
+}
+
 /* Chunks [begin, end), their infos read in one run, sorted into file order (the order the writer got them).
  * Free it. @return NULL after the message. */
 static placed_chunk *file_order(const char *path, const tschunk_segment *seg, size_t begin, size_t end)
 {
-    size_t n = end - begin, err = 0;
+    size_t n = end - begin;
+    int err = 0;
     placed_chunk *placed = malloc((n + 1) * sizeof *placed);
     tschunk_segment_chunk_info *infos = malloc((n + 1) * sizeof *infos);
-    if (placed && infos && (err = tschunk_segment_chunks(seg, begin, n, infos))) {
-        size_t bad = begin;
-        while (bad + 1 < end && !tschunk_segment_chunk(seg, bad, &infos[0])) bad++; /* the first one refused */
-        fail("%s: chunk %zu is damaged: %s", path, bad, tschunk_error_name(err));
-    }
+    if (placed && infos) err = read_infos(path, seg, begin, n, infos);
     if (!placed || !infos) fail("out of memory");
     for (size_t c = 0; placed && infos && !err && c < n; c++) placed[c] = (placed_chunk){begin + c, infos[c]};
     if (placed && infos && !err) qsort(placed, n, sizeof *placed, by_file_position);
@@ -587,19 +601,6 @@ static int series_arg_error(const options *o, size_t err)
     return fail("%s: broken segment: %s", o->in, tschunk_error_name(err));
 }
 
-/* The live samples of a chunk, printed. @return 0 or 1 after the message. */
-static int print_chunk(const char *path, const tschunk_segment *seg, const placed_chunk *c, text_ctx *t)
-{
-    size_t n = decode_read_chunk(path, seg, c->index, &c->info);
-    if (n == SIZE_MAX) return 1;
-    for (size_t k = 0; k < n; k++) {
-        uint64_t bits;
-        memcpy(&bits, &chunk_values[k], 8);
-        if (print_sample(t, chunk_ts[k], bits)) return 1;
-    }
-    return 0;
-}
-
 typedef struct {
     int64_t ts;
     uint64_t bits;
@@ -613,33 +614,97 @@ static int by_time(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-/* The live samples in [from, to] of chunks [begin, end), in time order (overlapping chunks merged). */
-static int collect_in_time_order(const options *o, const tschunk_segment *seg, size_t begin, size_t end,
-                                 timed_sample **out, size_t *count)
+/*
+ * cat's chunks, cut into groups that no sample crosses: a group ends before chunk k when every chunk from k on
+ * starts after every chunk before k ends (index ranges; decode_read_chunk holds each chunk to its own). Each group
+ * is printed in time order, ties in file order, as one sort of the whole series would, but holding one group's
+ * samples: a series whose chunks follow each other holds one chunk's.
+ */
+typedef struct {
+    const options *o;
+    const tschunk_segment *seg;
+    text_ctx *text;
+    placed_chunk *chunks;   /* the series' chunks, index (time) order */
+    int64_t *later_first;   /* [k]: the least first_ts of chunks k.. */
+    timed_sample *merged;   /* a group of several chunks, sorted */
+    size_t merged_cap;
+} cat_state;
+
+/* One chunk's live samples in [from, to], printed. @return 0 or 1 after the message. */
+static int print_chunk_within(const char *path, const tschunk_segment *seg, const placed_chunk *c, text_ctx *t,
+                              int64_t from, int64_t to)
 {
-    placed_chunk *order = file_order(o->in, seg, begin, end);
-    size_t n = 0, cap = 0;
-    timed_sample *all = NULL;
-    int rc = order ? 0 : 1;
-    for (size_t k = 0; !rc && k < end - begin; k++) {
-        size_t got = decode_read_chunk(o->in, seg, order[k].index, &order[k].info);
-        if (got == SIZE_MAX) { rc = 1; break; }
-        if (n + got > cap) {
-            cap = (n + got) * 2;
-            timed_sample *grown = realloc(all, cap * sizeof *grown);
-            if (!grown) { rc = fail("out of memory"); break; }
-            all = grown;
+    size_t n = decode_read_chunk(path, seg, c->index, &c->info);
+    if (n == SIZE_MAX) return 1;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t bits;
+        memcpy(&bits, &chunk_values[k], 8);
+        if (chunk_ts[k] >= from && chunk_ts[k] <= to && print_sample(t, chunk_ts[k], bits)) return 1;
+    }
+    return 0;
+}
+
+/* The group chunks[0 .. n - 1] (n > 1), merged: sorted into file order, decoded, sorted by time, printed. */
+static int print_merged(cat_state *c, placed_chunk *chunks, size_t n)
+{
+    const options *o = c->o;
+    size_t count = 0;
+    qsort(chunks, n, sizeof *chunks, by_file_position);
+    for (size_t k = 0; k < n; k++) {
+        size_t got = decode_read_chunk(o->in, c->seg, chunks[k].index, &chunks[k].info);
+        if (got == SIZE_MAX) return 1;
+        if (count + got > c->merged_cap) {
+            timed_sample *grown = realloc(c->merged, 2 * (count + got) * sizeof *grown);
+            if (!grown) return fail("out of memory");
+            c->merged = grown, c->merged_cap = 2 * (count + got);
         }
         for (size_t j = 0; j < got; j++) {
             if (chunk_ts[j] < o->from || chunk_ts[j] > o->to) continue;
-            all[n] = (timed_sample){chunk_ts[j], 0, n};
-            memcpy(&all[n++].bits, &chunk_values[j], 8);
+            c->merged[count] = (timed_sample){chunk_ts[j], 0, count};
+            memcpy(&c->merged[count++].bits, &chunk_values[j], 8);
         }
     }
-    free(order);
-    if (!rc && n) qsort(all, n, sizeof *all, by_time); /* all is NULL when every sample was deleted */
-    *out = all;
-    *count = n;
+    if (count) qsort(c->merged, count, sizeof *c->merged, by_time); /* merged is NULL when every sample was deleted */
+    for (size_t i = 0; i < count; i++)
+        if (print_sample(c->text, c->merged[i].ts, c->merged[i].bits)) return 1;
+    return 0;
+}
+
+/* The infos of chunks [begin, end), and where later chunks start. @return 0, or 1 after the message. */
+static int cat_read_index(cat_state *c, size_t begin, size_t end)
+{
+    size_t n = end - begin;
+    c->chunks = malloc((n + 1) * sizeof *c->chunks);
+    c->later_first = malloc((n + 1) * sizeof *c->later_first);
+    if (!c->chunks || !c->later_first) return fail("out of memory");
+    int rc = 0;
+    for (size_t at = 0, m; !rc && at < n; at += m) { /* runs within an index block (64 entries) */
+        tschunk_segment_chunk_info run[64];
+        m = 64 - (begin + at) % 64;
+        if (m > n - at) m = n - at;
+        rc = read_infos(c->o->in, c->seg, begin + at, m, run);
+        for (size_t k = 0; !rc && k < m; k++) c->chunks[at + k] = (placed_chunk){begin + at + k, run[k]};
+    }
+    c->later_first[n] = INT64_MAX;
+    for (size_t k = n; !rc && k-- > 0;)
+        c->later_first[k] = c->chunks[k].info.first_ts < c->later_first[k + 1] ? c->chunks[k].info.first_ts
+                                                                               : c->later_first[k + 1];
+    return rc;
+}
+
+/* The live samples in [from, to] of the n chunks read, in time order (overlapping chunks merged). A chunk that
+ * does not decode ends the output there. */
+static int cat_in_time_order(cat_state *c, size_t n)
+{
+    int rc = 0;
+    int64_t ends = INT64_MIN; /* the latest last_ts of chunks 0 .. k (an index out of time order too) */
+    for (size_t start = 0, k = 0; !rc && k < n; k++) {
+        if (c->chunks[k].info.last_ts > ends) ends = c->chunks[k].info.last_ts;
+        if (k + 1 < n && ends >= c->later_first[k + 1]) continue; /* a later chunk starts before this group ends */
+        rc = k == start ? print_chunk_within(c->o->in, c->seg, &c->chunks[k], c->text, c->o->from, c->o->to)
+                        : print_merged(c, &c->chunks[start], k + 1 - start);
+        start = k + 1;
+    }
     return rc;
 }
 
@@ -661,24 +726,25 @@ int segment_cat(const options *o, const unsigned char *data, size_t size)
 {
     tschunk_segment *seg;
     if (open_segment_with(o->in, data, size, TSCHUNK_SEGMENT_LAZY, &seg)) return 1;
-    size_t ordinal = 0, begin = 0, end = 0, n = 0;
-    timed_sample *samples = NULL;
+    size_t ordinal = 0, begin = 0, end = 0;
     int rc = cat_ordinal(o, seg, &ordinal);
     if (!rc) {
         /* Lazily opened, the range reads the series' index blocks, which may be damaged. */
         size_t err = tschunk_segment_range(seg, (uint32_t)ordinal, o->from, o->to, &begin, &end);
-        rc = err ? fail("%s: broken segment: %s", o->in, tschunk_error_name(err))
-                 : collect_in_time_order(o, seg, begin, end, &samples, &n);
+        if (err) rc = fail("%s: broken segment: %s", o->in, tschunk_error_name(err));
     }
     if (!rc) {
         tschunk_segment_info info;
         tschunk_segment_get_info(seg, &info);
         text_ctx t = {stdout, iso_unit(o, (int)info.ts_unit), o->iso, o->bits, NULL, 0};
-        printf("timestamp,value\n");
-        for (size_t i = 0; i < n && !rc; i++)
-            if (print_sample(&t, samples[i].ts, samples[i].bits)) rc = 1;
+        cat_state c = {o, seg, &t, NULL, NULL, NULL, 0};
+        rc = cat_read_index(&c, begin, end);
+        if (!rc) printf("timestamp,value\n");
+        if (!rc) rc = cat_in_time_order(&c, end - begin);
+        free(c.chunks);
+        free(c.later_first);
+        free(c.merged);
     }
-    free(samples);
     tschunk_segment_close(seg);
     return rc;
 }
@@ -714,7 +780,8 @@ int segment_decompress(const options *o, const unsigned char *data, size_t size,
         tschunk_segment_range(seg, s, INT64_MIN, INT64_MAX, &begin, &end);
         placed_chunk *order = file_order(o->in, seg, begin, end);
         if (!order) rc = 1;
-        for (size_t k = 0; order && k < end - begin && !rc; k++) rc = print_chunk(o->in, seg, &order[k], &t);
+        for (size_t k = 0; order && k < end - begin && !rc; k++)
+            rc = print_chunk_within(o->in, seg, &order[k], &t, INT64_MIN, INT64_MAX);
         free(order);
         free(quoted);
     }
