@@ -52,6 +52,11 @@ int fail(const char *fmt, ...)
     return 1;
 }
 
+int fail_chunk(const char *path, unsigned long long chunk, const char *why)
+{
+    return fail("%s: chunk %llu is damaged: %s", path, chunk, why);
+}
+
 /* The length of the well-formed UTF-8 sequence at p (n bytes left), or 0 when there is none (RFC 3629). */
 static size_t utf8_length(const unsigned char *p, size_t n)
 {

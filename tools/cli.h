@@ -37,6 +37,8 @@ typedef struct {
 const char *plural(uint64_t n);
 /* Print "tschunk: message" on stderr. @return 1, the exit status of a failed command. */
 __attribute__((format(printf, 1, 2))) int fail(const char *fmt, ...);
+/* "PATH: chunk N is damaged: WHY", the one message every command gives for a chunk it cannot read. @return 1. */
+int fail_chunk(const char *path, unsigned long long chunk, const char *why);
 /* s as a JSON string, quoted and escaped, on stdout. */
 void print_json_string(const char *s);
 /* The same of len bytes: a byte outside well-formed UTF-8 is written as \u00XX (its Latin-1 reading), so the output

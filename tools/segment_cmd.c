@@ -43,7 +43,7 @@ static size_t decode_read_chunk(const char *path, const tschunk_segment *seg, si
     /* cat merges overlapping chunks by the index's ranges (and a decoder's time never goes back) */
     else if (n && (chunk_ts[0] < c->first_ts || chunk_ts[n - 1] > c->last_ts)) why = "samples outside its time range";
     if (!why) return n;
-    fail("%s: chunk %zu is damaged: %s", path, i, why);
+    fail_chunk(path, i, why);
     return SIZE_MAX;
 }
 
@@ -55,7 +55,7 @@ static size_t decode_chunk(const char *path, const tschunk_segment *seg, size_t 
     if (!c) c = &local;
     size_t err = tschunk_segment_chunk(seg, i, c);
     if (!err) return decode_read_chunk(path, seg, i, c);
-    fail("%s: chunk %zu is damaged: %s", path, i, tschunk_error_name(err));
+    fail_chunk(path, i, tschunk_error_name(err));
     return SIZE_MAX;
 }
 
@@ -436,7 +436,7 @@ static int read_infos(const char *path, const tschunk_segment *seg, size_t begin
     if (!err) return 0;
     size_t bad = begin;
     while (bad + 1 < begin + n && !tschunk_segment_chunk(seg, bad, &infos[0])) bad++; /* the first one refused */
-    return fail("%s: chunk %zu is damaged: %s", path, bad, tschunk_error_name(err));
+    return fail_chunk(path, bad, tschunk_error_name(err));
 }
 
 /* Chunks [begin, end), their infos read in one run, sorted into file order (the order the writer got them).
@@ -563,7 +563,7 @@ int segment_list(const options *o, const unsigned char *data, size_t size)
             tschunk_segment_chunk_info c;
             if ((err = tschunk_segment_chunk(seg, i, &c))) {
                 tschunk_segment_close(seg);
-                return fail("%s: chunk %zu is damaged: %s", path, i, tschunk_error_name(err));
+                return fail_chunk(path, i, tschunk_error_name(err));
             }
             row.samples += c.count - c.deleted;
             row.bytes += c.ref.chunk_size + c.ref.summary_size;
@@ -1075,7 +1075,7 @@ static size_t next_prom_chunk(const options *o, tscf_reader *r, int *got)
     }
     size_t n = tschunk_prom_decode(chunk, size, chunk_ts, chunk_values, TSCHUNK_MAX_SAMPLES);
     if (tschunk_is_error(n)) {
-        fail("%s: chunk %llu is damaged: %s", o->in, (unsigned long long)r->chunks_seen - 1, tschunk_error_name(n));
+        fail_chunk(o->in, r->chunks_seen - 1, tschunk_error_name(n));
         return SIZE_MAX;
     }
     for (size_t i = 0; i < n; i++) memcpy(&chunk_bits[i], &chunk_values[i], 8);

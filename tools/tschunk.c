@@ -328,8 +328,7 @@ static int for_each_sample(const char *path, int *unit, sample_fn fn, void *ctx)
         size_t n = decode_any(r.format, chunk, size);
         if (tschunk_is_error(n)) {
             tscf_close(&r);
-            return fail("%s: chunk %llu is damaged: %s", path, (unsigned long long)r.chunks_seen - 1,
-                        tschunk_error_name(n));
+            return fail_chunk(path, r.chunks_seen - 1, tschunk_error_name(n));
         }
         if (tty && (r.chunks_seen & 63) == 0 && now_s() - start > 2.0 && now_s() - last_report > 1.0) {
             fprintf(stderr, "\r%s: %.0f%%", path, 100.0 * (double)r.pos / (double)r.size);
@@ -456,8 +455,7 @@ static int collect_stats(const char *path, stats *st)
         size_t n = decode_any(r.format, chunk, size);
         if (tschunk_is_error(n)) {
             tscf_close(&r);
-            return fail("%s: chunk %llu is damaged: %s", path, (unsigned long long)r.chunks_seen - 1,
-                        tschunk_error_name(n));
+            return fail_chunk(path, r.chunks_seen - 1, tschunk_error_name(n));
         }
         st->chunks++;
         st->samples += n;
@@ -495,7 +493,7 @@ static int scan_chunk_file(const char *path, tscf_reader *r, file_scan *scan)
     while ((got = tscf_next(r, &chunk, &size)) == 1) {
         size_t n = decode_any(r->format, chunk, size);
         if (tschunk_is_error(n))
-            return fail("%s: chunk %llu is damaged: %s", path, (unsigned long long)scan->chunks, tschunk_error_name(n));
+            return fail_chunk(path, scan->chunks, tschunk_error_name(n));
         for (size_t k = 0; k < n; k++) { /* a Prometheus chunk's time may go back: not its ends alone */
             if (chunk_ts[k] < scan->first) scan->first = chunk_ts[k];
             if (chunk_ts[k] > scan->last) scan->last = chunk_ts[k];
@@ -691,7 +689,7 @@ static int exact_values(const tschunk_chunk_ref *refs, size_t n, const options *
         double x;
         while (!tschunk_is_error(got) && (got = tschunk_iter_next(&it, &ts, &x)) == 1)
             if (ts >= o->from && ts <= o->to && isfinite(x) && values_push(out, x)) return fail("out of memory");
-        if (tschunk_is_error(got)) return fail("%s: chunk %zu is damaged: %s", o->in, i, tschunk_error_name(got));
+        if (tschunk_is_error(got)) return fail_chunk(o->in, i, tschunk_error_name(got));
     }
     if (out->n) qsort(out->v, out->n, sizeof *out->v, cmp_dbl);
     return 0;
